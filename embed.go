@@ -1,0 +1,15 @@
+// Package consensus embeds the public documents that the service publishes
+// and the tools validate against: the JSON Schemas under schemas/.
+//
+// go:embed cannot reach parent directories, so this one root-level file holds
+// the embedded trees for every package that needs them.
+package consensus
+
+import "embed"
+
+// Schemas holds the JSON Schema 2020-12 documents, one per public object, at
+// schemas/<name>/v1.json. Their $id uses the origin https://consensus.md; a
+// deployment at another origin rewrites it when serving them.
+//
+//go:embed schemas
+var Schemas embed.FS
