@@ -1,0 +1,88 @@
+package canon
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gowebpki/jcs"
+)
+
+// ErrDigestSyntax is returned by ParseDigest for anything but 64 lowercase hex
+// characters, optionally prefixed with "sha256:".
+var ErrDigestSyntax = errors.New("digest must be 64 lowercase hex characters, optionally prefixed with sha256:")
+
+// Transform returns the RFC 8785 canonical form of the JSON text in raw. It
+// fails on invalid JSON, duplicate keys and lone surrogates.
+func Transform(raw []byte) ([]byte, error) {
+	out, err := jcs.Transform(raw)
+	if err != nil {
+		return nil, fmt.Errorf("canon: %w", err)
+	}
+	return out, nil
+}
+
+// Marshal encodes v with encoding/json and canonicalizes the result. The
+// intermediate encoding escapes <, > and & but Transform re-emits every
+// string minimally, so the output never carries those escapes.
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("canon: encode: %w", err)
+	}
+	return Transform(buf.Bytes())
+}
+
+// Digest returns the SHA-256 of b as 64 lowercase hex characters.
+func Digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// DigestOf canonicalizes v and returns its canonical bytes and their digest.
+func DigestOf(v any) ([]byte, string, error) {
+	b, err := Marshal(v)
+	if err != nil {
+		return nil, "", err
+	}
+	return b, Digest(b), nil
+}
+
+// ParseDigest accepts "<hex>" or "sha256:<hex>" with exactly 64 lowercase hex
+// characters and returns the bare hex. Anything else is ErrDigestSyntax.
+func ParseDigest(s string) (string, error) {
+	s = strings.TrimPrefix(s, "sha256:")
+	if len(s) != 64 {
+		return "", ErrDigestSyntax
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return "", ErrDigestSyntax
+		}
+	}
+	return s, nil
+}
+
+// ZeroHash is the prev value of the first event of a chain.
+const ZeroHash = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// FormatTime renders an instant the way every hashed and published object
+// shows it: UTC, RFC 3339, fractional seconds only when present (the store
+// keeps microseconds, so a value round-trips through PostgreSQL unchanged).
+func FormatTime(t time.Time) string {
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// Now returns t truncated to the precision PostgreSQL stores (microseconds),
+// so the value hashed before insert equals the value read back.
+func Now(t time.Time) time.Time {
+	return t.UTC().Truncate(time.Microsecond)
+}

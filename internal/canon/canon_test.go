@@ -1,0 +1,125 @@
+package canon
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+type vector struct {
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	Canonical string          `json:"canonical"`
+	SHA256    string          `json:"sha256"`
+}
+
+func loadVectors(t *testing.T) []vector {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "vectors.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []vector
+	if err := json.Unmarshal(raw, &vs); err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) < 10 {
+		t.Fatalf("only %d vectors", len(vs))
+	}
+	return vs
+}
+
+// TestVectors checks the implementation against the committed conformance
+// vectors: the canonical bytes and the digest of each input.
+func TestVectors(t *testing.T) {
+	t.Parallel()
+	for _, v := range loadVectors(t) {
+		t.Run(v.Name, func(t *testing.T) {
+			got, err := Transform(v.Input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != v.Canonical {
+				t.Fatalf("canonical\n got %s\nwant %s", got, v.Canonical)
+			}
+			if d := Digest(got); d != v.SHA256 {
+				t.Fatalf("digest got %s want %s", d, v.SHA256)
+			}
+			// Marshal of the decoded value must give the same bytes.
+			var decoded any
+			if err := json.Unmarshal(v.Input, &decoded); err != nil {
+				t.Fatal(err)
+			}
+			again, err := Marshal(decoded)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(again) != v.Canonical {
+				t.Fatalf("Marshal\n got %s\nwant %s", again, v.Canonical)
+			}
+		})
+	}
+}
+
+func TestTransformRejects(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{`{"a":1,"a":2}`, `"\ud800"`, `{`, ``, `[1,]`} {
+		if _, err := Transform([]byte(in)); err == nil {
+			t.Errorf("Transform(%q) accepted", in)
+		}
+	}
+}
+
+func TestMarshalDoesNotEscapeHTML(t *testing.T) {
+	t.Parallel()
+	got, err := Marshal(map[string]any{"t": "a&b<c>d\u2028e😀é"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\"t\":\"a&b<c>d\u2028e😀é\"}"
+	if string(got) != want {
+		t.Fatalf("got %s want %s", got, want)
+	}
+}
+
+func TestParseDigest(t *testing.T) {
+	t.Parallel()
+	hex := strings.Repeat("ab", 32)
+	cases := map[string]bool{
+		hex:                     true,
+		"sha256:" + hex:         true,
+		strings.ToUpper(hex):    false,
+		"sha256:" + hex[:63]:    false,
+		hex + "0":               false,
+		"SHA256:" + hex:         false,
+		"sha-256:" + hex:        false,
+		"":                      false,
+		"sha256:":               false,
+		strings.Repeat("g", 64): false,
+		" " + hex:               false,
+		"sha256:sha256:" + hex:  false,
+	}
+	for in, ok := range cases {
+		got, err := ParseDigest(in)
+		if ok && (err != nil || got != hex) {
+			t.Errorf("ParseDigest(%q) = %q, %v", in, got, err)
+		}
+		if !ok && err == nil {
+			t.Errorf("ParseDigest(%q) accepted", in)
+		}
+	}
+}
+
+func TestFormatTime(t *testing.T) {
+	t.Parallel()
+	loc := time.FixedZone("x", 2*3600)
+	if got := FormatTime(time.Date(2026, 12, 31, 2, 0, 0, 0, loc)); got != "2026-12-31T00:00:00Z" {
+		t.Fatal(got)
+	}
+	if got := FormatTime(Now(time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC))); got != "2026-01-02T03:04:05.123456Z" {
+		t.Fatal(got)
+	}
+}
