@@ -1,0 +1,69 @@
+package room
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ArtifactEntry is one roster line of CONSENSUS.md.
+type ArtifactEntry struct {
+	Participant Participant
+	Decision    string // agree, disagree, abstain or "" (none)
+	EventID     string
+	DecidedAt   string
+}
+
+// ArtifactInput is everything CONSENSUS.md states.
+type ArtifactInput struct {
+	Locked      Locked
+	Roster      []ArtifactEntry
+	ChainHead   string
+	ChainLength int64
+	FinalizedAt string
+	DecidingID  string
+}
+
+// RenderArtifact renders CONSENSUS.md for a reached agreement. The bytes are
+// stored once at finalization and served unchanged.
+func RenderArtifact(in ArtifactInput) string {
+	r := in.Locked.Revision
+	var b strings.Builder
+	fmt.Fprintf(&b, "# CONSENSUS.md: %s\n\n", oneLine(r.Title))
+	b.WriteString("Outcome: **reached**. Every required participant agreed to the locked revision below.\n\n")
+	b.WriteString("This file is a record kept by the Consensus server that issued it. It is not a signature by any participant, ")
+	b.WriteString("not proof of identity, not an independent timestamp and not an authorization to execute anything it describes.\n\n")
+	b.WriteString("## Record\n\n")
+	fmt.Fprintf(&b, "- Issuer: %s\n", r.Issuer)
+	fmt.Fprintf(&b, "- Agreement: `%s`\n", r.AgreementID)
+	fmt.Fprintf(&b, "- Revision: %d\n", r.Revision)
+	fmt.Fprintf(&b, "- Revision digest (SHA-256 of the canonical agreement/v1 JSON): `%s`\n", in.Locked.RevisionDigest)
+	fmt.Fprintf(&b, "- Markdown digest (SHA-256 of the revision Markdown): `%s`\n", in.Locked.MarkdownDigest)
+	fmt.Fprintf(&b, "- Decision rule: %s\n", r.DecisionRule)
+	fmt.Fprintf(&b, "- Deciding event: `%s`\n", in.DecidingID)
+	fmt.Fprintf(&b, "- Event chain head: `%s` (%d events)\n", in.ChainHead, in.ChainLength)
+	fmt.Fprintf(&b, "- Finalized at: %s\n\n", in.FinalizedAt)
+	b.WriteString("## Decisions\n\n")
+	b.WriteString("| Participant | Kind | Required | Decision | Event | Decided at |\n| --- | --- | --- | --- | --- | --- |\n")
+	for _, e := range in.Roster {
+		req := "no"
+		if e.Participant.Required {
+			req = "yes"
+		}
+		decision, event, at := "none", "-", "-"
+		if e.Decision != "" {
+			decision, event, at = e.Decision, "`"+e.EventID+"`", e.DecidedAt
+		}
+		fmt.Fprintf(&b, "| %s (`%s`) | %s | %s | %s | %s | %s |\n",
+			tableCell(e.Participant.DisplayName), e.Participant.ParticipantID, e.Participant.Kind, req, decision, event, at)
+	}
+	b.WriteString("\n## Locked revision\n\n")
+	b.WriteString("The revision as locked, reproduced from its Markdown with headings moved one level down:\n\n")
+	for _, line := range strings.Split(strings.TrimRight(in.Locked.Markdown, "\n"), "\n") {
+		if strings.HasPrefix(line, "#") {
+			line = "#" + line
+		}
+		b.WriteString(line)
+		b.WriteString("\n")
+	}
+	return b.String()
+}

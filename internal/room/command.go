@@ -1,0 +1,85 @@
+package room
+
+import (
+	"regexp"
+	"time"
+)
+
+// Command limits (SPEC §4, R-API-EVENTS).
+const (
+	MaxBody                 = 4000
+	MaxEventsPerParticipant = 100
+	RoomCommandSchemaFmt    = "%s/schemas/room-command/v1"
+)
+
+var idempotencyKeyRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
+
+// ValidIdempotencyKey reports whether k matches ^[A-Za-z0-9._:-]{8,128}$.
+func ValidIdempotencyKey(k string) bool { return idempotencyKeyRE.MatchString(k) }
+
+// ValidateCommand checks the action and its body: advisory actions carry 1 to
+// 4,000 Unicode code points, terminal ones an empty body.
+func ValidateCommand(action, body string) error {
+	switch {
+	case IsAdvisory(action):
+		return ValidateText("body", body, 1, MaxBody)
+	case IsTerminal(action):
+		if body != "" {
+			return invalid("body", "must be empty for the terminal action %q; post rationale as a separate comment", action)
+		}
+		return nil
+	default:
+		return invalid("action", "must be one of comment, question, change_request, agree, disagree, abstain")
+	}
+}
+
+// Command is the normalized room-command/v1 object hashed into the command
+// digest that idempotency compares.
+type Command struct {
+	Schema         string `json:"schema"`
+	Version        int    `json:"version"`
+	AgreementID    string `json:"agreement_id"`
+	InvitationID   string `json:"invitation_id"`
+	ParticipantID  string `json:"participant_id"`
+	Revision       int    `json:"revision"`
+	RevisionDigest string `json:"revision_digest"`
+	Action         string `json:"action"`
+	Body           string `json:"body"`
+}
+
+// Snapshot is what Admit needs to know about the room at the moment a command
+// arrives, read under the agreement's lock.
+type Snapshot struct {
+	Revision       int
+	RevisionDigest string
+	Deadline       time.Time
+	Roster         []Member
+	// Events holds at least every terminal event of the current revision.
+	Events []Event
+	// ParticipantEvents is how many events the commanding participant stored on the current revision.
+	ParticipantEvents int
+}
+
+// Admit decides whether participant may post cmd now, checking in the order
+// the contract fixes: revision, room closed, already decided, event limit.
+// It returns the outcome as of now (which the caller persists when it became
+// final by expiry) and ErrRevisionMismatch, ErrRoomClosed, ErrAlreadyDecided
+// or ErrEventLimit.
+func Admit(s Snapshot, cmd Command, now time.Time) (Outcome, error) {
+	out := Evaluate(s.Revision, s.Roster, s.Events, s.Deadline, now)
+	if cmd.Revision != s.Revision || cmd.RevisionDigest != s.RevisionDigest {
+		return out, ErrRevisionMismatch
+	}
+	if out.Final() {
+		return out, ErrRoomClosed
+	}
+	if IsTerminal(cmd.Action) {
+		if _, decided := Decisions(s.Revision, s.Events)[cmd.ParticipantID]; decided {
+			return out, ErrAlreadyDecided
+		}
+	}
+	if s.ParticipantEvents >= MaxEventsPerParticipant {
+		return out, ErrEventLimit
+	}
+	return out, nil
+}
