@@ -1,5 +1,6 @@
 // Package consensus embeds the public documents that the service publishes
-// and the tools validate against: the JSON Schemas under schemas/.
+// and the tools validate against (the JSON Schemas under schemas/), and the
+// database migrations.
 //
 // go:embed cannot reach parent directories, so this one root-level file holds
 // the embedded trees for every package that needs them.
@@ -13,3 +14,9 @@ import "embed"
 //
 //go:embed schemas
 var Schemas embed.FS
+
+// Migrations holds the numbered SQL migrations under db/migrations, applied
+// by consensusd at start.
+//
+//go:embed db/migrations/*.sql
+var Migrations embed.FS

@@ -1,0 +1,5 @@
+-- name: ArtifactInsert :exec
+INSERT INTO artifacts (agreement_id, revision, body, sha256, finalized_at) VALUES ($1, $2, $3, $4, $5);
+
+-- name: ArtifactGet :one
+SELECT * FROM artifacts WHERE agreement_id = $1;

@@ -1,0 +1,44 @@
+-- name: OutboxInsert :exec
+INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8);
+
+-- name: OutboxClaimDue :one
+-- One due message, locked for the rest of the transaction; other workers
+-- skip it, so a message is sent by one worker at a time.
+SELECT * FROM outbox
+WHERE state IN ('queued', 'retrying') AND next_attempt_at <= $1
+ORDER BY next_attempt_at, id
+LIMIT 1
+FOR UPDATE SKIP LOCKED;
+
+-- name: OutboxMarkSent :exec
+UPDATE outbox SET state = 'sent', sealed_body = NULL, attempts = attempts + 1, last_reply = $2, sent_at = $3
+WHERE id = $1;
+
+-- name: OutboxMarkRetry :exec
+UPDATE outbox SET state = 'retrying', attempts = attempts + 1, last_reply = $2, next_attempt_at = $3
+WHERE id = $1;
+
+-- name: OutboxMarkFailed :exec
+UPDATE outbox SET state = 'failed', sealed_body = NULL, attempts = attempts + 1, last_reply = $2
+WHERE id = $1;
+
+-- name: OutboxSupersede :exec
+-- A resend replaces the invitation's credentials: unsent older messages are
+-- dropped (their credentials no longer work) and their bodies erased.
+UPDATE outbox SET state = 'failed', sealed_body = NULL, last_reply = 'superseded by a resend'
+WHERE invitation_id = $1 AND state IN ('queued', 'retrying');
+
+-- name: OutboxAttemptInsert :exec
+INSERT INTO outbox_attempts (outbox_id, attempt, attempted_at, ok, reply) VALUES ($1, $2, $3, $4, $5);
+
+-- name: OutboxListByAgreement :many
+SELECT id, invitation_id, recipient, subject, message_id, state, attempts, next_attempt_at, last_reply, created_at, sent_at
+FROM outbox WHERE agreement_id = $1 ORDER BY created_at, id;
+
+-- name: OutboxAttemptListByAgreement :many
+SELECT t.* FROM outbox_attempts t JOIN outbox o ON o.id = t.outbox_id
+WHERE o.agreement_id = $1 ORDER BY t.attempted_at, t.attempt;
+
+-- name: OutboxCountPending :one
+SELECT count(*) FROM outbox WHERE state IN ('queued', 'retrying');

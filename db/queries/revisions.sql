@@ -1,0 +1,6 @@
+-- name: RevisionInsert :exec
+INSERT INTO revisions (agreement_id, number, canonical_json, markdown, revision_digest, markdown_digest, locked_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7);
+
+-- name: RevisionGet :one
+SELECT * FROM revisions WHERE agreement_id = $1 AND number = $2;

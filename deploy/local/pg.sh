@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Starts (or reuses) a private PostgreSQL cluster for local runs and tests.
+#
+#   deploy/local/pg.sh start DIR [--fast]   initialize if needed, start, print the DATABASE_URL
+#   deploy/local/pg.sh stop DIR
+#   deploy/local/pg.sh url DIR
+#
+# The cluster listens on a Unix socket only (no TCP port to collide with), in
+# DIR/run with mode 0700, so only its owner can connect. PostgreSQL refuses to
+# run as root: as root the cluster runs as the unprivileged "postgres" user.
+# --fast turns off fsync (test clusters only: their data is disposable).
+set -euo pipefail
+
+die() { echo "pg.sh: $*" >&2; exit 1; }
+
+cmd=${1:-}; dir=${2:-}; fast=${3:-}
+[[ -n $cmd && -n $dir ]] || die "usage: $0 start|stop|url DIR [--fast]"
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+
+find_bin() {
+  if command -v pg_ctl >/dev/null && command -v initdb >/dev/null; then
+    dirname "$(readlink -f "$(command -v pg_ctl)")"; return
+  fi
+  local d
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    [[ -x $d/pg_ctl && -x $d/initdb ]] && { echo "$d"; return; }
+  done
+}
+
+bin=$(find_bin)
+if [[ -z $bin ]]; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    echo "pg.sh: PostgreSQL server binaries not found; installing the postgresql package with apt-get" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
+    bin=$(find_bin)
+  fi
+  [[ -n $bin ]] || die "PostgreSQL 14+ server binaries (initdb, pg_ctl) not found. Install them, e.g. 'sudo apt-get install postgresql', or set DATABASE_URL to an existing server."
+fi
+
+# As root, everything runs as postgres, which must be able to reach $dir.
+as_owner=()
+if [[ $(id -u) -eq 0 ]]; then
+  id postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql --shell /usr/sbin/nologin postgres
+  chown postgres: "$dir"
+  if ! runuser -u postgres -- test -w "$dir"; then
+    # The checkout lives where postgres cannot enter (for example /root):
+    # keep the cluster in a directory of its own, keyed by the checkout path.
+    alt=/var/tmp/consensus-pg-$(printf '%s' "$dir" | sha256sum | cut -c1-16)
+    mkdir -p "$alt"; chown postgres: "$alt"; chmod 700 "$alt"
+    ln -sfn "$alt" "$dir/cluster-location"
+    dir=$alt
+  fi
+  as_owner=(runuser -u postgres --)
+fi
+
+data=$dir/data
+sock=$dir/run
+url="postgres:///consensus?host=$sock&user=consensus&sslmode=disable"
+
+case $cmd in
+  url) echo "$url" ;;
+  stop)
+    if [[ -f $data/postmaster.pid ]]; then "${as_owner[@]}" "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null; fi ;;
+  start)
+    if [[ ! -f $data/PG_VERSION ]]; then
+      "${as_owner[@]}" "$bin/initdb" -D "$data" -U consensus -E UTF8 --locale=C --auth=trust >"$dir/initdb.log" 2>&1 \
+        || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
+    fi
+    "${as_owner[@]}" mkdir -p "$sock"
+    "${as_owner[@]}" chmod 700 "$sock"
+    opts="-c listen_addresses='' -c unix_socket_directories='$sock' -c max_connections=200"
+    if [[ $fast == --fast ]]; then
+      opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    fi
+    if ! "${as_owner[@]}" "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+      "${as_owner[@]}" "$bin/pg_ctl" -D "$data" -l "$dir/server.log" -o "$opts" -w -t 60 start >/dev/null \
+        || { tail -20 "$dir/server.log" >&2; die "pg_ctl start failed (log: $dir/server.log)"; }
+    fi
+    if ! "${as_owner[@]}" "$bin/psql" -h "$sock" -U consensus -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname='consensus'" | grep -q 1; then
+      "${as_owner[@]}" "$bin/createdb" -h "$sock" -U consensus consensus
+    fi
+    echo "$url" ;;
+  *) die "unknown command $cmd" ;;
+esac

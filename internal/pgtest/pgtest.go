@@ -1,0 +1,144 @@
+// Package pgtest gives each test its own PostgreSQL database, cloned from a
+// migrated template, on the server named by CONSENSUS_TEST_DATABASE_URL.
+// It refuses any server that is not on this machine: tests drop databases.
+package pgtest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	consensus "github.com/consensus-md/consensus"
+	"github.com/consensus-md/consensus/internal/secret"
+	"github.com/consensus-md/consensus/internal/store"
+)
+
+var (
+	templateOnce sync.Once
+	templateName string
+	templateErr  error
+)
+
+// URL returns a connection URL to a fresh, migrated database that is dropped
+// when the test ends. The test fails when CONSENSUS_TEST_DATABASE_URL is unset
+// (make test sets it) or points off this machine.
+func URL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("CONSENSUS_TEST_DATABASE_URL")
+	if base == "" {
+		t.Fatal("CONSENSUS_TEST_DATABASE_URL is not set: run the suite with 'make test', which starts a private PostgreSQL")
+	}
+	cfg, err := pgconn.ParseConfig(base)
+	if err != nil {
+		t.Fatalf("CONSENSUS_TEST_DATABASE_URL: %v", err)
+	}
+	if !isLocal(cfg.Host) {
+		t.Fatalf("CONSENSUS_TEST_DATABASE_URL must point at this machine (loopback or a Unix socket): the suite drops databases")
+	}
+	ctx := context.Background()
+	templateOnce.Do(func() { templateName, templateErr = ensureTemplate(ctx, base) })
+	if templateErr != nil {
+		t.Fatalf("pgtest: template: %v", templateErr)
+	}
+	name := "t_" + strings.ToLower(secret.Random(9))
+	name = strings.NewReplacer("-", "_").Replace(name)
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("pgtest: connect: %v", err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %q TEMPLATE %q`, name, templateName)); err != nil {
+		t.Fatalf("pgtest: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), base)
+		if err != nil {
+			return
+		}
+		defer c.Close(context.Background())
+		_, _ = c.Exec(context.Background(), fmt.Sprintf(`DROP DATABASE IF EXISTS %q WITH (FORCE)`, name))
+	})
+	return withDatabase(base, name)
+}
+
+func isLocal(host string) bool {
+	if strings.HasPrefix(host, "/") || host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ensureTemplate creates (once per migration set, across test processes) a
+// database holding the migrated schema, named after a hash of the migrations.
+func ensureTemplate(ctx context.Context, base string) (string, error) {
+	h := sha256.New()
+	err := fs.WalkDir(consensus.Migrations, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(consensus.Migrations, path)
+		h.Write([]byte(path))
+		h.Write(b)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	name := "tmpl_" + hex.EncodeToString(h.Sum(nil))[:16]
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close(ctx)
+	// Serialize template creation between the test binaries running in parallel.
+	if _, err := admin.Exec(ctx, `SELECT pg_advisory_lock(7261001)`); err != nil {
+		return "", err
+	}
+	defer admin.Exec(ctx, `SELECT pg_advisory_unlock(7261001)`) //nolint:errcheck
+	var exists bool
+	if err := admin.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return "", err
+	}
+	if exists {
+		return name, nil
+	}
+	building := name + "_build"
+	_, _ = admin.Exec(ctx, fmt.Sprintf(`DROP DATABASE IF EXISTS %q WITH (FORCE)`, building))
+	if _, err := admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %q`, building)); err != nil {
+		return "", err
+	}
+	if err := store.Migrate(ctx, withDatabase(base, building)); err != nil {
+		return "", err
+	}
+	if _, err := admin.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %q RENAME TO %q`, building, name)); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// withDatabase returns base with its database name replaced.
+func withDatabase(base, name string) string {
+	cfg, err := pgx.ParseConfig(base)
+	if err != nil {
+		panic(err)
+	}
+	return fmt.Sprintf("postgres:///%s?host=%s&port=%d&user=%s&sslmode=disable", name, cfg.Host, cfg.Port, cfg.User) + passwordParam(cfg.Password)
+}
+
+func passwordParam(p string) string {
+	if p == "" {
+		return ""
+	}
+	return "&password=" + p
+}

@@ -1,0 +1,192 @@
+package venue
+
+import (
+	"time"
+
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/mail"
+	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/secret"
+	"github.com/consensus-md/consensus/internal/store"
+	"github.com/consensus-md/consensus/internal/store/dbsqlc"
+)
+
+// CreateInput is the operator's request body.
+type CreateInput struct {
+	Title        string             `json:"title"`
+	Objective    string             `json:"objective"`
+	Rules        []string           `json:"rules"`
+	Deadline     string             `json:"deadline"`
+	Participants []ParticipantInput `json:"participants"`
+}
+
+// ParticipantInput is one invited participant.
+type ParticipantInput struct {
+	DisplayName string `json:"displayName"`
+	Kind        string `json:"kind"`
+	Email       string `json:"email"`
+	Required    *bool  `json:"required"`
+}
+
+// Created is the operator's view of a new agreement. It never carries a
+// secret or a proof: those exist only in the queued emails.
+type Created struct {
+	AgreementID    string               `json:"agreementId"`
+	RevisionNumber int                  `json:"revisionNumber"`
+	RevisionDigest string               `json:"revisionDigest"`
+	MarkdownDigest string               `json:"markdownDigest"`
+	Deadline       string               `json:"deadline"`
+	Participants   []CreatedParticipant `json:"participants"`
+}
+
+// CreatedParticipant names one slot and its invitation.
+type CreatedParticipant struct {
+	ParticipantID string `json:"participantId"`
+	InvitationID  string `json:"invitationId"`
+	DisplayName   string `json:"displayName"`
+	Kind          string `json:"kind"`
+	Email         string `json:"email"`
+	Required      bool   `json:"required"`
+	Delivery      string `json:"delivery"`
+}
+
+// CreateAgreement validates the input, locks revision 1, creates one
+// invitation per participant and queues its email, all in one transaction.
+// It returns *room.ValidationError for bad input.
+func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, error) {
+	now := v.now()
+	if in.Rules == nil {
+		in.Rules = []string{}
+	}
+	if err := room.ValidateRevisionText(in.Title, in.Objective, in.Rules); err != nil {
+		return nil, err
+	}
+	deadline, err := room.ParseDeadline(in.Deadline, now)
+	if err != nil {
+		return nil, err
+	}
+	if len(in.Participants) < 1 || len(in.Participants) > room.MaxParticipants {
+		return nil, &room.ValidationError{Field: "participants", Reason: fmt.Sprintf("must list 1 to %d participants", room.MaxParticipants)}
+	}
+	agreementID := uuid.New()
+	rev := room.Revision{
+		Schema: fmt.Sprintf(room.AgreementSchemaFmt, v.Origin), AgreementID: agreementID.String(), Revision: 1,
+		Title: in.Title, Objective: in.Objective, Rules: in.Rules, DecisionRule: room.DecisionRule,
+		Deadline: canon.FormatTime(deadline), LockedAt: canon.FormatTime(now.Truncate(1e9)), Issuer: v.Origin,
+	}
+	type slot struct {
+		participant  uuid.UUID
+		invitation   uuid.UUID
+		email        string
+		secret, prof string
+		in           ParticipantInput
+	}
+	slots := make([]slot, len(in.Participants))
+	seen := map[string]bool{}
+	anyRequired := false
+	for i, p := range in.Participants {
+		field := fmt.Sprintf("participants[%d]", i)
+		if err := room.ValidateText(field+".displayName", p.DisplayName, 1, room.MaxDisplayName); err != nil {
+			return nil, err
+		}
+		if p.Kind != room.KindAgent && p.Kind != room.KindHuman {
+			return nil, &room.ValidationError{Field: field + ".kind", Reason: `must be "agent" or "human"`}
+		}
+		if p.Required == nil {
+			return nil, &room.ValidationError{Field: field + ".required", Reason: "is required (true or false)"}
+		}
+		email, err := room.NormalizeInbox(field+".email", p.Email)
+		if err != nil {
+			return nil, err
+		}
+		if seen[email] {
+			return nil, &room.ValidationError{Field: field + ".email", Reason: "each participant needs its own address"}
+		}
+		seen[email] = true
+		anyRequired = anyRequired || *p.Required
+		slots[i] = slot{participant: uuid.New(), invitation: uuid.New(), email: email, secret: secret.NewInviteSecret(), prof: secret.NewEmailProof(), in: p}
+		rev.Participants = append(rev.Participants, room.Participant{
+			ParticipantID: slots[i].participant.String(), DisplayName: p.DisplayName, Kind: p.Kind, Required: *p.Required,
+		})
+	}
+	if !anyRequired {
+		return nil, &room.ValidationError{Field: "participants", Reason: "at least one participant must be required: the outcome is decided by the required participants"}
+	}
+	locked, err := room.Lock(rev)
+	if err != nil {
+		return nil, err
+	}
+	out := &Created{AgreementID: agreementID.String(), RevisionNumber: 1, RevisionDigest: locked.RevisionDigest, MarkdownDigest: locked.MarkdownDigest, Deadline: rev.Deadline}
+	err = v.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.AgreementInsert(ctx, dbsqlc.AgreementInsertParams{ID: agreementID, Deadline: deadline, CreatedAt: now}); err != nil {
+			return err
+		}
+		if err := tx.RevisionInsert(ctx, dbsqlc.RevisionInsertParams{
+			AgreementID: agreementID, Number: 1, CanonicalJson: string(locked.Canonical), Markdown: locked.Markdown,
+			RevisionDigest: locked.RevisionDigest, MarkdownDigest: locked.MarkdownDigest, LockedAt: now.Truncate(1e9),
+		}); err != nil {
+			return err
+		}
+		for i, s := range slots {
+			if err := tx.ParticipantInsert(ctx, dbsqlc.ParticipantInsertParams{
+				ID: s.participant, AgreementID: agreementID, Position: int32(i), DisplayName: s.in.DisplayName,
+				Kind: s.in.Kind, Email: s.email, Required: *s.in.Required,
+			}); err != nil {
+				return err
+			}
+			if err := tx.InvitationInsert(ctx, dbsqlc.InvitationInsertParams{
+				ID: s.invitation, ParticipantID: s.participant, AgreementID: agreementID,
+				SecretHash: secret.Hash(s.secret), ProofHash: secret.Hash(s.prof), ExpiresAt: deadline, IssuedAt: now,
+			}); err != nil {
+				return err
+			}
+			env := mail.NewEnvelope(mail.InvitationInput{
+				Origin: v.Origin, InvitationID: s.invitation.String(), AgreementID: agreementID.String(),
+				ParticipantID: s.participant.String(), Kind: s.in.Kind, DisplayName: s.in.DisplayName, Inbox: s.email,
+				Title: in.Title, Deadline: rev.Deadline, RevisionNumber: 1, RevisionDigest: locked.RevisionDigest,
+				Secret: s.secret, EmailProof: s.prof,
+			})
+			if err := v.queueInvitation(ctx, tx, env, s.invitation, agreementID, now); err != nil {
+				return err
+			}
+			out.Participants = append(out.Participants, CreatedParticipant{
+				ParticipantID: s.participant.String(), InvitationID: s.invitation.String(), DisplayName: s.in.DisplayName,
+				Kind: s.in.Kind, Email: s.email, Required: *s.in.Required, Delivery: "queued",
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("venue: create agreement: %w", store.Interpret(err))
+	}
+	return out, nil
+}
+
+// queueInvitation seals the email body (it holds the secret and the proof)
+// under the server key and inserts it into the outbox in tx.
+func (v *Venue) queueInvitation(ctx context.Context, tx *store.Tx, env mail.Envelope, invitationID, agreementID uuid.UUID, now time.Time) error {
+	body, err := mail.InvitationBody(env)
+	if err != nil {
+		return err
+	}
+	id := uuid.New()
+	return tx.OutboxInsert(ctx, dbsqlc.OutboxInsertParams{
+		ID: id, InvitationID: invitationID, AgreementID: agreementID, Recipient: env.Inbox,
+		Subject: mail.InvitationSubject(env.Title), MessageID: id.String() + "@" + originHost(v.Origin),
+		SealedBody: v.Keys.Seal([]byte(body), id[:]), CreatedAt: now,
+	})
+}
+
+func originHost(origin string) string {
+	h := origin[strings.Index(origin, "://")+3:]
+	if i := strings.LastIndex(h, ":"); i > 0 && !strings.HasSuffix(h, "]") {
+		h = h[:i]
+	}
+	return strings.Trim(h, "[]")
+}

@@ -1,0 +1,60 @@
+// Package venue is the application layer of Consensus: each exported method
+// of Venue is one use case (create an agreement, exchange an invitation,
+// claim a slot, read the room, post an event, fetch the artifact, operate).
+// It checks credentials, applies the domain rules of package room inside
+// store transactions, and builds the results the HTTP layer serializes.
+package venue
+
+import (
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/secret"
+	"github.com/consensus-md/consensus/internal/store"
+)
+
+// SessionLifetime bounds a session token; it never outlives the invitation.
+const SessionLifetime = 20 * time.Minute
+
+// Credential schemes, one per stage.
+const (
+	SchemeInvite      = "Consensus-Invite"
+	SchemeSession     = "Consensus-Session"
+	SchemeParticipant = "Consensus-Participant"
+)
+
+// UnauthorizedError means the route's credential is missing, expired,
+// revoked, of another kind or for another invitation. Scheme is the one the
+// route accepts, for WWW-Authenticate.
+type UnauthorizedError struct{ Scheme string }
+
+func (e *UnauthorizedError) Error() string {
+	return "a valid " + e.Scheme + " credential for this invitation is required"
+}
+
+// ErrArtifactNotReady: the artifact exists only once the outcome is reached.
+var ErrArtifactNotReady = errors.New("the artifact exists only after the outcome is reached")
+
+// Venue holds what every use case needs.
+type Venue struct {
+	Store  *store.Store
+	Keys   *secret.Keys
+	Origin string
+	Now    func() time.Time
+}
+
+func (v *Venue) now() time.Time { return v.Now().UTC() }
+
+// parseID parses a UUID from a path; anything malformed is not found.
+func parseID(s string) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil || id.String() != s {
+		return uuid.Nil, room.ErrNotFound
+	}
+	return id, nil
+}
+
+func ptr[T any](v T) *T { return &v }
