@@ -377,8 +377,8 @@ func (v *Venue) finalize(ctx context.Context, tx *store.Tx, a dbsqlc.Agreement, 
 		}
 	}
 	md := room.RenderArtifact(room.ArtifactInput{
-		Locked:      room.Locked{Revision: revision, Markdown: rev.Markdown, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest},
-		Roster:      entries, ChainHead: last.Hash, ChainLength: last.Seq, FinalizedAt: canon.FormatTime(now), DecidingID: outcome.DecidingEventID,
+		Locked: room.Locked{Revision: revision, Markdown: rev.Markdown, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest},
+		Roster: entries, ChainHead: last.Hash, ChainLength: last.Seq, FinalizedAt: canon.FormatTime(now), DecidingID: outcome.DecidingEventID,
 	})
 	return outcome, tx.ArtifactInsert(ctx, dbsqlc.ArtifactInsertParams{
 		AgreementID: a.ID, Revision: a.CurrentRevision, Body: []byte(md), Sha256: canon.Digest([]byte(md)), FinalizedAt: now,

@@ -1,0 +1,246 @@
+package mail
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	netmail "net/mail"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	message "github.com/emersion/go-message"
+	gomail "github.com/emersion/go-message/mail"
+)
+
+// Message is one outgoing email. Body is UTF-8 plain text.
+type Message struct {
+	MessageID string    // without angle brackets, e.g. "3f1c...@consensus.md"; stable across retries
+	From      string    // RFC 5322 address, may include a display name
+	To        string    // bare address
+	Subject   string    // may contain non-ASCII (encoded per RFC 2047)
+	Date      time.Time // sent as the Date header
+	Body      string
+}
+
+// maxLineOctets is the RFC 5322 limit on a line, excluding its CRLF.
+const maxLineOctets = 998
+
+// Compose renders m as RFC 5322 bytes with CRLF line endings. The header
+// holds, in this order, Message-ID, Date, From, To, Subject, MIME-Version,
+// Content-Type (text/plain; charset=utf-8) and Content-Transfer-Encoding:
+// "7bit" when the body is ASCII without NUL and no line exceeds 998 octets,
+// otherwise "quoted-printable", so the body always arrives intact.
+//
+// Line endings in Body are normalised to CRLF (a bare LF or CR counts as a
+// line break); decoding the composed body gives Body with that normalisation.
+//
+// Compose returns an error wrapping ErrInvalidMessage when a field is
+// missing, an address does not parse, or a header field contains CR or LF.
+func Compose(m *Message) ([]byte, error) {
+	if m == nil {
+		return nil, fmt.Errorf("%w: nil message", ErrInvalidMessage)
+	}
+	from, to, err := m.validate()
+	if err != nil {
+		return nil, err
+	}
+
+	body := normaliseNewlines(m.Body)
+	encoding := "7bit"
+	if needsQuotedPrintable(body) {
+		encoding = "quoted-printable"
+	}
+
+	// textproto.Header writes the most recently added field first, so the
+	// fields are added in reverse of the order they appear on the wire.
+	var h gomail.Header
+	h.Add("Content-Transfer-Encoding", encoding)
+	h.Add("Content-Type", "text/plain; charset=utf-8")
+	h.Add("MIME-Version", "1.0")
+	h.Add("Subject", encodeSubject(m.Subject))
+	h.Add("To", to.String())
+	h.Add("From", from.String())
+	h.Add("Date", m.Date.Format(time.RFC1123Z))
+	h.Add("Message-Id", "<"+m.MessageID+">")
+
+	var buf bytes.Buffer
+	w, err := message.CreateWriter(&buf, h.Header)
+	if err != nil {
+		return nil, fmt.Errorf("mail: compose: %w", err)
+	}
+	if _, err := w.Write([]byte(body)); err != nil {
+		return nil, fmt.Errorf("mail: compose: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("mail: compose: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// ErrInvalidMessage is wrapped by every error Compose returns for a message
+// that cannot be rendered; retrying such a message cannot help.
+var ErrInvalidMessage = errors.New("mail: invalid message")
+
+// validate checks the header fields and returns the parsed addresses.
+func (m *Message) validate() (from, to *netmail.Address, err error) {
+	invalid := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidMessage}, args...)...)
+	}
+	for _, f := range []struct{ name, value string }{
+		{"Message-ID", m.MessageID}, {"From", m.From}, {"To", m.To}, {"Subject", m.Subject},
+	} {
+		if strings.ContainsAny(f.value, "\r\n") {
+			return nil, nil, invalid("%s contains a line break", f.name)
+		}
+		if !utf8.ValidString(f.value) {
+			return nil, nil, invalid("%s is not valid UTF-8", f.name)
+		}
+	}
+	if err := validateMessageID(m.MessageID); err != nil {
+		return nil, nil, invalid("Message-ID %q: %v", m.MessageID, err)
+	}
+	if m.Date.IsZero() {
+		return nil, nil, invalid("Date is not set")
+	}
+	from, err = parseAddress(m.From)
+	if err != nil {
+		return nil, nil, invalid("From %q: %v", m.From, err)
+	}
+	to, err = parseAddress(m.To)
+	if err != nil {
+		return nil, nil, invalid("To %q: %v", m.To, err)
+	}
+	return from, to, nil
+}
+
+// parseAddress accepts one RFC 5322 address whose addr-spec is ASCII: the
+// transports do not negotiate SMTPUTF8, so a UTF-8 mailbox could not be sent.
+func parseAddress(s string) (*netmail.Address, error) {
+	if s == "" {
+		return nil, errors.New("empty address")
+	}
+	a, err := netmail.ParseAddress(s)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(a.Address); i++ {
+		if a.Address[i] >= utf8.RuneSelf {
+			return nil, errors.New("non-ASCII mailbox is not supported")
+		}
+	}
+	return a, nil
+}
+
+// validateMessageID accepts "left@right" made of printable ASCII without
+// spaces, angle brackets or a second "@" (RFC 5322 msg-id, dot-atom form
+// or a no-fold literal on the right).
+func validateMessageID(id string) error {
+	if id == "" {
+		return errors.New("empty")
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if c <= ' ' || c >= 0x7f || c == '<' || c == '>' {
+			return fmt.Errorf("character %q not allowed", c)
+		}
+	}
+	left, right, ok := strings.Cut(id, "@")
+	if !ok || left == "" || right == "" || strings.Contains(right, "@") {
+		return errors.New(`want exactly one "@" with text on both sides`)
+	}
+	return nil
+}
+
+// encodeSubject keeps a plain ASCII subject as it is and otherwise turns it
+// into RFC 2047 "B" encoded-words of at most 52 octets separated by spaces,
+// so go-message can fold the field into lines under 78 octets. Go's mime
+// encoder is not used: it leaves ASCII text that looks like an encoded-word
+// alone (which a reader would then decode) and emits 75-octet words that
+// cannot be folded after "Subject: ".
+func encodeSubject(s string) string {
+	if subjectIsPlain(s) {
+		return s
+	}
+	const chunk = 30 // octets of UTF-8 per word; 40 after base64
+	var words []string
+	for len(s) > 0 {
+		n := min(chunk, len(s))
+		for n < len(s) && !utf8.RuneStart(s[n]) {
+			n-- // never split a character across two words
+		}
+		words = append(words, "=?utf-8?b?"+base64.StdEncoding.EncodeToString([]byte(s[:n]))+"?=")
+		s = s[n:]
+	}
+	return strings.Join(words, " ")
+}
+
+// subjectIsPlain reports whether s can be sent without encoding: printable
+// ASCII, nothing a reader would take for an encoded-word, and no word too
+// long to fold.
+func subjectIsPlain(s string) bool {
+	if strings.Contains(s, "=?") || strings.HasPrefix(s, " ") || strings.HasSuffix(s, " ") {
+		return false // leading and trailing blanks would be lost when parsed
+	}
+	word := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < ' ' || c > '~' {
+			return false
+		}
+		if c == ' ' {
+			word = 0
+			continue
+		}
+		word++
+		if word > 60 {
+			return false
+		}
+	}
+	return true
+}
+
+// normaliseNewlines turns every CRLF, bare LF and bare CR into CRLF.
+func normaliseNewlines(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/32)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\r':
+			b.WriteString("\r\n")
+			if i+1 < len(s) && s[i+1] == '\n' {
+				i++
+			}
+		case '\n':
+			b.WriteString("\r\n")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// needsQuotedPrintable reports whether body (CRLF-normalised) cannot travel
+// as 7bit: a non-ASCII or NUL octet, or a line longer than 998 octets.
+func needsQuotedPrintable(body string) bool {
+	lineLen := 0
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case c == '\r' || c == '\n':
+			lineLen = 0
+			continue
+		case c == 0 || c >= 0x80:
+			return true
+		}
+		lineLen++
+		if lineLen > maxLineOctets {
+			return true
+		}
+	}
+	return false
+}
