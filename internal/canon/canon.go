@@ -3,6 +3,7 @@ package canon
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -85,4 +86,11 @@ func FormatTime(t time.Time) string {
 // so the value hashed before insert equals the value read back.
 func Now(t time.Time) time.Time {
 	return t.UTC().Truncate(time.Microsecond)
+}
+
+// DigestBase64 returns the SHA-256 of b in standard base64, the form of an
+// RFC 9530 Content-Digest value.
+func DigestBase64(b []byte) string {
+	sum := sha256.Sum256(b)
+	return base64.StdEncoding.EncodeToString(sum[:])
 }

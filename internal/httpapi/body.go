@@ -1,0 +1,92 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+)
+
+// Body limits by route.
+const (
+	limitExchange = 1024
+	limitClaim    = 4096
+	limitEvents   = 20 * 1024
+	limitAdmin    = 256 * 1024
+)
+
+// bodyError is a request body problem with its code.
+type bodyError struct{ code, detail string }
+
+func (e *bodyError) Error() string { return e.detail }
+
+// readBody reads at most limit bytes; one byte more is payload-too-large.
+// The limit applies before any parsing.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && r.ContentLength != 0 {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return nil, &bodyError{"unsupported-media-type", "Content-Type must be application/json"}
+		}
+	}
+	if r.ContentLength > limit {
+		return nil, &bodyError{"payload-too-large", fmt.Sprintf("the body must be at most %d bytes", limit)}
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, &bodyError{"invalid-request", "the request body could not be read"}
+	}
+	if int64(len(b)) > limit {
+		return nil, &bodyError{"payload-too-large", fmt.Sprintf("the body must be at most %d bytes", limit)}
+	}
+	return b, nil
+}
+
+// decodeStrict decodes one JSON object into dst, refusing unknown fields,
+// wrong types and trailing data. Messages name the field, never its value.
+func decodeStrict(b []byte, dst any) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return &bodyError{"invalid-request", "a JSON object body is required"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		var te *json.UnmarshalTypeError
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &te):
+			return &bodyError{"invalid-request", fmt.Sprintf("field %q has the wrong type (want %s)", te.Field, te.Type)}
+		case errors.As(err, &se):
+			return &bodyError{"invalid-request", "the body is not valid JSON"}
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return &bodyError{"invalid-request", "unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ")}
+		default:
+			return &bodyError{"invalid-request", "the body must be one JSON object"}
+		}
+	}
+	if dec.More() {
+		return &bodyError{"invalid-request", "the body must hold exactly one JSON object"}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return &bodyError{"invalid-request", "the body must hold exactly one JSON object"}
+	}
+	return nil
+}
+
+// writeJSON writes v as JSON with HTML characters unescaped.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		http.Error(w, "encoding failed", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}

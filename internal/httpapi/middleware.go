@@ -1,0 +1,192 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"golang.org/x/time/rate"
+)
+
+type ctxKey int
+
+const requestIDKey ctxKey = iota
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// requestID gives every request a fresh id, echoed in X-Request-Id. An id
+// sent by the client is ignored: it could carry anything into the logs.
+func (s *Server) requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := make([]byte, 12)
+		_, _ = rand.Read(b)
+		id := hex.EncodeToString(b)
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += n
+	return n, err
+}
+
+// logRequests writes one JSON line per request: method, route pattern (never
+// the raw path or query), status, duration and request id. No header, body
+// or query value is ever logged, so no credential can be.
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		route := "unmatched"
+		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+			route = rc.RoutePattern()
+		}
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method), slog.String("route", route), slog.Int("status", rec.status),
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), slog.Int("bytes", rec.bytes),
+			slog.String("request_id", requestID(r.Context())))
+	})
+}
+
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("panic", slog.String("request_id", requestID(r.Context())), slog.Any("panic", v))
+				writeProblem(w, s.problem("internal", "The request failed; quote the X-Request-Id header when reporting it."))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// queryCredentials are the names a credential could travel under.
+var queryCredentials = []string{"secret", "token", "sessionToken", "participantToken", "emailProof"}
+
+// refuseQueryCredentials answers 400 to any request with a credential in
+// its query string, before routing; the value is never read further.
+func (s *Server) refuseQueryCredentials(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery != "" {
+			q := r.URL.Query()
+			for _, name := range queryCredentials {
+				if q.Has(name) {
+					writeProblem(w, s.problem("credential-in-query", "credentials are accepted only in the Authorization header or the JSON body; treat this one as exposed"))
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// noStore marks a private response.
+func noStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// rateLimiter keeps one token bucket per (route, client address). It is per
+// process: with several replicas each enforces its own share.
+type rateLimiter struct {
+	perMinute int
+	mu        sync.Mutex
+	buckets   map[string]*rate.Limiter
+	sweptAt   time.Time
+}
+
+func newRateLimiter(perMinute int) *rateLimiter {
+	return &rateLimiter{perMinute: perMinute, buckets: map[string]*rate.Limiter{}}
+}
+
+// limit wraps a route with the per-address limit; 429 carries Retry-After.
+func (s *Server) limit(route string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if s.limiter.perMinute <= 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			host, _, err := net.SplitHostPort(r.RemoteAddr)
+			if err != nil {
+				host = r.RemoteAddr
+			}
+			if wait, ok := s.limiter.allow(route + "|" + host); !ok {
+				w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+				writeProblem(w, s.problem("rate-limited", "too many requests from this address; wait and retry"))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func (l *rateLimiter) allow(key string) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if now.Sub(l.sweptAt) > 10*time.Minute {
+		for k, b := range l.buckets {
+			if b.TokensAt(now) >= float64(l.perMinute) {
+				delete(l.buckets, k)
+			}
+		}
+		l.sweptAt = now
+	}
+	b, ok := l.buckets[key]
+	if !ok {
+		b = rate.NewLimiter(rate.Limit(float64(l.perMinute)/60), l.perMinute)
+		l.buckets[key] = b
+	}
+	res := b.ReserveN(now, 1)
+	if d := res.DelayFrom(now); d > 0 {
+		res.CancelAt(now)
+		return d, false
+	}
+	return 0, true
+}

@@ -1,0 +1,57 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/consensus-md/consensus/internal/venue"
+)
+
+// Server serves the whole HTTP surface.
+type Server struct {
+	venue         *venue.Venue
+	origin        string
+	operatorHash  [32]byte
+	log           *slog.Logger
+	limiter       *rateLimiter
+	version       string
+	healthTimeout time.Duration
+}
+
+// Options configures a Server.
+type Options struct {
+	Venue             *venue.Venue
+	Origin            string
+	OperatorTokenHash [32]byte
+	Logger            *slog.Logger
+	// RateLimit is exchange and claim requests a minute per client address and route; 0 disables.
+	RateLimit int
+	Version   string
+}
+
+// New builds a Server.
+func New(o Options) *Server {
+	return &Server{
+		venue: o.Venue, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,
+		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: 2 * time.Second,
+	}
+}
+
+// Handler returns the router with every route and middleware.
+func (s *Server) Handler() http.Handler {
+	r := chi.NewRouter()
+	r.Use(s.requestID, s.logRequests, s.recoverPanics, s.refuseQueryCredentials, securityHeaders)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, s.problem("not-found", genericNotFoundDetail))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, s.problem("method-not-allowed", "this route does not accept "+r.Method))
+	})
+	s.registerAgentRoutes(r)
+	s.registerAdminRoutes(r)
+	s.registerDiscoveryRoutes(r)
+	return r
+}

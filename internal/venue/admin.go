@@ -1,0 +1,282 @@
+package venue
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/mail"
+	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/secret"
+	"github.com/consensus-md/consensus/internal/store"
+	"github.com/consensus-md/consensus/internal/store/dbsqlc"
+)
+
+// ErrNotResendable: the invitation's slot is revoked or its deadline passed.
+var ErrNotResendable = errors.New("the invitation cannot be resent: its participant is revoked or its deadline has passed")
+
+// AgreementSummary is one line of the operator's list.
+type AgreementSummary struct {
+	AgreementID    string      `json:"agreementId"`
+	Title          string      `json:"title"`
+	RevisionNumber int         `json:"revisionNumber"`
+	Deadline       string      `json:"deadline"`
+	CreatedAt      string      `json:"createdAt"`
+	Outcome        OutcomeView `json:"outcome"`
+}
+
+// AgreementPage is a page of the operator's list, newest first.
+type AgreementPage struct {
+	Agreements []AgreementSummary `json:"agreements"`
+	NextCursor *string            `json:"nextCursor"`
+}
+
+// Delivery is the state of one invitation email.
+type Delivery struct {
+	State     string  `json:"state"`
+	Attempts  int     `json:"attempts"`
+	LastReply *string `json:"lastReply"`
+	MessageID string  `json:"messageId"`
+	QueuedAt  string  `json:"queuedAt"`
+	SentAt    *string `json:"sentAt"`
+}
+
+// AdminParticipant is one slot as the operator sees it.
+type AdminParticipant struct {
+	ParticipantID string     `json:"participantId"`
+	InvitationID  string     `json:"invitationId"`
+	DisplayName   string     `json:"displayName"`
+	Kind          string     `json:"kind"`
+	Email         string     `json:"email"`
+	Required      bool       `json:"required"`
+	State         string     `json:"state"`
+	Decision      *string    `json:"decision"`
+	Revoked       bool       `json:"revoked"`
+	Deliveries    []Delivery `json:"deliveries"`
+}
+
+// AgreementDetail is the operator's view of one agreement.
+type AgreementDetail struct {
+	AgreementSummary
+	RevisionDigest string             `json:"revisionDigest"`
+	MarkdownDigest string             `json:"markdownDigest"`
+	ChainHead      string             `json:"chainHead"`
+	EventCount     int                `json:"eventCount"`
+	Participants   []AdminParticipant `json:"participants"`
+}
+
+const maxPage = 100
+
+// ListAgreements returns up to limit agreements older than cursor (opaque,
+// from a previous page's nextCursor). A malformed cursor is a validation error.
+func (v *Venue) ListAgreements(ctx context.Context, limit int, cursor string) (*AgreementPage, error) {
+	if limit <= 0 || limit > maxPage {
+		limit = 50
+	}
+	params := dbsqlc.AgreementListParams{Limit: int32(limit + 1)}
+	if cursor != "" {
+		t, id, err := decodeCursor(cursor)
+		if err != nil {
+			return nil, err
+		}
+		params.BeforeCreated, params.BeforeID = &t, uuid.NullUUID{UUID: id, Valid: true}
+	}
+	rows, err := v.Store.AgreementList(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	page := &AgreementPage{Agreements: []AgreementSummary{}}
+	for i, r := range rows {
+		if i == limit {
+			last := rows[limit-1]
+			page.NextCursor = ptr(encodeCursor(last.CreatedAt, last.ID))
+			break
+		}
+		var rev room.Revision
+		if err := json.Unmarshal([]byte(r.CanonicalJson), &rev); err != nil {
+			return nil, err
+		}
+		a := dbsqlc.Agreement{ID: r.ID, CurrentRevision: r.CurrentRevision, Deadline: r.Deadline, OutcomeStatus: r.OutcomeStatus,
+			OutcomeDecidedAt: r.OutcomeDecidedAt, OutcomeEventID: r.OutcomeEventID, CreatedAt: r.CreatedAt}
+		page.Agreements = append(page.Agreements, summary(a, rev.Title, v.now()))
+	}
+	return page, nil
+}
+
+// summary shows the stored outcome, or expired once the deadline passed
+// while pending (an operator read does not persist it).
+func summary(a dbsqlc.Agreement, title string, now time.Time) AgreementSummary {
+	o := storedOutcome(a)
+	if !o.Final() && !now.Before(a.Deadline) {
+		o = room.Outcome{Status: room.StatusExpired, DecidedAt: a.Deadline}
+	}
+	return AgreementSummary{AgreementID: a.ID.String(), Title: title, RevisionNumber: int(a.CurrentRevision),
+		Deadline: canon.FormatTime(a.Deadline), CreatedAt: canon.FormatTime(a.CreatedAt), Outcome: outcomeView(o)}
+}
+
+func encodeCursor(t time.Time, id uuid.UUID) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(t.UTC().Format(time.RFC3339Nano) + "|" + id.String()))
+}
+
+func decodeCursor(c string) (time.Time, uuid.UUID, error) {
+	bad := &room.ValidationError{Field: "cursor", Reason: "is not a cursor this service issued"}
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return time.Time{}, uuid.Nil, bad
+	}
+	ts, ids, ok := strings.Cut(string(raw), "|")
+	t, err1 := time.Parse(time.RFC3339Nano, ts)
+	id, err2 := uuid.Parse(ids)
+	if !ok || err1 != nil || err2 != nil {
+		return time.Time{}, uuid.Nil, bad
+	}
+	return t, id, nil
+}
+
+// GetAgreement returns the operator's view, or room.ErrNotFound.
+func (v *Venue) GetAgreement(ctx context.Context, agreementID string) (*AgreementDetail, error) {
+	id, err := parseID(agreementID)
+	if err != nil {
+		return nil, err
+	}
+	a, err := v.Store.AgreementGet(ctx, id)
+	if err != nil {
+		return nil, store.Interpret(err)
+	}
+	rev, err := v.Store.RevisionGet(ctx, dbsqlc.RevisionGetParams{AgreementID: id, Number: a.CurrentRevision})
+	if err != nil {
+		return nil, store.Interpret(err)
+	}
+	var revision room.Revision
+	if err := json.Unmarshal([]byte(rev.CanonicalJson), &revision); err != nil {
+		return nil, err
+	}
+	parts, err := v.Store.ParticipantListByAgreement(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	invs, err := v.Store.InvitationListByAgreement(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	mails, err := v.Store.OutboxListByAgreement(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	events, err := v.Store.EventListByAgreement(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	invByParticipant := map[uuid.UUID]uuid.UUID{}
+	for _, inv := range invs {
+		invByParticipant[inv.ParticipantID] = inv.ID
+	}
+	decisions := room.Decisions(int(a.CurrentRevision), domainEvents(events))
+	d := &AgreementDetail{AgreementSummary: summary(a, revision.Title, v.now()), RevisionDigest: rev.RevisionDigest,
+		MarkdownDigest: rev.MarkdownDigest, ChainHead: canon.ZeroHash, EventCount: len(events)}
+	if len(events) > 0 {
+		d.ChainHead = events[len(events)-1].Hash
+	}
+	for _, p := range parts {
+		ap := AdminParticipant{ParticipantID: p.ID.String(), InvitationID: invByParticipant[p.ID].String(), DisplayName: p.DisplayName,
+			Kind: p.Kind, Email: p.Email, Required: p.Required, State: p.State, Revoked: p.RevokedAt != nil, Deliveries: []Delivery{}}
+		if dec, ok := decisions[p.ID.String()]; ok {
+			ap.Decision = ptr(dec.Action)
+		}
+		for _, m := range mails {
+			if m.InvitationID != invByParticipant[p.ID] {
+				continue
+			}
+			del := Delivery{State: m.State, Attempts: int(m.Attempts), LastReply: m.LastReply, MessageID: m.MessageID, QueuedAt: canon.FormatTime(m.CreatedAt)}
+			if m.SentAt != nil {
+				del.SentAt = ptr(canon.FormatTime(*m.SentAt))
+			}
+			ap.Deliveries = append(ap.Deliveries, del)
+		}
+		d.Participants = append(d.Participants, ap)
+	}
+	return d, nil
+}
+
+// Revoked is the result of revoking a participant.
+type Revoked struct {
+	ParticipantID string `json:"participantId"`
+	RevokedAt     string `json:"revokedAt"`
+}
+
+// RevokeParticipant makes the participant's token and invitation stop
+// working at once, on every replica (each request reads revoked_at).
+// Revoking twice keeps the first time. Returns room.ErrNotFound.
+func (v *Venue) RevokeParticipant(ctx context.Context, participantID string) (*Revoked, error) {
+	id, err := parseID(participantID)
+	if err != nil {
+		return nil, err
+	}
+	now := canon.Now(v.now())
+	p, err := v.Store.ParticipantRevoke(ctx, dbsqlc.ParticipantRevokeParams{ID: id, RevokedAt: &now})
+	if err != nil {
+		return nil, store.Interpret(err)
+	}
+	return &Revoked{ParticipantID: p.ID.String(), RevokedAt: canon.FormatTime(*p.RevokedAt)}, nil
+}
+
+// Resent is the result of a resend.
+type Resent struct {
+	InvitationID string `json:"invitationId"`
+	Delivery     string `json:"delivery"`
+}
+
+// ResendInvitation issues a fresh secret and proof (the previous email stops
+// working), drops unsent older emails and queues a new one. Returns
+// room.ErrNotFound or ErrNotResendable.
+func (v *Venue) ResendInvitation(ctx context.Context, invitationID string) (*Resent, error) {
+	id, err := parseID(invitationID)
+	if err != nil {
+		return nil, err
+	}
+	now := canon.Now(v.now())
+	err = v.Store.InTx(ctx, func(tx *store.Tx) error {
+		inv, err := tx.InvitationGet(ctx, id)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.AgreementGetForUpdate(ctx, inv.AgreementID); err != nil {
+			return err
+		}
+		if inv.RevokedAt != nil || !now.Before(inv.ExpiresAt) {
+			return ErrNotResendable
+		}
+		rev, err := tx.RevisionGet(ctx, dbsqlc.RevisionGetParams{AgreementID: inv.AgreementID, Number: inv.CurrentRevision})
+		if err != nil {
+			return err
+		}
+		var revision room.Revision
+		if err := json.Unmarshal([]byte(rev.CanonicalJson), &revision); err != nil {
+			return err
+		}
+		sec, proof := secret.NewInviteSecret(), secret.NewEmailProof()
+		if err := tx.InvitationRotate(ctx, dbsqlc.InvitationRotateParams{ID: id, SecretHash: secret.Hash(sec), ProofHash: secret.Hash(proof), IssuedAt: now}); err != nil {
+			return err
+		}
+		if err := tx.OutboxSupersede(ctx, id); err != nil {
+			return err
+		}
+		env := mail.NewEnvelope(mail.InvitationInput{
+			Origin: v.Origin, InvitationID: id.String(), AgreementID: inv.AgreementID.String(), ParticipantID: inv.ParticipantID.String(),
+			Kind: inv.Kind, DisplayName: inv.DisplayName, Inbox: inv.Email, Title: revision.Title, Deadline: revision.Deadline,
+			RevisionNumber: int(rev.Number), RevisionDigest: rev.RevisionDigest, Secret: sec, EmailProof: proof,
+		})
+		return v.queueInvitation(ctx, tx, env, id, inv.AgreementID, now)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("venue: resend: %w", store.Interpret(err))
+	}
+	return &Resent{InvitationID: id.String(), Delivery: "queued"}, nil
+}
