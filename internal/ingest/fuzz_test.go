@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -147,4 +149,20 @@ func credentialCandidates(raw []byte) []string {
 		start = -1
 	}
 	return out
+}
+
+func FuzzParseMessage(f *testing.F) {
+	entries, err := os.ReadDir(filepath.Join("testdata", "mail"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range entries {
+		f.Add(readFixture(f, e.Name()))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		inv, err := ParseMessageBytes(raw, Policy{})
+		if err == nil && (inv == nil || inv.Origin != DefaultOrigin || inv.Envelope.InviteURI != DefaultOrigin+"/invite/"+inv.InvitationID+"#secret="+inv.Secret) {
+			t.Fatalf("accepted an invitation that fails the checks")
+		}
+	})
 }
