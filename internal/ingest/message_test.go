@@ -1,0 +1,118 @@
+package ingest
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The fixtures under testdata/mail are complete RFC 5322 messages with CRLF
+// line endings, as a mail server stores them.
+func readFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "mail", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestParseMessage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		file  string
+		title string
+	}{
+		{"plain-7bit.eml", "Ship v2 on Friday"},
+		{"quoted-printable.eml", "Livraison v2 prévue vendredi — ✓"},
+		{"multipart-base64.eml", "Ship v2 on Friday"},
+		{"iso-8859-1.eml", "Réunion à Zürich"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
+			inv, err := ParseMessageBytes(readFixture(t, tt.file), Policy{})
+			if err != nil {
+				t.Fatalf("ParseMessage: %v", err)
+			}
+			if inv.Envelope.Title != tt.title {
+				t.Errorf("title = %q, want %q", inv.Envelope.Title, tt.title)
+			}
+			if inv.InvitationID != testInvitationID || inv.Secret != testSecret || inv.EmailProof != testProof {
+				t.Errorf("credentials or id not decoded intact")
+			}
+		})
+	}
+}
+
+func TestParseMessageRefusals(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		file   string
+		noInv  bool
+		check  string
+		reason string
+	}{
+		{"unrelated.eml", true, "", "ordinary mail is skipped"},
+		{"attachment-only.eml", true, "", "attachments and forwarded messages are not this email's body"},
+		{"two-blocks.eml", false, CheckBlock, "one block per message"},
+		{"truncated.eml", false, CheckBlock, "BEGIN without END"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
+			inv, err := ParseMessageBytes(readFixture(t, tt.file), Policy{})
+			if inv != nil {
+				t.Fatalf("accepted (%s)", tt.reason)
+			}
+			if tt.noInv {
+				if !errors.Is(err, ErrNoInvitation) {
+					t.Fatalf("err = %v, want ErrNoInvitation (%s)", err, tt.reason)
+				}
+				var ce *CheckError
+				if errors.As(err, &ce) {
+					t.Fatal("ErrNoInvitation must not be a CheckError")
+				}
+				return
+			}
+			if !isCheck(err, tt.check) {
+				t.Fatalf("err = %v, want check %q (%s)", err, tt.check, tt.reason)
+			}
+			assertNoLeak(t, err.Error())
+		})
+	}
+}
+
+func TestParseMessageEnvelopeRefused(t *testing.T) {
+	t.Parallel()
+	// A well-formed email whose envelope points at another origin reaches the
+	// origin check through the MIME path.
+	raw := strings.ReplaceAll(string(readFixture(t, "plain-7bit.eml")), "https://consensus.md/invite/", "https://evil.example/invite/")
+	_, err := ParseMessageBytes([]byte(raw), Policy{})
+	if !isCheck(err, CheckOrigin) {
+		t.Fatalf("err = %v, want origin", err)
+	}
+	assertNoLeak(t, err.Error())
+}
+
+func TestParseMessageUnknownCharset(t *testing.T) {
+	t.Parallel()
+	raw := strings.Replace(string(readFixture(t, "plain-7bit.eml")), "charset=utf-8", "charset=x-no-such-charset", 1)
+	if _, err := ParseMessageBytes([]byte(raw), Policy{}); !isCheck(err, CheckBlock) {
+		t.Fatalf("err = %v, want block", err)
+	}
+	unrelated := strings.Replace(string(readFixture(t, "unrelated.eml")), "charset=utf-8", "charset=x-no-such-charset", 1)
+	if _, err := ParseMessageBytes([]byte(unrelated), Policy{}); !errors.Is(err, ErrNoInvitation) {
+		t.Fatalf("unrelated mail in an unknown charset: err = %v, want ErrNoInvitation", err)
+	}
+}
+
+func TestParseMessageNoContentType(t *testing.T) {
+	t.Parallel()
+	raw := "From: a@example.com\r\nSubject: x\r\n\r\n" + strings.ReplaceAll(wrapBlock(string(validEnvelopeJSON(t))), "\n", "\r\n")
+	if _, err := ParseMessageBytes([]byte(raw), Policy{}); err != nil {
+		t.Fatalf("a message without Content-Type is text/plain: %v", err)
+	}
+}
