@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -74,7 +75,11 @@ func (s *Server) problem(code, detail string) Problem {
 // writeProblem writes p as application/problem+json; private responses
 // carry no-store.
 func writeProblem(w http.ResponseWriter, p Problem) {
-	b, _ := json.Marshal(p)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(p)
+	b := buf.Bytes()
 	h := w.Header()
 	h.Set("Content-Type", "application/problem+json; charset=utf-8")
 	h.Set("Cache-Control", "no-store")

@@ -113,7 +113,7 @@ func InvitationBody(env Envelope) (string, error) {
 		return "", fmt.Errorf("mail: encode envelope: %w", err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "You are invited to decide on an agreement recorded by Consensus (%s).\n\n", strings.TrimPrefix(strings.TrimPrefix(env.Docs, "https://"), "http://"))
+	fmt.Fprintf(&b, "You are invited to decide on an agreement recorded by Consensus at %s.\n\n", strings.TrimSuffix(env.Docs, "/llms.txt"))
 	fmt.Fprintf(&b, "Title: %s\nParticipant: %s (%s)\nDeadline: %s\n\n", strings.Join(strings.Fields(env.Title), " "), env.Participant.DisplayName, env.Participant.Kind, env.Deadline)
 	if env.Participant.Kind == "human" {
 		fmt.Fprintf(&b, "Open this private link in a browser to read the agreement:\n%s\n\n", env.InviteURI)

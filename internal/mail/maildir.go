@@ -1,6 +1,7 @@
 package mail
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -41,13 +42,16 @@ func OpenMaildir(dir string) (*Maildir, error) {
 	return &Maildir{dir: dir, hostname: host}, nil
 }
 
-// Send composes m and delivers it into new/. It returns a *PermanentError
+// Send composes m and delivers it into new/ with LF line endings. It returns a *PermanentError
 // when m is invalid, and a temporary error when the file system fails.
 func (d *Maildir) Send(ctx context.Context, m *Message) (Receipt, error) {
 	raw, err := Compose(m)
 	if err != nil {
 		return Receipt{}, &PermanentError{Err: err}
 	}
+	// Maildir files use the local line ending, LF, as mail readers and
+	// line-oriented tools (sed, grep) expect; CRLF is for the wire.
+	raw = bytes.ReplaceAll(raw, []byte("\r\n"), []byte("\n"))
 	if err := ctx.Err(); err != nil {
 		return Receipt{}, fmt.Errorf("mail: maildir: %w", err)
 	}

@@ -45,6 +45,7 @@ func TestMaildirDelivers(t *testing.T) {
 	}
 	got, _ := os.ReadFile(path)
 	want, _ := Compose(m)
+	want = bytes.ReplaceAll(want, []byte("\r\n"), []byte("\n"))
 	if !bytes.Equal(got, want) {
 		t.Errorf("file content differs from Compose output:\n got %q\nwant %q", got, want)
 	}

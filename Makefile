@@ -1,0 +1,33 @@
+# Consensus: see README.md. `make run` serves locally; `make test` checks everything.
+SHELL := /bin/bash
+GO ?= go
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+SQLC := $(GO) run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
+
+.PHONY: help build run test generate verify lint bench demo
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
+
+build: ## build consensusd and consensus into bin/
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/ ./cmd/...
+
+run: build ## serve on http://127.0.0.1:8080 with a private PostgreSQL under .data/
+	deploy/local/run.sh
+
+test: ## run every check against a private PostgreSQL it starts itself
+	deploy/local/test.sh
+
+generate: ## regenerate sqlc code
+	cd db && $(SQLC) generate
+
+verify: generate ## regenerate, then fail if anything generated differs from what is committed
+	git diff --exit-code -- internal/store/dbsqlc openapi.json
+
+lint: ## gofmt, go vet, staticcheck
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+bench: ## run the benchmarks against the private PostgreSQL
+	BENCH=1 deploy/local/test.sh

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# make run: start (or reuse) the private PostgreSQL under .data/, generate the
+# local secrets once (0600), and serve consensusd on http://127.0.0.1:8080
+# with invitation mail delivered into the Maildir .data/mail.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+data=$root/.data
+mkdir -p "$data"
+chmod 711 "$data" # postgres (as root) must traverse it; secrets below are 0600
+
+if [[ -z ${DATABASE_URL:-} ]]; then
+  DATABASE_URL=$("$root/deploy/local/pg.sh" start "$data/pg")
+fi
+if [[ ! -s $data/token-key ]]; then
+  (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$data/token-key")
+fi
+if [[ ! -s $data/operator-token ]]; then
+  (umask 077; printf 'cso_%s' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$data/operator-token")
+fi
+
+export CONSENSUS_ENV=local DATABASE_URL
+export CONSENSUS_MAIL_URL=${CONSENSUS_MAIL_URL:-maildir://$data/mail}
+[[ -n ${CONSENSUS_TOKEN_KEY:-} ]] || export CONSENSUS_TOKEN_KEY_FILE=$data/token-key
+[[ -n ${CONSENSUS_OPERATOR_TOKEN:-} ]] || export CONSENSUS_OPERATOR_TOKEN_FILE=$data/operator-token
+listen=${CONSENSUS_LISTEN:-127.0.0.1:8080}
+
+cat <<MSG
+consensusd (local run)
+  listening on     http://$listen
+  public origin    ${CONSENSUS_PUBLIC_ORIGIN:-http://127.0.0.1:8080}
+  operator token   $(if [[ -n ${CONSENSUS_OPERATOR_TOKEN:-} ]]; then echo "(from CONSENSUS_OPERATOR_TOKEN)"; else cat "$data/operator-token"; fi)
+                   (also in .data/operator-token; the consensus CLI reads it from there)
+  invitation mail  ${CONSENSUS_MAIL_URL}
+  database         private PostgreSQL under .data/pg (stop it with: deploy/local/pg.sh stop .data/pg)
+MSG
+exec "$root/bin/consensusd"

@@ -1,0 +1,152 @@
+// Package outbox drains the durable invitation outbox: it takes one due
+// message at a time under a row lock (FOR UPDATE SKIP LOCKED, so workers in
+// every replica share the queue without sending a message twice
+// concurrently), opens its sealed body, hands it to the mail transport and
+// records the attempt. Temporary failures retry with exponential backoff and
+// jitter; permanent ones, or too many attempts, end in failed.
+package outbox
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/consensus-md/consensus/internal/mail"
+	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/secret"
+	"github.com/consensus-md/consensus/internal/store"
+	"github.com/consensus-md/consensus/internal/store/dbsqlc"
+)
+
+// Worker delivers queued invitation emails.
+type Worker struct {
+	Store     *store.Store
+	Keys      *secret.Keys
+	Transport mail.Transport
+	From      string
+	Log       *slog.Logger
+	Now       func() time.Time
+	// Poll is how long an idle worker waits before looking again.
+	Poll time.Duration
+	// BaseBackoff is the first retry delay; it doubles per attempt up to MaxBackoff.
+	BaseBackoff, MaxBackoff time.Duration
+	// MaxAttempts ends retrying in failed.
+	MaxAttempts int
+	// SendTimeout bounds one delivery attempt.
+	SendTimeout time.Duration
+}
+
+func (w *Worker) defaults() {
+	if w.Now == nil {
+		w.Now = time.Now
+	}
+	if w.Poll <= 0 {
+		w.Poll = time.Second
+	}
+	if w.BaseBackoff <= 0 {
+		w.BaseBackoff = 30 * time.Second
+	}
+	if w.MaxBackoff <= 0 {
+		w.MaxBackoff = time.Hour
+	}
+	if w.MaxAttempts <= 0 {
+		w.MaxAttempts = 12
+	}
+	if w.SendTimeout <= 0 {
+		w.SendTimeout = time.Minute
+	}
+}
+
+// Run delivers until ctx ends.
+func (w *Worker) Run(ctx context.Context) {
+	w.defaults()
+	for ctx.Err() == nil {
+		sent, err := w.DeliverOne(ctx)
+		if err != nil && ctx.Err() == nil {
+			w.Log.Error("outbox: delivery round failed", slog.String("error", err.Error()))
+		}
+		if sent && err == nil {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(w.Poll):
+		}
+	}
+}
+
+// DeliverOne attempts the next due message, if any, and reports whether
+// there was one. The row stays locked while the transport runs, so a
+// concurrent worker skips it; if this process dies mid-send the lock goes
+// with its connection and the message is attempted again (at-least-once,
+// with a stable Message-ID).
+func (w *Worker) DeliverOne(ctx context.Context) (bool, error) {
+	w.defaults()
+	found := false
+	err := w.Store.InTx(ctx, func(tx *store.Tx) error {
+		now := w.Now().UTC()
+		m, err := tx.OutboxClaimDue(ctx, now)
+		if err != nil {
+			if errors.Is(store.Interpret(err), room.ErrNotFound) {
+				return nil
+			}
+			return err
+		}
+		found = true
+		attempt := m.Attempts + 1
+		receipt, sendErr := w.send(ctx, m, now)
+		record := func(ok bool, reply string) error {
+			return tx.OutboxAttemptInsert(ctx, dbsqlc.OutboxAttemptInsertParams{OutboxID: m.ID, Attempt: attempt, AttemptedAt: now, Ok: ok, Reply: reply})
+		}
+		switch {
+		case sendErr == nil:
+			w.Log.Info("outbox: sent", slog.String("outbox_id", m.ID.String()), slog.Int("attempt", int(attempt)))
+			if err := tx.OutboxMarkSent(ctx, dbsqlc.OutboxMarkSentParams{ID: m.ID, LastReply: &receipt.Reply, SentAt: &now}); err != nil {
+				return err
+			}
+			return record(true, receipt.Reply)
+		case mail.IsPermanent(sendErr) || int(attempt) >= w.MaxAttempts:
+			reply := sendErr.Error()
+			w.Log.Warn("outbox: failed for good", slog.String("outbox_id", m.ID.String()), slog.Int("attempt", int(attempt)), slog.String("reply", reply))
+			if err := tx.OutboxMarkFailed(ctx, dbsqlc.OutboxMarkFailedParams{ID: m.ID, LastReply: &reply}); err != nil {
+				return err
+			}
+			return record(false, reply)
+		default:
+			reply := sendErr.Error()
+			next := now.Add(w.backoff(int(attempt)))
+			w.Log.Info("outbox: will retry", slog.String("outbox_id", m.ID.String()), slog.Int("attempt", int(attempt)), slog.String("reply", reply), slog.Time("next_attempt_at", next))
+			if err := tx.OutboxMarkRetry(ctx, dbsqlc.OutboxMarkRetryParams{ID: m.ID, LastReply: &reply, NextAttemptAt: next}); err != nil {
+				return err
+			}
+			return record(false, reply)
+		}
+	})
+	return found, err
+}
+
+func (w *Worker) send(ctx context.Context, m dbsqlc.Outbox, now time.Time) (mail.Receipt, error) {
+	body, err := w.Keys.Open(m.SealedBody, m.ID[:])
+	if err != nil {
+		return mail.Receipt{}, &mail.PermanentError{Reply: "sealed body cannot be opened (was CONSENSUS_TOKEN_KEY changed?)", Err: err}
+	}
+	sctx, cancel := context.WithTimeout(ctx, w.SendTimeout)
+	defer cancel()
+	return w.Transport.Send(sctx, &mail.Message{
+		MessageID: m.MessageID, From: w.From, To: m.Recipient, Subject: m.Subject, Date: now, Body: string(body),
+	})
+}
+
+// backoff is BaseBackoff·2^(attempt-1), capped, with ±20% jitter so retries
+// from many rows do not arrive together.
+func (w *Worker) backoff(attempt int) time.Duration {
+	d := w.BaseBackoff
+	for i := 1; i < attempt && d < w.MaxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, w.MaxBackoff)
+	jitter := time.Duration((rand.Float64()*0.4 - 0.2) * float64(d))
+	return d + jitter
+}
