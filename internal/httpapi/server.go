@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -47,8 +48,17 @@ func (s *Server) Handler() http.Handler {
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, s.problem("not-found", genericNotFoundDetail))
 	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, s.problem("method-not-allowed", "this route does not accept "+r.Method))
+	// chi drops the Allow header when the 405 handler is replaced, so the
+	// allowed methods are found again by matching each one.
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		var allowed []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			if r.Match(chi.NewRouteContext(), m, req.URL.Path) {
+				allowed = append(allowed, m)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		writeProblem(w, s.problem("method-not-allowed", "this route does not accept "+req.Method))
 	})
 	s.registerAgentRoutes(r)
 	s.registerAdminRoutes(r)
