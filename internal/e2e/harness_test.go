@@ -264,7 +264,7 @@ func (s *server) invitation(invitationID string) *ingest.Invitation {
 			if err != nil {
 				s.t.Fatalf("invitation email for %s refused: %v", invitationID, err)
 			}
-			found = inv // the newest file wins after a resend; callers pick by content
+			found = inv
 		}
 		if found != nil {
 			return found
@@ -272,6 +272,27 @@ func (s *server) invitation(invitationID string) *ingest.Invitation {
 		time.Sleep(20 * time.Millisecond)
 	}
 	s.t.Fatalf("no invitation email for %s", invitationID)
+	return nil
+}
+
+// newestInvitation waits for an invitation email of invitationID whose
+// secret is not notSecret (the email a resend queued).
+func (s *server) newestInvitation(invitationID, notSecret string) *ingest.Invitation {
+	s.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		files, _ := filepath.Glob(filepath.Join(s.maildir, "new", "*"))
+		for _, f := range files {
+			raw, err := os.ReadFile(f)
+			if err != nil || !bytes.Contains(raw, []byte(invitationID)) {
+				continue
+			}
+			inv, err := ingest.ParseMessageBytes(raw, ingest.Policy{Origin: s.origin, AllowHTTPLoopback: true})
+			if err == nil && inv.Secret != notSecret {
+				return inv
+			}
+		}
+	}
+	s.t.Fatalf("no fresh invitation email for %s", invitationID)
 	return nil
 }
 
