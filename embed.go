@@ -2,7 +2,7 @@
 // and the tools validate against (the JSON Schemas under schemas/), and the
 // database migrations.
 //
-// go:embed cannot reach parent directories, so this one root-level file holds
+// The embed directive cannot reach parent directories, so this one root-level file holds
 // the embedded trees for every package that needs them.
 package consensus
 

@@ -16,7 +16,7 @@ import (
 
 // ErrDigestSyntax is returned by ParseDigest for anything but 64 lowercase hex
 // characters, optionally prefixed with "sha256:".
-var ErrDigestSyntax = errors.New("digest must be 64 lowercase hex characters, optionally prefixed with sha256:")
+var ErrDigestSyntax = errors.New("digest must be 64 lowercase hex characters, optionally prefixed with sha256")
 
 // Transform returns the RFC 8785 canonical form of the JSON text in raw. It
 // fails on invalid JSON, duplicate keys and lone surrogates.

@@ -123,3 +123,40 @@ func TestFormatTime(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// FuzzParseDigest: whatever comes in, an accepted digest is 64 lowercase hex.
+func FuzzParseDigest(f *testing.F) {
+	f.Add(strings.Repeat("ab", 32))
+	f.Add("sha256:" + strings.Repeat("0", 64))
+	f.Add("SHA256:" + strings.Repeat("0", 64))
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseDigest(s)
+		if err != nil {
+			return
+		}
+		if len(d) != 64 || strings.Trim(d, "0123456789abcdef") != "" {
+			t.Fatalf("accepted %q as %q", s, d)
+		}
+	})
+}
+
+// FuzzTransform: canonical output is a fixed point and valid JSON.
+func FuzzTransform(f *testing.F) {
+	for _, s := range []string{`{"b":1,"a":[true,null,"x"]}`, `"\u2028<&>"`, `[1e30,-0,0.1]`, `{"":{}}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out, err := Transform([]byte(s))
+		if err != nil {
+			return
+		}
+		again, err := Transform(out)
+		if err != nil || string(again) != string(out) {
+			t.Fatalf("not a fixed point: %q -> %q -> %q (%v)", s, out, again, err)
+		}
+		if !json.Valid(out) {
+			t.Fatalf("invalid JSON out: %q", out)
+		}
+	})
+}
