@@ -98,6 +98,11 @@ func TestOperatorListGetResend(t *testing.T) {
 		dl := d["participants"].([]any)[0].(map[string]any)["deliveries"].([]any)
 		return len(dl) == 2 && dl[1].(map[string]any)["state"] == "sent"
 	})
+	d0 := s.do("GET", "/api/v1/admin/agreements/"+c.AgreementID, operator(), nil).json(t)
+	first := d0["participants"].([]any)[0].(map[string]any)["deliveries"].([]any)[0].(map[string]any)
+	if h := first["history"].([]any); len(h) != 1 || h[0].(map[string]any)["ok"] != true || !strings.HasPrefix(h[0].(map[string]any)["reply"].(string), "maildir: new/") {
+		t.Fatalf("delivery history %v", first)
+	}
 	fresh := s.newestInvitation(c.Participants[0].InvitationID, old.Secret)
 	expect(t, s.do("POST", s.agentPath(old.InvitationID, "exchange"), nil, map[string]string{"secret": old.Secret}), 404, "not-found")
 	expect(t, s.do("POST", s.agentPath(old.InvitationID, "exchange"), nil, map[string]string{"secret": fresh.Secret}), 200, "")

@@ -38,14 +38,24 @@ type AgreementPage struct {
 	NextCursor *string            `json:"nextCursor"`
 }
 
-// Delivery is the state of one invitation email.
+// Delivery is the state of one invitation email and its attempts.
 type Delivery struct {
-	State     string  `json:"state"`
-	Attempts  int     `json:"attempts"`
-	LastReply *string `json:"lastReply"`
-	MessageID string  `json:"messageId"`
-	QueuedAt  string  `json:"queuedAt"`
-	SentAt    *string `json:"sentAt"`
+	State         string    `json:"state"`
+	Attempts      int       `json:"attempts"`
+	LastReply     *string   `json:"lastReply"`
+	MessageID     string    `json:"messageId"`
+	QueuedAt      string    `json:"queuedAt"`
+	NextAttemptAt *string   `json:"nextAttemptAt"`
+	SentAt        *string   `json:"sentAt"`
+	History       []Attempt `json:"history"`
+}
+
+// Attempt is one delivery attempt with the transport's reply.
+type Attempt struct {
+	Attempt     int    `json:"attempt"`
+	AttemptedAt string `json:"attemptedAt"`
+	OK          bool   `json:"ok"`
+	Reply       string `json:"reply"`
 }
 
 // AdminParticipant is one slot as the operator sees it.
@@ -170,6 +180,14 @@ func (v *Venue) GetAgreement(ctx context.Context, agreementID string) (*Agreemen
 	if err != nil {
 		return nil, err
 	}
+	attempts, err := v.Store.OutboxAttemptListByAgreement(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	history := map[uuid.UUID][]Attempt{}
+	for _, at := range attempts {
+		history[at.OutboxID] = append(history[at.OutboxID], Attempt{Attempt: int(at.Attempt), AttemptedAt: canon.FormatTime(at.AttemptedAt), OK: at.Ok, Reply: at.Reply})
+	}
 	events, err := v.Store.EventListByAgreement(ctx, id)
 	if err != nil {
 		return nil, err
@@ -194,9 +212,16 @@ func (v *Venue) GetAgreement(ctx context.Context, agreementID string) (*Agreemen
 			if m.InvitationID != invByParticipant[p.ID] {
 				continue
 			}
-			del := Delivery{State: m.State, Attempts: int(m.Attempts), LastReply: m.LastReply, MessageID: m.MessageID, QueuedAt: canon.FormatTime(m.CreatedAt)}
+			del := Delivery{State: m.State, Attempts: int(m.Attempts), LastReply: m.LastReply, MessageID: m.MessageID,
+				QueuedAt: canon.FormatTime(m.CreatedAt), History: history[m.ID]}
+			if del.History == nil {
+				del.History = []Attempt{}
+			}
 			if m.SentAt != nil {
 				del.SentAt = ptr(canon.FormatTime(*m.SentAt))
+			}
+			if m.State == "queued" || m.State == "retrying" {
+				del.NextAttemptAt = ptr(canon.FormatTime(m.NextAttemptAt))
 			}
 			ap.Deliveries = append(ap.Deliveries, del)
 		}
