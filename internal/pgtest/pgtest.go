@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -37,6 +38,9 @@ func URL(t testing.TB) string {
 	base := os.Getenv("CONSENSUS_TEST_DATABASE_URL")
 	if base == "" {
 		t.Fatal("CONSENSUS_TEST_DATABASE_URL is not set: run the suite with 'make test', which starts a private PostgreSQL")
+	}
+	if !strings.HasPrefix(base, "postgres://") && !strings.HasPrefix(base, "postgresql://") {
+		t.Fatal("CONSENSUS_TEST_DATABASE_URL must be a postgres:// URL")
 	}
 	cfg, err := pgconn.ParseConfig(base)
 	if err != nil {
@@ -127,18 +131,13 @@ func ensureTemplate(ctx context.Context, base string) (string, error) {
 	return name, nil
 }
 
-// withDatabase returns base with its database name replaced.
+// withDatabase returns the URL base with its database name replaced.
 func withDatabase(base, name string) string {
-	cfg, err := pgx.ParseConfig(base)
-	if err != nil {
-		panic(err)
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		panic("pgtest: CONSENSUS_TEST_DATABASE_URL must be a postgres:// URL")
 	}
-	return fmt.Sprintf("postgres:///%s?host=%s&port=%d&user=%s&sslmode=disable", name, cfg.Host, cfg.Port, cfg.User) + passwordParam(cfg.Password)
-}
-
-func passwordParam(p string) string {
-	if p == "" {
-		return ""
-	}
-	return "&password=" + p
+	u.Path = "/" + name
+	u.RawPath = ""
+	return u.String()
 }
