@@ -54,6 +54,7 @@ func (c *clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 type server struct {
 	t       testing.TB
 	origin  string
+	addr    string // where this replica listens; origin is what it publishes
 	maildir string
 	logs    *lockedBuffer
 	clock   *clock
@@ -63,6 +64,9 @@ type server struct {
 
 type serverOptions struct {
 	rateLimit string
+	// dbURL, origin and maildir, when set, make this server a second
+	// replica of another: same database, public origin and mail drop.
+	dbURL, origin, maildir string
 }
 
 // startServer runs consensusd in-process on 127.0.0.1:0 with its own
@@ -80,9 +84,17 @@ func startServer(t testing.TB, opts ...serverOptions) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	origin := "http://" + ln.Addr().String()
-	maildir := filepath.Join(t.TempDir(), "mail")
-	dbURL := pgtest.URL(t)
+	origin, dbURL := o.origin, o.dbURL
+	if origin == "" {
+		origin = "http://" + ln.Addr().String()
+	}
+	if dbURL == "" {
+		dbURL = pgtest.URL(t)
+	}
+	maildir := o.maildir
+	if maildir == "" {
+		maildir = filepath.Join(t.TempDir(), "mail")
+	}
 	env := map[string]string{
 		"CONSENSUS_ENV": "local", "DATABASE_URL": dbURL, "CONSENSUS_LISTEN": ln.Addr().String(),
 		"CONSENSUS_PUBLIC_ORIGIN": origin, "CONSENSUS_OPERATOR_TOKEN": operatorToken,
@@ -117,7 +129,7 @@ func startServer(t testing.TB, opts ...serverOptions) *server {
 			t.Errorf("consensusd: %v", err)
 		}
 	})
-	return &server{t: t, origin: origin, maildir: maildir, logs: logs, clock: clk, dbURL: dbURL,
+	return &server{t: t, origin: origin, addr: "http://" + ln.Addr().String(), maildir: maildir, logs: logs, clock: clk, dbURL: dbURL,
 		http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 }
 
@@ -155,7 +167,7 @@ func (s *server) do(method, path string, headers map[string]string, body any) *r
 	}
 	url := path
 	if strings.HasPrefix(path, "/") {
-		url = s.origin + path
+		url = s.addr + path
 	}
 	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
