@@ -251,4 +251,3 @@ func mustRecord(t *testing.T, dir, id string) *agent.Record {
 	}
 	return r
 }
-
