@@ -221,7 +221,7 @@ func createAgreement(origin, operator string, agents []string) ([]string, error)
 	}
 	body, _ := json.Marshal(map[string]any{
 		"title": "Ship version 1.0", "objective": "Agree to ship version 1.0 on Friday.",
-		"rules": []string{"Read the revision before deciding.", "Comment before the final decision."},
+		"rules":    []string{"Read the revision before deciding.", "Comment before the final decision."},
 		"deadline": time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "participants": ps,
 	})
 	req, _ := http.NewRequest(http.MethodPost, origin+"/api/v1/admin/agreements", bytes.NewReader(body))
