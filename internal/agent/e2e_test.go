@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+
 	"github.com/consensus-md/consensus/internal/agent"
 	"github.com/consensus-md/consensus/internal/cli"
 	"github.com/consensus-md/consensus/internal/config"
@@ -220,8 +223,10 @@ func TestTwoAgentsReachConsensusOverIMAP(t *testing.T) {
 		if err != nil || !bytes.Contains(body, []byte("Ship the release")) {
 			t.Fatalf("artifact file: %v", err)
 		}
-		// The message was marked \Seen only after the claim; the invite
-		// secret, proof and tokens never reached the program or a log.
+		if n := unseen(t, f.mail.IMAPAddr, inbox); n != 0 {
+			t.Fatalf("%s: %d messages still unseen after the claim", inbox, n)
+		}
+		// The invite secret, proof and tokens never reached the program or a log.
 		env, err := os.ReadFile(filepath.Join(work, "exec-"+ids[i]+".env"))
 		if err != nil {
 			t.Fatal(err)
@@ -233,6 +238,27 @@ func TestTwoAgentsReachConsensusOverIMAP(t *testing.T) {
 			}
 		}
 	}
+}
+
+// unseen counts the messages of the inbox without \Seen.
+func unseen(t *testing.T, addr, inbox string) int {
+	t.Helper()
+	c, err := imapclient.DialInsecure(addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Login(inbox, "pw-"+inbox).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Select("INBOX", nil).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := c.UIDSearch(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(data.AllUIDs())
 }
 
 func mustRecord(t *testing.T, dir, id string) *agent.Record {
