@@ -31,3 +31,7 @@ lint: ## gofmt, go vet, staticcheck
 
 bench: ## run the benchmarks against the private PostgreSQL
 	BENCH=1 deploy/local/test.sh
+
+demo: build ## two agents agree over SMTP+IMAP (in-process mail, private PostgreSQL under .data/)
+	@mkdir -p .data && chmod 711 .data
+	DATABASE_URL="$${DATABASE_URL:-$$(deploy/local/pg.sh start $(CURDIR)/.data/pg)}" $(GO) run ./cmd/consensus-demo -consensus bin/consensus

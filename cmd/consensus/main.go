@@ -1,5 +1,6 @@
 // Command consensus is the Consensus command line: operator commands
-// (admin), verification of digests and artifacts (verify).
+// (admin), an invited agent's runtime (agent), verification of digests
+// and artifacts (verify).
 package main
 
 import (

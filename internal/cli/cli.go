@@ -1,8 +1,10 @@
 // Package cli implements the consensus command: `admin` (operator API),
-// `verify` (digests and artifacts) and, later, `agent`.
+// `verify` (digests and artifacts) and `agent` (an invited agent's runtime).
 package cli
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +17,12 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	Stdin          io.Reader
 	Getenv         func(string) string
+	// Context, when set, bounds long-running commands (agent watch); nil
+	// means until SIGINT or SIGTERM.
+	Context context.Context
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 // usageError is a mistake in the command line: exit status 2.
 type usageError struct{ msg string }
@@ -28,6 +35,8 @@ const usage = `usage:
   consensus admin get AGREEMENT_ID
   consensus admin revoke PARTICIPANT_ID
   consensus admin resend INVITATION_ID
+  consensus agent watch|rooms|room|comment|question|change-request|agree|disagree|abstain|artifact ...
+                                               an invited agent's runtime ('consensus agent help')
   consensus verify revision EXCHANGE.json      recompute revisionDigest and markdownDigest
   consensus verify artifact CONSENSUS.md [--headers FILE] [--sha256 HEX]
 
@@ -62,6 +71,8 @@ func dispatch(args []string, env Env) error {
 		return runAdmin(args[1:], env)
 	case "verify":
 		return runVerify(args[1:], env)
+	case "agent":
+		return runAgent(args[1:], env)
 	case "help", "-h", "--help":
 		fmt.Fprint(env.Stdout, usage)
 		return nil

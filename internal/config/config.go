@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Environments.
@@ -38,7 +39,10 @@ type Config struct {
 	SMTPPassword string
 	// RateLimit is exchange and claim requests a minute per client address and route; 0 disables.
 	RateLimit int
-	Version   string
+	// OutboxPoll is how long an idle outbox worker waits before looking for
+	// due mail again (CONSENSUS_OUTBOX_POLL, a Go duration; default 1s).
+	OutboxPoll time.Duration
+	Version    string
 }
 
 // Load reads the configuration through getenv (os.Getenv in production) and
@@ -52,6 +56,7 @@ func Load(getenv func(string) string) (*Config, error) {
 		MailURL:      strings.TrimSpace(getenv("CONSENSUS_MAIL_URL")),
 		MailFrom:     strings.TrimSpace(getenv("CONSENSUS_MAIL_FROM")),
 		RateLimit:    120,
+		OutboxPoll:   time.Second,
 	}
 	if c.Env == "" {
 		c.Env = EnvProduction
@@ -74,6 +79,13 @@ func Load(getenv func(string) string) (*Config, error) {
 			return nil, fmt.Errorf("CONSENSUS_RATE_LIMIT: must be a whole number of requests a minute (0 turns the limit off), got %q", v)
 		}
 		c.RateLimit = n
+	}
+	if v := strings.TrimSpace(getenv("CONSENSUS_OUTBOX_POLL")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Millisecond || d > time.Hour {
+			return nil, fmt.Errorf("CONSENSUS_OUTBOX_POLL: must be a duration between 1ms and 1h such as 500ms or 2s, got %q", v)
+		}
+		c.OutboxPoll = d
 	}
 	op, err := secretSetting(getenv, "CONSENSUS_OPERATOR_TOKEN")
 	if err != nil {

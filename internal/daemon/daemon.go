@@ -73,6 +73,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		}
 	}
 	worker := opt.Outbox
+	if worker.Poll <= 0 {
+		worker.Poll = cfg.OutboxPoll
+	}
 	worker.Store, worker.Keys, worker.Transport, worker.From, worker.Log, worker.Now = st, keys, transport, cfg.MailFrom, log, opt.Now
 
 	ctx, cancel := context.WithCancel(ctx)
