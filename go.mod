@@ -17,6 +17,7 @@ require (
 )
 
 require (
+	github.com/getkin/kin-openapi v0.153.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
@@ -25,4 +26,5 @@ require (
 	go.uber.org/multierr v1.11.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
