@@ -368,6 +368,9 @@ func collect(err error, out *[]string) {
 	case nil:
 	case *openapi3filter.RequestError:
 		prefix := e.Reason
+		if prefix == "" {
+			prefix = "invalid"
+		}
 		if e.Parameter != nil {
 			prefix = fmt.Sprintf("%s parameter %q: %s", e.Parameter.In, e.Parameter.Name, e.Reason)
 		} else if e.RequestBody != nil {

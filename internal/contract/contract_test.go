@@ -136,7 +136,10 @@ func TestValidatorBites(t *testing.T) {
 		{"unknown path with the 404 problem passes", get("/nowhere"), canned{404, problemHeaders(nil), problem(404, "not-found", "")}, ""},
 		{"405 needs Allow", func() *http.Request { r, _ := http.NewRequest(http.MethodDelete, "http://x/api/health", nil); return r }(),
 			canned{405, problemHeaders(nil), problem(405, "method-not-allowed", "")}, `"Allow" missing`},
-		{"HEAD headers are checked", func() *http.Request { r, _ := http.NewRequest(http.MethodHead, "http://x/.well-known/api-catalog", nil); return r }(),
+		{"HEAD headers are checked", func() *http.Request {
+			r, _ := http.NewRequest(http.MethodHead, "http://x/.well-known/api-catalog", nil)
+			return r
+		}(),
 			canned{200, map[string]string{"Content-Type": "application/linkset+json", "X-Request-Id": requestID, "Cache-Control": "public, max-age=300"}, ""}, `"Link" missing`},
 	}
 	for _, tc := range cases {
