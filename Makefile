@@ -4,7 +4,7 @@ GO ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 SQLC := $(GO) run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
 
-.PHONY: help build run test generate verify lint bench demo
+.PHONY: help build run test generate verify lint lint-contract bench demo
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -18,8 +18,9 @@ run: build ## serve on http://127.0.0.1:8080 with a private PostgreSQL under .da
 test: ## run every check against a private PostgreSQL it starts itself
 	deploy/local/test.sh
 
-generate: ## regenerate sqlc code
+generate: ## regenerate sqlc code and bundle api/*.yaml into openapi.json
 	cd db && $(SQLC) generate
+	$(GO) run ./internal/cmd/openapi-bundle -o openapi.json api
 
 verify: generate ## regenerate, then fail if anything generated differs from what is committed
 	git diff --exit-code -- internal/store/dbsqlc openapi.json
@@ -28,6 +29,9 @@ lint: ## gofmt, go vet, staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+lint-contract: ## redocly lint openapi.json, ajv-compile schemas/ (installs tools/ on first use)
+	tools/lint.sh
 
 bench: ## run the benchmarks against the private PostgreSQL
 	BENCH=1 deploy/local/test.sh

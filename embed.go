@@ -20,3 +20,16 @@ var Schemas embed.FS
 //
 //go:embed db/migrations/*.sql
 var Migrations embed.FS
+
+// OpenAPI is openapi.json, the published contract, generated from api/ by
+// `make generate`. It is written with the origin https://consensus.md, which
+// the server replaces with the configured public origin when serving it.
+//
+//go:embed openapi.json
+var OpenAPI []byte
+
+// Web holds the static documents under web/: llms.txt, llms-full.txt and the
+// invitation page. They too are written with the origin https://consensus.md.
+//
+//go:embed web
+var Web embed.FS

@@ -1,15 +1,272 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io/fs"
 	"net/http"
+	"regexp"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	consensus "github.com/consensus-md/consensus"
+	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/venue"
 )
 
+// documentOrigin is the origin the embedded documents are written with; the
+// server replaces it with its configured public origin.
+const documentOrigin = "https://consensus.md"
+
+// publicCache marks a public document: no credential, same for everyone.
+const publicCache = "public, max-age=300"
+
+// apiCatalogType is the media type RFC 9727 gives the API catalog.
+const apiCatalogType = `application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"`
+
 func (s *Server) registerDiscoveryRoutes(r chi.Router) {
+	d := s.discoveryDocuments()
 	r.Get("/api/health", s.handleHealth)
 	r.Get("/problems/{code}", s.handleProblemType)
+	r.Get("/.well-known/consensus-agent", d.capabilities.serve)
+	r.Get("/.well-known/api-catalog", d.apiCatalog.serve)
+	r.Head("/.well-known/api-catalog", d.apiCatalog.serve)
+	r.Get("/openapi.json", d.openapi.serve)
+	r.Get("/llms.txt", d.llms.serve)
+	r.Get("/llms-full.txt", d.llmsFull.serve)
+	r.Get("/schemas/{name}/v1", s.handleSchema(d.schemas))
+	r.Get("/invite/{invitationId}", s.handleInvitePage(d.invitePage))
+}
+
+// document is a public document rendered once for the configured origin.
+type document struct {
+	body        []byte
+	contentType string
+	extra       http.Header
+}
+
+func (d document) serve(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	for k, v := range d.extra {
+		h[k] = v
+	}
+	h.Set("Content-Type", d.contentType)
+	if h.Get("Cache-Control") == "" {
+		h.Set("Cache-Control", publicCache)
+	}
+	h.Set("Content-Length", itoa(len(d.body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(d.body)
+	}
+}
+
+type discoveryDocs struct {
+	capabilities, apiCatalog, openapi, llms, llmsFull, invitePage document
+	schemas                                                       map[string]document
+}
+
+// discoveryDocuments renders every public document for s.origin. The
+// embedded files are fixed at build time, so a failure here is a build bug.
+func (s *Server) discoveryDocuments() discoveryDocs {
+	rewrite := func(b []byte) []byte {
+		return bytes.ReplaceAll(b, []byte(documentOrigin), []byte(s.origin))
+	}
+	web := func(name string) []byte {
+		b, err := fs.ReadFile(consensus.Web, "web/"+name)
+		if err != nil {
+			panic("httpapi: embedded web/" + name + " is missing")
+		}
+		return rewrite(b)
+	}
+	d := discoveryDocs{
+		capabilities: document{body: mustJSON(s.capabilities()), contentType: "application/json; charset=utf-8"},
+		apiCatalog: document{body: mustJSON(s.apiCatalog()), contentType: apiCatalogType,
+			extra: http.Header{"Link": {"<" + s.origin + `/.well-known/api-catalog>; rel="api-catalog"`}}},
+		openapi:  document{body: rewrite(consensus.OpenAPI), contentType: "application/json; charset=utf-8"},
+		llms:     document{body: web("llms.txt"), contentType: "text/plain; charset=utf-8"},
+		llmsFull: document{body: web("llms-full.txt"), contentType: "text/plain; charset=utf-8"},
+		schemas:  map[string]document{},
+	}
+	page := web("invite.html")
+	d.invitePage = document{body: page, contentType: "text/html; charset=utf-8", extra: http.Header{
+		"Cache-Control":           {"no-store"},
+		"Content-Security-Policy": {invitePagePolicy(page)},
+	}}
+	entries, _ := fs.ReadDir(consensus.Schemas, "schemas")
+	for _, e := range entries {
+		b, err := fs.ReadFile(consensus.Schemas, "schemas/"+e.Name()+"/v1.json")
+		if err == nil {
+			d.schemas[e.Name()] = document{body: rewrite(b), contentType: "application/schema+json; charset=utf-8"}
+		}
+	}
+	return d
+}
+
+// invitePagePolicy allows nothing but the page's one style block, by hash.
+func invitePagePolicy(page []byte) string {
+	style := ""
+	if _, rest, ok := bytes.Cut(page, []byte("<style>")); ok {
+		if css, _, ok := bytes.Cut(rest, []byte("</style>")); ok {
+			sum := sha256.Sum256(css)
+			style = "; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+		}
+	}
+	return "default-src 'none'" + style + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+}
+
+var schemaNameRE = regexp.MustCompile(`^[a-z][a-z-]*$`)
+
+func (s *Server) handleSchema(schemas map[string]document) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		name := chi.URLParam(r, "name")
+		doc, ok := schemas[name]
+		if !schemaNameRE.MatchString(name) || !ok {
+			writeProblem(w, s.problem("not-found", genericNotFoundDetail))
+			return
+		}
+		doc.serve(w, r)
+	}
+}
+
+// handleInvitePage serves the static page invite_uri opens. It reads
+// nothing: the secret in the fragment never reaches the server.
+func (s *Server) handleInvitePage(page document) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := chi.URLParam(r, "invitationId")
+		if u, err := uuid.Parse(id); err != nil || u.String() != id {
+			writeProblem(w, s.problem("not-found", genericNotFoundDetail))
+			return
+		}
+		page.serve(w, r)
+	}
+}
+
+// Capabilities is the /.well-known/consensus-agent document.
+type Capabilities struct {
+	Protocol    CapabilityProtocol  `json:"protocol"`
+	Service     string              `json:"service"`
+	Origin      string              `json:"origin"`
+	Endpoints   map[string]Endpoint `json:"endpoints"`
+	Credentials []CredentialScheme  `json:"credentials"`
+	Limits      Limits              `json:"limits"`
+	Schemas     map[string]string   `json:"schemas"`
+	Documents   map[string]string   `json:"documents"`
+	NotOffered  []string            `json:"notOffered"`
+}
+
+// CapabilityProtocol names the protocol and its version.
+type CapabilityProtocol struct {
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	Revisions []int  `json:"revisions"`
+	Transport string `json:"transport"`
+}
+
+// Endpoint is one agent route as a URL template.
+type Endpoint struct {
+	Method     string `json:"method"`
+	Href       string `json:"href"`
+	Credential string `json:"credential"`
+}
+
+// CredentialScheme says where a credential comes from and which routes take it.
+type CredentialScheme struct {
+	Scheme     string   `json:"scheme"`
+	Source     string   `json:"source"`
+	AcceptedBy []string `json:"acceptedBy"`
+	Lifetime   string   `json:"lifetime"`
+}
+
+// Limits are the limits the service enforces, from the same constants the
+// handlers use.
+type Limits struct {
+	ExchangeBodyBytes               int    `json:"exchangeBodyBytes"`
+	ClaimBodyBytes                  int    `json:"claimBodyBytes"`
+	EventsBodyBytes                 int    `json:"eventsBodyBytes"`
+	EventBodyCharacters             int    `json:"eventBodyCharacters"`
+	EventsPerParticipantPerRevision int    `json:"eventsPerParticipantPerRevision"`
+	SessionLifetimeSeconds          int    `json:"sessionLifetimeSeconds"`
+	RateLimitPerMinute              int    `json:"rateLimitPerMinute"`
+	IdempotencyKeyPattern           string `json:"idempotencyKeyPattern"`
+}
+
+func (s *Server) capabilities() Capabilities {
+	base := s.origin + "/api/v1/agent/invitations/{invitationId}/"
+	return Capabilities{
+		Protocol: CapabilityProtocol{Name: "consensus-invitation-rest", Version: "1", Revisions: []int{1}, Transport: "https-rest-json"},
+		Service:  "consensus",
+		Origin:   s.origin,
+		Endpoints: map[string]Endpoint{
+			"exchange": {"POST", base + "exchange", venue.SchemeInvite},
+			"claim":    {"POST", base + "claim", venue.SchemeSession},
+			"room":     {"GET", base + "room", venue.SchemeParticipant},
+			"events":   {"POST", base + "events", venue.SchemeParticipant},
+			"artifact": {"GET", base + "artifact", venue.SchemeParticipant},
+		},
+		Credentials: []CredentialScheme{
+			{venue.SchemeInvite, "the secret fragment of invite_uri in the invitation email; also accepted as the JSON secret member of the exchange body", []string{"exchange"}, "until the agreement deadline"},
+			{venue.SchemeSession, "sessionToken from exchange", []string{"claim"}, "at most 20 minutes, never past the deadline"},
+			{venue.SchemeParticipant, "participantToken from claim", []string{"room", "events", "artifact"}, "durable; revocable by the operator"},
+		},
+		Limits: Limits{
+			ExchangeBodyBytes: limitExchange, ClaimBodyBytes: limitClaim, EventsBodyBytes: limitEvents,
+			EventBodyCharacters: room.MaxBody, EventsPerParticipantPerRevision: room.MaxEventsPerParticipant,
+			SessionLifetimeSeconds: int(venue.SessionLifetime.Seconds()), RateLimitPerMinute: max(0, s.limiter.perMinute),
+			IdempotencyKeyPattern: "^[A-Za-z0-9._:-]{8,128}$",
+		},
+		Schemas: map[string]string{
+			"invitationEmail":    s.origin + "/schemas/invitation-email/v1",
+			"agreement":          s.origin + "/schemas/agreement/v1",
+			"roomCommand":        s.origin + "/schemas/room-command/v1",
+			"participantBinding": s.origin + "/schemas/participant-binding/v1",
+		},
+		Documents: map[string]string{
+			"openapi":    s.origin + "/openapi.json",
+			"apiCatalog": s.origin + "/.well-known/api-catalog",
+			"health":     s.origin + "/api/health",
+			"llms":       s.origin + "/llms.txt",
+			"llmsFull":   s.origin + "/llms-full.txt",
+		},
+		NotOffered: []string{"a2a", "mcp", "agent-initiation", "revision-2", "email-reply-participation",
+			"self-service-token-revocation", "runtime-callback", "participant-signatures", "independent-timestamps", "execution"},
+	}
+}
+
+type link struct {
+	Href  string `json:"href"`
+	Type  string `json:"type,omitempty"`
+	Title string `json:"title,omitempty"`
+}
+
+// apiCatalog is the RFC 9727 linkset: one entry anchored at the agent API.
+func (s *Server) apiCatalog() map[string]any {
+	return map[string]any{"linkset": []map[string]any{{
+		"anchor":       s.origin + "/api/v1/agent",
+		"service-desc": []link{{Href: s.origin + "/openapi.json", Type: "application/vnd.oai.openapi+json;version=3.1", Title: "OpenAPI 3.1 description"}},
+		"service-doc": []link{
+			{Href: s.origin + "/llms-full.txt", Type: "text/plain", Title: "Complete agent reference"},
+			{Href: s.origin + "/llms.txt", Type: "text/plain", Title: "Concise machine index"},
+		},
+		"status":      []link{{Href: s.origin + "/api/health", Type: "application/json", Title: "Health"}},
+		"describedby": []link{{Href: s.origin + "/.well-known/consensus-agent", Type: "application/json", Title: "Capabilities for invited agents"}},
+	}}}
+}
+
+func mustJSON(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		panic("httpapi: encode discovery document: " + err.Error())
+	}
+	return buf.Bytes()
 }
 
 // Health is the /api/health document.
@@ -43,5 +300,5 @@ func (s *Server) handleProblemType(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "public, max-age=86400")
-	_, _ = w.Write([]byte(pt.Code + " (HTTP " + itoa(pt.Status) + "): " + pt.Title + "\n\n" + pt.Explanation + "\n"))
+	_, _ = w.Write([]byte(pt.Code + " (HTTP " + itoa(pt.Status) + "): " + pt.Title + "\n\n" + strings.TrimSpace(pt.Explanation) + "\n"))
 }

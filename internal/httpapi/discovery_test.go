@@ -1,0 +1,334 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	consensus "github.com/consensus-md/consensus"
+	"github.com/consensus-md/consensus/internal/contract"
+	"github.com/consensus-md/consensus/internal/httpapi"
+	"github.com/consensus-md/consensus/internal/ingest"
+	"github.com/consensus-md/consensus/internal/mail"
+	"github.com/consensus-md/consensus/internal/pgtest"
+	"github.com/consensus-md/consensus/internal/secret"
+	"github.com/consensus-md/consensus/internal/store"
+	"github.com/consensus-md/consensus/internal/venue"
+)
+
+const operatorToken = "cso_discovery-test-operator-token"
+
+// testServer is the real handler on a loopback port whose URL is also its
+// configured public origin, with a client that validates every exchange
+// against openapi.json.
+type testServer struct {
+	origin string
+	client *http.Client
+	store  *store.Store
+	keys   *secret.Keys
+}
+
+func startServer(t *testing.T, st *store.Store, rateLimit int) *testServer {
+	t.Helper()
+	keys, err := secret.DeriveKeys(bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(nil)
+	origin := "http://" + srv.Listener.Addr().String()
+	v := &venue.Venue{Store: st, Keys: keys, Origin: origin, Now: time.Now}
+	api := httpapi.New(httpapi.Options{Venue: v, Origin: origin, OperatorTokenHash: sha256.Sum256([]byte(operatorToken)),
+		Logger: slog.New(slog.DiscardHandler), RateLimit: rateLimit, Version: "test"})
+	srv.Config.Handler = api.Handler()
+	srv.Start()
+	t.Cleanup(srv.Close)
+	val, err := contract.Load(consensus.OpenAPI, origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testServer{origin: origin, client: &http.Client{Transport: val.Transport(t, nil)}, store: st, keys: keys}
+}
+
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return st
+}
+
+// do sends one request; headers alternate name, value.
+func (s *testServer) do(t *testing.T, method, path string, body []byte, headers ...string) (*http.Response, []byte) {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, s.origin+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+func (s *testServer) mustStatus(t *testing.T, want int, method, path string, body []byte, headers ...string) []byte {
+	t.Helper()
+	resp, b := s.do(t, method, path, body, headers...)
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: status %d, want %d", method, strings.SplitN(path, "?", 2)[0], resp.StatusCode, want)
+	}
+	return b
+}
+
+func TestDiscoveryDocuments(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, openStore(t), 120)
+
+	for _, path := range []string{"/.well-known/consensus-agent", "/.well-known/api-catalog", "/openapi.json", "/llms.txt",
+		"/llms-full.txt", "/api/health", "/problems/not-found", "/invite/7d3c5a8e-4b1f-4c2d-9e6a-0f1b2c3d4e5f"} {
+		resp, body := s.do(t, http.MethodGet, path, nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %d", path, resp.StatusCode)
+		}
+		if bytes.Contains(body, []byte("https://consensus.md")) && path != "/llms-full.txt" {
+			t.Errorf("GET %s still names https://consensus.md instead of the configured origin", path)
+		}
+	}
+	if resp, _ := s.do(t, http.MethodHead, "/.well-known/api-catalog", nil); resp.StatusCode != http.StatusOK ||
+		resp.Header.Get("Content-Type") != `application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"` {
+		t.Errorf("HEAD api-catalog: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	// Deliberately outside the documented parameters: only the answer is checked.
+	s.mustStatus(t, http.StatusNotFound, http.MethodGet, "/schemas/nothing/v1", nil, contract.SkipRequestHeader, "1")
+	s.mustStatus(t, http.StatusNotFound, http.MethodGet, "/invite/not-a-uuid", nil, contract.SkipRequestHeader, "1")
+
+	for _, name := range []string{"invitation-email", "agreement", "room-command", "participant-binding"} {
+		var doc struct {
+			ID string `json:"$id"`
+		}
+		if err := json.Unmarshal(s.mustStatus(t, 200, http.MethodGet, "/schemas/"+name+"/v1", nil), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if want := s.origin + "/schemas/" + name + "/v1"; doc.ID != want {
+			t.Errorf("schema %s: $id %q, want %q", name, doc.ID, want)
+		}
+	}
+
+	var catalog struct {
+		Linkset []map[string]json.RawMessage `json:"linkset"`
+	}
+	if err := json.Unmarshal(s.mustStatus(t, 200, http.MethodGet, "/.well-known/api-catalog", nil), &catalog); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"service-desc", "service-doc", "status"} {
+		var links []struct{ Href string }
+		if err := json.Unmarshal(catalog.Linkset[0][rel], &links); err != nil || len(links) == 0 {
+			t.Fatalf("api-catalog: relation %s: %v", rel, err)
+		}
+		for _, l := range links {
+			s.mustStatus(t, 200, http.MethodGet, strings.TrimPrefix(l.Href, s.origin), nil)
+		}
+	}
+}
+
+var llmsLink = regexp.MustCompile(`^- \[[^\]]+\]\(([^)\s]+)\)(: .+)?$`)
+
+// TestLLMsTxt checks the llmstxt.org shape (one H1 first, a blockquote
+// summary, H2 sections of link lists) and that every link resolves here.
+func TestLLMsTxt(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, openStore(t), 120)
+	body := s.mustStatus(t, 200, http.MethodGet, "/llms.txt", nil)
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "# ") {
+		t.Fatal("llms.txt must start with an H1")
+	}
+	h1, quote, sections, links := 0, false, 0, 0
+	inSection := false
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "# "):
+			h1++
+		case strings.HasPrefix(l, "> "):
+			if sections > 0 {
+				t.Errorf("line %d: the blockquote summary must come before the sections", i+1)
+			}
+			quote = true
+		case strings.HasPrefix(l, "## "):
+			sections++
+			inSection = true
+		case strings.HasPrefix(l, "#"):
+			t.Errorf("line %d: only H1 and H2 headings belong in llms.txt", i+1)
+		case inSection && l != "":
+			m := llmsLink.FindStringSubmatch(l)
+			if m == nil {
+				t.Errorf("line %d: a section holds only '- [name](url): notes' items", i+1)
+				continue
+			}
+			links++
+			if !strings.HasPrefix(m[1], s.origin+"/") {
+				t.Errorf("line %d: link %s is not on the configured origin", i+1, m[1])
+				continue
+			}
+			s.mustStatus(t, 200, http.MethodGet, strings.TrimPrefix(m[1], s.origin), nil)
+		}
+	}
+	if h1 != 1 || !quote || sections == 0 || links == 0 {
+		t.Fatalf("llms.txt: %d H1, blockquote %v, %d sections, %d links", h1, quote, sections, links)
+	}
+}
+
+// invitation creates an agreement with one agent through the operator API
+// and reads its invitation email back from the outbox, as the agent would.
+func (s *testServer) invitation(t *testing.T) mail.Envelope {
+	t.Helper()
+	create := fmt.Sprintf(`{"title":"Probe limits","objective":"Check the published limits.","rules":[],"deadline":%q,
+		"participants":[{"displayName":"Prober","kind":"agent","email":"prober@agentmail.to","required":true}]}`,
+		time.Now().Add(48*time.Hour).UTC().Format(time.RFC3339))
+	s.mustStatus(t, http.StatusCreated, http.MethodPost, "/api/v1/admin/agreements", []byte(create), "Authorization", "Bearer "+operatorToken)
+	row, err := s.store.OutboxClaimDue(context.Background(), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := s.keys.Open(row.SealedBody, row.ID[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ingest.ExtractBlock(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env mail.Envelope
+	if err := json.Unmarshal(block, &env); err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// padJSON pads a JSON object with trailing spaces to exactly n bytes.
+func padJSON(t *testing.T, obj string, n int) []byte {
+	t.Helper()
+	if len(obj) > n {
+		t.Fatalf("object of %d bytes does not fit in %d", len(obj), n)
+	}
+	return []byte(obj + strings.Repeat(" ", n-len(obj)))
+}
+
+// TestCapabilitiesMatchEnforcedLimits reads the limits from the capabilities
+// document and probes each one on the real routes.
+func TestCapabilitiesMatchEnforcedLimits(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	s := startServer(t, st, 120)
+	var caps httpapi.Capabilities
+	if err := json.Unmarshal(s.mustStatus(t, 200, http.MethodGet, "/.well-known/consensus-agent", nil), &caps); err != nil {
+		t.Fatal(err)
+	}
+	lim := caps.Limits
+	if caps.Protocol.Version != "1" || len(caps.NotOffered) == 0 || lim.RateLimitPerMinute != 120 {
+		t.Fatalf("capabilities: %+v", caps)
+	}
+
+	env := s.invitation(t)
+	base := "/api/v1/agent/invitations/" + env.InvitationID
+	sec := env.InviteURI[strings.Index(env.InviteURI, "#secret=")+len("#secret="):]
+	skip := []string{contract.SkipRequestHeader, "1"}
+
+	// Exchange: limit bytes pass, one more is 413.
+	exchange := fmt.Sprintf(`{"secret":%q}`, sec)
+	s.mustStatus(t, 413, http.MethodPost, base+"/exchange", padJSON(t, exchange, lim.ExchangeBodyBytes+1))
+	var ex venue.Exchanged
+	start := time.Now()
+	if err := json.Unmarshal(s.mustStatus(t, 200, http.MethodPost, base+"/exchange", padJSON(t, exchange, lim.ExchangeBodyBytes)), &ex); err != nil {
+		t.Fatal(err)
+	}
+	expires, err := time.Parse(time.RFC3339Nano, ex.SessionExpiresAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lifetime := time.Duration(lim.SessionLifetimeSeconds) * time.Second
+	if expires.After(time.Now().Add(lifetime)) || expires.Before(start.Add(lifetime-time.Minute)) {
+		t.Errorf("session expires at %s, want about %s from now", ex.SessionExpiresAt, lifetime)
+	}
+
+	// Claim.
+	session := []string{"Authorization", "Consensus-Session " + ex.SessionToken}
+	claim := fmt.Sprintf(`{"emailProof":%q,"inbox":%q}`, env.AgentClaim.EmailProof, env.Inbox)
+	s.mustStatus(t, 413, http.MethodPost, base+"/claim", padJSON(t, claim, lim.ClaimBodyBytes+1), session...)
+	var cl venue.Claimed
+	if err := json.Unmarshal(s.mustStatus(t, 200, http.MethodPost, base+"/claim", padJSON(t, claim, lim.ClaimBodyBytes), session...), &cl); err != nil {
+		t.Fatal(err)
+	}
+
+	// Events: body bytes, body characters, then events per participant.
+	participant := []string{"Authorization", "Consensus-Participant " + cl.ParticipantToken}
+	n := 0
+	post := func(want int, body []byte, extra ...string) {
+		t.Helper()
+		n++
+		h := append(append([]string{"Idempotency-Key", fmt.Sprintf("probe-%05d", n)}, participant...), extra...)
+		s.mustStatus(t, want, http.MethodPost, base+"/events", body, h...)
+	}
+	comment := func(text string) string {
+		return fmt.Sprintf(`{"action":"comment","body":%q,"revision":1,"digest":%q}`, text, env.Revision.Digest)
+	}
+	post(413, padJSON(t, comment("x"), lim.EventsBodyBytes+1))
+	post(201, padJSON(t, comment("x"), lim.EventsBodyBytes))
+	post(201, []byte(comment(strings.Repeat("😀", lim.EventBodyCharacters))))
+	post(400, []byte(comment(strings.Repeat("😀", lim.EventBodyCharacters+1))), skip...)
+	for stored := 2; stored < lim.EventsPerParticipantPerRevision; stored++ {
+		post(201, []byte(comment(fmt.Sprintf("note %d", stored))))
+	}
+	post(409, []byte(comment("one too many")))
+}
+
+// TestRateLimitMatchesCapabilities probes the published rate limit.
+func TestRateLimitMatchesCapabilities(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, openStore(t), 3)
+	var caps httpapi.Capabilities
+	if err := json.Unmarshal(s.mustStatus(t, 200, http.MethodGet, "/.well-known/consensus-agent", nil), &caps); err != nil {
+		t.Fatal(err)
+	}
+	path := "/api/v1/agent/invitations/7d3c5a8e-4b1f-4c2d-9e6a-0f1b2c3d4e5f/exchange"
+	body := []byte(`{"secret":"csi_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}`)
+	for i := 0; i < caps.Limits.RateLimitPerMinute; i++ {
+		s.mustStatus(t, 404, http.MethodPost, path, body)
+	}
+	resp, _ := s.do(t, http.MethodPost, path, body)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("request %d: status %d, want 429 with Retry-After", caps.Limits.RateLimitPerMinute+1, resp.StatusCode)
+	}
+}
