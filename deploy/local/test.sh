@@ -20,5 +20,8 @@ unformatted=$(gofmt -l $(git ls-files '*.go'))
 [[ -z $unformatted ]] || { echo "gofmt would change: $unformatted"; exit 1; }
 go vet ./...
 
+echo "== contract lint (redocly, ajv)"
+tools/lint.sh
+
 echo "== go test -race"
 go test -race -count=1 -timeout 15m ./...

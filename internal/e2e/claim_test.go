@@ -56,10 +56,10 @@ func TestClaim(t *testing.T) {
 		"not an object":      []string{"x"},
 	}
 	for name, body := range bad {
-		t.Run(name, func(t *testing.T) { expect(t, a.claim(body), 400, "invalid-request") })
+		t.Run(name, func(t *testing.T) { expect(t, a.claimInvalid(body), 400, "invalid-request") })
 	}
 	t.Run("oversize", func(t *testing.T) {
-		expect(t, a.claim(`{"emailProof":"`+strings.Repeat("p", 4096)+`"}`), 413, "payload-too-large")
+		expect(t, a.claimInvalid(`{"emailProof":"`+strings.Repeat("p", 4096)+`"}`), 413, "payload-too-large")
 	})
 	t.Run("wrong proof", func(t *testing.T) {
 		expect(t, a.claim(map[string]any{"emailProof": b.inv.EmailProof, "inbox": a.inv.Inbox}), 403, "proof-mismatch")

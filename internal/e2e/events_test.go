@@ -18,19 +18,20 @@ func TestEvents(t *testing.T) {
 	path := s.agentPath(a.inv.InvitationID, "events")
 	send := func(key string, body any) *response {
 		h := a.auth()
-		if key != "" {
-			h["Idempotency-Key"] = key
-		}
-		return s.do("POST", path, h, body)
+		return sendWith(s, path, h, key, body)
+	}
+	sendInvalid := func(key string, body any) *response {
+		h := invalid(a.auth())
+		return sendWith(s, path, h, key, body)
 	}
 	cmd := func(action, body string) map[string]any {
 		return map[string]any{"action": action, "body": body, "revision": 1, "digest": c.RevisionDigest}
 	}
 
 	t.Run("key syntax", func(t *testing.T) {
-		expect(t, send("", cmd("comment", "x")), 400, "invalid-request")
+		expect(t, sendInvalid("", cmd("comment", "x")), 400, "invalid-request")
 		for _, k := range []string{"short", "has space in it", strings.Repeat("k", 129), "slash/key/1"} {
-			expect(t, send(k, cmd("comment", "x")), 400, "invalid-request")
+			expect(t, sendInvalid(k, cmd("comment", "x")), 400, "invalid-request")
 		}
 	})
 	t.Run("body syntax", func(t *testing.T) {
@@ -48,12 +49,12 @@ func TestEvents(t *testing.T) {
 			"unknown field":       map[string]any{"action": "comment", "body": "x", "revision": 1, "digest": c.RevisionDigest, "signature": "x"},
 		} {
 			t.Run(name, func(t *testing.T) {
-				expect(t, send("syntax-"+strings.ReplaceAll(name, " ", "-"), body), 400, "invalid-request")
+				expect(t, sendInvalid("syntax-"+strings.ReplaceAll(name, " ", "-"), body), 400, "invalid-request")
 			})
 		}
 	})
 	t.Run("body limit", func(t *testing.T) {
-		expect(t, send("too-large-1", `{"action":"comment","body":"`+strings.Repeat("a", 20*1024)+`","revision":1,"digest":"`+c.RevisionDigest+`"}`), 413, "payload-too-large")
+		expect(t, sendInvalid("too-large-1", `{"action":"comment","body":"`+strings.Repeat("a", 20*1024)+`","revision":1,"digest":"`+c.RevisionDigest+`"}`), 413, "payload-too-large")
 	})
 	t.Run("4000 four-byte characters fit", func(t *testing.T) {
 		r := send("emoji-4000", cmd("comment", strings.Repeat("😀", 4000)))
@@ -119,6 +120,13 @@ func TestEvents(t *testing.T) {
 			t.Fatal("chainHead is not the last hash")
 		}
 	})
+}
+
+func sendWith(s *server, path string, h map[string]string, key string, body any) *response {
+	if key != "" {
+		h["Idempotency-Key"] = key
+	}
+	return s.do("POST", path, h, body)
 }
 
 func mustJSON(v any) []byte {

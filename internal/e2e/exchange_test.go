@@ -54,7 +54,7 @@ func TestExchange(t *testing.T) {
 		expect(t, s.do("POST", path, nil, map[string]string{}), 400, "invalid-request")
 	})
 	t.Run("unknown field", func(t *testing.T) {
-		expect(t, s.do("POST", path, nil, map[string]string{"secret": a.inv.Secret, "extra": "x"}), 400, "invalid-request")
+		expect(t, s.do("POST", path, invalid(nil), map[string]string{"secret": a.inv.Secret, "extra": "x"}), 400, "invalid-request")
 	})
 	t.Run("body limit", func(t *testing.T) {
 		pad := `{"secret":"` + a.inv.Secret + `"}`
@@ -85,8 +85,8 @@ func TestExchangeGenericNotFound(t *testing.T) {
 		"wrong secret":         s.do("POST", s.agentPath(a.inv.InvitationID, "exchange"), nil, map[string]string{"secret": "csi_" + strings.Repeat("A", 43)}),
 		"wrong secret, odd":    s.do("POST", s.agentPath(a.inv.InvitationID, "exchange"), nil, map[string]string{"secret": "?"}),
 		"unknown id":           s.do("POST", s.agentPath("6f1d8a9e-2b3c-4d5e-8f90-123456789abc", "exchange"), nil, map[string]string{"secret": a.inv.Secret}),
-		"malformed id":         s.do("POST", s.agentPath("not-a-uuid", "exchange"), nil, map[string]string{"secret": a.inv.Secret}),
-		"upper-case id":        s.do("POST", s.agentPath(strings.ToUpper(a.inv.InvitationID), "exchange"), nil, map[string]string{"secret": a.inv.Secret}),
+		"malformed id":         s.do("POST", s.agentPath("not-a-uuid", "exchange"), invalid(nil), map[string]string{"secret": a.inv.Secret}),
+		"upper-case id":        s.do("POST", s.agentPath(strings.ToUpper(a.inv.InvitationID), "exchange"), invalid(nil), map[string]string{"secret": a.inv.Secret}),
 		"human on agent route": s.do("POST", s.agentPath(human.InvitationID, "exchange"), nil, map[string]string{"secret": human.Secret}),
 		"revoked":              s.do("POST", s.agentPath(revoked.InvitationID, "exchange"), nil, map[string]string{"secret": revoked.Secret}),
 		"another's secret":     s.do("POST", s.agentPath(a.inv.InvitationID, "exchange"), nil, map[string]string{"secret": revoked.Secret}),

@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	consensus "github.com/consensus-md/consensus"
 	"github.com/consensus-md/consensus/internal/config"
+	"github.com/consensus-md/consensus/internal/contract"
 	"github.com/consensus-md/consensus/internal/daemon"
 	"github.com/consensus-md/consensus/internal/ingest"
 	"github.com/consensus-md/consensus/internal/outbox"
@@ -129,8 +131,15 @@ func startServer(t testing.TB, opts ...serverOptions) *server {
 			t.Errorf("consensusd: %v", err)
 		}
 	})
+	// Every request and response of the suite is checked against the
+	// published openapi.json: an undocumented status, header or field fails.
+	v, err := contract.Load(consensus.OpenAPI, origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transport := v.Transport(t, &http.Transport{MaxIdleConnsPerHost: 64})
 	return &server{t: t, origin: origin, addr: "http://" + ln.Addr().String(), maildir: maildir, logs: logs, clock: clk, dbURL: dbURL,
-		http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+		http: &http.Client{Timeout: 30 * time.Second, Transport: transport}}
 }
 
 // response is a received answer with its body read.
@@ -193,6 +202,17 @@ func (s *server) do(method, path string, headers map[string]string, body any) *r
 		s.t.Fatal(err)
 	}
 	return &response{Response: resp, body: b}
+}
+
+// invalid marks a request the test sends malformed on purpose: the
+// contract transport then skips validating the request (it still validates
+// the response).
+func invalid(h map[string]string) map[string]string {
+	out := map[string]string{contract.SkipRequestHeader: "1"}
+	for k, v := range h {
+		out[k] = v
+	}
+	return out
 }
 
 // expect fails unless r has the status (and, for problems, the code).
@@ -346,6 +366,11 @@ func (a *agent) join() *agent {
 
 func (a *agent) claim(body any) *response {
 	return a.s.do("POST", a.s.agentPath(a.inv.InvitationID, "claim"), map[string]string{"Authorization": "Consensus-Session " + a.session}, body)
+}
+
+// claimInvalid sends a claim body that is malformed on purpose.
+func (a *agent) claimInvalid(body any) *response {
+	return a.s.do("POST", a.s.agentPath(a.inv.InvitationID, "claim"), invalid(map[string]string{"Authorization": "Consensus-Session " + a.session}), body)
 }
 
 func (a *agent) auth() map[string]string {

@@ -47,7 +47,7 @@ func TestCreateValidation(t *testing.T) {
 	for name, mutate := range cases {
 		m := base()
 		mutate(m)
-		r := s.do("POST", "/api/v1/admin/agreements", operator(), m)
+		r := s.do("POST", "/api/v1/admin/agreements", invalid(operator()), m)
 		if r.StatusCode != 400 {
 			t.Errorf("%s: status %d %s", name, r.StatusCode, r.body)
 		}
@@ -61,7 +61,7 @@ func TestCreateValidation(t *testing.T) {
 	if r.json(t)["deadline"] != "2031-01-01T00:00:00Z" {
 		t.Fatalf("deadline %s", r.body)
 	}
-	expect(t, s.do("POST", "/api/v1/admin/agreements", operator(), `{"title":`+strings.Repeat(" ", 300*1024)+`}`), 413, "payload-too-large")
+	expect(t, s.do("POST", "/api/v1/admin/agreements", invalid(operator()), `{"title":`+strings.Repeat(" ", 300*1024)+`}`), 413, "payload-too-large")
 }
 
 func TestOperatorListGetResend(t *testing.T) {
@@ -80,7 +80,7 @@ func TestOperatorListGetResend(t *testing.T) {
 		t.Fatalf("page 2 %v", p2)
 	}
 	expect(t, s.do("GET", "/api/v1/admin/agreements?cursor=bogus", operator(), nil), 400, "invalid-request")
-	expect(t, s.do("GET", "/api/v1/admin/agreements?limit=0", operator(), nil), 400, "invalid-request")
+	expect(t, s.do("GET", "/api/v1/admin/agreements?limit=0", invalid(operator()), nil), 400, "invalid-request")
 	expect(t, s.do("GET", "/api/v1/admin/agreements/6f1d8a9e-2b3c-4d5e-8f90-123456789abc", operator(), nil), 404, "not-found")
 
 	c := s.create("Resend", s.future())
@@ -172,5 +172,5 @@ func TestRateLimit(t *testing.T) {
 		t.Fatal("no Retry-After")
 	}
 	// routes are limited separately
-	expect(t, s.do("POST", s.agentPath("6f1d8a9e-2b3c-4d5e-8f90-123456789abc", "claim"), nil, nil), 401, "unauthorized")
+	expect(t, s.do("POST", s.agentPath("6f1d8a9e-2b3c-4d5e-8f90-123456789abc", "claim"), invalid(nil), nil), 401, "unauthorized")
 }
