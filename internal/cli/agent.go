@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/consensus-md/consensus/internal/agent"
+	"github.com/consensus-md/consensus/internal/config"
 	"github.com/consensus-md/consensus/internal/ingest"
 )
 
@@ -261,23 +262,13 @@ func agentWatch(ctx context.Context, a *agent.Agent, args []string, env Env) err
 	return a.Watch(ctx, agent.WatchOptions{Source: src, Exec: program, ExecStderr: env.Stderr, Claimed: claimed, UntilFinal: untilFinal})
 }
 
-// secretFromEnv reads NAME or the file named by NAME_FILE.
+// secretFromEnv reads a required secret from NAME or NAME_FILE.
 func secretFromEnv(env Env, name string) (string, error) {
-	v, file := env.Getenv(name), env.Getenv(name+"_FILE")
-	if v != "" && file != "" {
-		return "", fmt.Errorf("%s: set either %s or %s_FILE, not both", name, name, name)
+	v, err := config.Secret(env.Getenv, name)
+	if err == nil && v == "" {
+		err = fmt.Errorf("%s: required for --imap (or %s_FILE)", name, name)
 	}
-	if file != "" {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return "", fmt.Errorf("%s_FILE: %w", name, err)
-		}
-		return strings.TrimSpace(string(b)), nil
-	}
-	if v == "" {
-		return "", fmt.Errorf("%s: required for --imap (or %s_FILE)", name, name)
-	}
-	return v, nil
+	return v, err
 }
 
 // writeFileAtomic writes b to path through a temporary file and a rename,

@@ -87,7 +87,7 @@ func Load(getenv func(string) string) (*Config, error) {
 		}
 		c.OutboxPoll = d
 	}
-	op, err := secretSetting(getenv, "CONSENSUS_OPERATOR_TOKEN")
+	op, err := Secret(getenv, "CONSENSUS_OPERATOR_TOKEN")
 	if err != nil {
 		return nil, err
 	}
@@ -98,14 +98,14 @@ func Load(getenv func(string) string) (*Config, error) {
 		return nil, errors.New("CONSENSUS_OPERATOR_TOKEN: must be at least 24 characters")
 	}
 	c.OperatorTokenHash = sha256.Sum256([]byte(op))
-	key, err := secretSetting(getenv, "CONSENSUS_TOKEN_KEY")
+	key, err := Secret(getenv, "CONSENSUS_TOKEN_KEY")
 	if err != nil {
 		return nil, err
 	}
 	if c.TokenKey, err = decodeKey(key); err != nil {
 		return nil, err
 	}
-	if c.SMTPPassword, err = secretSetting(getenv, "CONSENSUS_SMTP_PASSWORD"); err != nil {
+	if c.SMTPPassword, err = Secret(getenv, "CONSENSUS_SMTP_PASSWORD"); err != nil {
 		return nil, err
 	}
 	return c, c.Validate()
@@ -160,8 +160,9 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// secretSetting reads NAME, or the file named by NAME_FILE; both set is an error.
-func secretSetting(getenv func(string) string, name string) (string, error) {
+// Secret reads the setting NAME, or the file named by NAME_FILE (trimmed);
+// both set is an error naming the setting. An unset setting is "".
+func Secret(getenv func(string) string, name string) (string, error) {
 	v, file := getenv(name), strings.TrimSpace(getenv(name+"_FILE"))
 	if v != "" && file != "" {
 		return "", fmt.Errorf("%s: set either %s or %s_FILE, not both", name, name, name)
