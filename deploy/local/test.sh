@@ -11,6 +11,18 @@ if [[ -z ${CONSENSUS_TEST_DATABASE_URL:-} ]]; then
 fi
 export CONSENSUS_TEST_DATABASE_URL
 
+# The web page tests drive a real browser: Debian's chromium.
+if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    echo "test.sh: installing Debian's chromium for the browser tests" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
+  else
+    echo "test.sh: the browser tests need Chromium: install it (sudo apt-get install chromium) and run make test again" >&2
+    exit 1
+  fi
+fi
+
 if [[ -n ${BENCH:-} ]]; then
   exec go test -run '^$' -bench . -benchmem -count "${BENCH_COUNT:-6}" ./...
 fi
