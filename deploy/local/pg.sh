@@ -44,15 +44,18 @@ as_owner=()
 if [[ $(id -u) -eq 0 ]]; then
   id postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql --shell /usr/sbin/nologin postgres
   chown postgres: "$dir"
-  if ! runuser -u postgres -- test -w "$dir"; then
-    # The checkout lives where postgres cannot enter (for example /root):
-    # keep the cluster in a directory of its own, keyed by the checkout path.
-    alt=/var/tmp/consensus-pg-$(printf '%s' "$dir" | sha256sum | cut -c1-16)
-    mkdir -p "$alt"; chown postgres: "$alt"; chmod 700 "$alt"
-    ln -sfn "$alt" "$dir/cluster-location"
-    dir=$alt
-  fi
   as_owner=(runuser -u postgres --)
+fi
+# Keep the cluster elsewhere, keyed by the checkout path, when its owner
+# cannot enter $dir (a checkout under /root, say) or when the socket path
+# would pass the 107-byte limit of Unix sockets.
+if ! "${as_owner[@]}" test -w "$dir" || (( ${#dir} > 80 )); then
+  alt=/var/tmp/consensus-pg-$(printf '%s' "$dir" | sha256sum | cut -c1-16)
+  mkdir -p "$alt"
+  [[ $(id -u) -ne 0 ]] || chown postgres: "$alt"
+  chmod 700 "$alt"
+  ln -sfn "$alt" "$dir/cluster-location"
+  dir=$alt
 fi
 
 data=$dir/data
