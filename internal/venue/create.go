@@ -78,7 +78,7 @@ func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, 
 	rev := room.Revision{
 		Schema: fmt.Sprintf(room.AgreementSchemaFmt, v.Origin), AgreementID: agreementID.String(), Revision: 1,
 		Title: in.Title, Objective: in.Objective, Rules: in.Rules, DecisionRule: room.DecisionRule,
-		Deadline: canon.FormatTime(deadline), LockedAt: canon.FormatTime(now.Truncate(1e9)), Issuer: v.Origin,
+		Deadline: canon.FormatTime(deadline), LockedAt: canon.FormatTime(now.Truncate(time.Second)), Issuer: v.Origin,
 	}
 	type slot struct {
 		participant  uuid.UUID
@@ -129,7 +129,7 @@ func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, 
 		}
 		if err := tx.RevisionInsert(ctx, dbsqlc.RevisionInsertParams{
 			AgreementID: agreementID, Number: 1, CanonicalJson: string(locked.Canonical), Markdown: locked.Markdown,
-			RevisionDigest: locked.RevisionDigest, MarkdownDigest: locked.MarkdownDigest, LockedAt: now.Truncate(1e9),
+			RevisionDigest: locked.RevisionDigest, MarkdownDigest: locked.MarkdownDigest, LockedAt: now.Truncate(time.Second),
 		}); err != nil {
 			return err
 		}
