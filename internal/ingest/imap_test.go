@@ -116,10 +116,10 @@ func fetchIDs(t *testing.T, ctx context.Context, src Source) map[string][]byte {
 
 func testIMAPSource(t *testing.T, caps imap.CapSet, poll time.Duration) {
 	addr, user := startIMAP(t, caps)
-	invite := readFixture(t, "plain-7bit.eml")
+	invite := readFixture(t, "plain-7bit.rfc822")
 	uid1 := appendMsg(t, user, invite)
-	appendMsg(t, user, readFixture(t, "unrelated.eml"))
-	appendMsg(t, user, readFixture(t, "multipart-base64.eml"))
+	appendMsg(t, user, readFixture(t, "unrelated.rfc822"))
+	appendMsg(t, user, readFixture(t, "multipart-base64.rfc822"))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -165,7 +165,7 @@ func testIMAPSource(t *testing.T, caps imap.CapSet, poll time.Duration) {
 	// the source waits is delivered.
 	go func() {
 		time.Sleep(200 * time.Millisecond)
-		body := readFixture(t, "quoted-printable.eml")
+		body := readFixture(t, "quoted-printable.rfc822")
 		if _, err := user.Append("INBOX", literal{bytes.NewReader(body), int64(len(body))}, &imap.AppendOptions{}); err != nil {
 			t.Errorf("append: %v", err)
 		}
@@ -243,7 +243,7 @@ func TestIMAPSourceReconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem.AddUser(user)
-	appendMsg(t, user, readFixture(t, "plain-7bit.eml"))
+	appendMsg(t, user, readFixture(t, "plain-7bit.rfc822"))
 	srv := imapserver.New(&imapserver.Options{
 		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
 			return mem.NewSession(), nil, nil

@@ -60,7 +60,7 @@ func TestIMAPSourceTLS(t *testing.T) {
 				t.Fatal(err)
 			}
 			mem.AddUser(user)
-			appendMsg(t, user, readFixture(t, "plain-7bit.eml"))
+			appendMsg(t, user, readFixture(t, "plain-7bit.rfc822"))
 			srv := imapserver.New(&imapserver.Options{
 				NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
 					return mem.NewSession(), nil, nil

@@ -27,11 +27,11 @@ func TestMaildirSource(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	invite := readFixture(t, "plain-7bit.eml")
+	invite := readFixture(t, "plain-7bit.rfc822")
 	writeMaildirFile(t, dir, "new", "1700000000.1.host", invite)
-	writeMaildirFile(t, dir, "new", "1700000001.2.host", readFixture(t, "unrelated.eml"))
-	writeMaildirFile(t, dir, "cur", "1600000000.3.host:2,S", readFixture(t, "plain-7bit.eml")) // already seen
-	writeMaildirFile(t, dir, "cur", "1600000000.4.host:2,F", readFixture(t, "iso-8859-1.eml")) // read by nobody, flagged
+	writeMaildirFile(t, dir, "new", "1700000001.2.host", readFixture(t, "unrelated.rfc822"))
+	writeMaildirFile(t, dir, "cur", "1600000000.3.host:2,S", readFixture(t, "plain-7bit.rfc822")) // already seen
+	writeMaildirFile(t, dir, "cur", "1600000000.4.host:2,F", readFixture(t, "iso-8859-1.rfc822")) // read by nobody, flagged
 
 	msgs, err := src.Fetch(ctx)
 	if err != nil {
@@ -76,7 +76,7 @@ func TestMaildirSource(t *testing.T) {
 	go func() {
 		time.Sleep(50 * time.Millisecond)
 		tmp := filepath.Join(dir, "tmp", "1700000002.5.host")
-		if err := os.WriteFile(tmp, readFixture(t, "quoted-printable.eml"), 0o600); err == nil {
+		if err := os.WriteFile(tmp, readFixture(t, "quoted-printable.rfc822"), 0o600); err == nil {
 			_ = os.Rename(tmp, filepath.Join(dir, "new", "1700000002.5.host"))
 		}
 	}()

@@ -25,10 +25,10 @@ func TestParseMessage(t *testing.T) {
 		file  string
 		title string
 	}{
-		{"plain-7bit.eml", "Ship v2 on Friday"},
-		{"quoted-printable.eml", "Livraison v2 prévue vendredi — ✓"},
-		{"multipart-base64.eml", "Ship v2 on Friday"},
-		{"iso-8859-1.eml", "Réunion à Zürich"},
+		{"plain-7bit.rfc822", "Ship v2 on Friday"},
+		{"quoted-printable.rfc822", "Livraison v2 prévue vendredi — ✓"},
+		{"multipart-base64.rfc822", "Ship v2 on Friday"},
+		{"iso-8859-1.rfc822", "Réunion à Zürich"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -55,10 +55,10 @@ func TestParseMessageRefusals(t *testing.T) {
 		check  string
 		reason string
 	}{
-		{"unrelated.eml", true, "", "ordinary mail is skipped"},
-		{"attachment-only.eml", true, "", "attachments and forwarded messages are not this email's body"},
-		{"two-blocks.eml", false, CheckBlock, "one block per message"},
-		{"truncated.eml", false, CheckBlock, "BEGIN without END"},
+		{"unrelated.rfc822", true, "", "ordinary mail is skipped"},
+		{"attachment-only.rfc822", true, "", "attachments and forwarded messages are not this email's body"},
+		{"two-blocks.rfc822", false, CheckBlock, "one block per message"},
+		{"truncated.rfc822", false, CheckBlock, "BEGIN without END"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -89,7 +89,7 @@ func TestParseMessageEnvelopeRefused(t *testing.T) {
 	t.Parallel()
 	// A well-formed email whose envelope points at another origin reaches the
 	// origin check through the MIME path.
-	raw := strings.ReplaceAll(string(readFixture(t, "plain-7bit.eml")), "https://consensus.md/invite/", "https://evil.example/invite/")
+	raw := strings.ReplaceAll(string(readFixture(t, "plain-7bit.rfc822")), "https://consensus.md/invite/", "https://evil.example/invite/")
 	_, err := ParseMessageBytes([]byte(raw), Policy{})
 	if !isCheck(err, CheckOrigin) {
 		t.Fatalf("err = %v, want origin", err)
@@ -99,11 +99,11 @@ func TestParseMessageEnvelopeRefused(t *testing.T) {
 
 func TestParseMessageUnknownCharset(t *testing.T) {
 	t.Parallel()
-	raw := strings.Replace(string(readFixture(t, "plain-7bit.eml")), "charset=utf-8", "charset=x-no-such-charset", 1)
+	raw := strings.Replace(string(readFixture(t, "plain-7bit.rfc822")), "charset=utf-8", "charset=x-no-such-charset", 1)
 	if _, err := ParseMessageBytes([]byte(raw), Policy{}); !isCheck(err, CheckBlock) {
 		t.Fatalf("err = %v, want block", err)
 	}
-	unrelated := strings.Replace(string(readFixture(t, "unrelated.eml")), "charset=utf-8", "charset=x-no-such-charset", 1)
+	unrelated := strings.Replace(string(readFixture(t, "unrelated.rfc822")), "charset=utf-8", "charset=x-no-such-charset", 1)
 	if _, err := ParseMessageBytes([]byte(unrelated), Policy{}); !errors.Is(err, ErrNoInvitation) {
 		t.Fatalf("unrelated mail in an unknown charset: err = %v, want ErrNoInvitation", err)
 	}
