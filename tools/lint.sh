@@ -5,6 +5,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "tools/lint.sh: the contract lint needs Node.js 20+ with npm (https://nodejs.org, or your distribution's nodejs and npm packages)" >&2
+  exit 1
+fi
 if [[ ! -d tools/node_modules ]]; then
   npm ci --prefix tools --no-audit --no-fund --loglevel=error
 fi
