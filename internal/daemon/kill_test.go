@@ -201,3 +201,41 @@ func TestSIGKILLWithPendingOutbox(t *testing.T) {
 		}
 	}
 }
+
+// TestAcknowledgedWritesSurviveSIGKILL: everything the service answered 201
+// for is there after a SIGKILL and a restart (R-SEC-4): it commits before it
+// answers and keeps nothing that matters in memory.
+func TestAcknowledgedWritesSurviveSIGKILL(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds and runs consensusd")
+	}
+	bin := buildConsensusd(t)
+	operatorToken := secret.NewOperatorToken()
+	env := []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		"CONSENSUS_ENV=local", "DATABASE_URL=" + pgtest.URL(t),
+		"CONSENSUS_TOKEN_KEY=" + strings.Repeat("cd", 32), "CONSENSUS_OPERATOR_TOKEN=" + operatorToken,
+		"CONSENSUS_MAIL_URL=maildir://" + filepath.Join(t.TempDir(), "mail"), "CONSENSUS_LISTEN=127.0.0.1:0",
+	}
+	first := startConsensusd(t, bin, env)
+	for i := 0; i < 5; i++ {
+		createAgreement(t, first.addr, operatorToken, i, 1)
+	}
+	first.kill(t)
+	second := startConsensusd(t, bin, env)
+	req, _ := http.NewRequest(http.MethodGet, "http://"+second.addr+"/api/v1/admin/agreements", nil)
+	req.Header.Set("Authorization", "Bearer "+operatorToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page struct{ Agreements []json.RawMessage }
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Agreements) != 5 {
+		t.Fatalf("%d agreements after the restart, want the 5 acknowledged", len(page.Agreements))
+	}
+}
