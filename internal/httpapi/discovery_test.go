@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -127,6 +128,14 @@ func TestDiscoveryDocuments(t *testing.T) {
 		t.Errorf("HEAD api-catalog: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	// Deliberately outside the documented parameters: only the answer is checked.
+	for _, path := range []string{"/.well-known/consensus-agent", "/openapi.json", "/llms.txt", "/llms-full.txt"} {
+		get, body := s.do(t, http.MethodGet, path, nil)
+		head, none := s.do(t, http.MethodHead, path, nil)
+		if head.StatusCode != http.StatusOK || len(none) != 0 || head.Header.Get("Content-Length") != strconv.Itoa(len(body)) ||
+			head.Header.Get("Content-Type") != get.Header.Get("Content-Type") {
+			t.Errorf("HEAD %s: %d, %d body bytes, Content-Length %q for %d", path, head.StatusCode, len(none), head.Header.Get("Content-Length"), len(body))
+		}
+	}
 	s.mustStatus(t, http.StatusNotFound, http.MethodGet, "/schemas/nothing/v1", nil, contract.SkipRequestHeader, "1")
 	s.mustStatus(t, http.StatusNotFound, http.MethodGet, "/invite/not-a-uuid", nil, contract.SkipRequestHeader, "1")
 
