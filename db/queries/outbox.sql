@@ -39,6 +39,3 @@ FROM outbox WHERE agreement_id = $1 ORDER BY created_at, id;
 -- name: OutboxAttemptListByAgreement :many
 SELECT t.* FROM outbox_attempts t JOIN outbox o ON o.id = t.outbox_id
 WHERE o.agreement_id = $1 ORDER BY t.attempted_at, t.attempt;
-
--- name: OutboxCountPending :one
-SELECT count(*) FROM outbox WHERE state IN ('queued', 'retrying');

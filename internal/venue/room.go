@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -106,10 +105,14 @@ func eventView(e dbsqlc.Event) EventView {
 	}
 }
 
+func domainEvent(e dbsqlc.Event) room.Event {
+	return room.Event{ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Revision: int(e.Revision), Action: e.Action, CreatedAt: e.CreatedAt}
+}
+
 func domainEvents(events []dbsqlc.Event) []room.Event {
 	out := make([]room.Event, len(events))
 	for i, e := range events {
-		out[i] = room.Event{ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Revision: int(e.Revision), Action: e.Action, CreatedAt: e.CreatedAt}
+		out[i] = domainEvent(e)
 	}
 	return out
 }
@@ -286,9 +289,8 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 		if err != nil {
 			return err
 		}
-		roster := domainRoster(parts)
 		snap := room.Snapshot{Revision: int(a.CurrentRevision), RevisionDigest: rev.RevisionDigest, Deadline: a.Deadline,
-			Roster: roster, Events: domainEvents(terminal), ParticipantEvents: int(count)}
+			Roster: domainRoster(parts), Events: domainEvents(terminal), ParticipantEvents: int(count)}
 		outcome, admitErr := room.Admit(snap, cmd, now)
 		if _, err := settleExpiry(ctx, tx.Queries, a, outcome); err != nil {
 			return err
@@ -320,8 +322,8 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 			if err := tx.ParticipantSetDecided(ctx, p.ParticipantID); err != nil {
 				return err
 			}
-			snap.Events = append(snap.Events, room.Event{ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Revision: int(e.Revision), Action: e.Action, CreatedAt: e.CreatedAt})
-			if final, err = v.finalize(ctx, tx, a, rev, parts, snap, e, now); err != nil {
+			snap.Events = append(snap.Events, domainEvent(e))
+			if final, err = v.finalize(ctx, tx, a, rev, snap, e, now); err != nil {
 				return err
 			}
 		}
@@ -347,7 +349,7 @@ func chainHash(e dbsqlc.Event) (string, error) {
 
 // finalize evaluates the rule after a terminal event and persists a final
 // outcome; a reached outcome also stores CONSENSUS.md.
-func (v *Venue) finalize(ctx context.Context, tx *store.Tx, a dbsqlc.Agreement, rev dbsqlc.Revision, parts []dbsqlc.Participant, snap room.Snapshot, last dbsqlc.Event, now time.Time) (room.Outcome, error) {
+func (v *Venue) finalize(ctx context.Context, tx *store.Tx, a dbsqlc.Agreement, rev dbsqlc.Revision, snap room.Snapshot, last dbsqlc.Event, now time.Time) (room.Outcome, error) {
 	outcome := room.Evaluate(snap.Revision, snap.Roster, snap.Events, snap.Deadline, now)
 	if !outcome.Final() {
 		return outcome, nil
@@ -405,13 +407,4 @@ func (v *Venue) Artifact(ctx context.Context, p *Principal) (*Artifact, error) {
 		return nil, err
 	}
 	return &Artifact{Body: art.Body, SHA256: art.Sha256, AgreementID: art.AgreementID.String(), Revision: int(art.Revision), FinalizedAt: canon.FormatTime(art.FinalizedAt)}, nil
-}
-
-// ParseRevision reads a JSON number as a revision number (a positive integer).
-func ParseRevision(n json.Number) (int, error) {
-	i, err := strconv.Atoi(string(n))
-	if err != nil || i < 1 {
-		return 0, &room.ValidationError{Field: "revision", Reason: "must be a positive integer"}
-	}
-	return i, nil
 }
