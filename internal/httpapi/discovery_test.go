@@ -61,16 +61,6 @@ func startServer(t *testing.T, st *store.Store, rateLimit int) *testServer {
 	return &testServer{origin: origin, client: &http.Client{Transport: val.Transport(t, nil)}, store: st, keys: keys}
 }
 
-func openStore(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	return st
-}
-
 // do sends one request; headers alternate name, value.
 func (s *testServer) do(t *testing.T, method, path string, body []byte, headers ...string) (*http.Response, []byte) {
 	t.Helper()
@@ -111,7 +101,7 @@ func (s *testServer) mustStatus(t *testing.T, want int, method, path string, bod
 
 func TestDiscoveryDocuments(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, openStore(t), 120)
+	s := startServer(t, pgtest.Store(t), 120)
 
 	for _, path := range []string{"/.well-known/consensus-agent", "/.well-known/api-catalog", "/openapi.json", "/llms.txt",
 		"/llms-full.txt", "/api/health", "/problems/not-found", "/invite/7d3c5a8e-4b1f-4c2d-9e6a-0f1b2c3d4e5f"} {
@@ -174,7 +164,7 @@ var llmsLink = regexp.MustCompile(`^- \[[^\]]+\]\(([^)\s]+)\)(: .+)?$`)
 // summary, H2 sections of link lists) and that every link resolves here.
 func TestLLMsTxt(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, openStore(t), 120)
+	s := startServer(t, pgtest.Store(t), 120)
 	body := s.mustStatus(t, 200, http.MethodGet, "/llms.txt", nil)
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	var lines []string
@@ -259,7 +249,7 @@ func padJSON(t *testing.T, obj string, n int) []byte {
 // document and probes each one on the real routes.
 func TestCapabilitiesMatchEnforcedLimits(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := pgtest.Store(t)
 	s := startServer(t, st, 120)
 	var caps httpapi.Capabilities
 	if err := json.Unmarshal(s.mustStatus(t, 200, http.MethodGet, "/.well-known/consensus-agent", nil), &caps); err != nil {
@@ -326,7 +316,7 @@ func TestCapabilitiesMatchEnforcedLimits(t *testing.T) {
 // TestRateLimitMatchesCapabilities probes the published rate limit.
 func TestRateLimitMatchesCapabilities(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, openStore(t), 3)
+	s := startServer(t, pgtest.Store(t), 3)
 	var caps httpapi.Capabilities
 	if err := json.Unmarshal(s.mustStatus(t, 200, http.MethodGet, "/.well-known/consensus-agent", nil), &caps); err != nil {
 		t.Fatal(err)

@@ -32,12 +32,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	st := pgtest.Store(t)
 	master := make([]byte, 32)
 	_, _ = rand.Read(master)
 	keys, err := secret.DeriveKeys(master)

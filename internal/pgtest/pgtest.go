@@ -75,6 +75,18 @@ func URL(t testing.TB) string {
 	return withDatabase(base, name)
 }
 
+// Store opens a store on a fresh database (see URL) and closes it when the
+// test ends.
+func Store(t testing.TB) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), URL(t))
+	if err != nil {
+		t.Fatalf("pgtest: open store: %v", err)
+	}
+	t.Cleanup(st.Close)
+	return st
+}
+
 func isLocal(host string) bool {
 	if strings.HasPrefix(host, "/") || host == "localhost" {
 		return true

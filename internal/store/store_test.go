@@ -15,19 +15,9 @@ import (
 	"github.com/consensus-md/consensus/internal/store/dbsqlc"
 )
 
-func open(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	return st
-}
-
 func TestInterpret(t *testing.T) {
 	t.Parallel()
-	st := open(t)
+	st := pgtest.Store(t)
 	ctx := context.Background()
 	_, err := st.AgreementGet(ctx, uuid.New())
 	if !errors.Is(store.Interpret(err), room.ErrNotFound) {
@@ -48,7 +38,7 @@ func TestInterpret(t *testing.T) {
 
 func TestInTxRollsBackAndRetries(t *testing.T) {
 	t.Parallel()
-	st := open(t)
+	st := pgtest.Store(t)
 	ctx := context.Background()
 	id := uuid.New()
 	boom := errors.New("boom")
