@@ -171,12 +171,7 @@ func (inv Invitation) redactedCopy() invitationFields {
 }
 
 // String formats the invitation with its credentials redacted.
-func (inv Invitation) String() string {
-	c := inv.redactedCopy()
-	return fmt.Sprintf("{InvitationID:%s AgreementID:%s Origin:%s ExchangeURL:%s ClaimURL:%s Secret:%s EmailProof:%s RevisionDigest:%s RevisionNumber:%d ParticipantID:%s Inbox:%s}",
-		c.InvitationID, c.AgreementID, c.Origin, c.ExchangeURL, c.ClaimURL, c.Secret, c.EmailProof,
-		c.RevisionDigest, c.RevisionNumber, c.ParticipantID, c.Inbox)
-}
+func (inv Invitation) String() string { return fmt.Sprintf("%+v", inv.redactedCopy()) }
 
 // GoString formats the invitation for %#v with its credentials redacted.
 func (inv Invitation) GoString() string { return "ingest.Invitation" + inv.String() }
@@ -195,21 +190,7 @@ func (inv Invitation) LogValue() slog.Value {
 
 // MarshalJSON encodes the invitation with the secret and proof redacted.
 func (inv Invitation) MarshalJSON() ([]byte, error) {
-	c := inv.redactedCopy()
-	return json.Marshal(struct {
-		Envelope       Envelope
-		InvitationID   string
-		AgreementID    string
-		Origin         string
-		ExchangeURL    string
-		ClaimURL       string
-		Secret         string
-		EmailProof     string
-		RevisionDigest string
-		RevisionNumber int
-		ParticipantID  string
-		Inbox          string
-	}(c))
+	return json.Marshal(inv.redactedCopy())
 }
 
 // Policy says which origin invitations must come from.
