@@ -58,6 +58,11 @@ func TestClaim(t *testing.T) {
 	for name, body := range bad {
 		t.Run(name, func(t *testing.T) { expect(t, a.claimInvalid(body), 400, "invalid-request") })
 	}
+	t.Run("the session is checked before the body", func(t *testing.T) {
+		r := s.do("POST", s.agentPath(a.inv.InvitationID, "claim"), invalid(map[string]string{"Authorization": "Consensus-Session css_unknown"}),
+			`{"emailProof":"`+strings.Repeat("p", 5000)+`"}`)
+		expect(t, r, 401, "unauthorized")
+	})
 	t.Run("oversize", func(t *testing.T) {
 		expect(t, a.claimInvalid(`{"emailProof":"`+strings.Repeat("p", 4096)+`"}`), 413, "payload-too-large")
 	})
@@ -123,4 +128,6 @@ func TestClaimAfterRevocationIsNotFound(t *testing.T) {
 	a.session = a.exchange().json(t)["sessionToken"].(string)
 	expect(t, s.do("POST", "/api/v1/admin/participants/"+c.Participants[0].ParticipantID+"/revoke", operator(), nil), 200, "")
 	expect(t, a.claim(map[string]any{"emailProof": a.inv.EmailProof, "inbox": a.inv.Inbox}), 404, "not-found")
+	// the invitation is judged before the body
+	expect(t, a.claimInvalid(`{"emailProof": 12}`), 404, "not-found")
 }

@@ -81,6 +81,11 @@ func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, &venue.UnauthorizedError{Scheme: venue.SchemeSession})
 		return
 	}
+	grant, err := s.venue.AuthSession(r.Context(), chi.URLParam(r, "invitationId"), token)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	b, err := readBody(r, limitClaim)
 	if err != nil {
 		s.fail(w, r, err)
@@ -91,7 +96,7 @@ func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out, err := s.venue.Claim(r.Context(), chi.URLParam(r, "invitationId"), token, in)
+	out, err := s.venue.Claim(r.Context(), grant, in)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -122,23 +122,36 @@ type Claimed struct {
 	Actions           Actions      `json:"actions"`
 }
 
-// Claim binds the slot to the inbox that proves it holds the email proof.
-// The participant token is derived from the binding, so an identical claim
-// replays the same token; a different claim after the first is
-// room.ErrClaimConflict. Errors, in the order checked: *UnauthorizedError
-// (session), room.ErrNotFound (invitation), *room.ValidationError (body),
-// room.ErrProofMismatch, room.ErrClaimConflict.
-func (v *Venue) Claim(ctx context.Context, invitationID, sessionToken string, in ClaimInput) (*Claimed, error) {
-	now := canon.Now(v.now())
-	unauthorized := &UnauthorizedError{Scheme: SchemeSession}
+// SessionGrant is a session token checked for one usable invitation.
+type SessionGrant struct {
+	inv dbsqlc.InvitationGetRow
+}
+
+// AuthSession checks a Consensus-Session token for the invitation in the
+// path: unknown, expired or another invitation's session is
+// *UnauthorizedError; an invitation no longer usable (revoked, expired,
+// human) is room.ErrNotFound.
+func (v *Venue) AuthSession(ctx context.Context, invitationID, sessionToken string) (*SessionGrant, error) {
+	now := v.now()
 	sess, err := v.Store.SessionGet(ctx, secret.Hash(sessionToken))
 	if err != nil || sess.InvitationID.String() != invitationID || !now.Before(sess.ExpiresAt) {
-		return nil, unauthorized
+		return nil, &UnauthorizedError{Scheme: SchemeSession}
 	}
 	inv, err := v.liveInvitation(ctx, v.Store.Queries, invitationID, now)
 	if err != nil {
 		return nil, err
 	}
+	return &SessionGrant{inv: inv}, nil
+}
+
+// Claim binds the slot to the inbox that proves it holds the email proof.
+// The participant token is derived from the binding, so an identical claim
+// replays the same token; a different claim after the first is
+// room.ErrClaimConflict. Errors, in the order checked: *room.ValidationError
+// (body), room.ErrProofMismatch, room.ErrClaimConflict.
+func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Claimed, error) {
+	now := canon.Now(v.now())
+	inv := g.inv
 	if in.EmailProof == nil || *in.EmailProof == "" {
 		return nil, &room.ValidationError{Field: "emailProof", Reason: "is required: the email_proof from the invitation email"}
 	}
