@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -66,7 +67,7 @@ func TestArtifact(t *testing.T) {
 
 	head := a.artifact("HEAD")
 	expect(t, head, 200, "")
-	if len(head.body) != 0 || head.Header.Get("X-Consensus-Sha256") != hexSum || head.Header.Get("Content-Length") != itoa(len(got.body)) {
+	if len(head.body) != 0 || head.Header.Get("X-Consensus-Sha256") != hexSum || head.Header.Get("Content-Length") != strconv.Itoa(len(got.body)) {
 		t.Fatalf("HEAD: %d body bytes, headers %v", len(head.body), head.Header)
 	}
 	hdr := a.auth()
@@ -81,16 +82,4 @@ func TestArtifact(t *testing.T) {
 	// exchange and claim keep working after the outcome is final
 	expect(t, a.exchange(), 200, "")
 	expect(t, a.claim(map[string]any{"emailProof": a.inv.EmailProof, "inbox": a.inv.Inbox}), 200, "")
-}
-
-func itoa(n int) string {
-	const digits = "0123456789"
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{digits[n%10]}, b...)
-	}
-	return string(b)
 }
