@@ -53,12 +53,12 @@ type Exchanged struct {
 // liveInvitation loads an invitation usable on the agent routes now: it
 // exists, is an agent invitation, is not revoked and its deadline has not
 // passed. Every other case is room.ErrNotFound, indistinguishable by design.
-func (v *Venue) liveInvitation(ctx context.Context, q *dbsqlc.Queries, invitationID string, now time.Time) (dbsqlc.InvitationGetRow, error) {
+func (v *Venue) liveInvitation(ctx context.Context, invitationID string, now time.Time) (dbsqlc.InvitationGetRow, error) {
 	id, err := parseID(invitationID)
 	if err != nil {
 		return dbsqlc.InvitationGetRow{}, err
 	}
-	inv, err := q.InvitationGet(ctx, id)
+	inv, err := v.Store.InvitationGet(ctx, id)
 	if err != nil {
 		return dbsqlc.InvitationGetRow{}, store.Interpret(err)
 	}
@@ -74,10 +74,8 @@ func (v *Venue) liveInvitation(ctx context.Context, q *dbsqlc.Queries, invitatio
 // return room.ErrNotFound.
 func (v *Venue) Exchange(ctx context.Context, invitationID, inviteSecret string) (*Exchanged, error) {
 	now := canon.Now(v.now())
-	inv, err := v.liveInvitation(ctx, v.Store.Queries, invitationID, now)
+	inv, err := v.liveInvitation(ctx, invitationID, now)
 	if err != nil {
-		// Hash anyway so a miss costs about what a hit costs.
-		secret.Equal(secret.Hash(inviteSecret), make([]byte, 32))
 		return nil, err
 	}
 	if !secret.Equal(secret.Hash(secret.NormalizeInviteSecret(inviteSecret)), inv.SecretHash) {
@@ -137,7 +135,7 @@ func (v *Venue) AuthSession(ctx context.Context, invitationID, sessionToken stri
 	if err != nil || sess.InvitationID.String() != invitationID || !now.Before(sess.ExpiresAt) {
 		return nil, &UnauthorizedError{Scheme: SchemeSession}
 	}
-	inv, err := v.liveInvitation(ctx, v.Store.Queries, invitationID, now)
+	inv, err := v.liveInvitation(ctx, invitationID, now)
 	if err != nil {
 		return nil, err
 	}
