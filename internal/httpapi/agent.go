@@ -166,7 +166,7 @@ func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	key := r.Header.Get("Idempotency-Key")
 	if !room.ValidIdempotencyKey(key) {
-		s.fail(w, r, &room.ValidationError{Field: "Idempotency-Key", Reason: "header is required and must match ^[A-Za-z0-9._:-]{8,128}$"})
+		s.fail(w, r, &room.ValidationError{Field: "Idempotency-Key", Reason: "header is required and must match " + room.IdempotencyKeyPattern})
 		return
 	}
 	var in struct {

@@ -222,7 +222,7 @@ func (s *Server) capabilities() Capabilities {
 			ExchangeBodyBytes: limitExchange, ClaimBodyBytes: limitClaim, EventsBodyBytes: limitEvents,
 			EventBodyCharacters: room.MaxBody, EventsPerParticipantPerRevision: room.MaxEventsPerParticipant,
 			SessionLifetimeSeconds: int(venue.SessionLifetime.Seconds()), RateLimitPerMinute: max(0, s.limiter.perMinute),
-			IdempotencyKeyPattern: "^[A-Za-z0-9._:-]{8,128}$",
+			IdempotencyKeyPattern: room.IdempotencyKeyPattern,
 		},
 		Schemas: map[string]string{
 			"invitationEmail":    s.origin + "/schemas/invitation-email/v1",

@@ -12,9 +12,12 @@ const (
 	RoomCommandSchemaFmt    = "%s/schemas/room-command/v1"
 )
 
-var idempotencyKeyRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
+// IdempotencyKeyPattern is the syntax every Idempotency-Key must match.
+const IdempotencyKeyPattern = `^[A-Za-z0-9._:-]{8,128}$`
 
-// ValidIdempotencyKey reports whether k matches ^[A-Za-z0-9._:-]{8,128}$.
+var idempotencyKeyRE = regexp.MustCompile(IdempotencyKeyPattern)
+
+// ValidIdempotencyKey reports whether k matches IdempotencyKeyPattern.
 func ValidIdempotencyKey(k string) bool { return idempotencyKeyRE.MatchString(k) }
 
 // ValidateCommand checks the action and its body: advisory actions carry 1 to
