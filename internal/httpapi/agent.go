@@ -164,46 +164,12 @@ func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	key := r.Header.Get("Idempotency-Key")
-	if !room.ValidIdempotencyKey(key) {
-		s.fail(w, r, &room.ValidationError{Field: "Idempotency-Key", Reason: "header is required and must match " + room.IdempotencyKeyPattern})
-		return
-	}
-	var in struct {
-		Action   *string `json:"action"`
-		Body     *string `json:"body"`
-		Revision *int    `json:"revision"`
-		Digest   *string `json:"digest"`
-	}
+	var in venue.EventInput
 	if err := decodeStrict(b, &in); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	switch {
-	case in.Action == nil:
-		s.fail(w, r, &room.ValidationError{Field: "action", Reason: "is required"})
-		return
-	case in.Revision == nil || *in.Revision < 1:
-		s.fail(w, r, &room.ValidationError{Field: "revision", Reason: "is required: the current revision number"})
-		return
-	case in.Digest == nil:
-		s.fail(w, r, &room.ValidationError{Field: "digest", Reason: "is required: the current revision digest"})
-		return
-	}
-	body := ""
-	if in.Body != nil {
-		body = *in.Body
-	}
-	if err := room.ValidateCommand(*in.Action, body); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	digest, err := canon.ParseDigest(*in.Digest)
-	if err != nil {
-		s.fail(w, r, &room.ValidationError{Field: "digest", Reason: err.Error()})
-		return
-	}
-	posted, created, err := s.venue.PostEvent(r.Context(), p, key, venue.EventInput{Action: *in.Action, Body: body, Revision: *in.Revision, Digest: digest})
+	posted, created, err := s.venue.PostEvent(r.Context(), p, r.Header.Get("Idempotency-Key"), in)
 	if err != nil {
 		s.fail(w, r, err)
 		return

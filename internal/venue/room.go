@@ -223,12 +223,45 @@ func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomView, error) {
 	return view, nil
 }
 
-// EventInput is the events request body after syntax checks.
+// EventInput is the events request body as sent; pointers tell a missing
+// field from an empty one.
 type EventInput struct {
-	Action   string
-	Body     string
-	Revision int
-	Digest   string // bare lowercase hex
+	Action   *string `json:"action"`
+	Body     *string `json:"body"`
+	Revision *int    `json:"revision"`
+	Digest   *string `json:"digest"`
+}
+
+// command checks the key and the body's syntax and returns the normalized
+// room-command/v1 object. Errors are *room.ValidationError.
+func (v *Venue) command(p *Principal, key string, in EventInput) (room.Command, error) {
+	if !room.ValidIdempotencyKey(key) {
+		return room.Command{}, &room.ValidationError{Field: "Idempotency-Key", Reason: "header is required and must match " + room.IdempotencyKeyPattern}
+	}
+	switch {
+	case in.Action == nil:
+		return room.Command{}, &room.ValidationError{Field: "action", Reason: "is required"}
+	case in.Revision == nil || *in.Revision < 1:
+		return room.Command{}, &room.ValidationError{Field: "revision", Reason: "is required: the current revision number"}
+	case in.Digest == nil:
+		return room.Command{}, &room.ValidationError{Field: "digest", Reason: "is required: the current revision digest"}
+	}
+	body := ""
+	if in.Body != nil {
+		body = *in.Body // a terminal action may omit it
+	}
+	if err := room.ValidateCommand(*in.Action, body); err != nil {
+		return room.Command{}, err
+	}
+	digest, err := canon.ParseDigest(*in.Digest)
+	if err != nil {
+		return room.Command{}, &room.ValidationError{Field: "digest", Reason: err.Error()}
+	}
+	return room.Command{
+		Schema: fmt.Sprintf(room.RoomCommandSchemaFmt, v.Origin), Version: 1, AgreementID: p.AgreementID.String(),
+		InvitationID: p.InvitationID.String(), ParticipantID: p.ParticipantID.String(), Revision: *in.Revision,
+		RevisionDigest: digest, Action: *in.Action, Body: body,
+	}, nil
 }
 
 // Posted is the result of posting (or replaying) an event.
@@ -238,16 +271,15 @@ type Posted struct {
 }
 
 // PostEvent stores one event under the agreement's row lock, in the order
-// the contract fixes: idempotent replay (created false), or
-// room.ErrIdempotencyKeyReused; then room.ErrRevisionMismatch,
-// room.ErrRoomClosed, room.ErrAlreadyDecided, room.ErrEventLimit. A terminal
-// decision that completes the rule finalizes the outcome and, when reached,
-// stores CONSENSUS.md in the same transaction.
+// the contract fixes: key and body syntax (*room.ValidationError); then
+// idempotent replay (created false) or room.ErrIdempotencyKeyReused; then
+// room.ErrRevisionMismatch, room.ErrRoomClosed, room.ErrAlreadyDecided,
+// room.ErrEventLimit. A terminal decision that completes the rule finalizes
+// the outcome and, when reached, stores CONSENSUS.md in the same transaction.
 func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in EventInput) (posted *Posted, created bool, err error) {
-	cmd := room.Command{
-		Schema: fmt.Sprintf(room.RoomCommandSchemaFmt, v.Origin), Version: 1, AgreementID: p.AgreementID.String(),
-		InvitationID: p.InvitationID.String(), ParticipantID: p.ParticipantID.String(), Revision: in.Revision,
-		RevisionDigest: in.Digest, Action: in.Action, Body: in.Body,
+	cmd, err := v.command(p, key, in)
+	if err != nil {
+		return nil, false, err
 	}
 	_, cmdDigest, err := canon.DigestOf(cmd)
 	if err != nil {
@@ -309,7 +341,7 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 		}
 		e := dbsqlc.Event{
 			ID: uuid.New(), AgreementID: a.ID, Seq: head.Seq + 1, ParticipantID: p.ParticipantID, Revision: a.CurrentRevision,
-			Action: in.Action, Body: in.Body, IdempotencyKey: key, CommandDigest: cmdDigest, CreatedAt: now, PrevHash: prev,
+			Action: cmd.Action, Body: cmd.Body, IdempotencyKey: key, CommandDigest: cmdDigest, CreatedAt: now, PrevHash: prev,
 		}
 		if e.Hash, err = chainHash(e); err != nil {
 			return err
@@ -318,7 +350,7 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 			return err
 		}
 		final := storedOutcome(a)
-		if room.IsTerminal(in.Action) {
+		if room.IsTerminal(cmd.Action) {
 			if err := tx.ParticipantSetDecided(ctx, p.ParticipantID); err != nil {
 				return err
 			}
