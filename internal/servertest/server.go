@@ -172,6 +172,9 @@ func (s *Server) start(ctx context.Context, opts Options) error {
 	case <-ready:
 		return nil
 	case err := <-s.done:
+		if err == nil {
+			err = errors.New("no error given")
+		}
 		return fmt.Errorf("servertest: consensusd stopped before serving: %w", err)
 	case <-ctx.Done():
 		stop()
