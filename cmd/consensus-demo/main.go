@@ -1,7 +1,8 @@
 // Command consensus-demo shows email both ways in one run (`make demo`): it
-// starts consensusd in-process on a fresh database of the PostgreSQL named by
-// DATABASE_URL, an in-process mail system (SMTP into IMAP mailboxes), locks
-// an agreement for two agents through the operator API, then runs two
+// starts consensusd in-process (internal/servertest) on a fresh database of
+// the PostgreSQL on this machine named by DATABASE_URL, with an in-process
+// mail system (SMTP into IMAP mailboxes), locks an agreement for two agents
+// through the operator API, then runs two
 // `consensus agent watch` processes that read their IMAP inboxes, verify,
 // claim, comment and agree, and finally downloads both artifacts with
 // `consensus agent artifact`, which verifies them, and prints their SHA-256.
@@ -12,25 +13,17 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/consensus-md/consensus/internal/config"
-	"github.com/consensus-md/consensus/internal/daemon"
-	"github.com/consensus-md/consensus/internal/mailsink"
+	"github.com/consensus-md/consensus/internal/pgtest"
+	"github.com/consensus-md/consensus/internal/servertest"
 )
 
 func main() {
@@ -46,29 +39,6 @@ func random(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// freshDatabase creates consensus_demo_<random> next to the database of base.
-func freshDatabase(ctx context.Context, base string) (string, func(), error) {
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		return "", nil, fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	name := "consensus_demo_" + random(4)
-	if _, err := conn.Exec(ctx, `CREATE DATABASE `+name); err != nil {
-		conn.Close(ctx)
-		return "", nil, err
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", nil, err
-	}
-	u.Path = "/" + name
-	drop := func() {
-		_, _ = conn.Exec(context.Background(), `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`)
-		conn.Close(context.Background())
-	}
-	return u.String(), drop, nil
 }
 
 const decide = `#!/bin/sh
@@ -98,65 +68,37 @@ func run(bin string) error {
 	if base == "" {
 		return fmt.Errorf("DATABASE_URL: required (make demo starts a private PostgreSQL under .data/pg)")
 	}
-	dbURL, drop, err := freshDatabase(ctx, base)
+	dbURL, drop, err := pgtest.Create(ctx, base)
 	if err != nil {
-		return err
+		return fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	defer drop()
 
-	mail, err := mailsink.Start()
+	// The harness the end-to-end tests use: consensusd on 127.0.0.1:0,
+	// mail over SMTP into in-process IMAP mailboxes, and a client that
+	// checks every exchange against openapi.json (Close reports a breach).
+	srv, err := servertest.Start(ctx, servertest.Options{DatabaseURL: dbURL, Mail: servertest.MailSMTP})
 	if err != nil {
 		return err
 	}
-	defer mail.Close()
+	defer srv.Close()
 	agents := []string{"alice@agents.localhost", "bob@agents.localhost"}
 	passwords := map[string]string{}
 	for _, a := range agents {
 		passwords[a] = random(12)
-		if err := mail.AddMailbox(a, passwords[a]); err != nil {
+		if err := srv.Sink.AddMailbox(a, passwords[a]); err != nil {
 			return err
 		}
 	}
+	fmt.Printf("consensusd     %s (in-process, fresh database)\nmail           SMTP %s -> IMAP %s (in-process)\n", srv.Origin, srv.Sink.SMTPAddr, srv.Sink.IMAPAddr)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	origin := "http://" + ln.Addr().String()
-	operator := "cso_" + random(32)
-	settings := map[string]string{
-		"CONSENSUS_ENV": "local", "DATABASE_URL": dbURL, "CONSENSUS_PUBLIC_ORIGIN": origin,
-		"CONSENSUS_LISTEN": ln.Addr().String(), "CONSENSUS_TOKEN_KEY": random(32), "CONSENSUS_OPERATOR_TOKEN": operator,
-		"CONSENSUS_MAIL_URL": mail.SMTPURL(), "CONSENSUS_OUTBOX_POLL": "50ms",
-	}
-	cfg, err := config.Load(func(k string) string { return settings[k] })
-	if err != nil {
-		return err
-	}
-	dctx, stopDaemon := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- daemon.Run(dctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), daemon.Options{Listener: ln, Ready: ready})
-	}()
-	defer func() { stopDaemon(); <-done }()
-	select {
-	case <-ready:
-	case err := <-done:
-		return err
-	}
-	fmt.Printf("consensusd     %s (in-process, fresh database)\nmail           SMTP %s -> IMAP %s (in-process)\n", origin, mail.SMTPAddr, mail.IMAPAddr)
-
-	ids, err := createAgreement(origin, operator, agents)
+	ids, err := createAgreement(ctx, srv, agents)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("agreement      locked for %s and %s; invitations queued\n", agents[0], agents[1])
-	for len(mail.Messages()) < len(agents) {
-		if ctx.Err() != nil {
-			return fmt.Errorf("invitations were not delivered")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := srv.WaitForMail(ctx, len(agents)); err != nil {
+		return fmt.Errorf("invitations were not delivered: %w", err)
 	}
 	fmt.Println("mail           both invitations delivered over SMTP into the agents' IMAP inboxes")
 
@@ -171,9 +113,9 @@ func run(bin string) error {
 	}
 	cmds := make([]*exec.Cmd, len(agents))
 	for i, a := range agents {
-		imapURL := "imap+plain://" + url.PathEscape(a) + "@" + mail.IMAPAddr + "/INBOX"
+		imapURL := srv.IMAPURL(a)
 		c := exec.CommandContext(ctx, cli, "agent", "watch", "--state", filepath.Join(work, a), "--imap", imapURL,
-			"--origin", origin, "--allow-http-loopback", "--exec", script, "--until-final")
+			"--origin", srv.Origin, "--allow-http-loopback", "--exec", script, "--until-final")
 		c.Env = append(os.Environ(), "CONSENSUS_IMAP_PASSWORD="+passwords[a])
 		c.Stdout = prefixed(a+" | ", os.Stdout)
 		c.Stderr = prefixed(a+" | ", os.Stderr)
@@ -210,35 +152,26 @@ func run(bin string) error {
 	if len(sums) != 1 {
 		return fmt.Errorf("the two agents downloaded different artifacts")
 	}
+	if err := srv.Close(); err != nil {
+		return err
+	}
 	fmt.Printf("done           outcome reached; both agents hold the same verified CONSENSUS.md (%.1fs)\n", time.Since(start).Seconds())
 	return nil
 }
 
-func createAgreement(origin, operator string, agents []string) ([]string, error) {
-	var ps []map[string]any
+// createAgreement locks the demo's agreement for agents through the
+// operator API and returns their invitation ids in order.
+func createAgreement(ctx context.Context, srv *servertest.Server, agents []string) ([]string, error) {
+	var ps []servertest.Participant
 	for i, a := range agents {
-		ps = append(ps, map[string]any{"displayName": []string{"Alice (agent)", "Bob (agent)"}[i%2], "kind": "agent", "email": a, "required": true})
+		ps = append(ps, servertest.Participant{DisplayName: []string{"Alice (agent)", "Bob (agent)"}[i%2], Kind: "agent", Email: a, Required: true})
 	}
-	body, _ := json.Marshal(map[string]any{
-		"title": "Ship version 1.0", "objective": "Agree to ship version 1.0 on Friday.",
-		"rules":    []string{"Read the revision before deciding.", "Comment before the final decision."},
-		"deadline": time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "participants": ps,
+	created, err := srv.CreateAgreement(ctx, servertest.Agreement{
+		Title: "Ship version 1.0", Objective: "Agree to ship version 1.0 on Friday.",
+		Rules:    []string{"Read the revision before deciding.", "Comment before the final decision."},
+		Deadline: time.Now().Add(time.Hour), Participants: ps,
 	})
-	req, _ := http.NewRequest(http.MethodPost, origin+"/api/v1/admin/agreements", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+operator)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var created struct {
-		Participants []struct{ InvitationID string }
-	}
-	if resp.StatusCode != http.StatusCreated {
-		return nil, fmt.Errorf("create agreement: HTTP %d", resp.StatusCode)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&created); err != nil {
 		return nil, err
 	}
 	var ids []string

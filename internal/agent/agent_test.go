@@ -26,7 +26,7 @@ func claimOne(t *testing.T, f *venueFixture) (*agent.Agent, *agent.Record, strin
 	t.Helper()
 	f.createAgreement(t, "solo@agents.test")
 	f.waitForMail(t, 1)
-	inv, err := ingest.ParseMessageBytes(f.mail.Messages()[0].Data, ingest.Policy{Origin: f.origin, AllowHTTPLoopback: true})
+	inv, err := ingest.ParseMessageBytes(f.Sink.Messages()[0].Data, ingest.Policy{Origin: f.Origin, AllowHTTPLoopback: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,10 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,62 +17,16 @@ import (
 
 	"github.com/consensus-md/consensus/internal/agent"
 	"github.com/consensus-md/consensus/internal/cli"
-	"github.com/consensus-md/consensus/internal/config"
-	"github.com/consensus-md/consensus/internal/daemon"
-	"github.com/consensus-md/consensus/internal/mailsink"
-	"github.com/consensus-md/consensus/internal/pgtest"
-	"github.com/consensus-md/consensus/internal/secret"
+	"github.com/consensus-md/consensus/internal/servertest"
 )
 
 // venueFixture is consensusd running in-process with its mail going to a
 // real SMTP server that files each message in the recipient's IMAP INBOX.
-type venueFixture struct {
-	origin   string
-	operator string
-	mail     *mailsink.Server
-}
+type venueFixture struct{ *servertest.Server }
 
 func startVenue(t *testing.T) *venueFixture {
 	t.Helper()
-	mail, err := mailsink.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mail.Close() })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	origin := "http://" + ln.Addr().String()
-	operator := secret.NewOperatorToken()
-	settings := map[string]string{
-		"CONSENSUS_ENV": "local", "DATABASE_URL": pgtest.URL(t), "CONSENSUS_PUBLIC_ORIGIN": origin,
-		"CONSENSUS_LISTEN": ln.Addr().String(), "CONSENSUS_TOKEN_KEY": strings.Repeat("cd", 32),
-		"CONSENSUS_OPERATOR_TOKEN": operator, "CONSENSUS_MAIL_URL": mail.SMTPURL(),
-		"CONSENSUS_RATE_LIMIT": "0", "CONSENSUS_OUTBOX_POLL": "20ms",
-	}
-	cfg, err := config.Load(func(k string) string { return settings[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- daemon.Run(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), daemon.Options{Listener: ln, Ready: ready})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("daemon: %v", err)
-		}
-	})
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("daemon: %v", err)
-	}
-	return &venueFixture{origin: origin, operator: operator, mail: mail}
+	return &venueFixture{servertest.New(t, servertest.Options{Mail: servertest.MailSMTP})}
 }
 
 // createAgreement locks an agreement for the given agent inboxes (each gets
@@ -84,31 +34,19 @@ func startVenue(t *testing.T) *venueFixture {
 // ids in the same order.
 func (f *venueFixture) createAgreement(t *testing.T, inboxes ...string) []string {
 	t.Helper()
-	var ps []map[string]any
+	var ps []servertest.Participant
 	for i, in := range inboxes {
-		if err := f.mail.AddMailbox(in, "pw-"+in); err != nil {
+		if err := f.Sink.AddMailbox(in, "pw-"+in); err != nil {
 			t.Fatal(err)
 		}
-		ps = append(ps, map[string]any{"displayName": fmt.Sprintf("Agent %c", 'A'+i), "kind": "agent", "email": in, "required": true})
+		ps = append(ps, servertest.Participant{DisplayName: fmt.Sprintf("Agent %c", 'A'+i), Kind: "agent", Email: in, Required: true})
 	}
-	body, _ := json.Marshal(map[string]any{
-		"title": "Ship the release", "objective": "Agree to ship version 1.0 on Friday.",
-		"rules": []string{"Comment before deciding."}, "deadline": time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
-		"participants": ps,
+	created, err := f.CreateAgreement(context.Background(), servertest.Agreement{
+		Title: "Ship the release", Objective: "Agree to ship version 1.0 on Friday.",
+		Rules: []string{"Comment before deciding."}, Deadline: time.Now().Add(time.Hour), Participants: ps,
 	})
-	req, _ := http.NewRequest(http.MethodPost, f.origin+"/api/v1/admin/agreements", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+f.operator)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var created struct {
-		Participants []struct{ InvitationID string }
-	}
-	if resp.StatusCode != http.StatusCreated || json.NewDecoder(resp.Body).Decode(&created) != nil {
-		t.Fatalf("create: HTTP %d", resp.StatusCode)
 	}
 	var ids []string
 	for _, p := range created.Participants {
@@ -120,17 +58,11 @@ func (f *venueFixture) createAgreement(t *testing.T, inboxes ...string) []string
 // waitForMail waits until n messages reached the SMTP server.
 func (f *venueFixture) waitForMail(t *testing.T, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); len(f.mail.Messages()) < n; {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d invitations were delivered", len(f.mail.Messages()), n)
-		}
-		time.Sleep(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := f.WaitForMail(ctx, n); err != nil {
+		t.Fatalf("invitations: %v", err)
 	}
-}
-
-// imapURL is the --imap value for an inbox of the fixture.
-func (f *venueFixture) imapURL(inbox string) string {
-	return "imap+plain://" + strings.Replace(inbox, "@", "%40", 1) + "@" + f.mail.IMAPAddr + "/INBOX"
 }
 
 // execScript writes an --exec program that comments once, then agrees,
@@ -184,8 +116,8 @@ func TestTwoAgentsReachConsensusOverIMAP(t *testing.T) {
 			}
 			return ""
 		}}
-		args := []string{"agent", "watch", "--state", filepath.Join(work, "state-"+inbox), "--imap", f.imapURL(inbox),
-			"--origin", f.origin, "--allow-http-loopback", "--exec", script, "--until-final"}
+		args := []string{"agent", "watch", "--state", filepath.Join(work, "state-"+inbox), "--imap", f.IMAPURL(inbox),
+			"--origin", f.Origin, "--allow-http-loopback", "--exec", script, "--until-final"}
 		wg.Go(func() { codes[i] = cli.Main(args, env) })
 	}
 	wg.Wait()
@@ -223,7 +155,7 @@ func TestTwoAgentsReachConsensusOverIMAP(t *testing.T) {
 		if err != nil || !bytes.Contains(body, []byte("Ship the release")) {
 			t.Fatalf("artifact file: %v", err)
 		}
-		if n := unseen(t, f.mail.IMAPAddr, inbox); n != 0 {
+		if n := unseen(t, f.Sink.IMAPAddr, inbox); n != 0 {
 			t.Fatalf("%s: %d messages still unseen after the claim", inbox, n)
 		}
 		// The invite secret, proof and tokens never reached the program or a log.

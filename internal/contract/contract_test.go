@@ -5,27 +5,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	consensus "github.com/consensus-md/consensus"
 	"github.com/consensus-md/consensus/internal/contract"
 )
-
-// recorder is a testing.TB that keeps Errorf messages instead of failing.
-type recorder struct {
-	testing.TB
-	mu   sync.Mutex
-	errs []string
-}
-
-func (r *recorder) Errorf(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.errs = append(r.errs, fmt.Sprintf(format, args...))
-}
-
-func (r *recorder) Error(args ...any) { r.Errorf("%s", fmt.Sprint(args...)) }
 
 // canned is one fixed answer of the fake server.
 type canned struct {
@@ -63,7 +47,7 @@ func roundTrip(t *testing.T, req *http.Request, c canned, check func(*http.Reque
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{TB: t}
+	rec := &contract.Recorder{}
 	u := srv.URL + req.URL.Path
 	if req.URL.RawQuery != "" {
 		u += "?" + req.URL.RawQuery
@@ -79,10 +63,11 @@ func roundTrip(t *testing.T, req *http.Request, c canned, check func(*http.Reque
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	for _, e := range rec.errs {
+	errs := rec.Violations()
+	for _, e := range errs {
 		t.Logf("reported: %s", e)
 	}
-	return rec.errs
+	return errs
 }
 
 func get(path string) *http.Request {
@@ -203,5 +188,23 @@ func TestReportsNeverEchoCredentials(t *testing.T) {
 	}
 	if strings.Contains(joined, "TOPSECRET") {
 		t.Fatalf("a report echoes the credential: %q", errs)
+	}
+}
+
+// TestRecorderCollects: a program that is not a test checks the contract
+// through a Recorder; its Err is nil until a violation arrives.
+func TestRecorderCollects(t *testing.T) {
+	t.Parallel()
+	var rec contract.Recorder
+	if err := rec.Err(); err != nil {
+		t.Fatalf("empty recorder: %v", err)
+	}
+	rec.Errorf("contract: GET %s -> %d: first", "/api/health", 418)
+	rec.Errorf("second")
+	if got := rec.Violations(); len(got) != 2 || got[0] != "contract: GET /api/health -> 418: first" {
+		t.Fatalf("violations %q", got)
+	}
+	if err := rec.Err(); err == nil || !strings.Contains(err.Error(), "first\nsecond") {
+		t.Fatalf("Err %v", err)
 	}
 }

@@ -15,8 +15,9 @@
 // before sending and skips request validation only; the response is still
 // validated.
 //
-// Failures are reported with t.Errorf naming the method, the route, the
-// status and the reason. A reason names JSON locations, schema keywords,
-// property and header names, never a value, so no credential in a header or
-// body can reach the test log.
+// Failures are reported to a Reporter (a test's testing.TB, or a Recorder
+// that keeps them for a program such as consensus-demo) naming the method,
+// the route, the status and the reason. A reason names JSON locations,
+// schema keywords, property and header names, never a value, so no
+// credential in a header or body can reach the test log.
 package contract

@@ -49,14 +49,14 @@ func TestArtifact(t *testing.T) {
 	}
 	room := a.room().json(t)
 	meta := room["artifact"].(map[string]any)
-	if meta["sha256"] != hexSum || meta["bytes"] != float64(len(got.body)) || meta["url"] != s.origin+s.agentPath(a.inv.InvitationID, "artifact") {
+	if meta["sha256"] != hexSum || meta["bytes"] != float64(len(got.body)) || meta["url"] != s.Origin+s.agentPath(a.inv.InvitationID, "artifact") {
 		t.Fatalf("room artifact metadata %v", meta)
 	}
 	if h.Get("X-Consensus-Finalized-At") != room["outcome"].(map[string]any)["decidedAt"] {
 		t.Errorf("finalized at %q vs decidedAt %v", h.Get("X-Consensus-Finalized-At"), room["outcome"])
 	}
 	md := string(got.body)
-	for _, want := range []string{c.RevisionDigest, room["revision"].(map[string]any)["markdownDigest"].(string), room["chainHead"].(string), s.origin, "not a signature", "| Optional (`"} {
+	for _, want := range []string{c.RevisionDigest, room["revision"].(map[string]any)["markdownDigest"].(string), room["chainHead"].(string), s.Origin, "not a signature", "| Optional (`"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("artifact lacks %q", want)
 		}

@@ -67,7 +67,7 @@ func TestInvitePageInBrowser(t *testing.T) {
 		}
 	}()
 
-	pageURL := strings.Replace(inv.Envelope.InviteURI, s.origin, s.addr, 1)
+	pageURL := strings.Replace(inv.Envelope.InviteURI, s.Origin, s.URL, 1)
 	if err := chromedp.Do(ctx, chromedp.Navigate(pageURL), chromedp.WaitVisible("h1")); err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
@@ -91,7 +91,7 @@ func TestInvitePageInBrowser(t *testing.T) {
 		t.Errorf("browser reported: %v", problems)
 	}
 	mu.Unlock()
-	if strings.Contains(s.logs.String(), inv.Secret) || strings.Contains(s.logs.String(), strings.TrimPrefix(inv.Secret, "csi_")) {
+	if strings.Contains(s.Logs.String(), inv.Secret) || strings.Contains(s.Logs.String(), strings.TrimPrefix(inv.Secret, "csi_")) {
 		t.Error("the fragment secret reached the server")
 	}
 	if dir := os.Getenv("CONSENSUS_SCREENSHOTS"); dir != "" {

@@ -114,7 +114,7 @@ func TestClaim(t *testing.T) {
 		expect(t, a.claim(map[string]any{"emailProof": a.inv.EmailProof, "inbox": a.inv.Inbox, "runtimeEndpoint": "https://agent.example/other"}), 409, "claim-conflict")
 	})
 	t.Run("session expires after 20 minutes", func(t *testing.T) {
-		s.clock.Advance(20*time.Minute + time.Second)
+		s.Clock.Advance(20*time.Minute + time.Second)
 		r := a.claim(good)
 		expect(t, r, 401, "unauthorized")
 	})

@@ -28,11 +28,11 @@ func TestExchange(t *testing.T) {
 			t.Errorf("token or digest: %v %v", m["sessionToken"], m["revisionDigest"])
 		}
 		exp, err := time.Parse(time.RFC3339Nano, m["sessionExpiresAt"].(string))
-		if err != nil || exp.After(s.clock.Now().Add(20*time.Minute+time.Second)) {
+		if err != nil || exp.After(s.Clock.Now().Add(20*time.Minute+time.Second)) {
 			t.Errorf("sessionExpiresAt %v beyond 20 minutes", m["sessionExpiresAt"])
 		}
 		actions := m["actions"].(map[string]any)
-		if actions["claim"] != s.origin+path[:len(path)-len("exchange")]+"claim" {
+		if actions["claim"] != s.Origin+path[:len(path)-len("exchange")]+"claim" {
 			t.Errorf("claim action %v", actions["claim"])
 		}
 		if r.Header.Get("Cache-Control") != "no-store" || r.Header.Get("Content-Type") != "application/json; charset=utf-8" {
@@ -78,7 +78,7 @@ func TestExchangeGenericNotFound(t *testing.T) {
 	revoked := s.invitation(c.Participants[2].InvitationID)
 	expect(t, s.do("POST", "/api/v1/admin/participants/"+c.Participants[2].ParticipantID+"/revoke", operator(), nil), 200, "")
 
-	sc := s.create("Expiring", s.clock.Now().Add(time.Hour))
+	sc := s.create("Expiring", s.Clock.Now().Add(time.Hour))
 	expiring := s.agent(sc.Participants[0].InvitationID)
 
 	cases := map[string]*response{
@@ -93,7 +93,7 @@ func TestExchangeGenericNotFound(t *testing.T) {
 		"header, wrong secret": s.do("POST", s.agentPath(a.inv.InvitationID, "exchange"), map[string]string{"Authorization": "Consensus-Invite nope"}, nil),
 	}
 	expect(t, expiring.exchange(), 200, "")
-	s.clock.Advance(time.Hour) // the deadline passes
+	s.Clock.Advance(time.Hour) // the deadline passes
 	cases["expired"] = expiring.exchange()
 	var ref *response
 	var refName string
@@ -133,7 +133,7 @@ func headerDiff(a, b http.Header) string {
 func TestSessionNeverOutlivesInvitation(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	deadline := s.clock.Now().Add(5 * time.Minute).Truncate(time.Second).Add(time.Second)
+	deadline := s.Clock.Now().Add(5 * time.Minute).Truncate(time.Second).Add(time.Second)
 	c := s.create("Short", deadline)
 	a := s.agent(c.Participants[0].InvitationID)
 	m := a.exchange().json(t)

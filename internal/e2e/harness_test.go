@@ -6,140 +6,38 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	consensus "github.com/consensus-md/consensus"
-	"github.com/consensus-md/consensus/internal/config"
 	"github.com/consensus-md/consensus/internal/contract"
-	"github.com/consensus-md/consensus/internal/daemon"
 	"github.com/consensus-md/consensus/internal/ingest"
-	"github.com/consensus-md/consensus/internal/outbox"
-	"github.com/consensus-md/consensus/internal/pgtest"
+	"github.com/consensus-md/consensus/internal/servertest"
 )
 
 const operatorToken = "cso_test-operator-token-0123456789abcdef"
 
-// lockedBuffer collects the server's log lines for scanning.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// clock is a settable clock: real time plus an offset.
-type clock struct{ offset atomic.Int64 }
-
-func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
-
-// server is one running consensusd.
+// server is one running consensusd with the helpers the suite speaks
+// through; every request goes through its contract-validating Client.
 type server struct {
-	t       testing.TB
-	origin  string
-	addr    string // where this replica listens; origin is what it publishes
-	maildir string
-	logs    *lockedBuffer
-	clock   *clock
-	http    *http.Client
-	dbURL   string
-}
-
-type serverOptions struct {
-	rateLimit string
-	// dbURL, origin and maildir, when set, make this server a second
-	// replica of another: same database, public origin and mail drop.
-	dbURL, origin, maildir string
+	*servertest.Server
+	t testing.TB
 }
 
 // startServer runs consensusd in-process on 127.0.0.1:0 with its own
-// database and Maildir, and stops it when the test ends.
-func startServer(t testing.TB, opts ...serverOptions) *server {
+// database and Maildir (unless opts name those of a replica), and stops it
+// when the test ends.
+func startServer(t testing.TB, opts ...servertest.Options) *server {
 	t.Helper()
-	var o serverOptions
+	var o servertest.Options
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	if o.rateLimit == "" {
-		o.rateLimit = "0"
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	origin, dbURL := o.origin, o.dbURL
-	if origin == "" {
-		origin = "http://" + ln.Addr().String()
-	}
-	if dbURL == "" {
-		dbURL = pgtest.URL(t)
-	}
-	maildir := o.maildir
-	if maildir == "" {
-		maildir = filepath.Join(t.TempDir(), "mail")
-	}
-	env := map[string]string{
-		"CONSENSUS_ENV": "local", "DATABASE_URL": dbURL, "CONSENSUS_LISTEN": ln.Addr().String(),
-		"CONSENSUS_PUBLIC_ORIGIN": origin, "CONSENSUS_OPERATOR_TOKEN": operatorToken,
-		"CONSENSUS_TOKEN_KEY": strings.Repeat("ab", 32), "CONSENSUS_MAIL_URL": "maildir://" + maildir,
-		"CONSENSUS_RATE_LIMIT": o.rateLimit,
-	}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Version = "test"
-	logs := &lockedBuffer{}
-	clk := &clock{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	ready := make(chan string, 1)
-	go func() {
-		done <- daemon.Run(ctx, cfg, slog.New(slog.NewJSONHandler(logs, nil)), daemon.Options{
-			Listener: ln, Ready: ready, Now: clk.Now, Outbox: outbox.Worker{Poll: 20 * time.Millisecond},
-		})
-	}()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("consensusd stopped: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("consensusd did not start")
-	}
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("consensusd: %v", err)
-		}
-	})
-	// Every request and response of the suite is checked against the
-	// published openapi.json: an undocumented status, header or field fails.
-	v, err := contract.Load(consensus.OpenAPI, origin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	transport := v.Transport(t, &http.Transport{MaxIdleConnsPerHost: 64})
-	return &server{t: t, origin: origin, addr: "http://" + ln.Addr().String(), maildir: maildir, logs: logs, clock: clk, dbURL: dbURL,
-		http: &http.Client{Timeout: 30 * time.Second, Transport: transport}}
+	o.OperatorToken = operatorToken
+	return &server{Server: servertest.New(t, o), t: t}
 }
 
 // response is a received answer with its body read.
@@ -176,7 +74,7 @@ func (s *server) do(method, path string, headers map[string]string, body any) *r
 	}
 	url := path
 	if strings.HasPrefix(path, "/") {
-		url = s.addr + path
+		url = s.URL + path
 	}
 	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
@@ -192,7 +90,7 @@ func (s *server) do(method, path string, headers map[string]string, body any) *r
 		}
 		req.Header.Set(k, v)
 	}
-	resp, err := s.http.Do(req)
+	resp, err := s.Client.Do(req)
 	if err != nil {
 		s.t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -246,34 +144,20 @@ type participantSpec struct {
 	Required bool
 }
 
-type created struct {
-	AgreementID    string `json:"agreementId"`
-	RevisionDigest string `json:"revisionDigest"`
-	Participants   []struct {
-		ParticipantID string `json:"participantId"`
-		InvitationID  string `json:"invitationId"`
-		Email         string `json:"email"`
-		Kind          string `json:"kind"`
-	} `json:"participants"`
-}
-
 // create makes an agreement through the operator API.
-func (s *server) create(title string, deadline time.Time, parts ...participantSpec) created {
+func (s *server) create(title string, deadline time.Time, parts ...participantSpec) *servertest.Created {
 	s.t.Helper()
 	if len(parts) == 0 {
 		parts = []participantSpec{{"Alpha", "agent", true}, {"Beta", "agent", true}}
 	}
-	var ps []map[string]any
+	var ps []servertest.Participant
 	for i, p := range parts {
-		ps = append(ps, map[string]any{"displayName": p.Name, "kind": p.Kind, "email": fmt.Sprintf("p%d-%s@agents.example", i, strings.ToLower(p.Name)), "required": p.Required})
+		ps = append(ps, servertest.Participant{DisplayName: p.Name, Kind: p.Kind, Email: fmt.Sprintf("p%d-%s@agents.example", i, strings.ToLower(p.Name)), Required: p.Required})
 	}
-	r := s.do("POST", "/api/v1/admin/agreements", operator(), map[string]any{
-		"title": title, "objective": "Decide whether to proceed.", "rules": []string{"Be brief."},
-		"deadline": deadline.UTC().Format(time.RFC3339), "participants": ps,
+	c, err := s.CreateAgreement(context.Background(), servertest.Agreement{
+		Title: title, Objective: "Decide whether to proceed.", Rules: []string{"Be brief."}, Deadline: deadline, Participants: ps,
 	})
-	expect(s.t, r, http.StatusCreated, "")
-	var c created
-	if err := json.Unmarshal(r.body, &c); err != nil {
+	if err != nil {
 		s.t.Fatal(err)
 	}
 	return c
@@ -285,14 +169,14 @@ func (s *server) invitation(invitationID string) *ingest.Invitation {
 	s.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		files, _ := filepath.Glob(filepath.Join(s.maildir, "new", "*"))
+		files, _ := filepath.Glob(filepath.Join(s.Maildir, "new", "*"))
 		var found *ingest.Invitation
 		for _, f := range files {
 			raw, err := os.ReadFile(f)
 			if err != nil || !bytes.Contains(raw, []byte(invitationID)) {
 				continue
 			}
-			inv, err := ingest.ParseMessageBytes(raw, ingest.Policy{Origin: s.origin, AllowHTTPLoopback: true})
+			inv, err := ingest.ParseMessageBytes(raw, ingest.Policy{Origin: s.Origin, AllowHTTPLoopback: true})
 			if err != nil {
 				s.t.Fatalf("invitation email for %s refused: %v", invitationID, err)
 			}
@@ -312,13 +196,13 @@ func (s *server) invitation(invitationID string) *ingest.Invitation {
 func (s *server) newestInvitation(invitationID, notSecret string) *ingest.Invitation {
 	s.t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		files, _ := filepath.Glob(filepath.Join(s.maildir, "new", "*"))
+		files, _ := filepath.Glob(filepath.Join(s.Maildir, "new", "*"))
 		for _, f := range files {
 			raw, err := os.ReadFile(f)
 			if err != nil || !bytes.Contains(raw, []byte(invitationID)) {
 				continue
 			}
-			inv, err := ingest.ParseMessageBytes(raw, ingest.Policy{Origin: s.origin, AllowHTTPLoopback: true})
+			inv, err := ingest.ParseMessageBytes(raw, ingest.Policy{Origin: s.Origin, AllowHTTPLoopback: true})
 			if err == nil && inv.Secret != notSecret {
 				return inv
 			}
@@ -392,4 +276,4 @@ func (a *agent) artifact(method string) *response {
 }
 
 // future is a deadline comfortably ahead of the (possibly advanced) clock.
-func (s *server) future() time.Time { return s.clock.Now().Add(48 * time.Hour).Truncate(time.Second) }
+func (s *server) future() time.Time { return s.Clock.Now().Add(48 * time.Hour).Truncate(time.Second) }

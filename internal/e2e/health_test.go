@@ -19,7 +19,7 @@ func TestHealthReportsTheDatabase(t *testing.T) {
 	if m["status"] != "ok" || m["service"] != "consensus" || m["database"] != "ok" || m["version"] != "test" {
 		t.Fatalf("health %s", r.body)
 	}
-	cfg, err := pgx.ParseConfig(s.dbURL)
+	cfg, err := pgx.ParseConfig(s.DatabaseURL)
 	if err != nil {
 		t.Fatal(err)
 	}

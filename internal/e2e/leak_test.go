@@ -41,7 +41,7 @@ func TestCredentialsNeverLeak(t *testing.T) {
 		"email proof": a.inv.EmailProof, "session token": a.session, "participant token": a.token,
 		"other participant token": b.token, "operator token": operatorToken,
 	}
-	logs := s.logs.String()
+	logs := s.Logs.String()
 	if !strings.Contains(logs, `"route":"/api/v1/agent/invitations/{invitationId}/claim"`) {
 		t.Fatal("the request log is missing: the scan would prove nothing")
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/consensus-md/consensus/internal/servertest"
 )
 
 func TestOperatorAuth(t *testing.T) {
@@ -161,7 +163,7 @@ print(hashlib.sha256(json.dumps(v, sort_keys=True, separators=(",", ":"), ensure
 
 func TestRateLimit(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, serverOptions{rateLimit: "5"})
+	s := startServer(t, servertest.Options{RateLimit: 5})
 	path := s.agentPath("6f1d8a9e-2b3c-4d5e-8f90-123456789abc", "exchange")
 	for i := 0; i < 5; i++ {
 		expect(t, s.do("POST", path, nil, map[string]string{"secret": "x"}), 404, "not-found")

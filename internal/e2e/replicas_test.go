@@ -13,7 +13,7 @@ import (
 func TestTwoReplicas(t *testing.T) {
 	t.Parallel()
 	one := startServer(t)
-	two := startServer(t, serverOptions{dbURL: one.dbURL, origin: one.origin, maildir: one.maildir})
+	two := startServer(t, one.ReplicaOptions())
 	c := one.create("Replicas", one.future(), participantSpec{"A", "agent", true}, participantSpec{"B", "agent", true})
 	a := one.agent(c.Participants[0].InvitationID).join()
 	b := one.agent(c.Participants[1].InvitationID).join()

@@ -85,11 +85,11 @@ func TestRoom(t *testing.T) {
 func TestRoomPersistsExpiry(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	deadline := s.clock.Now().Add(time.Hour).Truncate(time.Second)
+	deadline := s.Clock.Now().Add(time.Hour).Truncate(time.Second)
 	c := s.create("Expiry", deadline)
 	a := s.agent(c.Participants[0].InvitationID).join()
 	expect(t, a.post("agree-before-deadline", "agree", ""), 201, "")
-	s.clock.Advance(time.Hour)
+	s.Clock.Advance(time.Hour)
 	o := a.room().json(t)["outcome"].(map[string]any)
 	if o["status"] != "expired" || o["decidedAt"] != deadline.UTC().Format(time.RFC3339) || o["decidingEventId"] != nil {
 		t.Fatalf("outcome %v", o)
@@ -127,7 +127,7 @@ func TestCredentialInQueryRefused(t *testing.T) {
 		leak := "csi_query-leak-" + name
 		r := s.do("POST", s.agentPath("6f1d8a9e-2b3c-4d5e-8f90-123456789abc", "exchange")+"?"+name+"="+leak, nil, nil)
 		expect(t, r, 400, "credential-in-query")
-		if strings.Contains(s.logs.String(), leak) || strings.Contains(string(r.body), leak) {
+		if strings.Contains(s.Logs.String(), leak) || strings.Contains(string(r.body), leak) {
 			t.Fatalf("%s value echoed or logged", name)
 		}
 	}

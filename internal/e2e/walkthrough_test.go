@@ -50,14 +50,14 @@ func TestReadmeWalkthrough(t *testing.T) {
 	abs, _ := filepath.Abs("../../examples")
 	must(t, os.Symlink(abs, filepath.Join(dir, "examples")))
 	must(t, os.MkdirAll(filepath.Join(dir, ".data"), 0o700))
-	must(t, os.Symlink(s.maildir, filepath.Join(dir, ".data", "mail")))
+	must(t, os.Symlink(s.Maildir, filepath.Join(dir, ".data", "mail")))
 	must(t, os.WriteFile(filepath.Join(dir, ".data", "operator-token"), []byte(operatorToken+"\n"), 0o600))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CONSENSUS_URL="+s.origin)
+	cmd.Env = append(os.Environ(), "CONSENSUS_URL="+s.Origin)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("walkthrough failed: %v\n%s", err, out)

@@ -1,12 +1,14 @@
 // Package pgtest gives each test its own PostgreSQL database, cloned from a
 // migrated template, on the server named by CONSENSUS_TEST_DATABASE_URL.
 // It refuses any server that is not on this machine: tests drop databases.
+// Create does the same without a test, for consensus-demo.
 package pgtest
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -24,11 +26,14 @@ import (
 	"github.com/consensus-md/consensus/internal/store"
 )
 
-var (
-	templateOnce sync.Once
-	templateName string
-	templateErr  error
-)
+// templates holds, per server URL, the migrated template once it is made.
+var templates sync.Map // base URL -> *template
+
+type template struct {
+	once sync.Once
+	name string
+	err  error
+}
 
 // URL returns a connection URL to a fresh, migrated database that is dropped
 // when the test ends. The test fails when CONSENSUS_TEST_DATABASE_URL is unset
@@ -39,40 +44,55 @@ func URL(t testing.TB) string {
 	if base == "" {
 		t.Fatal("CONSENSUS_TEST_DATABASE_URL is not set: run the suite with 'make test', which starts a private PostgreSQL")
 	}
-	if !strings.HasPrefix(base, "postgres://") && !strings.HasPrefix(base, "postgresql://") {
-		t.Fatal("CONSENSUS_TEST_DATABASE_URL must be a postgres:// URL")
-	}
-	cfg, err := pgconn.ParseConfig(base)
+	u, drop, err := Create(context.Background(), base)
 	if err != nil {
 		t.Fatalf("CONSENSUS_TEST_DATABASE_URL: %v", err)
 	}
-	if !isLocal(cfg.Host) {
-		t.Fatalf("CONSENSUS_TEST_DATABASE_URL must point at this machine (loopback or a Unix socket): the suite drops databases")
+	t.Cleanup(drop)
+	return u
+}
+
+// Create makes a fresh database, cloned from the migrated template, on the
+// PostgreSQL server of base and returns its URL and a function that drops
+// it. It needs no test, so consensus-demo uses it too. It refuses a base
+// that is not a postgres:// URL or whose server is not on this machine
+// (loopback or a Unix socket): the callers drop databases.
+func Create(ctx context.Context, base string) (string, func(), error) {
+	if !strings.HasPrefix(base, "postgres://") && !strings.HasPrefix(base, "postgresql://") {
+		return "", nil, errors.New("pgtest: the server URL must be a postgres:// URL")
 	}
-	ctx := context.Background()
-	templateOnce.Do(func() { templateName, templateErr = ensureTemplate(ctx, base) })
-	if templateErr != nil {
-		t.Fatalf("pgtest: template: %v", templateErr)
+	cfg, err := pgconn.ParseConfig(base)
+	if err != nil {
+		return "", nil, fmt.Errorf("pgtest: server URL: %w", err)
+	}
+	if !isLocal(cfg.Host) {
+		return "", nil, errors.New("pgtest: the server must be on this machine (loopback or a Unix socket): the callers drop databases")
+	}
+	v, _ := templates.LoadOrStore(base, &template{})
+	tmpl := v.(*template)
+	tmpl.once.Do(func() { tmpl.name, tmpl.err = ensureTemplate(ctx, base) })
+	if tmpl.err != nil {
+		return "", nil, fmt.Errorf("pgtest: template: %w", tmpl.err)
 	}
 	name := "t_" + strings.ToLower(secret.Random(9))
 	name = strings.NewReplacer("-", "_").Replace(name)
 	admin, err := pgx.Connect(ctx, base)
 	if err != nil {
-		t.Fatalf("pgtest: connect: %v", err)
+		return "", nil, fmt.Errorf("pgtest: connect: %w", err)
 	}
 	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %q TEMPLATE %q`, name, templateName)); err != nil {
-		t.Fatalf("pgtest: create database: %v", err)
+	if _, err := admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %q TEMPLATE %q`, name, tmpl.name)); err != nil {
+		return "", nil, fmt.Errorf("pgtest: create database: %w", err)
 	}
-	t.Cleanup(func() {
+	drop := func() {
 		c, err := pgx.Connect(context.Background(), base)
 		if err != nil {
 			return
 		}
 		defer c.Close(context.Background())
 		_, _ = c.Exec(context.Background(), fmt.Sprintf(`DROP DATABASE IF EXISTS %q WITH (FORCE)`, name))
-	})
-	return withDatabase(base, name)
+	}
+	return withDatabase(base, name), drop, nil
 }
 
 // Store opens a store on a fresh database (see URL) and closes it when the
