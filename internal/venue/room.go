@@ -14,7 +14,6 @@ import (
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store"
-	"github.com/consensus-md/consensus/internal/store/dbsqlc"
 )
 
 // OutcomeView is the wire form of an outcome.
@@ -98,31 +97,11 @@ func (r *RoomView) ETag() (string, error) {
 	return `"` + hex.EncodeToString(sum[:16]) + `"`, nil
 }
 
-func eventView(e dbsqlc.Event) EventView {
+func eventView(e store.Event) EventView {
 	return EventView{
 		ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Action: e.Action, Body: e.Body,
-		Revision: int(e.Revision), CreatedAt: canon.FormatTime(e.CreatedAt), Hash: e.Hash, Prev: e.PrevHash,
+		Revision: e.Revision, CreatedAt: canon.FormatTime(e.CreatedAt), Hash: e.Hash, Prev: e.PrevHash,
 	}
-}
-
-func domainEvent(e dbsqlc.Event) room.Event {
-	return room.Event{ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Revision: int(e.Revision), Action: e.Action, CreatedAt: e.CreatedAt}
-}
-
-func domainEvents(events []dbsqlc.Event) []room.Event {
-	out := make([]room.Event, len(events))
-	for i, e := range events {
-		out[i] = domainEvent(e)
-	}
-	return out
-}
-
-func domainRoster(ps []dbsqlc.Participant) []room.Member {
-	out := make([]room.Member, len(ps))
-	for i, p := range ps {
-		out[i] = room.Member{ID: p.ID.String(), Required: p.Required}
-	}
-	return out
 }
 
 func outcomeView(o room.Outcome) OutcomeView {
@@ -136,25 +115,37 @@ func outcomeView(o room.Outcome) OutcomeView {
 	return v
 }
 
-func storedOutcome(a dbsqlc.Agreement) room.Outcome {
-	o := room.Outcome{Status: a.OutcomeStatus}
-	if a.OutcomeDecidedAt != nil {
-		o.DecidedAt = *a.OutcomeDecidedAt
+// roomEvents is the chain as the decision rule sees it.
+func roomEvents(events []store.Event) []room.Event {
+	out := make([]room.Event, len(events))
+	for i, e := range events {
+		out[i] = e.RoomEvent()
 	}
-	if a.OutcomeEventID.Valid {
-		o.DecidingEventID = a.OutcomeEventID.UUID.String()
+	return out
+}
+
+// members is the roster as the decision rule sees it.
+func members(ps []store.Participant) []room.Member {
+	out := make([]room.Member, len(ps))
+	for i, p := range ps {
+		out[i] = p.Member()
 	}
-	return o
+	return out
+}
+
+// outcomeSetter is what settleExpiry writes through: the store outside a
+// transaction (reading the room), a transaction inside one (posting).
+type outcomeSetter interface {
+	AgreementSetOutcome(ctx context.Context, id uuid.UUID, o room.Outcome) (bool, error)
 }
 
 // settleExpiry persists expired when the deadline passed while pending, and
 // returns the outcome in force. Only a pending outcome is ever updated.
-func settleExpiry(ctx context.Context, q *dbsqlc.Queries, a dbsqlc.Agreement, evaluated room.Outcome) (room.Outcome, error) {
-	stored := storedOutcome(a)
-	if stored.Final() || evaluated.Status != room.StatusExpired {
-		return stored, nil
+func settleExpiry(ctx context.Context, s outcomeSetter, a store.Agreement, evaluated room.Outcome) (room.Outcome, error) {
+	if a.Outcome.Final() || evaluated.Status != room.StatusExpired {
+		return a.Outcome, nil
 	}
-	if _, err := q.AgreementSetOutcome(ctx, dbsqlc.AgreementSetOutcomeParams{ID: a.ID, OutcomeStatus: room.StatusExpired, OutcomeDecidedAt: &evaluated.DecidedAt}); err != nil {
+	if _, err := s.AgreementSetOutcome(ctx, a.ID, room.Outcome{Status: room.StatusExpired, DecidedAt: evaluated.DecidedAt}); err != nil {
 		return room.Outcome{}, err
 	}
 	return evaluated, nil
@@ -166,11 +157,11 @@ func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomView, error) {
 	now := v.now()
 	a, err := v.Store.AgreementGet(ctx, p.AgreementID)
 	if err != nil {
-		return nil, store.Interpret(err)
+		return nil, err
 	}
-	rev, err := v.Store.RevisionGet(ctx, dbsqlc.RevisionGetParams{AgreementID: a.ID, Number: a.CurrentRevision})
+	rev, err := v.Store.RevisionGet(ctx, a.ID, a.CurrentRevision)
 	if err != nil {
-		return nil, store.Interpret(err)
+		return nil, err
 	}
 	parts, err := v.Store.ParticipantListByAgreement(ctx, a.ID)
 	if err != nil {
@@ -180,16 +171,16 @@ func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomView, error) {
 	if err != nil {
 		return nil, err
 	}
-	devents := domainEvents(events)
-	outcome, err := settleExpiry(ctx, v.Store.Queries, a, room.Evaluate(int(a.CurrentRevision), domainRoster(parts), devents, a.Deadline, now))
+	devents := roomEvents(events)
+	outcome, err := settleExpiry(ctx, v.Store, a, room.Evaluate(a.CurrentRevision, members(parts), devents, a.Deadline, now))
 	if err != nil {
 		return nil, err
 	}
-	decisions := room.Decisions(int(a.CurrentRevision), devents)
+	decisions := room.Decisions(a.CurrentRevision, devents)
 	view := &RoomView{
 		AgreementID: a.ID.String(), InvitationID: p.InvitationID.String(),
-		Revision: RevisionView{Number: int(rev.Number), RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest,
-			CanonicalRevision: json.RawMessage(rev.CanonicalJson), Markdown: rev.Markdown},
+		Revision: RevisionView{Number: rev.Number, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest,
+			CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown},
 		Roster: make([]RosterEntry, 0, len(parts)), Events: make([]EventView, 0, len(events)),
 		Outcome: outcomeView(outcome), ChainHead: canon.ZeroHash, Deadline: canon.FormatTime(a.Deadline),
 		ServerTime: canon.FormatTime(now),
@@ -216,9 +207,9 @@ func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomView, error) {
 	if outcome.Status == room.StatusReached {
 		art, err := v.Store.ArtifactGet(ctx, a.ID)
 		if err != nil {
-			return nil, store.Interpret(err)
+			return nil, err
 		}
-		view.Artifact = &ArtifactMeta{URL: v.actions(p.InvitationID.String()).Artifact, SHA256: art.Sha256, Bytes: len(art.Body)}
+		view.Artifact = &ArtifactMeta{URL: v.actions(p.InvitationID.String()).Artifact, SHA256: art.SHA256, Bytes: len(art.Body)}
 	}
 	return view, nil
 }
@@ -289,73 +280,53 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 	err = v.Store.InTx(ctx, func(tx *store.Tx) error {
 		refusal, posted, created = nil, nil, false
 		now := canon.Now(v.now())
-		a, err := tx.AgreementGetForUpdate(ctx, p.AgreementID)
+		a, err := tx.AgreementLock(ctx, p.AgreementID)
 		if err != nil {
 			return err
 		}
-		prior, err := tx.EventGetByKey(ctx, dbsqlc.EventGetByKeyParams{ParticipantID: p.ParticipantID, IdempotencyKey: key})
+		prior, err := tx.EventGetByKey(ctx, p.ParticipantID, key)
 		switch {
 		case err == nil:
 			if prior.CommandDigest != cmdDigest {
 				refusal = room.ErrIdempotencyKeyReused
 				return nil
 			}
-			posted = &Posted{Event: eventView(prior), Outcome: outcomeView(storedOutcome(a))}
+			posted = &Posted{Event: eventView(prior), Outcome: outcomeView(a.Outcome)}
 			return nil
-		case !errors.Is(store.Interpret(err), room.ErrNotFound):
+		case !errors.Is(err, room.ErrNotFound):
 			return err
 		}
-		rev, err := tx.RevisionGet(ctx, dbsqlc.RevisionGetParams{AgreementID: a.ID, Number: a.CurrentRevision})
+		st, err := tx.EventAppendState(ctx, a, p.ParticipantID)
 		if err != nil {
 			return err
 		}
-		parts, err := tx.ParticipantListByAgreement(ctx, a.ID)
-		if err != nil {
-			return err
-		}
-		terminal, err := tx.EventListTerminal(ctx, dbsqlc.EventListTerminalParams{AgreementID: a.ID, Revision: a.CurrentRevision})
-		if err != nil {
-			return err
-		}
-		count, err := tx.EventCountByParticipant(ctx, dbsqlc.EventCountByParticipantParams{ParticipantID: p.ParticipantID, Revision: a.CurrentRevision})
-		if err != nil {
-			return err
-		}
-		snap := room.Snapshot{Revision: int(a.CurrentRevision), RevisionDigest: rev.RevisionDigest, Deadline: a.Deadline,
-			Roster: domainRoster(parts), Events: domainEvents(terminal), ParticipantEvents: int(count)}
+		snap := room.Snapshot{Revision: a.CurrentRevision, RevisionDigest: st.Revision.RevisionDigest, Deadline: a.Deadline,
+			Roster: members(st.Roster), Events: roomEvents(st.Terminal), ParticipantEvents: st.ParticipantEvents}
 		outcome, admitErr := room.Admit(snap, cmd, now)
-		if _, err := settleExpiry(ctx, tx.Queries, a, outcome); err != nil {
+		if _, err := settleExpiry(ctx, tx, a, outcome); err != nil {
 			return err
 		}
 		if admitErr != nil {
 			refusal = admitErr
 			return nil // commit: an expiry found here is persisted
 		}
-		head, err := tx.EventChainHead(ctx, a.ID)
-		if err != nil && !errors.Is(store.Interpret(err), room.ErrNotFound) {
-			return err
-		}
-		prev := canon.ZeroHash
-		if err == nil {
-			prev = head.Hash
-		}
-		e := dbsqlc.Event{
-			ID: uuid.New(), AgreementID: a.ID, Seq: head.Seq + 1, ParticipantID: p.ParticipantID, Revision: a.CurrentRevision,
-			Action: cmd.Action, Body: cmd.Body, IdempotencyKey: key, CommandDigest: cmdDigest, CreatedAt: now, PrevHash: prev,
+		e := store.Event{
+			ID: uuid.New(), AgreementID: a.ID, Seq: st.Head.Seq + 1, ParticipantID: p.ParticipantID, Revision: a.CurrentRevision,
+			Action: cmd.Action, Body: cmd.Body, IdempotencyKey: key, CommandDigest: cmdDigest, CreatedAt: now, PrevHash: st.Head.Hash,
 		}
 		if e.Hash, err = chainHash(e); err != nil {
 			return err
 		}
-		if err := tx.EventInsert(ctx, dbsqlc.EventInsertParams(e)); err != nil {
+		if err := tx.EventInsert(ctx, e); err != nil {
 			return err
 		}
-		final := storedOutcome(a)
+		final := a.Outcome
 		if room.IsTerminal(cmd.Action) {
 			if err := tx.ParticipantSetDecided(ctx, p.ParticipantID); err != nil {
 				return err
 			}
-			snap.Events = append(snap.Events, domainEvent(e))
-			if final, err = v.finalize(ctx, tx, a, rev, snap, e, now); err != nil {
+			snap.Events = append(snap.Events, e.RoomEvent())
+			if final, err = v.finalize(ctx, tx, a, st.Revision, snap, e, now); err != nil {
 				return err
 			}
 		}
@@ -363,7 +334,7 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 		return nil
 	})
 	if err != nil {
-		return nil, false, store.Interpret(err)
+		return nil, false, err
 	}
 	if refusal != nil {
 		return nil, false, refusal
@@ -372,7 +343,7 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 }
 
 // chainHash is sha256(JCS({prev, seq, command_digest, created_at})).
-func chainHash(e dbsqlc.Event) (string, error) {
+func chainHash(e store.Event) (string, error) {
 	_, d, err := canon.DigestOf(map[string]any{
 		"prev": e.PrevHash, "seq": e.Seq, "command_digest": e.CommandDigest, "created_at": canon.FormatTime(e.CreatedAt),
 	})
@@ -381,41 +352,23 @@ func chainHash(e dbsqlc.Event) (string, error) {
 
 // finalize evaluates the rule after a terminal event and persists a final
 // outcome; a reached outcome also stores CONSENSUS.md.
-func (v *Venue) finalize(ctx context.Context, tx *store.Tx, a dbsqlc.Agreement, rev dbsqlc.Revision, snap room.Snapshot, last dbsqlc.Event, now time.Time) (room.Outcome, error) {
+func (v *Venue) finalize(ctx context.Context, tx *store.Tx, a store.Agreement, rev store.Revision, snap room.Snapshot, last store.Event, now time.Time) (room.Outcome, error) {
 	outcome := room.Evaluate(snap.Revision, snap.Roster, snap.Events, snap.Deadline, now)
 	if !outcome.Final() {
 		return outcome, nil
 	}
-	eventID, err := uuid.Parse(outcome.DecidingEventID)
-	if err != nil {
-		return outcome, err
-	}
-	if _, err := tx.AgreementSetOutcome(ctx, dbsqlc.AgreementSetOutcomeParams{
-		ID: a.ID, OutcomeStatus: outcome.Status, OutcomeDecidedAt: &outcome.DecidedAt, OutcomeEventID: uuid.NullUUID{UUID: eventID, Valid: true},
-	}); err != nil {
+	if _, err := tx.AgreementSetOutcome(ctx, a.ID, outcome); err != nil {
 		return outcome, err
 	}
 	if outcome.Status != room.StatusReached {
 		return outcome, nil
 	}
-	var revision room.Revision
-	if err := json.Unmarshal([]byte(rev.CanonicalJson), &revision); err != nil {
+	md, err := renderArtifact(rev, snap, last, outcome, now)
+	if err != nil {
 		return outcome, err
 	}
-	decisions := room.Decisions(snap.Revision, snap.Events)
-	entries := make([]room.ArtifactEntry, len(revision.Participants))
-	for i, rp := range revision.Participants {
-		entries[i] = room.ArtifactEntry{Participant: rp}
-		if d, ok := decisions[rp.ParticipantID]; ok {
-			entries[i].Decision, entries[i].EventID, entries[i].DecidedAt = d.Action, d.ID, canon.FormatTime(d.CreatedAt)
-		}
-	}
-	md := room.RenderArtifact(room.ArtifactInput{
-		Locked: room.Locked{Revision: revision, Markdown: rev.Markdown, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest},
-		Roster: entries, ChainHead: last.Hash, ChainLength: last.Seq, FinalizedAt: canon.FormatTime(now), DecidingID: outcome.DecidingEventID,
-	})
-	return outcome, tx.ArtifactInsert(ctx, dbsqlc.ArtifactInsertParams{
-		AgreementID: a.ID, Revision: a.CurrentRevision, Body: []byte(md), Sha256: canon.Digest([]byte(md)), FinalizedAt: now,
+	return outcome, tx.ArtifactInsert(ctx, store.Artifact{
+		AgreementID: a.ID, Revision: a.CurrentRevision, Body: md, SHA256: canon.Digest(md), FinalizedAt: now,
 	})
 }
 
@@ -433,10 +386,33 @@ type Artifact struct {
 func (v *Venue) Artifact(ctx context.Context, p *Principal) (*Artifact, error) {
 	art, err := v.Store.ArtifactGet(ctx, p.AgreementID)
 	if err != nil {
-		if errors.Is(store.Interpret(err), room.ErrNotFound) {
+		if errors.Is(err, room.ErrNotFound) {
 			return nil, ErrArtifactNotReady
 		}
 		return nil, err
 	}
-	return &Artifact{Body: art.Body, SHA256: art.Sha256, AgreementID: art.AgreementID.String(), Revision: int(art.Revision), FinalizedAt: canon.FormatTime(art.FinalizedAt)}, nil
+	return &Artifact{Body: art.Body, SHA256: art.SHA256, AgreementID: art.AgreementID.String(), Revision: art.Revision, FinalizedAt: canon.FormatTime(art.FinalizedAt)}, nil
+}
+
+// renderArtifact writes CONSENSUS.md for a reached outcome: the locked
+// revision, each participant's decision and the chain up to last, the event
+// that completed the rule.
+func renderArtifact(rev store.Revision, snap room.Snapshot, last store.Event, outcome room.Outcome, now time.Time) ([]byte, error) {
+	var revision room.Revision
+	if err := json.Unmarshal(rev.Canonical, &revision); err != nil {
+		return nil, err
+	}
+	decisions := room.Decisions(snap.Revision, snap.Events)
+	entries := make([]room.ArtifactEntry, len(revision.Participants))
+	for i, rp := range revision.Participants {
+		entries[i] = room.ArtifactEntry{Participant: rp}
+		if d, ok := decisions[rp.ParticipantID]; ok {
+			entries[i].Decision, entries[i].EventID, entries[i].DecidedAt = d.Action, d.ID, canon.FormatTime(d.CreatedAt)
+		}
+	}
+	md := room.RenderArtifact(room.ArtifactInput{
+		Locked: room.Locked{Revision: revision, Markdown: rev.Markdown, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest},
+		Roster: entries, ChainHead: last.Hash, ChainLength: last.Seq, FinalizedAt: canon.FormatTime(now), DecidingID: outcome.DecidingEventID,
+	})
+	return []byte(md), nil
 }
