@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/room"
-	"github.com/consensus-md/consensus/internal/store/dbsqlc"
+	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
 )
 
 // Agreement is one agreement with the outcome stored for it.

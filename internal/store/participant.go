@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/room"
-	"github.com/consensus-md/consensus/internal/store/dbsqlc"
+	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
 )
 
 // Participant is one slot of an agreement's roster.

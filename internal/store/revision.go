@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/consensus-md/consensus/internal/store/dbsqlc"
+	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
 )
 
 // Revision is one locked revision: the exact canonical agreement/v1 bytes

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/consensus-md/consensus/internal/room"
-	"github.com/consensus-md/consensus/internal/store/dbsqlc"
+	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
 )
 
 // Store is the connection pool. Each of its row methods (promoted from
