@@ -14,9 +14,8 @@ import (
 	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
 )
 
-// Store is the connection pool. Each of its row methods (promoted from
-// queries) runs one statement on its own; InTx runs several in one
-// transaction.
+// Store is the connection pool. Each of its row methods, which Tx shares,
+// runs one statement on its own; InTx runs several in one transaction.
 type Store struct {
 	queries
 	pool *pgxpool.Pool
