@@ -23,7 +23,7 @@ generate: ## regenerate sqlc code and bundle api/*.yaml into openapi.json
 	$(GO) run ./internal/cmd/openapi-bundle -o openapi.json api
 
 verify: generate ## regenerate, then fail if anything generated differs from what is committed
-	git diff --exit-code -- internal/store/dbsqlc openapi.json
+	git diff --exit-code -- internal/store/internal/dbsqlc openapi.json
 
 lint: ## gofmt, go vet, staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

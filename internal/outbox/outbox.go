@@ -17,7 +17,6 @@ import (
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
-	"github.com/consensus-md/consensus/internal/store/dbsqlc"
 )
 
 // Worker delivers queued invitation emails.
@@ -88,37 +87,37 @@ func (w *Worker) DeliverOne(ctx context.Context) (bool, error) {
 	err := w.Store.InTx(ctx, func(tx *store.Tx) error {
 		now := w.Now().UTC()
 		m, err := tx.OutboxClaimDue(ctx, now)
+		if errors.Is(err, room.ErrNotFound) {
+			return nil // nothing due, or every due message is being sent by another worker
+		}
 		if err != nil {
-			if errors.Is(store.Interpret(err), room.ErrNotFound) {
-				return nil
-			}
 			return err
 		}
 		found = true
 		attempt := m.Attempts + 1
 		receipt, sendErr := w.send(ctx, m, now)
 		record := func(ok bool, reply string) error {
-			return tx.OutboxAttemptInsert(ctx, dbsqlc.OutboxAttemptInsertParams{OutboxID: m.ID, Attempt: attempt, AttemptedAt: now, Ok: ok, Reply: reply})
+			return tx.OutboxAttemptInsert(ctx, store.OutboxAttempt{OutboxID: m.ID, Attempt: attempt, AttemptedAt: now, OK: ok, Reply: reply})
 		}
 		switch {
 		case sendErr == nil:
-			w.Log.Info("outbox: sent", slog.String("outbox_id", m.ID.String()), slog.Int("attempt", int(attempt)))
-			if err := tx.OutboxMarkSent(ctx, dbsqlc.OutboxMarkSentParams{ID: m.ID, LastReply: &receipt.Reply, SentAt: &now}); err != nil {
+			w.Log.Info("outbox: sent", slog.String("outbox_id", m.ID.String()), slog.Int("attempt", attempt))
+			if err := tx.OutboxMarkSent(ctx, m.ID, receipt.Reply, now); err != nil {
 				return err
 			}
 			return record(true, receipt.Reply)
-		case mail.IsPermanent(sendErr) || int(attempt) >= w.MaxAttempts:
+		case mail.IsPermanent(sendErr) || attempt >= w.MaxAttempts:
 			reply := sendErr.Error()
-			w.Log.Warn("outbox: failed for good", slog.String("outbox_id", m.ID.String()), slog.Int("attempt", int(attempt)), slog.String("reply", reply))
-			if err := tx.OutboxMarkFailed(ctx, dbsqlc.OutboxMarkFailedParams{ID: m.ID, LastReply: &reply}); err != nil {
+			w.Log.Warn("outbox: failed for good", slog.String("outbox_id", m.ID.String()), slog.Int("attempt", attempt), slog.String("reply", reply))
+			if err := tx.OutboxMarkFailed(ctx, m.ID, reply); err != nil {
 				return err
 			}
 			return record(false, reply)
 		default:
 			reply := sendErr.Error()
-			next := now.Add(w.backoff(int(attempt)))
-			w.Log.Info("outbox: will retry", slog.String("outbox_id", m.ID.String()), slog.Int("attempt", int(attempt)), slog.String("reply", reply), slog.Time("next_attempt_at", next))
-			if err := tx.OutboxMarkRetry(ctx, dbsqlc.OutboxMarkRetryParams{ID: m.ID, LastReply: &reply, NextAttemptAt: next}); err != nil {
+			next := now.Add(w.backoff(attempt))
+			w.Log.Info("outbox: will retry", slog.String("outbox_id", m.ID.String()), slog.Int("attempt", attempt), slog.String("reply", reply), slog.Time("next_attempt_at", next))
+			if err := tx.OutboxMarkRetry(ctx, m.ID, reply, next); err != nil {
 				return err
 			}
 			return record(false, reply)
@@ -127,7 +126,7 @@ func (w *Worker) DeliverOne(ctx context.Context) (bool, error) {
 	return found, err
 }
 
-func (w *Worker) send(ctx context.Context, m dbsqlc.Outbox, now time.Time) (mail.Receipt, error) {
+func (w *Worker) send(ctx context.Context, m store.OutboxMessage, now time.Time) (mail.Receipt, error) {
 	body, err := w.Keys.Open(m.SealedBody, m.ID[:])
 	if err != nil {
 		return mail.Receipt{}, &mail.PermanentError{Reply: "sealed body cannot be opened (was CONSENSUS_TOKEN_KEY changed?)", Err: err}

@@ -11,19 +11,30 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/consensus-md/consensus/internal/room"
-	"github.com/consensus-md/consensus/internal/store/dbsqlc"
+	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
 )
 
-// Store is the connection pool with the generated queries bound to it.
+// Store is the connection pool. Each of its row methods, which Tx shares,
+// runs one statement on its own; InTx runs several in one transaction.
 type Store struct {
-	*dbsqlc.Queries
+	queries
 	pool *pgxpool.Pool
 }
 
-// Tx is one transaction with the generated queries bound to it.
+// Tx is one transaction. It has every row method of Store, plus those that
+// only mean something while a transaction holds its locks (AgreementLock,
+// EventAppendState).
 type Tx struct {
-	*dbsqlc.Queries
+	queries
 	tx pgx.Tx
+}
+
+// queries binds the generated statements to a pool or a transaction. Its
+// methods, promoted into Store and Tx, take and return room or store types
+// and pass every error through interpretError, so callers never see a driver
+// type or error.
+type queries struct {
+	q *dbsqlc.Queries
 }
 
 func pgxConfig(databaseURL string) (*pgxpool.Config, error) {
@@ -51,7 +62,7 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: connect: %w", err)
 	}
-	return &Store{Queries: dbsqlc.New(pool), pool: pool}, nil
+	return &Store{queries: queries{q: dbsqlc.New(pool)}, pool: pool}, nil
 }
 
 // Close closes the pool.
@@ -62,7 +73,9 @@ func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 
 // InTx runs fn in a transaction and commits it when fn returns nil. A
 // serialization failure or deadlock retries the whole function (up to five
-// times), so fn must not have effects outside the transaction.
+// times), so fn must not have effects outside the transaction. Errors fn
+// returns come back unchanged; a failed commit is interpreted like any
+// statement's error.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
@@ -81,24 +94,28 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
 		return fmt.Errorf("store: begin: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit this is a no-op
-	if err := fn(&Tx{Queries: dbsqlc.New(tx), tx: tx}); err != nil {
+	if err := fn(&Tx{queries: queries{q: dbsqlc.New(tx)}, tx: tx}); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return Interpret(fmt.Errorf("store: commit: %w", err))
+		return interpretError("commit", err)
 	}
 	return nil
 }
 
+// retryable reports a serialization failure or a deadlock: the transaction
+// lost a race and may succeed when run again from the start.
 func retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
 }
 
-// Interpret maps driver errors to domain errors: no rows is room.ErrNotFound,
-// a unique violation room.ErrConflict (wrapping the original). Other errors
-// pass through unchanged.
-func Interpret(err error) error {
+// interpretError is the one place driver errors become domain errors: no
+// rows is room.ErrNotFound, a unique violation room.ErrConflict naming the
+// constraint. Any other error is wrapped with op and keeps its cause, so
+// InTx still recognizes a serialization failure and callers a cancelled
+// context.
+func interpretError(op string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -109,5 +126,5 @@ func Interpret(err error) error {
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		return fmt.Errorf("%w: %s", room.ErrConflict, pgErr.ConstraintName)
 	}
-	return err
+	return fmt.Errorf("store: %s: %w", op, err)
 }

@@ -3,36 +3,75 @@ package store_test
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/pgtest"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store"
-	"github.com/consensus-md/consensus/internal/store/dbsqlc"
 )
 
-func TestInterpret(t *testing.T) {
+// agreement stores an agreement with revision 1 and one required
+// participant, and returns the agreement's and the participant's ids.
+func agreement(t *testing.T, st *store.Store) (uuid.UUID, uuid.UUID) {
+	t.Helper()
+	ctx := context.Background()
+	id, pid := uuid.New(), uuid.New()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	err := st.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.AgreementInsert(ctx, id, now.Add(time.Hour), now); err != nil {
+			return err
+		}
+		if err := tx.RevisionInsert(ctx, store.Revision{AgreementID: id, Number: 1, Canonical: []byte(`{}`), Markdown: "# T\n",
+			RevisionDigest: "sha256:r", MarkdownDigest: "sha256:m", LockedAt: now}); err != nil {
+			return err
+		}
+		return tx.ParticipantInsert(ctx, store.Participant{ID: pid, AgreementID: id, DisplayName: "A", Kind: room.KindAgent,
+			Email: "a@example.test", Required: true})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, pid
+}
+
+func TestDriverErrorsBecomeDomainErrors(t *testing.T) {
 	t.Parallel()
 	st := pgtest.Store(t)
 	ctx := context.Background()
-	_, err := st.AgreementGet(ctx, uuid.New())
-	if !errors.Is(store.Interpret(err), room.ErrNotFound) {
-		t.Fatalf("no rows: %v", store.Interpret(err))
+	if _, err := st.AgreementGet(ctx, uuid.New()); err != room.ErrNotFound {
+		t.Fatalf("no rows: %v", err)
+	}
+	if _, err := st.EventGetByKey(ctx, uuid.New(), "k"); err != room.ErrNotFound {
+		t.Fatalf("no rows: %v", err)
 	}
 	id := uuid.New()
-	p := dbsqlc.AgreementInsertParams{ID: id, Deadline: time.Now().Add(time.Hour), CreatedAt: time.Now()}
-	if err := st.AgreementInsert(ctx, p); err != nil {
+	if err := st.AgreementInsert(ctx, id, time.Now().Add(time.Hour), time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Interpret(st.AgreementInsert(ctx, p)); !errors.Is(err, room.ErrConflict) {
+	err := st.AgreementInsert(ctx, id, time.Now().Add(time.Hour), time.Now())
+	if !errors.Is(err, room.ErrConflict) || !strings.Contains(err.Error(), "agreements_pkey") {
 		t.Fatalf("duplicate key: %v", err)
 	}
-	if store.Interpret(nil) != nil {
-		t.Fatal("nil")
+	err = st.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.AgreementLock(ctx, uuid.New())
+		return err
+	})
+	if err != room.ErrNotFound {
+		t.Fatalf("lock of a missing agreement: %v", err)
+	}
+	// A driver error that is neither says which statement failed and keeps
+	// its cause.
+	err = st.ParticipantInsert(ctx, store.Participant{ID: uuid.New(), AgreementID: uuid.New(), Kind: room.KindAgent})
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "23503" || !strings.HasPrefix(err.Error(), "store: insert participant: ") {
+		t.Fatalf("foreign key violation: %v", err)
 	}
 }
 
@@ -43,7 +82,7 @@ func TestInTxRollsBackAndRetries(t *testing.T) {
 	id := uuid.New()
 	boom := errors.New("boom")
 	err := st.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.AgreementInsert(ctx, dbsqlc.AgreementInsertParams{ID: id, Deadline: time.Now().Add(time.Hour), CreatedAt: time.Now()}); err != nil {
+		if err := tx.AgreementInsert(ctx, id, time.Now().Add(time.Hour), time.Now()); err != nil {
 			return err
 		}
 		return boom
@@ -51,14 +90,14 @@ func TestInTxRollsBackAndRetries(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatalf("InTx returned %v", err)
 	}
-	if _, err := st.AgreementGet(ctx, id); !errors.Is(store.Interpret(err), room.ErrNotFound) {
+	if _, err := st.AgreementGet(ctx, id); !errors.Is(err, room.ErrNotFound) {
 		t.Fatal("the failed transaction was committed")
 	}
 
 	attempts := 0
 	err = st.InTx(ctx, func(tx *store.Tx) error {
 		attempts++
-		if err := tx.AgreementInsert(ctx, dbsqlc.AgreementInsertParams{ID: id, Deadline: time.Now().Add(time.Hour), CreatedAt: time.Now()}); err != nil {
+		if err := tx.AgreementInsert(ctx, id, time.Now().Add(time.Hour), time.Now()); err != nil {
 			return err
 		}
 		if attempts < 3 {
@@ -72,4 +111,140 @@ func TestInTxRollsBackAndRetries(t *testing.T) {
 	if _, err := st.AgreementGet(ctx, id); err != nil {
 		t.Fatalf("the retried transaction did not commit: %v", err)
 	}
+}
+
+// TestInTxRetriesADeadlock has two transactions lock two agreements in
+// opposite orders. PostgreSQL aborts one with a deadlock; the error comes
+// out of a store method, interpreted, and InTx must still retry it.
+func TestInTxRetriesADeadlock(t *testing.T) {
+	t.Parallel()
+	st := pgtest.Store(t)
+	ctx := context.Background()
+	a, _ := agreement(t, st)
+	b, _ := agreement(t, st)
+	var both sync.WaitGroup // both hold their first lock before taking the second
+	both.Add(2)
+	var mu sync.Mutex
+	attempts := 0
+	run := func(first, second uuid.UUID) error {
+		return st.InTx(ctx, func(tx *store.Tx) error {
+			mu.Lock()
+			attempts++
+			firstRound := attempts <= 2
+			mu.Unlock()
+			if _, err := tx.AgreementLock(ctx, first); err != nil {
+				return err
+			}
+			if firstRound {
+				both.Done()
+				both.Wait()
+			}
+			_, err := tx.AgreementLock(ctx, second)
+			return err
+		})
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- run(a, b) }()
+	go func() { errs <- run(b, a) }()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("a deadlocked transaction was not retried: %v", err)
+		}
+	}
+	if attempts != 3 {
+		t.Fatalf("%d attempts, want 3 (one retry)", attempts)
+	}
+}
+
+func TestAgreementOutcome(t *testing.T) {
+	t.Parallel()
+	st := pgtest.Store(t)
+	ctx := context.Background()
+	id, _ := agreement(t, st)
+	a, err := st.AgreementGet(ctx, id)
+	if err != nil || a.Outcome != (room.Outcome{Status: room.StatusPending}) || a.CurrentRevision != 1 {
+		t.Fatalf("new agreement %+v, %v", a, err)
+	}
+	if _, err := st.AgreementSetOutcome(ctx, id, room.Outcome{Status: room.StatusReached, DecidingEventID: "not-a-uuid"}); err == nil {
+		t.Fatal("a malformed deciding event id was stored")
+	}
+	reached := room.Outcome{Status: room.StatusReached, DecidedAt: time.Now().UTC().Truncate(time.Microsecond), DecidingEventID: uuid.NewString()}
+	if ok, err := st.AgreementSetOutcome(ctx, id, reached); !ok || err != nil {
+		t.Fatalf("set outcome: %v, %v", ok, err)
+	}
+	expired := room.Outcome{Status: room.StatusExpired, DecidedAt: time.Now().UTC()}
+	if ok, err := st.AgreementSetOutcome(ctx, id, expired); ok || err != nil {
+		t.Fatalf("a final outcome was replaced: %v, %v", ok, err)
+	}
+	a, err = st.AgreementGet(ctx, id)
+	if err != nil || !a.Outcome.DecidedAt.Equal(reached.DecidedAt) || a.Outcome.Status != reached.Status || a.Outcome.DecidingEventID != reached.DecidingEventID {
+		t.Fatalf("stored outcome %+v, want %+v (%v)", a.Outcome, reached, err)
+	}
+	list, err := st.AgreementList(ctx, 10, nil)
+	if err != nil || len(list) != 1 || list[0].ID != id || string(list[0].Canonical) != `{}` || list[0].Outcome.Status != room.StatusReached {
+		t.Fatalf("list %+v, %v", list, err)
+	}
+	if list, err := st.AgreementList(ctx, 10, &store.AgreementKey{CreatedAt: list[0].CreatedAt, ID: id}); err != nil || len(list) != 0 {
+		t.Fatalf("the page after the only agreement: %+v, %v", list, err)
+	}
+}
+
+func TestEventAppendState(t *testing.T) {
+	t.Parallel()
+	st := pgtest.Store(t)
+	ctx := context.Background()
+	id, pid := agreement(t, st)
+	if head, err := st.EventChainHead(ctx, id); err != nil || head != (store.ChainHead{Hash: canon.ZeroHash}) {
+		t.Fatalf("head of an empty chain: %+v, %v", head, err)
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	events := []store.Event{
+		{ID: uuid.New(), AgreementID: id, Seq: 1, ParticipantID: pid, Revision: 1, Action: room.ActionComment, Body: "hi",
+			IdempotencyKey: "k1", CommandDigest: "sha256:c1", CreatedAt: now, PrevHash: canon.ZeroHash, Hash: "h1"},
+		{ID: uuid.New(), AgreementID: id, Seq: 2, ParticipantID: pid, Revision: 1, Action: room.ActionAgree,
+			IdempotencyKey: "k2", CommandDigest: "sha256:c2", CreatedAt: now, PrevHash: "h1", Hash: "h2"},
+	}
+	for _, e := range events {
+		if err := st.EventInsert(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dup := events[1]
+	dup.ID, dup.Seq = uuid.New(), 3
+	if err := st.EventInsert(ctx, dup); !errors.Is(err, room.ErrConflict) {
+		t.Fatalf("a reused idempotency key: %v", err)
+	}
+	if e, err := st.EventGetByKey(ctx, pid, "k1"); err != nil || !sameEvent(e, events[0]) {
+		t.Fatalf("by key: %+v, %v", e, err)
+	}
+	err := st.InTx(ctx, func(tx *store.Tx) error {
+		a, err := tx.AgreementLock(ctx, id)
+		if err != nil {
+			return err
+		}
+		s, err := tx.EventAppendState(ctx, a, pid)
+		if err != nil {
+			return err
+		}
+		if s.Revision.Number != 1 || s.Revision.RevisionDigest != "sha256:r" || len(s.Roster) != 1 || s.Roster[0].ID != pid ||
+			len(s.Terminal) != 1 || !sameEvent(s.Terminal[0], events[1]) || s.ParticipantEvents != 2 || s.Head != (store.ChainHead{Seq: 2, Hash: "h2"}) {
+			t.Errorf("append state %+v", s)
+		}
+		got := s.Terminal[0].RoomEvent()
+		got.CreatedAt = got.CreatedAt.UTC()
+		if got != (room.Event{ID: events[1].ID.String(), Seq: 2, ParticipantID: pid.String(), Revision: 1, Action: room.ActionAgree, CreatedAt: now}) {
+			t.Errorf("room event %+v", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sameEvent compares events field by field, times as instants: the driver
+// returns them in another location than the one they were written in.
+func sameEvent(a, b store.Event) bool {
+	a.CreatedAt, b.CreatedAt = a.CreatedAt.UTC(), b.CreatedAt.UTC()
+	return a == b
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
-	"github.com/consensus-md/consensus/internal/store/dbsqlc"
 )
 
 // ErrNotResendable: the invitation's slot is revoked or its deadline passed.
@@ -90,15 +89,15 @@ func (v *Venue) ListAgreements(ctx context.Context, limit int, cursor string) (*
 	if limit <= 0 || limit > maxPage {
 		limit = 50
 	}
-	params := dbsqlc.AgreementListParams{Limit: int32(limit + 1)}
+	var before *store.AgreementKey
 	if cursor != "" {
 		t, id, err := decodeCursor(cursor)
 		if err != nil {
 			return nil, err
 		}
-		params.BeforeCreated, params.BeforeID = &t, uuid.NullUUID{UUID: id, Valid: true}
+		before = &store.AgreementKey{CreatedAt: t, ID: id}
 	}
-	rows, err := v.Store.AgreementList(ctx, params)
+	rows, err := v.Store.AgreementList(ctx, limit+1, before)
 	if err != nil {
 		return nil, err
 	}
@@ -110,24 +109,22 @@ func (v *Venue) ListAgreements(ctx context.Context, limit int, cursor string) (*
 			break
 		}
 		var rev room.Revision
-		if err := json.Unmarshal([]byte(r.CanonicalJson), &rev); err != nil {
+		if err := json.Unmarshal(r.Canonical, &rev); err != nil {
 			return nil, err
 		}
-		a := dbsqlc.Agreement{ID: r.ID, CurrentRevision: r.CurrentRevision, Deadline: r.Deadline, OutcomeStatus: r.OutcomeStatus,
-			OutcomeDecidedAt: r.OutcomeDecidedAt, OutcomeEventID: r.OutcomeEventID, CreatedAt: r.CreatedAt}
-		page.Agreements = append(page.Agreements, summary(a, rev.Title, v.now()))
+		page.Agreements = append(page.Agreements, summary(r.Agreement, rev.Title, v.now()))
 	}
 	return page, nil
 }
 
 // summary shows the stored outcome, or expired once the deadline passed
 // while pending (an operator read does not persist it).
-func summary(a dbsqlc.Agreement, title string, now time.Time) AgreementSummary {
-	o := storedOutcome(a)
+func summary(a store.Agreement, title string, now time.Time) AgreementSummary {
+	o := a.Outcome
 	if !o.Final() && !now.Before(a.Deadline) {
 		o = room.Outcome{Status: room.StatusExpired, DecidedAt: a.Deadline}
 	}
-	return AgreementSummary{AgreementID: a.ID.String(), Title: title, RevisionNumber: int(a.CurrentRevision),
+	return AgreementSummary{AgreementID: a.ID.String(), Title: title, RevisionNumber: a.CurrentRevision,
 		Deadline: canon.FormatTime(a.Deadline), CreatedAt: canon.FormatTime(a.CreatedAt), Outcome: outcomeView(o)}
 }
 
@@ -158,14 +155,14 @@ func (v *Venue) GetAgreement(ctx context.Context, agreementID string) (*Agreemen
 	}
 	a, err := v.Store.AgreementGet(ctx, id)
 	if err != nil {
-		return nil, store.Interpret(err)
+		return nil, err
 	}
-	rev, err := v.Store.RevisionGet(ctx, dbsqlc.RevisionGetParams{AgreementID: id, Number: a.CurrentRevision})
+	rev, err := v.Store.RevisionGet(ctx, id, a.CurrentRevision)
 	if err != nil {
-		return nil, store.Interpret(err)
+		return nil, err
 	}
 	var revision room.Revision
-	if err := json.Unmarshal([]byte(rev.CanonicalJson), &revision); err != nil {
+	if err := json.Unmarshal(rev.Canonical, &revision); err != nil {
 		return nil, err
 	}
 	parts, err := v.Store.ParticipantListByAgreement(ctx, id)
@@ -186,7 +183,7 @@ func (v *Venue) GetAgreement(ctx context.Context, agreementID string) (*Agreemen
 	}
 	history := map[uuid.UUID][]Attempt{}
 	for _, at := range attempts {
-		history[at.OutboxID] = append(history[at.OutboxID], Attempt{Attempt: int(at.Attempt), AttemptedAt: canon.FormatTime(at.AttemptedAt), OK: at.Ok, Reply: at.Reply})
+		history[at.OutboxID] = append(history[at.OutboxID], Attempt{Attempt: at.Attempt, AttemptedAt: canon.FormatTime(at.AttemptedAt), OK: at.OK, Reply: at.Reply})
 	}
 	events, err := v.Store.EventListByAgreement(ctx, id)
 	if err != nil {
@@ -196,7 +193,7 @@ func (v *Venue) GetAgreement(ctx context.Context, agreementID string) (*Agreemen
 	for _, inv := range invs {
 		invByParticipant[inv.ParticipantID] = inv.ID
 	}
-	decisions := room.Decisions(int(a.CurrentRevision), domainEvents(events))
+	decisions := room.Decisions(a.CurrentRevision, roomEvents(events))
 	d := &AgreementDetail{AgreementSummary: summary(a, revision.Title, v.now()), RevisionDigest: rev.RevisionDigest,
 		MarkdownDigest: rev.MarkdownDigest, ChainHead: canon.ZeroHash, EventCount: len(events)}
 	if len(events) > 0 {
@@ -212,7 +209,7 @@ func (v *Venue) GetAgreement(ctx context.Context, agreementID string) (*Agreemen
 			if m.InvitationID != invByParticipant[p.ID] {
 				continue
 			}
-			del := Delivery{State: m.State, Attempts: int(m.Attempts), LastReply: m.LastReply, MessageID: m.MessageID,
+			del := Delivery{State: m.State, Attempts: m.Attempts, LastReply: m.LastReply, MessageID: m.MessageID,
 				QueuedAt: canon.FormatTime(m.CreatedAt), History: history[m.ID]}
 			if del.History == nil {
 				del.History = []Attempt{}
@@ -220,7 +217,7 @@ func (v *Venue) GetAgreement(ctx context.Context, agreementID string) (*Agreemen
 			if m.SentAt != nil {
 				del.SentAt = ptr(canon.FormatTime(*m.SentAt))
 			}
-			if m.State == "queued" || m.State == "retrying" {
+			if m.State == store.OutboxQueued || m.State == store.OutboxRetrying {
 				del.NextAttemptAt = ptr(canon.FormatTime(m.NextAttemptAt))
 			}
 			ap.Deliveries = append(ap.Deliveries, del)
@@ -245,9 +242,9 @@ func (v *Venue) RevokeParticipant(ctx context.Context, participantID string) (*R
 		return nil, err
 	}
 	now := canon.Now(v.now())
-	p, err := v.Store.ParticipantRevoke(ctx, dbsqlc.ParticipantRevokeParams{ID: id, RevokedAt: &now})
+	p, err := v.Store.ParticipantRevoke(ctx, id, now)
 	if err != nil {
-		return nil, store.Interpret(err)
+		return nil, err
 	}
 	return &Revoked{ParticipantID: p.ID.String(), RevokedAt: canon.FormatTime(*p.RevokedAt)}, nil
 }
@@ -272,22 +269,22 @@ func (v *Venue) ResendInvitation(ctx context.Context, invitationID string) (*Res
 		if err != nil {
 			return err
 		}
-		if _, err := tx.AgreementGetForUpdate(ctx, inv.AgreementID); err != nil {
+		if _, err := tx.AgreementLock(ctx, inv.AgreementID); err != nil {
 			return err
 		}
 		if inv.RevokedAt != nil || !now.Before(inv.ExpiresAt) {
 			return ErrNotResendable
 		}
-		rev, err := tx.RevisionGet(ctx, dbsqlc.RevisionGetParams{AgreementID: inv.AgreementID, Number: inv.CurrentRevision})
+		rev, err := tx.RevisionGet(ctx, inv.AgreementID, inv.CurrentRevision)
 		if err != nil {
 			return err
 		}
 		var revision room.Revision
-		if err := json.Unmarshal([]byte(rev.CanonicalJson), &revision); err != nil {
+		if err := json.Unmarshal(rev.Canonical, &revision); err != nil {
 			return err
 		}
 		sec, proof := secret.NewInviteSecret(), secret.NewEmailProof()
-		if err := tx.InvitationRotate(ctx, dbsqlc.InvitationRotateParams{ID: id, SecretHash: secret.Hash(sec), ProofHash: secret.Hash(proof), IssuedAt: now}); err != nil {
+		if err := tx.InvitationRotate(ctx, id, secret.Hash(sec), secret.Hash(proof), now); err != nil {
 			return err
 		}
 		if err := tx.OutboxSupersede(ctx, id); err != nil {
@@ -296,12 +293,12 @@ func (v *Venue) ResendInvitation(ctx context.Context, invitationID string) (*Res
 		env := mail.NewEnvelope(mail.InvitationInput{
 			Origin: v.Origin, InvitationID: id.String(), AgreementID: inv.AgreementID.String(), ParticipantID: inv.ParticipantID.String(),
 			Kind: inv.Kind, DisplayName: inv.DisplayName, Inbox: inv.Email, Title: revision.Title, Deadline: revision.Deadline,
-			RevisionNumber: int(rev.Number), RevisionDigest: rev.RevisionDigest, Secret: sec, EmailProof: proof,
+			RevisionNumber: rev.Number, RevisionDigest: rev.RevisionDigest, Secret: sec, EmailProof: proof,
 		})
 		return v.queueInvitation(ctx, tx, env, id, inv.AgreementID, now)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("venue: resend: %w", store.Interpret(err))
+		return nil, fmt.Errorf("venue: resend: %w", err)
 	}
 	return &Resent{InvitationID: id.String(), Delivery: "queued"}, nil
 }

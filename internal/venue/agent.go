@@ -12,7 +12,6 @@ import (
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
-	"github.com/consensus-md/consensus/internal/store/dbsqlc"
 )
 
 // Actions are the absolute URLs of the agent routes of one invitation.
@@ -53,17 +52,17 @@ type Exchanged struct {
 // liveInvitation loads an invitation usable on the agent routes now: it
 // exists, is an agent invitation, is not revoked and its deadline has not
 // passed. Every other case is room.ErrNotFound, indistinguishable by design.
-func (v *Venue) liveInvitation(ctx context.Context, invitationID string, now time.Time) (dbsqlc.InvitationGetRow, error) {
+func (v *Venue) liveInvitation(ctx context.Context, invitationID string, now time.Time) (store.InvitationDetail, error) {
 	id, err := parseID(invitationID)
 	if err != nil {
-		return dbsqlc.InvitationGetRow{}, err
+		return store.InvitationDetail{}, err
 	}
 	inv, err := v.Store.InvitationGet(ctx, id)
 	if err != nil {
-		return dbsqlc.InvitationGetRow{}, store.Interpret(err)
+		return store.InvitationDetail{}, err
 	}
 	if inv.Kind != room.KindAgent || inv.RevokedAt != nil || !now.Before(inv.ExpiresAt) {
-		return dbsqlc.InvitationGetRow{}, room.ErrNotFound
+		return store.InvitationDetail{}, room.ErrNotFound
 	}
 	return inv, nil
 }
@@ -81,22 +80,22 @@ func (v *Venue) Exchange(ctx context.Context, invitationID, inviteSecret string)
 	if !secret.Equal(secret.Hash(secret.NormalizeInviteSecret(inviteSecret)), inv.SecretHash) {
 		return nil, room.ErrNotFound
 	}
-	rev, err := v.Store.RevisionGet(ctx, dbsqlc.RevisionGetParams{AgreementID: inv.AgreementID, Number: inv.CurrentRevision})
+	rev, err := v.Store.RevisionGet(ctx, inv.AgreementID, inv.CurrentRevision)
 	if err != nil {
-		return nil, fmt.Errorf("venue: exchange: %w", store.Interpret(err))
+		return nil, fmt.Errorf("venue: exchange: %w", err)
 	}
 	token := secret.NewSessionToken()
 	expires := now.Add(SessionLifetime)
 	if inv.ExpiresAt.Before(expires) {
 		expires = inv.ExpiresAt
 	}
-	if err := v.Store.SessionInsert(ctx, dbsqlc.SessionInsertParams{TokenHash: secret.Hash(token), InvitationID: inv.ID, ExpiresAt: expires, CreatedAt: now}); err != nil {
+	if err := v.Store.SessionInsert(ctx, store.Session{TokenHash: secret.Hash(token), InvitationID: inv.ID, ExpiresAt: expires, CreatedAt: now}); err != nil {
 		return nil, fmt.Errorf("venue: exchange: %w", err)
 	}
 	return &Exchanged{
 		SessionToken: token, SessionExpiresAt: canon.FormatTime(expires), InvitationID: inv.ID.String(),
-		AgreementID: inv.AgreementID.String(), RevisionNumber: int(rev.Number), RevisionDigest: rev.RevisionDigest,
-		MarkdownDigest: rev.MarkdownDigest, CanonicalRevision: json.RawMessage(rev.CanonicalJson), Markdown: rev.Markdown,
+		AgreementID: inv.AgreementID.String(), RevisionNumber: rev.Number, RevisionDigest: rev.RevisionDigest,
+		MarkdownDigest: rev.MarkdownDigest, CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown,
 		Participant: ParticipantRef{ParticipantID: inv.ParticipantID.String(), DisplayName: inv.DisplayName, Kind: inv.Kind},
 		Actions:     v.actions(inv.ID.String()),
 	}, nil
@@ -122,7 +121,7 @@ type Claimed struct {
 
 // SessionGrant is a session token checked for one usable invitation.
 type SessionGrant struct {
-	inv dbsqlc.InvitationGetRow
+	inv store.InvitationDetail
 }
 
 // AuthSession checks a Consensus-Session token for the invitation in the
@@ -169,14 +168,14 @@ func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Cla
 	if !proofOK || inbox != inv.Email {
 		return nil, room.ErrProofMismatch
 	}
-	rev, err := v.Store.RevisionGet(ctx, dbsqlc.RevisionGetParams{AgreementID: inv.AgreementID, Number: inv.CurrentRevision})
+	rev, err := v.Store.RevisionGet(ctx, inv.AgreementID, inv.CurrentRevision)
 	if err != nil {
-		return nil, fmt.Errorf("venue: claim: %w", store.Interpret(err))
+		return nil, fmt.Errorf("venue: claim: %w", err)
 	}
 	binding := room.Binding{
 		Schema: fmt.Sprintf(room.BindingSchemaFmt, v.Origin), Version: 1, AgreementID: inv.AgreementID.String(),
 		InvitationID: inv.ID.String(), ParticipantID: inv.ParticipantID.String(), Inbox: inbox,
-		RuntimeEndpoint: in.RuntimeEndpoint, Assurance: room.Assurance, Revision: int(rev.Number), RevisionDigest: rev.RevisionDigest,
+		RuntimeEndpoint: in.RuntimeEndpoint, Assurance: room.Assurance, Revision: rev.Number, RevisionDigest: rev.RevisionDigest,
 	}
 	canonical, digest, err := canon.DigestOf(binding)
 	if err != nil {
@@ -184,23 +183,23 @@ func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Cla
 	}
 	token := v.Keys.ParticipantToken(digest)
 	err = v.Store.InTx(ctx, func(tx *store.Tx) error {
-		n, err := tx.ParticipantClaim(ctx, dbsqlc.ParticipantClaimParams{
-			ID: inv.ParticipantID, BindingJson: ptr(string(canonical)), BindingDigest: &digest, TokenHash: secret.Hash(token), ClaimedAt: &now,
+		claimed, err := tx.ParticipantClaim(ctx, inv.ParticipantID, store.Claim{
+			BindingJSON: string(canonical), BindingDigest: digest, TokenHash: secret.Hash(token), ClaimedAt: now,
 		})
-		if err != nil || n == 1 {
+		if err != nil || claimed {
 			return err
 		}
 		p, err := tx.ParticipantGet(ctx, inv.ParticipantID)
 		if err != nil {
 			return err
 		}
-		if p.BindingDigest == nil || *p.BindingDigest != digest {
+		if p.BindingDigest != digest {
 			return room.ErrClaimConflict
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, store.Interpret(err)
+		return nil, err
 	}
 	return &Claimed{
 		ParticipantToken: token, ParticipantID: inv.ParticipantID.String(), BindingDigest: digest, Binding: binding,

@@ -14,7 +14,6 @@ import (
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
-	"github.com/consensus-md/consensus/internal/store/dbsqlc"
 )
 
 // CreateInput is the operator's request body.
@@ -124,23 +123,23 @@ func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, 
 	}
 	out := &Created{AgreementID: agreementID.String(), RevisionNumber: 1, RevisionDigest: locked.RevisionDigest, MarkdownDigest: locked.MarkdownDigest, Deadline: rev.Deadline}
 	err = v.Store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.AgreementInsert(ctx, dbsqlc.AgreementInsertParams{ID: agreementID, Deadline: deadline, CreatedAt: now}); err != nil {
+		if err := tx.AgreementInsert(ctx, agreementID, deadline, now); err != nil {
 			return err
 		}
-		if err := tx.RevisionInsert(ctx, dbsqlc.RevisionInsertParams{
-			AgreementID: agreementID, Number: 1, CanonicalJson: string(locked.Canonical), Markdown: locked.Markdown,
+		if err := tx.RevisionInsert(ctx, store.Revision{
+			AgreementID: agreementID, Number: 1, Canonical: locked.Canonical, Markdown: locked.Markdown,
 			RevisionDigest: locked.RevisionDigest, MarkdownDigest: locked.MarkdownDigest, LockedAt: now.Truncate(time.Second),
 		}); err != nil {
 			return err
 		}
 		for i, s := range slots {
-			if err := tx.ParticipantInsert(ctx, dbsqlc.ParticipantInsertParams{
-				ID: s.participant, AgreementID: agreementID, Position: int32(i), DisplayName: s.in.DisplayName,
+			if err := tx.ParticipantInsert(ctx, store.Participant{
+				ID: s.participant, AgreementID: agreementID, Position: i, DisplayName: s.in.DisplayName,
 				Kind: s.in.Kind, Email: s.email, Required: *s.in.Required,
 			}); err != nil {
 				return err
 			}
-			if err := tx.InvitationInsert(ctx, dbsqlc.InvitationInsertParams{
+			if err := tx.InvitationInsert(ctx, store.Invitation{
 				ID: s.invitation, ParticipantID: s.participant, AgreementID: agreementID,
 				SecretHash: secret.Hash(s.secret), ProofHash: secret.Hash(s.prof), ExpiresAt: deadline, IssuedAt: now,
 			}); err != nil {
@@ -163,7 +162,7 @@ func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, 
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("venue: create agreement: %w", store.Interpret(err))
+		return nil, fmt.Errorf("venue: create agreement: %w", err)
 	}
 	return out, nil
 }
@@ -176,7 +175,7 @@ func (v *Venue) queueInvitation(ctx context.Context, tx *store.Tx, env mail.Enve
 		return err
 	}
 	id := uuid.New()
-	return tx.OutboxInsert(ctx, dbsqlc.OutboxInsertParams{
+	return tx.OutboxInsert(ctx, store.OutboxMessage{
 		ID: id, InvitationID: invitationID, AgreementID: agreementID, Recipient: env.Inbox,
 		Subject: mail.InvitationSubject(env.Title), MessageID: id.String() + "@" + originHost(v.Origin),
 		SealedBody: v.Keys.Seal([]byte(body), id[:]), CreatedAt: now,

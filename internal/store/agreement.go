@@ -1,0 +1,117 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
+)
+
+// Agreement is one agreement with the outcome stored for it.
+type Agreement struct {
+	ID              uuid.UUID
+	CurrentRevision int
+	Deadline        time.Time
+	// Outcome is pending until an event or an expiry decided it; the stored
+	// outcome never changes after that.
+	Outcome   room.Outcome
+	CreatedAt time.Time
+}
+
+// AgreementKey is an agreement's position in the newest-first list: the
+// keyset cursor of AgreementList.
+type AgreementKey struct {
+	CreatedAt time.Time
+	ID        uuid.UUID
+}
+
+// ListedAgreement is an agreement with the canonical agreement/v1 bytes of
+// its current revision, from which a list shows the title.
+type ListedAgreement struct {
+	Agreement
+	Canonical []byte
+}
+
+func agreementFrom(r dbsqlc.Agreement) Agreement {
+	o := room.Outcome{Status: r.OutcomeStatus}
+	if r.OutcomeDecidedAt != nil {
+		o.DecidedAt = *r.OutcomeDecidedAt
+	}
+	if r.OutcomeEventID.Valid {
+		o.DecidingEventID = r.OutcomeEventID.UUID.String()
+	}
+	return Agreement{ID: r.ID, CurrentRevision: int(r.CurrentRevision), Deadline: r.Deadline, Outcome: o, CreatedAt: r.CreatedAt}
+}
+
+// AgreementInsert stores a new agreement at revision 1 with a pending
+// outcome. An existing id is room.ErrConflict.
+func (q queries) AgreementInsert(ctx context.Context, id uuid.UUID, deadline, createdAt time.Time) error {
+	err := q.q.AgreementInsert(ctx, dbsqlc.AgreementInsertParams{ID: id, Deadline: deadline, CreatedAt: createdAt})
+	return interpretError("insert agreement", err)
+}
+
+// AgreementGet reads one agreement without locking it, or room.ErrNotFound.
+func (q queries) AgreementGet(ctx context.Context, id uuid.UUID) (Agreement, error) {
+	r, err := q.q.AgreementGet(ctx, id)
+	if err != nil {
+		return Agreement{}, interpretError("get agreement", err)
+	}
+	return agreementFrom(r), nil
+}
+
+// AgreementLock reads one agreement and locks its row until the transaction
+// ends: every write to one agreement (an event, a claim's outcome, a resend)
+// takes this lock first, which serializes them across replicas. Returns
+// room.ErrNotFound.
+func (tx *Tx) AgreementLock(ctx context.Context, id uuid.UUID) (Agreement, error) {
+	r, err := tx.q.AgreementGetForUpdate(ctx, id)
+	if err != nil {
+		return Agreement{}, interpretError("lock agreement", err)
+	}
+	return agreementFrom(r), nil
+}
+
+// AgreementList returns up to limit agreements, newest first, starting after
+// before (nil: from the newest).
+func (q queries) AgreementList(ctx context.Context, limit int, before *AgreementKey) ([]ListedAgreement, error) {
+	p := dbsqlc.AgreementListParams{Limit: int32(limit)}
+	if before != nil {
+		p.BeforeCreated, p.BeforeID = &before.CreatedAt, uuid.NullUUID{UUID: before.ID, Valid: true}
+	}
+	rows, err := q.q.AgreementList(ctx, p)
+	if err != nil {
+		return nil, interpretError("list agreements", err)
+	}
+	out := make([]ListedAgreement, len(rows))
+	for i, r := range rows {
+		out[i] = ListedAgreement{
+			Agreement: agreementFrom(dbsqlc.Agreement{ID: r.ID, CurrentRevision: r.CurrentRevision, Deadline: r.Deadline,
+				OutcomeStatus: r.OutcomeStatus, OutcomeDecidedAt: r.OutcomeDecidedAt, OutcomeEventID: r.OutcomeEventID, CreatedAt: r.CreatedAt}),
+			Canonical: []byte(r.CanonicalJson),
+		}
+	}
+	return out, nil
+}
+
+// AgreementSetOutcome stores o as the agreement's outcome if the stored one
+// is still pending (the first terminal fact wins) and reports whether it
+// did. o.DecidingEventID is empty for an expiry.
+func (q queries) AgreementSetOutcome(ctx context.Context, id uuid.UUID, o room.Outcome) (bool, error) {
+	p := dbsqlc.AgreementSetOutcomeParams{ID: id, OutcomeStatus: o.Status, OutcomeDecidedAt: &o.DecidedAt}
+	if o.DecidingEventID != "" {
+		eventID, err := uuid.Parse(o.DecidingEventID)
+		if err != nil {
+			return false, fmt.Errorf("store: set outcome: deciding event id: %w", err)
+		}
+		p.OutcomeEventID = uuid.NullUUID{UUID: eventID, Valid: true}
+	}
+	n, err := q.q.AgreementSetOutcome(ctx, p)
+	if err != nil {
+		return false, interpretError("set outcome", err)
+	}
+	return n == 1, nil
+}

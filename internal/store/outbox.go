@@ -1,0 +1,136 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
+)
+
+// Outbox message states.
+const (
+	OutboxQueued   = "queued"
+	OutboxRetrying = "retrying"
+	OutboxSent     = "sent"
+	OutboxFailed   = "failed"
+)
+
+// OutboxMessage is one invitation email in the outbox. SealedBody holds the
+// body sealed under the server key until the message is sent or superseded;
+// it is nil in listings and afterwards.
+type OutboxMessage struct {
+	ID            uuid.UUID
+	InvitationID  uuid.UUID
+	AgreementID   uuid.UUID
+	Recipient     string
+	Subject       string
+	MessageID     string
+	SealedBody    []byte
+	State         string
+	Attempts      int
+	NextAttemptAt time.Time
+	LastReply     *string
+	CreatedAt     time.Time
+	SentAt        *time.Time
+}
+
+// OutboxAttempt is one delivery attempt of an outbox message with the
+// transport's reply.
+type OutboxAttempt struct {
+	OutboxID    uuid.UUID
+	Attempt     int
+	AttemptedAt time.Time
+	OK          bool
+	Reply       string
+}
+
+// OutboxInsert queues m from its ID, InvitationID, AgreementID, Recipient,
+// Subject, MessageID, SealedBody and CreatedAt; it is due at once. A
+// Message-ID in use is room.ErrConflict.
+func (q queries) OutboxInsert(ctx context.Context, m OutboxMessage) error {
+	err := q.q.OutboxInsert(ctx, dbsqlc.OutboxInsertParams{
+		ID: m.ID, InvitationID: m.InvitationID, AgreementID: m.AgreementID, Recipient: m.Recipient,
+		Subject: m.Subject, MessageID: m.MessageID, SealedBody: m.SealedBody, CreatedAt: m.CreatedAt,
+	})
+	return interpretError("insert outbox message", err)
+}
+
+// OutboxClaimDue returns one message due at now and locks it for the rest of
+// the transaction; other transactions skip it, so one worker at a time sends
+// it. room.ErrNotFound means nothing is due (or everything due is taken).
+// Outside a transaction the lock ends with the statement.
+func (q queries) OutboxClaimDue(ctx context.Context, now time.Time) (OutboxMessage, error) {
+	r, err := q.q.OutboxClaimDue(ctx, now)
+	if err != nil {
+		return OutboxMessage{}, interpretError("claim due outbox message", err)
+	}
+	return OutboxMessage{
+		ID: r.ID, InvitationID: r.InvitationID, AgreementID: r.AgreementID, Recipient: r.Recipient, Subject: r.Subject,
+		MessageID: r.MessageID, SealedBody: r.SealedBody, State: r.State, Attempts: int(r.Attempts),
+		NextAttemptAt: r.NextAttemptAt, LastReply: r.LastReply, CreatedAt: r.CreatedAt, SentAt: r.SentAt,
+	}, nil
+}
+
+// OutboxMarkSent records a delivered message and erases its body.
+func (q queries) OutboxMarkSent(ctx context.Context, id uuid.UUID, reply string, sentAt time.Time) error {
+	err := q.q.OutboxMarkSent(ctx, dbsqlc.OutboxMarkSentParams{ID: id, LastReply: &reply, SentAt: &sentAt})
+	return interpretError("mark outbox message sent", err)
+}
+
+// OutboxMarkRetry records a temporary failure; the message is due again at
+// next.
+func (q queries) OutboxMarkRetry(ctx context.Context, id uuid.UUID, reply string, next time.Time) error {
+	err := q.q.OutboxMarkRetry(ctx, dbsqlc.OutboxMarkRetryParams{ID: id, LastReply: &reply, NextAttemptAt: next})
+	return interpretError("mark outbox message for retry", err)
+}
+
+// OutboxMarkFailed records a failure for good and erases the body.
+func (q queries) OutboxMarkFailed(ctx context.Context, id uuid.UUID, reply string) error {
+	err := q.q.OutboxMarkFailed(ctx, dbsqlc.OutboxMarkFailedParams{ID: id, LastReply: &reply})
+	return interpretError("mark outbox message failed", err)
+}
+
+// OutboxSupersede drops the invitation's unsent messages and erases their
+// bodies: a resend replaced the credentials they carry.
+func (q queries) OutboxSupersede(ctx context.Context, invitationID uuid.UUID) error {
+	return interpretError("supersede outbox messages", q.q.OutboxSupersede(ctx, invitationID))
+}
+
+// OutboxAttemptInsert records one delivery attempt. A second record of the
+// same attempt is room.ErrConflict.
+func (q queries) OutboxAttemptInsert(ctx context.Context, a OutboxAttempt) error {
+	err := q.q.OutboxAttemptInsert(ctx, dbsqlc.OutboxAttemptInsertParams{
+		OutboxID: a.OutboxID, Attempt: int32(a.Attempt), AttemptedAt: a.AttemptedAt, Ok: a.OK, Reply: a.Reply,
+	})
+	return interpretError("insert outbox attempt", err)
+}
+
+// OutboxListByAgreement returns an agreement's messages, oldest first,
+// without their bodies.
+func (q queries) OutboxListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]OutboxMessage, error) {
+	rows, err := q.q.OutboxListByAgreement(ctx, agreementID)
+	if err != nil {
+		return nil, interpretError("list outbox messages", err)
+	}
+	return convert(rows, func(r dbsqlc.OutboxListByAgreementRow) OutboxMessage {
+		return OutboxMessage{
+			ID: r.ID, InvitationID: r.InvitationID, AgreementID: agreementID, Recipient: r.Recipient, Subject: r.Subject,
+			MessageID: r.MessageID, State: r.State, Attempts: int(r.Attempts), NextAttemptAt: r.NextAttemptAt,
+			LastReply: r.LastReply, CreatedAt: r.CreatedAt, SentAt: r.SentAt,
+		}
+	}), nil
+}
+
+// OutboxAttemptListByAgreement returns every delivery attempt of an
+// agreement's messages in the order they were made.
+func (q queries) OutboxAttemptListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]OutboxAttempt, error) {
+	rows, err := q.q.OutboxAttemptListByAgreement(ctx, agreementID)
+	if err != nil {
+		return nil, interpretError("list outbox attempts", err)
+	}
+	return convert(rows, func(r dbsqlc.OutboxAttempt) OutboxAttempt {
+		return OutboxAttempt{OutboxID: r.OutboxID, Attempt: int(r.Attempt), AttemptedAt: r.AttemptedAt, OK: r.Ok, Reply: r.Reply}
+	}), nil
+}

@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
+)
+
+// Participant is one slot of an agreement's roster.
+type Participant struct {
+	ID          uuid.UUID
+	AgreementID uuid.UUID
+	Position    int
+	DisplayName string
+	Kind        string
+	Email       string
+	Required    bool
+	// State is invited, claimed or decided.
+	State string
+	// BindingJSON and BindingDigest are empty until the first claim fixes
+	// the participant-binding/v1 object; TokenHash is nil until then.
+	BindingJSON   string
+	BindingDigest string
+	TokenHash     []byte
+	ClaimedAt     *time.Time
+	RevokedAt     *time.Time
+}
+
+// Member is the participant as the decision rule sees it.
+func (p Participant) Member() room.Member {
+	return room.Member{ID: p.ID.String(), Required: p.Required}
+}
+
+// TokenOwner is the participant a participant token was issued to, with the
+// invitation it was claimed through.
+type TokenOwner struct {
+	Participant
+	InvitationID uuid.UUID
+}
+
+// Claim is what the first claim of a slot fixes: the canonical binding, its
+// digest and the hash of the participant token derived from it.
+type Claim struct {
+	BindingJSON   string
+	BindingDigest string
+	TokenHash     []byte
+	ClaimedAt     time.Time
+}
+
+func participantFrom(r dbsqlc.Participant) Participant {
+	return Participant{
+		ID: r.ID, AgreementID: r.AgreementID, Position: int(r.Position), DisplayName: r.DisplayName, Kind: r.Kind,
+		Email: r.Email, Required: r.Required, State: r.State, BindingJSON: deref(r.BindingJson),
+		BindingDigest: deref(r.BindingDigest), TokenHash: r.TokenHash, ClaimedAt: r.ClaimedAt, RevokedAt: r.RevokedAt,
+	}
+}
+
+// ParticipantInsert stores a new, invited slot from p's ID, AgreementID,
+// Position, DisplayName, Kind, Email and Required; the other fields start
+// empty. A taken position is room.ErrConflict.
+func (q queries) ParticipantInsert(ctx context.Context, p Participant) error {
+	err := q.q.ParticipantInsert(ctx, dbsqlc.ParticipantInsertParams{
+		ID: p.ID, AgreementID: p.AgreementID, Position: int32(p.Position), DisplayName: p.DisplayName,
+		Kind: p.Kind, Email: p.Email, Required: p.Required,
+	})
+	return interpretError("insert participant", err)
+}
+
+// ParticipantGet reads one participant, or room.ErrNotFound.
+func (q queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant, error) {
+	r, err := q.q.ParticipantGet(ctx, id)
+	if err != nil {
+		return Participant{}, interpretError("get participant", err)
+	}
+	return participantFrom(r), nil
+}
+
+// ParticipantListByAgreement returns the roster in position order.
+func (q queries) ParticipantListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Participant, error) {
+	rows, err := q.q.ParticipantListByAgreement(ctx, agreementID)
+	if err != nil {
+		return nil, interpretError("list participants", err)
+	}
+	return convert(rows, participantFrom), nil
+}
+
+// ParticipantGetByTokenHash finds the owner of a participant token by the
+// token's hash, or room.ErrNotFound.
+func (q queries) ParticipantGetByTokenHash(ctx context.Context, tokenHash []byte) (TokenOwner, error) {
+	r, err := q.q.ParticipantGetByTokenHash(ctx, tokenHash)
+	if err != nil {
+		return TokenOwner{}, interpretError("get participant by token", err)
+	}
+	return TokenOwner{
+		Participant: participantFrom(dbsqlc.Participant{
+			ID: r.ID, AgreementID: r.AgreementID, Position: r.Position, DisplayName: r.DisplayName, Kind: r.Kind, Email: r.Email,
+			Required: r.Required, State: r.State, BindingJson: r.BindingJson, BindingDigest: r.BindingDigest, TokenHash: r.TokenHash,
+			ClaimedAt: r.ClaimedAt, RevokedAt: r.RevokedAt,
+		}),
+		InvitationID: r.InvitationID,
+	}, nil
+}
+
+// ParticipantClaim fixes c on a slot no claim has bound yet and reports
+// whether it did; false means an earlier claim fixed its own binding, which
+// the caller compares. A token hash already in use is room.ErrConflict.
+func (q queries) ParticipantClaim(ctx context.Context, id uuid.UUID, c Claim) (bool, error) {
+	n, err := q.q.ParticipantClaim(ctx, dbsqlc.ParticipantClaimParams{
+		ID: id, BindingJson: &c.BindingJSON, BindingDigest: &c.BindingDigest, TokenHash: c.TokenHash, ClaimedAt: &c.ClaimedAt,
+	})
+	if err != nil {
+		return false, interpretError("claim participant", err)
+	}
+	return n == 1, nil
+}
+
+// ParticipantSetDecided records that the participant made its terminal
+// decision.
+func (q queries) ParticipantSetDecided(ctx context.Context, id uuid.UUID) error {
+	return interpretError("set participant decided", q.q.ParticipantSetDecided(ctx, id))
+}
+
+// ParticipantRevoke marks the participant revoked at at, keeping an earlier
+// revocation's time, and returns it; room.ErrNotFound if it does not exist.
+func (q queries) ParticipantRevoke(ctx context.Context, id uuid.UUID, at time.Time) (Participant, error) {
+	r, err := q.q.ParticipantRevoke(ctx, dbsqlc.ParticipantRevokeParams{ID: id, RevokedAt: &at})
+	if err != nil {
+		return Participant{}, interpretError("revoke participant", err)
+	}
+	return participantFrom(r), nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// convert maps generated rows to store types; the result is never nil, so
+// an empty list serializes as [].
+func convert[R, T any](rows []R, f func(R) T) []T {
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i] = f(r)
+	}
+	return out
+}

@@ -1,0 +1,47 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/consensus-md/consensus/internal/room"
+)
+
+func TestInterpretError(t *testing.T) {
+	t.Parallel()
+	if interpretError("op", nil) != nil {
+		t.Fatal("nil is not an error")
+	}
+	if err := interpretError("op", fmt.Errorf("scan: %w", pgx.ErrNoRows)); err != room.ErrNotFound {
+		t.Fatalf("no rows: %v", err)
+	}
+	unique := &pgconn.PgError{Code: "23505", ConstraintName: "events_participant_id_idempotency_key_key"}
+	err := interpretError("op", unique)
+	if !errors.Is(err, room.ErrConflict) || !strings.Contains(err.Error(), unique.ConstraintName) {
+		t.Fatalf("unique violation: %v", err)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		t.Fatal("a conflict still exposes the driver's error")
+	}
+	// Anything else keeps its cause: InTx must still see a serialization
+	// failure or a deadlock, and callers a cancelled context.
+	for _, code := range []string{"40001", "40P01"} {
+		err := interpretError("insert event", &pgconn.PgError{Code: code})
+		if !retryable(err) || !strings.HasPrefix(err.Error(), "store: insert event: ") {
+			t.Fatalf("%s: %v (retryable %v)", code, err, retryable(err))
+		}
+	}
+	if err := interpretError("op", context.Canceled); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+	if retryable(interpretError("op", &pgconn.PgError{Code: "23503"})) {
+		t.Fatal("a foreign key violation is not worth retrying")
+	}
+}
