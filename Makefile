@@ -1,7 +1,6 @@
 # Consensus: see README.md. `make run` serves locally; `make test` checks everything.
 SHELL := /bin/bash
 GO ?= go
-VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 SQLC := $(GO) run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
 
 .PHONY: help build run test generate verify lint lint-contract bench demo
@@ -9,8 +8,10 @@ SQLC := $(GO) run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
 
+# -buildvcs=auto: stamp the git revision that --version prints, also where
+# GOFLAGS turns stamping off; outside a checkout the build still works.
 build: ## build consensusd and consensus into bin/
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/ ./cmd/...
+	$(GO) build -buildvcs=auto -o bin/ ./cmd/...
 
 run: build ## serve on http://127.0.0.1:8080 with a private PostgreSQL under .data/
 	deploy/local/run.sh
@@ -18,12 +19,13 @@ run: build ## serve on http://127.0.0.1:8080 with a private PostgreSQL under .da
 test: ## run every check against a private PostgreSQL it starts itself
 	deploy/local/test.sh
 
-generate: ## regenerate sqlc code and bundle api/*.yaml into openapi.json
+generate: ## regenerate sqlc code, openapi.json, docs/cli.md and docs/configuration.md
 	cd db && $(SQLC) generate
 	$(GO) run ./internal/cmd/openapi-bundle -o openapi.json api
+	$(GO) run ./internal/cli/gendocs -o docs
 
 verify: generate ## regenerate, then fail if anything generated differs from what is committed
-	git diff --exit-code -- internal/store/internal/dbsqlc openapi.json
+	git diff --exit-code -- internal/store/internal/dbsqlc openapi.json docs/cli.md docs/configuration.md
 
 lint: ## gofmt, go vet, staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

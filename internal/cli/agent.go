@@ -3,58 +3,240 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/consensus-md/consensus/internal/agent"
+	"github.com/consensus-md/consensus/internal/cli/command"
 	"github.com/consensus-md/consensus/internal/config"
 	"github.com/consensus-md/consensus/internal/ingest"
 )
 
-const agentUsage = `consensus agent: an invited agent's runtime. ID is the invitation id
-(shown by 'consensus agent rooms'); the state directory holds one 0600 file per
-claimed invitation, with its participant token.
-
-  consensus agent watch (--imap URL | --maildir DIR) [--origin URL] [--allow-http-loopback]
-                        [--exec PROGRAM] [--runtime-endpoint URL] [--until-final]
-      URL is imaps://USER@HOST[:PORT]/MAILBOX (imap:// for STARTTLS, imap+plain:// for a
-      loopback test server); the password comes from CONSENSUS_IMAP_PASSWORD or
-      CONSENSUS_IMAP_PASSWORD_FILE, never from the URL. --origin defaults to
-      https://consensus.md. PROGRAM runs directly (no shell, no arguments) after each
-      claim and whenever a pending room changes, with the room JSON on stdin; it prints
-      one JSON command: {"action":"comment","body":"..."}, {"action":"agree"} or
-      {"action":"none"}. Its environment holds no credential.
-  consensus agent rooms
-  consensus agent room ID
-  consensus agent comment|question|change-request ID TEXT
-  consensus agent agree|disagree|abstain ID [--yes]     asks on the terminal unless --yes
-  consensus agent artifact ID -o FILE                   written only if its digests match
-
-Every command takes --state DIR (default $CONSENSUS_AGENT_STATE, else
-$XDG_STATE_HOME/consensus/agent, else ~/.local/state/consensus/agent).
-`
-
-// boolFlag removes every --name from args and reports whether it was there.
-func boolFlag(args []string, name string) (bool, []string) {
-	var rest []string
-	found := false
-	for _, a := range args {
-		if a == name {
-			found = true
-			continue
+// agentCommand is `consensus agent`: an invited agent's runtime. Every
+// subcommand opens the state directory only when it runs.
+func agentCommand(env Env) *cobra.Command {
+	var state string
+	open := func() (*agent.Agent, error) {
+		st, err := agent.OpenState(stateDir(state, env))
+		if err != nil {
+			return nil, err
 		}
-		rest = append(rest, a)
+		return &agent.Agent{State: st, Client: agent.NewClient(), Log: slog.New(slog.NewTextHandler(env.Stderr, nil))}, nil
 	}
-	return found, rest
+	c := &cobra.Command{
+		Use:   "agent COMMAND",
+		Short: "An invited agent's runtime: watch an inbox, claim, read rooms, decide",
+		Long: `An invited agent's runtime. 'watch' reads invitation emails, checks them, exchanges,
+verifies the digests and claims; the other commands read a claimed room, post to
+it and fetch its artifact. ID is the invitation id ('consensus agent rooms' lists
+them). The state directory holds one 0600 file per claimed invitation, with its
+participant token.`,
+		Example: `  consensus agent watch --imap imaps://inbox@imap.example/INBOX --exec ./decide
+  consensus agent rooms
+  consensus agent agree 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b`,
+		Args: command.AnyGroupArgs,
+		RunE: command.Group,
+	}
+	c.PersistentFlags().StringVar(&state, "state", "", "keep claimed invitations in `DIR` (default $CONSENSUS_AGENT_STATE, else $XDG_STATE_HOME/consensus/agent, else ~/.local/state/consensus/agent)")
+	c.AddCommand(agentWatchCommand(env, open), agentRoomsCommand(env, open), agentRoomCommand(env, open), agentArtifactCommand(env, open))
+	for _, action := range []string{"comment", "question", "change-request"} {
+		c.AddCommand(agentPostCommand(env, open, action))
+	}
+	for _, action := range []string{"agree", "disagree", "abstain"} {
+		c.AddCommand(agentDecideCommand(env, open, action))
+	}
+	return c
 }
 
+type openAgent func() (*agent.Agent, error)
+
+func agentRoomsCommand(env Env, open openAgent) *cobra.Command {
+	return &cobra.Command{
+		Use:     "rooms",
+		Short:   "List the claimed invitations in the state directory",
+		Long:    "List the claimed invitations in the state directory: invitation id, agreement, title, display name and revision.",
+		Example: "  consensus agent rooms\n  consensus agent rooms --state ./agent-state",
+		Args:    command.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			a, err := open()
+			if err != nil {
+				return err
+			}
+			recs, err := a.State.List()
+			if err != nil {
+				return err
+			}
+			for _, r := range recs {
+				fmt.Fprintf(env.Stdout, "%s  agreement %s  %q  as %q  revision %d %s\n", r.InvitationID, r.AgreementID, r.Title, r.DisplayName, r.RevisionNumber, r.RevisionDigest)
+			}
+			return nil
+		},
+	}
+}
+
+func agentRoomCommand(env Env, open openAgent) *cobra.Command {
+	return &cobra.Command{
+		Use:     "room ID",
+		Short:   "Print a claimed room as JSON",
+		Long:    "Print the room of a claimed invitation as JSON: revision, roster, events and outcome.",
+		Example: "  consensus agent room 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b | jq .outcome",
+		Args:    command.Args("ID"),
+		RunE: func(c *cobra.Command, args []string) error {
+			a, err := open()
+			if err != nil {
+				return err
+			}
+			room, _, err := a.Room(c.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return printJSON(env.Stdout, room.Raw)
+		},
+	}
+}
+
+func agentPostCommand(env Env, open openAgent, action string) *cobra.Command {
+	c := &cobra.Command{
+		Use:     action + " ID TEXT",
+		Short:   "Post a " + strings.ReplaceAll(action, "-", " ") + " to a claimed room (advisory, not a decision)",
+		Long:    "Post a " + strings.ReplaceAll(action, "-", " ") + " to the room of a claimed invitation, pinned to the current revision. It is advisory: it decides nothing.",
+		Example: "  consensus agent " + action + " 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b \"Rollback tested.\"",
+		Args:    command.Args("ID", "TEXT"),
+		RunE: func(c *cobra.Command, args []string) error {
+			a, err := open()
+			if err != nil {
+				return err
+			}
+			p, err := a.Post(c.Context(), args[0], strings.ReplaceAll(action, "-", "_"), args[1], nil)
+			if err != nil {
+				return err
+			}
+			return printPosted(env, p)
+		},
+	}
+	if action == "change-request" {
+		c.Aliases = []string{"change_request"}
+	}
+	return c
+}
+
+func agentDecideCommand(env Env, open openAgent, action string) *cobra.Command {
+	var yes bool
+	c := &cobra.Command{
+		Use:   action + " ID",
+		Short: "Post the terminal decision " + action + " to a claimed room",
+		Long: "Post the terminal decision " + action + ` to the room of a claimed invitation, pinned
+to the revision digest. It is final. The command shows the revision and asks for
+"yes" on the terminal unless --yes is given.`,
+		Example: "  consensus agent " + action + " 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b\n  consensus agent " + action + " 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b --yes",
+		Args:    command.Args("ID"),
+		RunE: func(c *cobra.Command, args []string) error {
+			a, err := open()
+			if err != nil {
+				return err
+			}
+			confirm := func(r *agent.Room) error { return confirmDecision(env, action, r) }
+			if yes {
+				confirm = nil
+			}
+			p, err := a.Post(c.Context(), args[0], action, "", confirm)
+			if err != nil {
+				return err
+			}
+			return printPosted(env, p)
+		},
+	}
+	c.Flags().BoolVar(&yes, "yes", false, "decide without asking for confirmation")
+	return c
+}
+
+func agentArtifactCommand(env Env, open openAgent) *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "artifact ID -o FILE",
+		Short: "Download a room's CONSENSUS.md, written only if its digests match",
+		Long: `Download the CONSENSUS.md of a claimed room and write it to FILE only when its
+bytes match both Content-Digest and X-Consensus-SHA256.`,
+		Example: "  consensus agent artifact 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b -o CONSENSUS.md",
+		Args:    command.Args("ID"),
+		RunE: func(c *cobra.Command, args []string) error {
+			if out == "" {
+				return command.Usagef("missing -o FILE")
+			}
+			a, err := open()
+			if err != nil {
+				return err
+			}
+			body, sum, err := a.Artifact(c.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if err := writeFileAtomic(out, body); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "verified %s (%d bytes): sha256 %s matches Content-Digest and X-Consensus-SHA256\n", out, len(body), sum)
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&out, "output", "o", "", "write the verified artifact to `FILE` (required)")
+	return c
+}
+
+// watchOptions are the flags of agent watch.
+type watchOptions struct {
+	imapURL, maildir, origin, program, endpoint string
+	allowHTTP, untilFinal                       bool
+}
+
+func agentWatchCommand(env Env, open openAgent) *cobra.Command {
+	var o watchOptions
+	c := &cobra.Command{
+		Use:   "watch (--imap URL | --maildir DIR)",
+		Short: "Read invitation emails, check, exchange, verify and claim them",
+		Long: `Read invitation emails from an IMAP mailbox or a Maildir. For each: apply the
+guide's five checks against the pinned --origin, exchange the secret, recompute
+both digests, claim with the email proof, store the participant token, and only
+then mark the email seen. It never opens invite_uri.
+
+URL is imaps://USER@HOST[:PORT]/MAILBOX (imap:// for STARTTLS, imap+plain:// for a
+loopback test server). The password comes from CONSENSUS_IMAP_PASSWORD or the file
+CONSENSUS_IMAP_PASSWORD_FILE names, never from the URL.
+
+PROGRAM runs directly (no shell, no arguments) after each claim and whenever a
+pending room changes, with the room JSON on stdin; it prints one JSON command:
+{"action":"comment","body":"..."}, {"action":"agree"} or {"action":"none"}. Its
+environment holds no credential. Choosing --exec delegates decisions to it.`,
+		Example: `  CONSENSUS_IMAP_PASSWORD_FILE=~/.imap-password consensus agent watch --imap imaps://inbox@imap.example/INBOX
+  consensus agent watch --maildir ~/Maildir --exec ./decide --until-final`,
+		Args: command.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if (o.imapURL == "") == (o.maildir == "") {
+				return command.Usagef("give exactly one of --imap URL and --maildir DIR")
+			}
+			return agentWatch(c.Context(), open, o, env)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.imapURL, "imap", "", "read the IMAP mailbox at `URL`")
+	f.StringVar(&o.maildir, "maildir", "", "read the Maildir `DIR`")
+	f.StringVar(&o.origin, "origin", ingest.DefaultOrigin, "the pinned service `ORIGIN` every invitation URL must be on")
+	f.BoolVar(&o.allowHTTP, "allow-http-loopback", false, "accept an http:// origin on a loopback host (local runs)")
+	f.StringVar(&o.program, "exec", "", "run `PROGRAM` to decide after each claim and room change")
+	f.StringVar(&o.endpoint, "runtime-endpoint", "", "the agent's runtime endpoint `URL` to bind at claim")
+	f.BoolVar(&o.untilFinal, "until-final", false, "exit once every claimed room has a final outcome")
+	return c
+}
+
+// stateDir is --state, else $CONSENSUS_AGENT_STATE, else
+// $XDG_STATE_HOME/consensus/agent, else ~/.local/state/consensus/agent.
 func stateDir(flag string, env Env) string {
 	if flag != "" {
 		return flag
@@ -72,100 +254,6 @@ func stateDir(flag string, env Env) string {
 	return filepath.Join(home, ".local", "state", "consensus", "agent")
 }
 
-func runAgent(args []string, env Env) error {
-	if len(args) == 0 {
-		return &usageError{"agent needs a subcommand: watch, rooms, room, comment, question, change-request, agree, disagree, abstain, artifact"}
-	}
-	sub, args := args[0], args[1:]
-	if sub == "help" || sub == "-h" || sub == "--help" {
-		fmt.Fprint(env.Stdout, agentUsage)
-		return nil
-	}
-	dir, args, err := flagValue(args, "--state")
-	if err != nil {
-		return err
-	}
-	st, err := agent.OpenState(stateDir(dir, env))
-	if err != nil {
-		return err
-	}
-	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
-	a := &agent.Agent{State: st, Client: agent.NewClient(), Log: log}
-	ctx := env.Context
-	if ctx == nil {
-		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-	}
-	switch sub {
-	case "watch":
-		return agentWatch(ctx, a, args, env)
-	case "rooms":
-		if len(args) != 0 {
-			return &usageError{"agent rooms takes no arguments"}
-		}
-		recs, err := st.List()
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			fmt.Fprintf(env.Stdout, "%s  agreement %s  %q  as %q  revision %d %s\n", r.InvitationID, r.AgreementID, r.Title, r.DisplayName, r.RevisionNumber, r.RevisionDigest)
-		}
-		return nil
-	case "room":
-		if len(args) != 1 {
-			return &usageError{"agent room needs ID"}
-		}
-		room, _, err := a.Room(ctx, args[0])
-		if err != nil {
-			return err
-		}
-		return printJSON(env.Stdout, room.Raw)
-	case "comment", "question", "change-request", "change_request":
-		if len(args) != 2 {
-			return &usageError{"agent " + sub + " needs ID and TEXT"}
-		}
-		p, err := a.Post(ctx, args[0], strings.ReplaceAll(sub, "-", "_"), args[1], nil)
-		if err != nil {
-			return err
-		}
-		return printPosted(env, p)
-	case "agree", "disagree", "abstain":
-		yes, rest := boolFlag(args, "--yes")
-		if len(rest) != 1 {
-			return &usageError{"agent " + sub + " needs ID"}
-		}
-		confirm := func(r *agent.Room) error { return confirmDecision(env, sub, r) }
-		if yes {
-			confirm = nil
-		}
-		p, err := a.Post(ctx, rest[0], sub, "", confirm)
-		if err != nil {
-			return err
-		}
-		return printPosted(env, p)
-	case "artifact":
-		out, rest, err := flagValue(args, "-o", "--output")
-		if err != nil {
-			return err
-		}
-		if out == "" || len(rest) != 1 {
-			return &usageError{"agent artifact needs ID and -o FILE"}
-		}
-		body, sum, err := a.Artifact(ctx, rest[0])
-		if err != nil {
-			return err
-		}
-		if err := writeFileAtomic(out, body); err != nil {
-			return err
-		}
-		fmt.Fprintf(env.Stdout, "verified %s (%d bytes): sha256 %s matches Content-Digest and X-Consensus-SHA256\n", out, len(body), sum)
-		return nil
-	default:
-		return &usageError{fmt.Sprintf("unknown agent subcommand %q", sub)}
-	}
-}
-
 func printPosted(env Env, p *agent.Posted) error {
 	verb := "recorded"
 	if p.Replayed {
@@ -180,7 +268,7 @@ func confirmDecision(env Env, action string, r *agent.Room) error {
 	var title struct {
 		Title string `json:"title"`
 	}
-	_ = jsonUnmarshal(r.Revision.CanonicalRevision, &title)
+	_ = json.Unmarshal(r.Revision.CanonicalRevision, &title)
 	fmt.Fprintf(env.Stderr, "%s is final and cannot be changed.\n  agreement %s: %q\n  revision %d, digest %s\n  outcome so far: %s\nType yes to %s: ",
 		action, r.AgreementID, title.Title, r.Revision.Number, r.Revision.RevisionDigest, r.Outcome.Status, action)
 	if env.Stdin == nil {
@@ -196,31 +284,14 @@ func confirmDecision(env Env, action string, r *agent.Room) error {
 	return nil
 }
 
-func agentWatch(ctx context.Context, a *agent.Agent, args []string, env Env) error {
-	allowHTTP, args := boolFlag(args, "--allow-http-loopback")
-	untilFinal, args := boolFlag(args, "--until-final")
-	var imapURL, maildir, origin, program, endpoint string
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"--imap", &imapURL}, {"--maildir", &maildir}, {"--origin", &origin}, {"--exec", &program}, {"--runtime-endpoint", &endpoint}} {
-		v, rest, err := flagValue(args, f.name)
-		if err != nil {
-			return err
-		}
-		*f.dst, args = v, rest
-	}
-	if len(args) != 0 {
-		return &usageError{fmt.Sprintf("agent watch: unexpected %q", args[0])}
-	}
-	if (imapURL == "") == (maildir == "") {
-		return &usageError{"agent watch needs exactly one of --imap URL and --maildir DIR"}
-	}
-	a.Policy = ingest.Policy{Origin: origin, AllowHTTPLoopback: allowHTTP}
-	if err := a.Policy.Validate(); err != nil {
+// agentWatch checks the flags, then opens the state directory and the
+// mailbox and runs the agent until ctx ends (or every room is final).
+func agentWatch(ctx context.Context, open openAgent, o watchOptions, env Env) error {
+	imapURL, maildir, program := o.imapURL, o.maildir, o.program
+	policy := ingest.Policy{Origin: o.origin, AllowHTTPLoopback: o.allowHTTP}
+	if err := policy.Validate(); err != nil {
 		return fmt.Errorf("--origin: %w", err)
 	}
-	a.RuntimeEndpoint = endpoint
 	if program != "" {
 		p, err := filepath.Abs(program)
 		if err != nil {
@@ -231,6 +302,11 @@ func agentWatch(ctx context.Context, a *agent.Agent, args []string, env Env) err
 		}
 		program = p
 	}
+	a, err := open()
+	if err != nil {
+		return err
+	}
+	a.Policy, a.RuntimeEndpoint = policy, o.endpoint
 	var src ingest.Source
 	if imapURL != "" {
 		cfg, err := ingest.ParseIMAPURL(imapURL)
@@ -259,7 +335,7 @@ func agentWatch(ctx context.Context, a *agent.Agent, args []string, env Env) err
 	claimed := func(r *agent.Record) {
 		fmt.Fprintf(env.Stdout, "claimed %s (agreement %s, %q, revision %d %s)\n", r.InvitationID, r.AgreementID, r.Title, r.RevisionNumber, r.RevisionDigest)
 	}
-	return a.Watch(ctx, agent.WatchOptions{Source: src, Exec: program, ExecStderr: env.Stderr, Claimed: claimed, UntilFinal: untilFinal})
+	return a.Watch(ctx, agent.WatchOptions{Source: src, Exec: program, ExecStderr: env.Stderr, Claimed: claimed, UntilFinal: o.untilFinal})
 }
 
 // secretFromEnv reads a required secret from NAME or NAME_FILE.

@@ -4,12 +4,14 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"os"
-	"strings"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/consensus-md/consensus/internal/cli/command"
 )
 
 // Env is what a command may read and write; tests supply their own.
@@ -22,88 +24,38 @@ type Env struct {
 	Context context.Context
 }
 
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-
-// usageError is a mistake in the command line: exit status 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-const usage = `usage:
-  consensus admin create -f agreement.json     lock an agreement and queue its invitations
-  consensus admin list [--limit N] [--cursor C]
-  consensus admin get AGREEMENT_ID
-  consensus admin revoke PARTICIPANT_ID
-  consensus admin resend INVITATION_ID
-  consensus agent watch|rooms|room|comment|question|change-request|agree|disagree|abstain|artifact ...
-                                               an invited agent's runtime ('consensus agent help')
-  consensus verify revision EXCHANGE.json      recompute revisionDigest and markdownDigest
-  consensus verify artifact CONSENSUS.md [--headers FILE] [--sha256 HEX]
-
-admin reads CONSENSUS_URL (default http://127.0.0.1:8080) and the operator token
-from CONSENSUS_OPERATOR_TOKEN, CONSENSUS_OPERATOR_TOKEN_FILE or .data/operator-token.
-`
-
-// Main runs the command and returns the exit status.
+// Main runs the command line args and returns the exit status: 0 success,
+// 1 a runtime failure, 2 a usage error.
 func Main(args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = os.Getenv
 	}
-	err := dispatch(args, env)
-	if err == nil {
-		return 0
+	ctx := env.Context
+	if ctx == nil {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
 	}
-	fmt.Fprintln(env.Stderr, "consensus:", err)
-	var ue *usageError
-	if errors.As(err, &ue) {
-		fmt.Fprint(env.Stderr, usage)
-		return 2
-	}
-	return 1
+	return command.Execute(ctx, NewCommand(env), args, env.Stdin, env.Stdout, env.Stderr)
 }
 
-func dispatch(args []string, env Env) error {
-	if len(args) == 0 {
-		return &usageError{"missing command"}
+// NewCommand builds the consensus command tree; its commands read the
+// environment through env.Getenv, and only when they run.
+func NewCommand(env Env) *cobra.Command {
+	if env.Getenv == nil {
+		env.Getenv = os.Getenv
 	}
-	switch args[0] {
-	case "admin":
-		return runAdmin(args[1:], env)
-	case "verify":
-		return runVerify(args[1:], env)
-	case "agent":
-		return runAgent(args[1:], env)
-	case "help", "-h", "--help":
-		fmt.Fprint(env.Stdout, usage)
-		return nil
-	default:
-		return &usageError{fmt.Sprintf("unknown command %q", args[0])}
+	root := &cobra.Command{
+		Use:   "consensus COMMAND",
+		Short: "The Consensus command line",
+		Long: `The Consensus command line: operator commands (admin), an invited agent's
+runtime (agent), and checks of digests and artifacts anyone can run (verify).`,
+		Example: `  consensus admin create -f examples/agreement.json
+  consensus agent watch --imap imaps://inbox@imap.example/INBOX --exec ./decide
+  consensus verify artifact CONSENSUS.md --headers artifact.headers`,
+		Args: command.AnyGroupArgs,
+		RunE: command.Group,
 	}
-}
-
-// flagValue extracts "--name value" or "--name=value" (and -short forms) from args.
-func flagValue(args []string, names ...string) (string, []string, error) {
-	var rest []string
-	value := ""
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		matched := false
-		for _, n := range names {
-			if a == n {
-				if i+1 >= len(args) {
-					return "", nil, &usageError{n + " needs a value"}
-				}
-				value, i, matched = args[i+1], i+1, true
-				break
-			}
-			if strings.HasPrefix(a, n+"=") {
-				value, matched = strings.TrimPrefix(a, n+"="), true
-				break
-			}
-		}
-		if !matched {
-			rest = append(rest, a)
-		}
-	}
-	return value, rest, nil
+	root.AddCommand(adminCommand(env), agentCommand(env), verifyCommand(env), command.Completion(root))
+	return root
 }

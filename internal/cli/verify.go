@@ -8,35 +8,58 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/cli/command"
 )
 
-func runVerify(args []string, env Env) error {
-	if len(args) < 2 {
-		return &usageError{"verify needs revision FILE or artifact FILE"}
+func verifyCommand(env Env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "verify COMMAND",
+		Short: "Recompute digests of revisions and artifacts (no server, no credential)",
+		Long: `Recompute digests locally, without a server or a credential: the revision and
+Markdown digests of an exchange response or room document, and the SHA-256 of a
+downloaded CONSENSUS.md against its response headers or an expected digest.
+Exit status 1 means a mismatch.`,
+		Example: `  consensus verify revision exchange.json
+  consensus verify artifact CONSENSUS.md --headers artifact.headers`,
+		Args: command.AnyGroupArgs,
+		RunE: command.Group,
 	}
-	switch args[0] {
-	case "revision":
-		if len(args) != 2 {
-			return &usageError{"verify revision takes one file"}
-		}
-		return verifyRevision(args[1], env)
-	case "artifact":
-		headers, rest, err := flagValue(args[1:], "--headers")
-		if err != nil {
-			return err
-		}
-		want, rest, err := flagValue(rest, "--sha256")
-		if err != nil {
-			return err
-		}
-		if len(rest) != 1 {
-			return &usageError{"verify artifact takes one file"}
-		}
-		return verifyArtifact(rest[0], headers, want, env)
-	default:
-		return &usageError{fmt.Sprintf("unknown verify subcommand %q", args[0])}
+	revision := &cobra.Command{
+		Use:   "revision FILE",
+		Short: "Recompute revisionDigest and markdownDigest of a saved exchange or room",
+		Long: `Recompute revisionDigest (RFC 8785 canonical JSON of canonicalRevision, SHA-256)
+and markdownDigest (SHA-256 of the markdown bytes) of a saved exchange response or
+room document, and compare them with the digests it states.`,
+		Example: `  consensus verify revision exchange.json
+  curl -sS -H "Authorization: Consensus-Participant $TOKEN" "$API/room" > room.json && consensus verify revision room.json`,
+		Args: command.Args("FILE"),
+		RunE: func(_ *cobra.Command, args []string) error { return verifyRevision(args[0], env) },
 	}
+	var headers, sha string
+	artifact := &cobra.Command{
+		Use:   "artifact FILE (--headers FILE | --sha256 HEX)",
+		Short: "Check a downloaded CONSENSUS.md against its headers or a digest",
+		Long: `Hash the exact bytes of a downloaded CONSENSUS.md and compare them with the
+Content-Digest and X-Consensus-SHA256 of the response (a curl --dump-header
+file) and/or an expected SHA-256.`,
+		Example: `  curl -sS -o CONSENSUS.md -D artifact.headers -H "Authorization: Consensus-Participant $TOKEN" "$API/artifact"
+  consensus verify artifact CONSENSUS.md --headers artifact.headers
+  consensus verify artifact CONSENSUS.md --sha256 sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08`,
+		Args: command.Args("FILE"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if headers == "" && sha == "" {
+				return command.Usagef("give --headers FILE or --sha256 HEX to compare with")
+			}
+			return verifyArtifact(args[0], headers, sha, env)
+		},
+	}
+	artifact.Flags().StringVar(&headers, "headers", "", "the response headers saved by curl --dump-header `FILE`")
+	artifact.Flags().StringVar(&sha, "sha256", "", "the expected SHA-256, `HEX` with or without sha256:")
+	c.AddCommand(revision, artifact)
+	return c
 }
 
 // verifyRevision recomputes both digests of an exchange response (or a room
@@ -123,7 +146,7 @@ func verifyArtifact(file, headersFile, want string, env Env) error {
 		}
 	}
 	if checks == 0 {
-		return &usageError{"verify artifact needs --headers FILE or --sha256 HEX to compare with"}
+		return command.Usagef("give --headers FILE or --sha256 HEX to compare with")
 	}
 	return nil
 }

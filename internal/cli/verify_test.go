@@ -69,7 +69,7 @@ func TestVerifyArtifact(t *testing.T) {
 func TestUsage(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{}, {"nope"}, {"admin"}, {"verify", "x", "y"}} {
-		if code, out := runCLI(args...); code != 2 || !strings.Contains(out, "usage:") {
+		if code, out := runCLI(args...); code != 2 || !strings.Contains(out, "Usage:") {
 			t.Errorf("%v: %d %s", args, code, out)
 		}
 	}

@@ -1,17 +1,11 @@
-// Package config reads the service's settings from the environment and
-// checks them, naming the offending setting in every error.
 package config
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -42,90 +36,63 @@ type Config struct {
 	// OutboxPoll is how long an idle outbox worker waits before looking for
 	// due mail again (CONSENSUS_OUTBOX_POLL, a Go duration; default 1s).
 	OutboxPoll time.Duration
-	Version    string
+	// Version is the build's version, set by consensusd (not a setting).
+	Version string
 }
 
 // Load reads the configuration through getenv (os.Getenv in production) and
-// validates it. Errors name the setting and never echo a secret.
+// validates it. It returns the first error in the order of the settings
+// table; every error names the setting and never echoes a secret.
 func Load(getenv func(string) string) (*Config, error) {
-	c := &Config{
-		Env:          strings.TrimSpace(getenv("CONSENSUS_ENV")),
-		DatabaseURL:  strings.TrimSpace(getenv("DATABASE_URL")),
-		Listen:       strings.TrimSpace(getenv("CONSENSUS_LISTEN")),
-		PublicOrigin: strings.TrimRight(strings.TrimSpace(getenv("CONSENSUS_PUBLIC_ORIGIN")), "/"),
-		MailURL:      strings.TrimSpace(getenv("CONSENSUS_MAIL_URL")),
-		MailFrom:     strings.TrimSpace(getenv("CONSENSUS_MAIL_FROM")),
-		RateLimit:    120,
-		OutboxPoll:   time.Second,
-	}
-	if c.Env == "" {
-		c.Env = EnvProduction
-	}
-	if c.Env != EnvProduction && c.Env != EnvLocal {
-		return nil, fmt.Errorf("CONSENSUS_ENV: must be %q or %q, got %q", EnvProduction, EnvLocal, c.Env)
-	}
-	if c.Listen == "" {
-		c.Listen = "127.0.0.1:8080"
-	}
-	if c.PublicOrigin == "" && c.Env == EnvLocal {
-		c.PublicOrigin = "http://127.0.0.1:8080"
-	}
-	if c.MailFrom == "" {
-		c.MailFrom = "Consensus <consensus@localhost>"
-	}
-	if v := strings.TrimSpace(getenv("CONSENSUS_RATE_LIMIT")); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("CONSENSUS_RATE_LIMIT: must be a whole number of requests a minute (0 turns the limit off), got %q", v)
-		}
-		c.RateLimit = n
-	}
-	if v := strings.TrimSpace(getenv("CONSENSUS_OUTBOX_POLL")); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Millisecond || d > time.Hour {
-			return nil, fmt.Errorf("CONSENSUS_OUTBOX_POLL: must be a duration between 1ms and 1h such as 500ms or 2s, got %q", v)
-		}
-		c.OutboxPoll = d
-	}
-	op, err := Secret(getenv, "CONSENSUS_OPERATOR_TOKEN")
-	if err != nil {
+	c, report := Inspect(getenv)
+	if err := report.Err(); err != nil {
 		return nil, err
 	}
-	if op == "" {
-		return nil, errors.New("CONSENSUS_OPERATOR_TOKEN: required (or CONSENSUS_OPERATOR_TOKEN_FILE): the bearer token of the operator API")
-	}
-	if len(op) < 24 {
-		return nil, errors.New("CONSENSUS_OPERATOR_TOKEN: must be at least 24 characters")
-	}
-	c.OperatorTokenHash = sha256.Sum256([]byte(op))
-	key, err := Secret(getenv, "CONSENSUS_TOKEN_KEY")
-	if err != nil {
-		return nil, err
-	}
-	if c.TokenKey, err = decodeKey(key); err != nil {
-		return nil, err
-	}
-	if c.SMTPPassword, err = Secret(getenv, "CONSENSUS_SMTP_PASSWORD"); err != nil {
-		return nil, err
-	}
-	return c, c.Validate()
+	return c, nil
 }
 
-// Validate checks settings that do not depend on how they were read.
+// Lookup reads the one setting name through getenv, applying its default,
+// its NAME_FILE variant and its required rule, without checking the others:
+// `consensusd migrate` needs only DATABASE_URL. The error names the setting;
+// an unknown name is an error too.
+func Lookup(getenv func(string) string, name string) (string, error) {
+	for _, s := range settings {
+		if s.Name == name {
+			v, _, err := s.read(getenv)
+			return v, err
+		}
+	}
+	return "", fmt.Errorf("%s: not a setting", name)
+}
+
+// Validate checks the settings of a Config built by hand (Load has already
+// applied these checks): the database, listen address, public origin and
+// mail URL.
 func (c *Config) Validate() error {
 	if c.DatabaseURL == "" {
 		return errors.New("DATABASE_URL: required: a PostgreSQL 14+ connection URL")
 	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		return fmt.Errorf("CONSENSUS_LISTEN: must be host:port, got %q", c.Listen)
+	if err := checkListen(c.Listen); err != nil {
+		return err
 	}
 	if err := c.validateOrigin(); err != nil {
 		return err
 	}
-	if c.MailURL == "" {
+	return checkMailURL(c.MailURL)
+}
+
+func checkListen(v string) error {
+	if _, _, err := net.SplitHostPort(v); err != nil {
+		return fmt.Errorf("CONSENSUS_LISTEN: must be host:port, got %q", v)
+	}
+	return nil
+}
+
+func checkMailURL(v string) error {
+	if v == "" {
 		return errors.New("CONSENSUS_MAIL_URL: required: smtp://, smtps:// or maildir:///path")
 	}
-	if u, err := url.Parse(c.MailURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps" && u.Scheme != "maildir") {
+	if u, err := url.Parse(v); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps" && u.Scheme != "maildir") {
 		return errors.New("CONSENSUS_MAIL_URL: must start with smtp://, smtps:// or maildir:///")
 	}
 	return nil
@@ -175,22 +142,4 @@ func Secret(getenv func(string) string, name string) (string, error) {
 		return strings.TrimSpace(string(b)), nil
 	}
 	return strings.TrimSpace(v), nil
-}
-
-func decodeKey(s string) ([]byte, error) {
-	if s == "" {
-		return nil, errors.New("CONSENSUS_TOKEN_KEY: required (or CONSENSUS_TOKEN_KEY_FILE): at least 32 random bytes, hex or base64 encoded; keep it stable, tokens and queued mail depend on it")
-	}
-	for _, dec := range []func(string) ([]byte, error){
-		hex.DecodeString, base64.StdEncoding.DecodeString, base64.RawStdEncoding.DecodeString,
-		base64.URLEncoding.DecodeString, base64.RawURLEncoding.DecodeString,
-	} {
-		if b, err := dec(s); err == nil {
-			if len(b) < 32 {
-				return nil, fmt.Errorf("CONSENSUS_TOKEN_KEY: must decode to at least 32 bytes, got %d", len(b))
-			}
-			return b, nil
-		}
-	}
-	return nil, errors.New("CONSENSUS_TOKEN_KEY: must be hex or base64")
 }
