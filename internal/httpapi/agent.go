@@ -7,7 +7,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/consensus-md/consensus/internal/canon"
-	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
@@ -37,12 +36,12 @@ func credential(r *http.Request, scheme string) string {
 func (s *Server) handleExchange(w http.ResponseWriter, r *http.Request) {
 	b, err := readBody(r, limitExchange)
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	header := credential(r, venue.SchemeInvite)
 	if r.Header.Get("Authorization") != "" && header == "" {
-		s.fail(w, r, &bodyError{"invalid-request", "the Authorization header must use the Consensus-Invite scheme on this route"})
+		s.writeProblem(w, r, malformed("the Authorization header must use the Consensus-Invite scheme on this route"))
 		return
 	}
 	var in struct {
@@ -50,26 +49,26 @@ func (s *Server) handleExchange(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(strings.TrimSpace(string(b))) > 0 {
 		if err := decodeStrict(b, &in); err != nil {
-			s.fail(w, r, err)
+			s.writeProblem(w, r, err)
 			return
 		}
 	}
 	var sec string
 	switch {
 	case in.Secret != nil && header != "" && *in.Secret != header:
-		s.fail(w, r, &bodyError{"invalid-request", "the secret in the body and in the Consensus-Invite header differ; send one"})
+		s.writeProblem(w, r, malformed("the secret in the body and in the Consensus-Invite header differ; send one"))
 		return
 	case in.Secret != nil && *in.Secret != "":
 		sec = *in.Secret
 	case header != "":
 		sec = header
 	default:
-		s.fail(w, r, &room.ValidationError{Field: "secret", Reason: `is required: send {"secret": "..."} or Authorization: Consensus-Invite <secret>`})
+		s.writeProblem(w, r, invalidField("secret", `is required: send {"secret": "..."} or Authorization: Consensus-Invite <secret>`))
 		return
 	}
 	out, err := s.venue.Exchange(r.Context(), chi.URLParam(r, "invitationId"), sec)
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -78,27 +77,27 @@ func (s *Server) handleExchange(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
 	token := credential(r, venue.SchemeSession)
 	if token == "" {
-		s.fail(w, r, &venue.UnauthorizedError{Scheme: venue.SchemeSession})
+		s.writeProblem(w, r, &venue.UnauthorizedError{Scheme: venue.SchemeSession})
 		return
 	}
 	grant, err := s.venue.AuthSession(r.Context(), chi.URLParam(r, "invitationId"), token)
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	b, err := readBody(r, limitClaim)
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	var in venue.ClaimInput
 	if err := decodeStrict(b, &in); err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	out, err := s.venue.Claim(r.Context(), grant, in)
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -109,12 +108,12 @@ func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
 func (s *Server) participant(w http.ResponseWriter, r *http.Request) (*venue.Principal, bool) {
 	token := credential(r, venue.SchemeParticipant)
 	if token == "" {
-		s.fail(w, r, &venue.UnauthorizedError{Scheme: venue.SchemeParticipant})
+		s.writeProblem(w, r, &venue.UnauthorizedError{Scheme: venue.SchemeParticipant})
 		return nil, false
 	}
 	p, err := s.venue.AuthParticipant(r.Context(), chi.URLParam(r, "invitationId"), token)
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return nil, false
 	}
 	return p, true
@@ -127,12 +126,12 @@ func (s *Server) handleRoom(w http.ResponseWriter, r *http.Request) {
 	}
 	view, err := s.venue.Room(r.Context(), p)
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	etag, err := view.ETag()
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	w.Header().Set("ETag", etag)
@@ -161,17 +160,17 @@ func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	b, err := readBody(r, limitEvents)
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	var in venue.EventInput
 	if err := decodeStrict(b, &in); err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	posted, created, err := s.venue.PostEvent(r.Context(), p, r.Header.Get("Idempotency-Key"), in)
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	status := http.StatusOK
@@ -188,7 +187,7 @@ func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {
 	}
 	art, err := s.venue.Artifact(r.Context(), p)
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	h := w.Header()

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"net/http"
 	"regexp"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -131,7 +130,7 @@ func (s *Server) handleSchema(schemas map[string]document) http.HandlerFunc {
 		name := chi.URLParam(r, "name")
 		doc, ok := schemas[name]
 		if !schemaNameRE.MatchString(name) || !ok {
-			writeProblem(w, s.problem("not-found", genericNotFoundDetail))
+			s.writeProblem(w, r, room.ErrNotFound)
 			return
 		}
 		doc.serve(w, r)
@@ -144,7 +143,7 @@ func (s *Server) handleInvitePage(page document) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := chi.URLParam(r, "invitationId")
 		if u, err := uuid.Parse(id); err != nil || u.String() != id {
-			writeProblem(w, s.problem("not-found", genericNotFoundDetail))
+			s.writeProblem(w, r, room.ErrNotFound)
 			return
 		}
 		page.serve(w, r)
@@ -294,15 +293,4 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-cache")
 	writeJSON(w, status, h)
-}
-
-func (s *Server) handleProblemType(w http.ResponseWriter, r *http.Request) {
-	pt, ok := problemByCode[chi.URLParam(r, "code")]
-	if !ok {
-		writeProblem(w, s.problem("not-found", genericNotFoundDetail))
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "public, max-age=86400")
-	_, _ = w.Write([]byte(pt.Code + " (HTTP " + itoa(pt.Status) + "): " + pt.Title + "\n\n" + strings.TrimSpace(pt.Explanation) + "\n"))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
@@ -46,7 +47,7 @@ func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.requestID, s.logRequests, s.recoverPanics, s.refuseQueryCredentials, securityHeaders)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, s.problem("not-found", genericNotFoundDetail))
+		s.writeProblem(w, r, room.ErrNotFound)
 	})
 	// chi drops the Allow header when the 405 handler is replaced, so the
 	// allowed methods are found again by matching each one.
@@ -58,7 +59,7 @@ func (s *Server) Handler() http.Handler {
 			}
 		}
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		writeProblem(w, s.problem("method-not-allowed", "this route does not accept "+req.Method))
+		s.writeProblem(w, req, &Error{Code: "method-not-allowed", Detail: "this route does not accept " + req.Method})
 	})
 	s.registerAgentRoutes(r)
 	s.registerAdminRoutes(r)
