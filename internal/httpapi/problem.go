@@ -39,7 +39,7 @@ type ProblemType struct {
 	Errors []error
 	// Detail, when set, is the detail of every answer with this code, in
 	// place of the error's text: that text could tell apart cases the
-	// answer must not (not-found) or show internals (internal).
+	// answer must not (not-found) or show internals (internal, retry-conflict).
 	Detail string
 }
 
@@ -87,6 +87,12 @@ var problemTypes = []ProblemType{
 	{Code: "not-resendable", Status: 409, Title: "Invitation cannot be resent",
 		Explanation: "The invitation's participant is revoked or the agreement's deadline has passed.",
 		Errors:      []error{venue.ErrNotResendable}},
+	// A unique violation the use cases' locks should have prevented: a
+	// concurrent request wrote the same record first. 500 would tell the
+	// client the service is broken; 409 tells it the state moved.
+	{Code: "retry-conflict", Status: 409, Title: "Concurrent write; retry",
+		Explanation: "Another request wrote the same record at the same moment, and this request recorded nothing. Retry it: a retried claim, or an event with the same Idempotency-Key, replays the first answer when the first request succeeded.",
+		Errors:      []error{room.ErrConflict}, Detail: "A concurrent request wrote the same record first; nothing was recorded. Retry the request."},
 	{Code: "payload-too-large", Status: 413, Title: "Request body too large",
 		Explanation: "The request body exceeds this route's limit: 1,024 bytes for exchange, 4,096 for claim, 20 KiB for events, 256 KiB for operator requests."},
 	{Code: "unsupported-media-type", Status: 415, Title: "Unsupported media type",

@@ -221,6 +221,7 @@ func TestWriteProblem(t *testing.T) {
 		{name: "operator", err: &Error{Code: "unauthorized", Detail: "x", Challenge: operatorChallenge}, code: "unauthorized", challenge: operatorChallenge},
 		{name: "not found", err: fmt.Errorf("venue: exchange: %w: wrong secret", room.ErrNotFound), code: "not-found",
 			detail: "Nothing is available at this address.", hidden: "wrong secret"},
+		{name: "race", err: fmt.Errorf("venue: claim: %w: participants_token_hash_key", room.ErrConflict), code: "retry-conflict", hidden: "participants_token_hash_key"},
 		{name: "closed", err: room.ErrRoomClosed, code: "room-closed", detail: room.ErrRoomClosed.Error()},
 		{name: "artifact", err: venue.ErrArtifactNotReady, code: "artifact-not-ready"},
 		{name: "resend", err: venue.ErrNotResendable, code: "not-resendable"},
