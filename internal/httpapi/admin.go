@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"net/http"
 	"strconv"
 
@@ -19,23 +17,6 @@ func (s *Server) registerAdminRoutes(r chi.Router) {
 		r.Get("/agreements/{agreementId}", s.handleAgreementGet)
 		r.Post("/participants/{participantId}/revoke", s.handleParticipantRevoke)
 		r.Post("/invitations/{invitationId}/resend", s.handleInvitationResend)
-	})
-}
-
-// operatorChallenge is the WWW-Authenticate answer of the operator API.
-const operatorChallenge = `Bearer realm="consensus-operator"`
-
-// requireOperator checks the Bearer operator token against its configured
-// hash in constant time.
-func (s *Server) requireOperator(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token := credential(r, "Bearer")
-		sum := sha256.Sum256([]byte(token))
-		if token == "" || subtle.ConstantTimeCompare(sum[:], s.operatorHash[:]) != 1 {
-			s.writeProblem(w, r, &Error{Code: "unauthorized", Detail: "a valid operator Bearer token is required", Challenge: operatorChallenge})
-			return
-		}
-		next.ServeHTTP(w, r)
 	})
 }
 

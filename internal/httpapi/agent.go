@@ -14,56 +14,24 @@ func (s *Server) registerAgentRoutes(r chi.Router) {
 	r.Route("/api/v1/agent/invitations/{invitationId}", func(r chi.Router) {
 		r.Use(noStore)
 		r.With(s.limit("exchange")).Post("/exchange", s.handleExchange)
-		r.With(s.limit("claim")).Post("/claim", s.handleClaim)
-		r.Get("/room", s.handleRoom)
-		r.Post("/events", s.handleEventsCreate)
-		r.Get("/artifact", s.handleArtifact)
-		r.Head("/artifact", s.handleArtifact)
+		r.With(s.limit("claim"), s.requireSession).Post("/claim", s.handleClaim)
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireParticipant)
+			r.Get("/room", s.handleRoom)
+			r.Post("/events", s.handleEventsCreate)
+			r.Get("/artifact", s.handleArtifact)
+			r.Head("/artifact", s.handleArtifact)
+		})
 	})
 }
 
-// credential returns the token of an Authorization header in the given
-// scheme (case-insensitive scheme, one space), or "".
-func credential(r *http.Request, scheme string) string {
-	h := r.Header.Get("Authorization")
-	name, value, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(name, scheme) {
-		return ""
-	}
-	return strings.TrimSpace(value)
-}
-
+// handleExchange trades the invitation secret for a session. Exchange has
+// no middleware: its credential may travel in the body, so the body is
+// read first.
 func (s *Server) handleExchange(w http.ResponseWriter, r *http.Request) {
-	b, err := readBody(r, limitExchange)
+	sec, err := exchangeSecret(r)
 	if err != nil {
 		s.writeProblem(w, r, err)
-		return
-	}
-	header := credential(r, venue.SchemeInvite)
-	if r.Header.Get("Authorization") != "" && header == "" {
-		s.writeProblem(w, r, malformed("the Authorization header must use the Consensus-Invite scheme on this route"))
-		return
-	}
-	var in struct {
-		Secret *string `json:"secret"`
-	}
-	if len(strings.TrimSpace(string(b))) > 0 {
-		if err := decodeStrict(b, &in); err != nil {
-			s.writeProblem(w, r, err)
-			return
-		}
-	}
-	var sec string
-	switch {
-	case in.Secret != nil && header != "" && *in.Secret != header:
-		s.writeProblem(w, r, malformed("the secret in the body and in the Consensus-Invite header differ; send one"))
-		return
-	case in.Secret != nil && *in.Secret != "":
-		sec = *in.Secret
-	case header != "":
-		sec = header
-	default:
-		s.writeProblem(w, r, invalidField("secret", `is required: send {"secret": "..."} or Authorization: Consensus-Invite <secret>`))
 		return
 	}
 	out, err := s.venue.Exchange(r.Context(), chi.URLParam(r, "invitationId"), sec)
@@ -74,17 +42,41 @@ func (s *Server) handleExchange(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
-	token := credential(r, venue.SchemeSession)
-	if token == "" {
-		s.writeProblem(w, r, &venue.UnauthorizedError{Scheme: venue.SchemeSession})
-		return
-	}
-	grant, err := s.venue.AuthSession(r.Context(), chi.URLParam(r, "invitationId"), token)
+// exchangeSecret returns the secret from the JSON body or the
+// Consensus-Invite header; both may be sent only if they agree. Checks in
+// order: body size and type, header scheme, body syntax, presence.
+func exchangeSecret(r *http.Request) (string, error) {
+	b, err := readBody(r, limitExchange)
 	if err != nil {
-		s.writeProblem(w, r, err)
-		return
+		return "", err
 	}
+	header := credential(r, venue.SchemeInvite)
+	if r.Header.Get("Authorization") != "" && header == "" {
+		return "", malformed("the Authorization header must use the Consensus-Invite scheme on this route")
+	}
+	var in struct {
+		Secret *string `json:"secret"`
+	}
+	if len(strings.TrimSpace(string(b))) > 0 {
+		if err := decodeStrict(b, &in); err != nil {
+			return "", err
+		}
+	}
+	switch {
+	case in.Secret != nil && header != "" && *in.Secret != header:
+		return "", malformed("the secret in the body and in the Consensus-Invite header differ; send one")
+	case in.Secret != nil && *in.Secret != "":
+		return *in.Secret, nil
+	case header != "":
+		return header, nil
+	default:
+		return "", invalidField("secret", `is required: send {"secret": "..."} or Authorization: Consensus-Invite <secret>`)
+	}
+}
+
+// handleClaim runs after requireSession: the session and the invitation
+// are checked before the body is read.
+func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
 	b, err := readBody(r, limitClaim)
 	if err != nil {
 		s.writeProblem(w, r, err)
@@ -95,7 +87,7 @@ func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	out, err := s.venue.Claim(r.Context(), grant, in)
+	out, err := s.venue.Claim(r.Context(), sessionFrom(r.Context()), in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -103,28 +95,8 @@ func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// participant authenticates the Consensus-Participant credential of the
-// invitation in the path.
-func (s *Server) participant(w http.ResponseWriter, r *http.Request) (*venue.Principal, bool) {
-	token := credential(r, venue.SchemeParticipant)
-	if token == "" {
-		s.writeProblem(w, r, &venue.UnauthorizedError{Scheme: venue.SchemeParticipant})
-		return nil, false
-	}
-	p, err := s.venue.AuthParticipant(r.Context(), chi.URLParam(r, "invitationId"), token)
-	if err != nil {
-		s.writeProblem(w, r, err)
-		return nil, false
-	}
-	return p, true
-}
-
 func (s *Server) handleRoom(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.participant(w, r)
-	if !ok {
-		return
-	}
-	view, err := s.venue.Room(r.Context(), p)
+	view, err := s.venue.Room(r.Context(), participantFrom(r.Context()))
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -153,11 +125,9 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
+// handleEventsCreate runs after requireParticipant; the venue checks the
+// rest in the documented order (key and body syntax, replay, revision...).
 func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.participant(w, r)
-	if !ok {
-		return
-	}
 	b, err := readBody(r, limitEvents)
 	if err != nil {
 		s.writeProblem(w, r, err)
@@ -168,7 +138,7 @@ func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	posted, created, err := s.venue.PostEvent(r.Context(), p, r.Header.Get("Idempotency-Key"), in)
+	posted, created, err := s.venue.PostEvent(r.Context(), participantFrom(r.Context()), r.Header.Get("Idempotency-Key"), in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -181,11 +151,7 @@ func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.participant(w, r)
-	if !ok {
-		return
-	}
-	art, err := s.venue.Artifact(r.Context(), p)
+	art, err := s.venue.Artifact(r.Context(), participantFrom(r.Context()))
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
