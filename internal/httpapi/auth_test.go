@@ -17,7 +17,7 @@ import (
 // (this server has no venue to look in).
 func TestMissingCredentialComesFirst(t *testing.T) {
 	t.Parallel()
-	s := newProblemServer(t)
+	s := newProblemServer(t, pingFunc(func(context.Context) error { return nil }))
 	base := "/api/v1/agent/invitations/7d3c5a8e-4b1f-4c2d-9e6a-0f1b2c3d4e5f"
 	oversize := []byte(`{"x":"` + strings.Repeat("a", limitAdmin) + `"}`)
 	for _, tc := range []struct {

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -270,27 +269,4 @@ func mustJSON(v any) []byte {
 		panic("httpapi: encode discovery document: " + err.Error())
 	}
 	return buf.Bytes()
-}
-
-// Health is the /api/health document.
-type Health struct {
-	Status   string `json:"status"`
-	Service  string `json:"service"`
-	Version  string `json:"version"`
-	Database string `json:"database"`
-}
-
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.healthTimeout)
-	defer cancel()
-	h := Health{Status: "ok", Service: "consensus", Version: s.version, Database: "ok"}
-	status := http.StatusOK
-	if err := s.venue.Store.Ping(ctx); err != nil {
-		h.Status, h.Database, status = "unavailable", "unreachable", http.StatusServiceUnavailable
-		if ctx.Err() != nil {
-			h.Database = "timeout"
-		}
-	}
-	w.Header().Set("Cache-Control", "no-cache")
-	writeJSON(w, status, h)
 }

@@ -49,7 +49,7 @@ func startServer(t *testing.T, st *store.Store, rateLimit int) *testServer {
 	srv := httptest.NewUnstartedServer(nil)
 	origin := "http://" + srv.Listener.Addr().String()
 	v := &venue.Venue{Store: st, Keys: keys, Origin: origin, Now: time.Now}
-	api := httpapi.New(httpapi.Options{Venue: v, Origin: origin, OperatorTokenHash: sha256.Sum256([]byte(operatorToken)),
+	api := httpapi.New(httpapi.Options{Venue: v, Pinger: st, Origin: origin, OperatorTokenHash: sha256.Sum256([]byte(operatorToken)),
 		Logger: slog.New(slog.DiscardHandler), RateLimit: rateLimit, Version: "test"})
 	srv.Config.Handler = api.Handler()
 	srv.Start()

@@ -111,8 +111,8 @@ func TestProblemTableRows(t *testing.T) {
 
 // problemServer is a Server with no venue behind it, on a loopback port
 // whose client validates every exchange against openapi.json. It serves
-// what needs no database: problem pages and the refusals made before a
-// credential is looked up.
+// what needs no database: problem pages, health, and the refusals made
+// before a credential is looked up.
 type problemServer struct {
 	*Server
 	origin string
@@ -137,12 +137,17 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func newProblemServer(t *testing.T) *problemServer {
+// pingFunc is a Pinger from a function.
+type pingFunc func(ctx context.Context) error
+
+func (f pingFunc) Ping(ctx context.Context) error { return f(ctx) }
+
+func newProblemServer(t *testing.T, p Pinger) *problemServer {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	origin := "http://" + ts.Listener.Addr().String()
 	logs := &syncBuffer{}
-	s := New(Options{Origin: origin, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Version: "test"})
+	s := New(Options{Origin: origin, Pinger: p, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Version: "test"})
 	ts.Config.Handler = s.Handler()
 	ts.Start()
 	t.Cleanup(ts.Close)
@@ -183,7 +188,7 @@ func (s *problemServer) do(t *testing.T, method, path string, body []byte, heade
 // nothing else.
 func TestProblemPages(t *testing.T) {
 	t.Parallel()
-	s := newProblemServer(t)
+	s := newProblemServer(t, pingFunc(func(context.Context) error { return nil }))
 	for _, pt := range problemTypes {
 		resp, body := s.do(t, http.MethodGet, "/problems/"+pt.Code, nil)
 		want := pt.Code + " (HTTP " + strconv.Itoa(pt.Status) + "): " + pt.Title + "\n\n" + pt.Explanation + "\n"
@@ -202,7 +207,7 @@ func TestProblemPages(t *testing.T) {
 // the field and the challenge, hides internals and logs only 5xx.
 func TestWriteProblem(t *testing.T) {
 	t.Parallel()
-	s := newProblemServer(t)
+	s := newProblemServer(t, pingFunc(func(context.Context) error { return nil }))
 	for _, tc := range []struct {
 		name        string
 		err         error
@@ -265,7 +270,7 @@ func TestWriteProblem(t *testing.T) {
 // and logs the panic under the request id.
 func TestPanicAnswersInternal(t *testing.T) {
 	t.Parallel()
-	s := newProblemServer(t)
+	s := newProblemServer(t, pingFunc(func(context.Context) error { return nil }))
 	h := s.recoverPanics(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom at line 7") }))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))

@@ -15,6 +15,7 @@ import (
 // Server serves the whole HTTP surface.
 type Server struct {
 	venue         *venue.Venue
+	pinger        Pinger
 	origin        string
 	operatorHash  [32]byte
 	log           *slog.Logger
@@ -25,7 +26,9 @@ type Server struct {
 
 // Options configures a Server.
 type Options struct {
-	Venue             *venue.Venue
+	Venue *venue.Venue
+	// Pinger is what /api/health asks about the database; required.
+	Pinger            Pinger
 	Origin            string
 	OperatorTokenHash [32]byte
 	Logger            *slog.Logger
@@ -34,10 +37,14 @@ type Options struct {
 	Version   string
 }
 
-// New builds a Server.
+// New builds a Server. It panics without a Pinger: health would otherwise
+// report a database it cannot see.
 func New(o Options) *Server {
+	if o.Pinger == nil {
+		panic("httpapi: Options.Pinger is required")
+	}
 	return &Server{
-		venue: o.Venue, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,
+		venue: o.Venue, pinger: o.Pinger, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,
 		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: 2 * time.Second,
 	}
 }
