@@ -84,5 +84,3 @@ func (s *Server) handleInvitationResend(w http.ResponseWriter, r *http.Request) 
 	}
 	writeJSON(w, http.StatusAccepted, out)
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

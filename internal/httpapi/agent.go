@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -163,10 +164,10 @@ func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Consensus-SHA256", art.SHA256)
 	h.Set("ETag", etag)
 	h.Set("X-Consensus-Agreement-Id", art.AgreementID)
-	h.Set("X-Consensus-Revision", itoa(art.Revision))
+	h.Set("X-Consensus-Revision", strconv.Itoa(art.Revision))
 	h.Set("X-Consensus-Finalized-At", art.FinalizedAt)
 	h.Set("Content-Disposition", `attachment; filename="CONSENSUS.md"`)
-	h.Set("Content-Length", itoa(len(art.Body)))
+	h.Set("Content-Length", strconv.Itoa(len(art.Body)))
 	if etagMatches(r.Header.Get("If-None-Match"), etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"regexp"
+	"strconv"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -61,7 +62,7 @@ func (d document) serve(w http.ResponseWriter, r *http.Request) {
 	if h.Get("Cache-Control") == "" {
 		h.Set("Cache-Control", publicCache)
 	}
-	h.Set("Content-Length", itoa(len(d.body)))
+	h.Set("Content-Length", strconv.Itoa(len(d.body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(d.body)
