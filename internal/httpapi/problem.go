@@ -151,13 +151,13 @@ func invalidField(field, reason string) *Error {
 func problemFor(err error) (pt ProblemType, detail, field, challenge string) {
 	var he *Error
 	if errors.As(err, &he) {
-		pt, ok := problemByCode[he.Code]
+		row, ok := problemByCode[he.Code]
 		if !ok {
 			// A code missing from the table is a bug in this package;
 			// answering with it would break the contract's enum.
 			return problemByCode["internal"], problemByCode["internal"].Detail, "", ""
 		}
-		return pt, he.Detail, he.Field, he.Challenge
+		return row, he.Detail, he.Field, he.Challenge
 	}
 	pt = problemByCode["internal"]
 	for _, t := range problemTypes {
@@ -182,6 +182,7 @@ func problemFor(err error) (pt ProblemType, detail, field, challenge string) {
 	return pt, detail, field, challenge
 }
 
+// matches reports whether err is any of targets.
 func matches(err error, targets []error) bool {
 	for _, t := range targets {
 		if errors.Is(err, t) {
