@@ -55,57 +55,53 @@ func (s *Server) requireOperator(next http.Handler) http.Handler {
 // in the path (the session, then the invitation: venue.AuthSession) and
 // puts the grant in the context for sessionFrom.
 func (s *Server) requireSession(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token := credential(r, venue.SchemeSession)
-		if token == "" {
-			s.writeProblem(w, r, &venue.UnauthorizedError{Scheme: venue.SchemeSession})
-			return
-		}
-		g, err := s.venue.AuthSession(r.Context(), chi.URLParam(r, "invitationId"), token)
-		if err != nil {
-			s.writeProblem(w, r, err)
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, g)))
-	})
+	return authenticate(s, venue.SchemeSession, sessionKey{}, s.venue.AuthSession, next)
 }
 
 // requireParticipant checks the Consensus-Participant credential for the
 // invitation in the path and puts the principal in the context for
 // participantFrom.
 func (s *Server) requireParticipant(next http.Handler) http.Handler {
+	return authenticate(s, venue.SchemeParticipant, participantKey{}, s.venue.AuthParticipant, next)
+}
+
+// authenticate is the middleware of one invitation credential: the token
+// of the scheme, checked by check for the invitation in the path, and what
+// check returns stored under key. A missing token is the same
+// venue.UnauthorizedError a wrong one is, so the two answers match.
+func authenticate[P any](s *Server, scheme string, key any, check func(ctx context.Context, invitationID, token string) (P, error), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token := credential(r, venue.SchemeParticipant)
+		token := credential(r, scheme)
 		if token == "" {
-			s.writeProblem(w, r, &venue.UnauthorizedError{Scheme: venue.SchemeParticipant})
+			s.writeProblem(w, r, &venue.UnauthorizedError{Scheme: scheme})
 			return
 		}
-		p, err := s.venue.AuthParticipant(r.Context(), chi.URLParam(r, "invitationId"), token)
+		p, err := check(r.Context(), chi.URLParam(r, "invitationId"), token)
 		if err != nil {
 			s.writeProblem(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), participantKey{}, p)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), key, p)))
 	})
 }
 
-// sessionFrom returns the grant requireSession stored. A handler mounted
-// without that middleware is a programming error: it panics, and the
-// recoverer answers 500, rather than serving an unauthenticated request.
+// sessionFrom returns the grant requireSession stored.
 func sessionFrom(ctx context.Context) *venue.SessionGrant {
-	g, ok := ctx.Value(sessionKey{}).(*venue.SessionGrant)
-	if !ok {
-		panic("httpapi: sessionFrom without requireSession on the route")
-	}
-	return g
+	return principal[*venue.SessionGrant](ctx, sessionKey{}, "sessionFrom without requireSession on the route")
 }
 
-// participantFrom returns the principal requireParticipant stored; it
-// panics, as sessionFrom does, when the route lacks the middleware.
+// participantFrom returns the principal requireParticipant stored.
 func participantFrom(ctx context.Context) *venue.Principal {
-	p, ok := ctx.Value(participantKey{}).(*venue.Principal)
+	return principal[*venue.Principal](ctx, participantKey{}, "participantFrom without requireParticipant on the route")
+}
+
+// principal reads what an authentication middleware stored. A handler
+// mounted without that middleware is a programming error: it panics, and
+// the recoverer answers 500, rather than serving an unauthenticated request.
+func principal[P any](ctx context.Context, key any, missing string) P {
+	p, ok := ctx.Value(key).(P)
 	if !ok {
-		panic("httpapi: participantFrom without requireParticipant on the route")
+		panic("httpapi: " + missing)
 	}
 	return p
 }
