@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,16 +8,15 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	consensus "github.com/consensus-md/consensus"
@@ -117,24 +115,16 @@ type problemServer struct {
 	*Server
 	origin string
 	client *http.Client
-	logs   *syncBuffer
+	logs   logFile
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+// logFile is the server's log, written to a file so that a test can read
+// it while the server may still write.
+type logFile string
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+func (f logFile) String() string {
+	b, _ := os.ReadFile(string(f))
+	return string(b)
 }
 
 // pingFunc is a Pinger from a function.
@@ -144,44 +134,24 @@ func (f pingFunc) Ping(ctx context.Context) error { return f(ctx) }
 
 func newProblemServer(t *testing.T, p Pinger) *problemServer {
 	t.Helper()
-	ts := httptest.NewUnstartedServer(nil)
-	origin := "http://" + ts.Listener.Addr().String()
-	logs := &syncBuffer{}
-	s := New(Options{Origin: origin, Pinger: p, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Version: "test"})
-	ts.Config.Handler = s.Handler()
-	ts.Start()
-	t.Cleanup(ts.Close)
-	val, err := contract.Load(consensus.OpenAPI, origin)
+	logs := logFile(filepath.Join(t.TempDir(), "log"))
+	out, err := os.Create(string(logs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &problemServer{Server: s, origin: origin, client: &http.Client{Transport: val.Transport(t, nil)}, logs: logs}
+	t.Cleanup(func() { out.Close() })
+	var s *Server
+	origin, client := ServeContract(t, func(origin string) http.Handler {
+		s = New(Options{Origin: origin, Pinger: p, Logger: slog.New(slog.NewJSONHandler(out, nil)), Version: "test"})
+		return s.Handler()
+	})
+	return &problemServer{Server: s, origin: origin, client: client, logs: logs}
 }
 
 // do sends one request; headers alternate name, value.
 func (s *problemServer) do(t *testing.T, method, path string, body []byte, headers ...string) (*http.Response, []byte) {
 	t.Helper()
-	var r io.Reader
-	if body != nil {
-		r = bytes.NewReader(body)
-	}
-	req, err := http.NewRequest(method, s.origin+path, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	return DoRequest(t, s.client, s.origin, method, path, body, headers...)
 }
 
 // TestProblemPages: /problems/<code> serves every row of the table and
