@@ -1,14 +1,11 @@
 package httpapi
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"net/http"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
@@ -23,35 +20,20 @@ func (s *Server) registerAdminRoutes(r chi.Router) {
 	})
 }
 
-// requireOperator checks the Bearer operator token against its configured
-// hash in constant time.
-func (s *Server) requireOperator(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token := credential(r, "Bearer")
-		sum := sha256.Sum256([]byte(token))
-		if token == "" || subtle.ConstantTimeCompare(sum[:], s.operatorHash[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="consensus-operator"`)
-			writeProblem(w, s.problem("unauthorized", "a valid operator Bearer token is required"))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 func (s *Server) handleAgreementCreate(w http.ResponseWriter, r *http.Request) {
 	b, err := readBody(r, limitAdmin)
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	var in venue.CreateInput
 	if err := decodeStrict(b, &in); err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	out, err := s.venue.CreateAgreement(r.Context(), in)
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	w.Header().Set("Location", s.origin+"/api/v1/admin/agreements/"+out.AgreementID)
@@ -63,14 +45,14 @@ func (s *Server) handleAgreementList(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
-			s.fail(w, r, &room.ValidationError{Field: "limit", Reason: "must be a whole number from 1 to 100"})
+			s.writeProblem(w, r, invalidField("limit", "must be a whole number from 1 to 100"))
 			return
 		}
 		limit = n
 	}
 	page, err := s.venue.ListAgreements(r.Context(), limit, r.URL.Query().Get("cursor"))
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, page)
@@ -79,7 +61,7 @@ func (s *Server) handleAgreementList(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleAgreementGet(w http.ResponseWriter, r *http.Request) {
 	d, err := s.venue.GetAgreement(r.Context(), chi.URLParam(r, "agreementId"))
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, d)
@@ -88,7 +70,7 @@ func (s *Server) handleAgreementGet(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleParticipantRevoke(w http.ResponseWriter, r *http.Request) {
 	out, err := s.venue.RevokeParticipant(r.Context(), chi.URLParam(r, "participantId"))
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -97,10 +79,8 @@ func (s *Server) handleParticipantRevoke(w http.ResponseWriter, r *http.Request)
 func (s *Server) handleInvitationResend(w http.ResponseWriter, r *http.Request) {
 	out, err := s.venue.ResendInvitation(r.Context(), chi.URLParam(r, "invitationId"))
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusAccepted, out)
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -2,12 +2,12 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/consensus-md/consensus/internal/canon"
-	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
@@ -15,124 +15,96 @@ func (s *Server) registerAgentRoutes(r chi.Router) {
 	r.Route("/api/v1/agent/invitations/{invitationId}", func(r chi.Router) {
 		r.Use(noStore)
 		r.With(s.limit("exchange")).Post("/exchange", s.handleExchange)
-		r.With(s.limit("claim")).Post("/claim", s.handleClaim)
-		r.Get("/room", s.handleRoom)
-		r.Post("/events", s.handleEventsCreate)
-		r.Get("/artifact", s.handleArtifact)
-		r.Head("/artifact", s.handleArtifact)
+		r.With(s.limit("claim"), s.requireSession).Post("/claim", s.handleClaim)
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireParticipant)
+			r.Get("/room", s.handleRoom)
+			r.Post("/events", s.handleEventsCreate)
+			r.Get("/artifact", s.handleArtifact)
+			r.Head("/artifact", s.handleArtifact)
+		})
 	})
 }
 
-// credential returns the token of an Authorization header in the given
-// scheme (case-insensitive scheme, one space), or "".
-func credential(r *http.Request, scheme string) string {
-	h := r.Header.Get("Authorization")
-	name, value, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(name, scheme) {
-		return ""
+// handleExchange trades the invitation secret for a session. Exchange has
+// no middleware: its credential may travel in the body, so the body is
+// read first.
+func (s *Server) handleExchange(w http.ResponseWriter, r *http.Request) {
+	sec, err := exchangeSecret(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
 	}
-	return strings.TrimSpace(value)
+	out, err := s.venue.Exchange(r.Context(), chi.URLParam(r, "invitationId"), sec)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) handleExchange(w http.ResponseWriter, r *http.Request) {
+// exchangeSecret returns the secret from the JSON body or the
+// Consensus-Invite header; both may be sent only if they agree. Checks in
+// order: body size and type, header scheme, body syntax, presence.
+func exchangeSecret(r *http.Request) (string, error) {
 	b, err := readBody(r, limitExchange)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return "", err
 	}
 	header := credential(r, venue.SchemeInvite)
 	if r.Header.Get("Authorization") != "" && header == "" {
-		s.fail(w, r, &bodyError{"invalid-request", "the Authorization header must use the Consensus-Invite scheme on this route"})
-		return
+		return "", malformed("the Authorization header must use the Consensus-Invite scheme on this route")
 	}
 	var in struct {
 		Secret *string `json:"secret"`
 	}
 	if len(strings.TrimSpace(string(b))) > 0 {
 		if err := decodeStrict(b, &in); err != nil {
-			s.fail(w, r, err)
-			return
+			return "", err
 		}
 	}
-	var sec string
 	switch {
 	case in.Secret != nil && header != "" && *in.Secret != header:
-		s.fail(w, r, &bodyError{"invalid-request", "the secret in the body and in the Consensus-Invite header differ; send one"})
-		return
+		return "", malformed("the secret in the body and in the Consensus-Invite header differ; send one")
 	case in.Secret != nil && *in.Secret != "":
-		sec = *in.Secret
+		return *in.Secret, nil
 	case header != "":
-		sec = header
+		return header, nil
 	default:
-		s.fail(w, r, &room.ValidationError{Field: "secret", Reason: `is required: send {"secret": "..."} or Authorization: Consensus-Invite <secret>`})
-		return
+		return "", invalidField("secret", `is required: send {"secret": "..."} or Authorization: Consensus-Invite <secret>`)
 	}
-	out, err := s.venue.Exchange(r.Context(), chi.URLParam(r, "invitationId"), sec)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
 }
 
+// handleClaim runs after requireSession: the session and the invitation
+// are checked before the body is read.
 func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
-	token := credential(r, venue.SchemeSession)
-	if token == "" {
-		s.fail(w, r, &venue.UnauthorizedError{Scheme: venue.SchemeSession})
-		return
-	}
-	grant, err := s.venue.AuthSession(r.Context(), chi.URLParam(r, "invitationId"), token)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	b, err := readBody(r, limitClaim)
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	var in venue.ClaimInput
 	if err := decodeStrict(b, &in); err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
-	out, err := s.venue.Claim(r.Context(), grant, in)
+	out, err := s.venue.Claim(r.Context(), sessionFrom(r.Context()), in)
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-// participant authenticates the Consensus-Participant credential of the
-// invitation in the path.
-func (s *Server) participant(w http.ResponseWriter, r *http.Request) (*venue.Principal, bool) {
-	token := credential(r, venue.SchemeParticipant)
-	if token == "" {
-		s.fail(w, r, &venue.UnauthorizedError{Scheme: venue.SchemeParticipant})
-		return nil, false
-	}
-	p, err := s.venue.AuthParticipant(r.Context(), chi.URLParam(r, "invitationId"), token)
-	if err != nil {
-		s.fail(w, r, err)
-		return nil, false
-	}
-	return p, true
-}
-
 func (s *Server) handleRoom(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.participant(w, r)
-	if !ok {
-		return
-	}
-	view, err := s.venue.Room(r.Context(), p)
+	view, err := s.venue.Room(r.Context(), participantFrom(r.Context()))
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	etag, err := view.ETag()
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	w.Header().Set("ETag", etag)
@@ -154,24 +126,22 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
+// handleEventsCreate runs after requireParticipant; the venue checks the
+// rest in the documented order (key and body syntax, replay, revision...).
 func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.participant(w, r)
-	if !ok {
-		return
-	}
 	b, err := readBody(r, limitEvents)
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	var in venue.EventInput
 	if err := decodeStrict(b, &in); err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
-	posted, created, err := s.venue.PostEvent(r.Context(), p, r.Header.Get("Idempotency-Key"), in)
+	posted, created, err := s.venue.PostEvent(r.Context(), participantFrom(r.Context()), r.Header.Get("Idempotency-Key"), in)
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	status := http.StatusOK
@@ -182,13 +152,9 @@ func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.participant(w, r)
-	if !ok {
-		return
-	}
-	art, err := s.venue.Artifact(r.Context(), p)
+	art, err := s.venue.Artifact(r.Context(), participantFrom(r.Context()))
 	if err != nil {
-		s.fail(w, r, err)
+		s.writeProblem(w, r, err)
 		return
 	}
 	h := w.Header()
@@ -198,10 +164,10 @@ func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Consensus-SHA256", art.SHA256)
 	h.Set("ETag", etag)
 	h.Set("X-Consensus-Agreement-Id", art.AgreementID)
-	h.Set("X-Consensus-Revision", itoa(art.Revision))
+	h.Set("X-Consensus-Revision", strconv.Itoa(art.Revision))
 	h.Set("X-Consensus-Finalized-At", art.FinalizedAt)
 	h.Set("Content-Disposition", `attachment; filename="CONSENSUS.md"`)
-	h.Set("Content-Length", itoa(len(art.Body)))
+	h.Set("Content-Length", strconv.Itoa(len(art.Body)))
 	if etagMatches(r.Header.Get("If-None-Match"), etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return

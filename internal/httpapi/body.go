@@ -19,10 +19,9 @@ const (
 	limitAdmin    = 256 * 1024
 )
 
-// bodyError is a request body problem with its code.
-type bodyError struct{ code, detail string }
-
-func (e *bodyError) Error() string { return e.detail }
+func tooLarge(limit int64) *Error {
+	return &Error{Code: "payload-too-large", Detail: fmt.Sprintf("the body must be at most %d bytes", limit)}
+}
 
 // readBody reads at most limit bytes; one byte more is payload-too-large.
 // The limit applies before any parsing.
@@ -30,18 +29,18 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && r.ContentLength != 0 {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return nil, &bodyError{"unsupported-media-type", "Content-Type must be application/json"}
+			return nil, &Error{Code: "unsupported-media-type", Detail: "Content-Type must be application/json"}
 		}
 	}
 	if r.ContentLength > limit {
-		return nil, &bodyError{"payload-too-large", fmt.Sprintf("the body must be at most %d bytes", limit)}
+		return nil, tooLarge(limit)
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
-		return nil, &bodyError{"invalid-request", "the request body could not be read"}
+		return nil, malformed("the request body could not be read")
 	}
 	if int64(len(b)) > limit {
-		return nil, &bodyError{"payload-too-large", fmt.Sprintf("the body must be at most %d bytes", limit)}
+		return nil, tooLarge(limit)
 	}
 	return b, nil
 }
@@ -50,7 +49,7 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 // wrong types and trailing data. Messages name the field, never its value.
 func decodeStrict(b []byte, dst any) error {
 	if len(bytes.TrimSpace(b)) == 0 {
-		return &bodyError{"invalid-request", "a JSON object body is required"}
+		return malformed("a JSON object body is required")
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -59,20 +58,20 @@ func decodeStrict(b []byte, dst any) error {
 		var se *json.SyntaxError
 		switch {
 		case errors.As(err, &te):
-			return &bodyError{"invalid-request", fmt.Sprintf("field %q has the wrong type (want %s)", te.Field, te.Type)}
+			return malformed(fmt.Sprintf("field %q has the wrong type (want %s)", te.Field, te.Type))
 		case errors.As(err, &se):
-			return &bodyError{"invalid-request", "the body is not valid JSON"}
+			return malformed("the body is not valid JSON")
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return &bodyError{"invalid-request", "unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ")}
+			return malformed("unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field "))
 		default:
-			return &bodyError{"invalid-request", "the body must be one JSON object"}
+			return malformed("the body must be one JSON object")
 		}
 	}
 	if dec.More() {
-		return &bodyError{"invalid-request", "the body must hold exactly one JSON object"}
+		return malformed("the body must hold exactly one JSON object")
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return &bodyError{"invalid-request", "the body must hold exactly one JSON object"}
+		return malformed("the body must hold exactly one JSON object")
 	}
 	return nil
 }

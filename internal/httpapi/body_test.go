@@ -7,7 +7,7 @@ import (
 )
 
 // FuzzDecodeStrict: the strict decoder never panics, returns only
-// bodyErrors, and accepts only input that encoding/json itself accepts.
+// invalid-request errors, and accepts only input that encoding/json itself accepts.
 func FuzzDecodeStrict(f *testing.F) {
 	for _, s := range []string{`{"secret":"x"}`, `{"secret":"x","extra":1}`, `{"secret":1}`, `{} {}`, `[]`, ``, `null`, `{"secret":"x"}garbage`} {
 		f.Add([]byte(s))
@@ -23,8 +23,8 @@ func FuzzDecodeStrict(f *testing.F) {
 			}
 			return
 		}
-		var be *bodyError
-		if !errors.As(err, &be) || be.code != "invalid-request" {
+		var he *Error
+		if !errors.As(err, &he) || he.Code != "invalid-request" {
 			t.Fatalf("unexpected error %v", err)
 		}
 	})

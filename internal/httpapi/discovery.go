@@ -2,14 +2,13 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"io/fs"
 	"net/http"
 	"regexp"
-	"strings"
+	"strconv"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -63,7 +62,7 @@ func (d document) serve(w http.ResponseWriter, r *http.Request) {
 	if h.Get("Cache-Control") == "" {
 		h.Set("Cache-Control", publicCache)
 	}
-	h.Set("Content-Length", itoa(len(d.body)))
+	h.Set("Content-Length", strconv.Itoa(len(d.body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(d.body)
@@ -131,7 +130,7 @@ func (s *Server) handleSchema(schemas map[string]document) http.HandlerFunc {
 		name := chi.URLParam(r, "name")
 		doc, ok := schemas[name]
 		if !schemaNameRE.MatchString(name) || !ok {
-			writeProblem(w, s.problem("not-found", genericNotFoundDetail))
+			s.writeProblem(w, r, room.ErrNotFound)
 			return
 		}
 		doc.serve(w, r)
@@ -144,7 +143,7 @@ func (s *Server) handleInvitePage(page document) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := chi.URLParam(r, "invitationId")
 		if u, err := uuid.Parse(id); err != nil || u.String() != id {
-			writeProblem(w, s.problem("not-found", genericNotFoundDetail))
+			s.writeProblem(w, r, room.ErrNotFound)
 			return
 		}
 		page.serve(w, r)
@@ -271,38 +270,4 @@ func mustJSON(v any) []byte {
 		panic("httpapi: encode discovery document: " + err.Error())
 	}
 	return buf.Bytes()
-}
-
-// Health is the /api/health document.
-type Health struct {
-	Status   string `json:"status"`
-	Service  string `json:"service"`
-	Version  string `json:"version"`
-	Database string `json:"database"`
-}
-
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.healthTimeout)
-	defer cancel()
-	h := Health{Status: "ok", Service: "consensus", Version: s.version, Database: "ok"}
-	status := http.StatusOK
-	if err := s.venue.Store.Ping(ctx); err != nil {
-		h.Status, h.Database, status = "unavailable", "unreachable", http.StatusServiceUnavailable
-		if ctx.Err() != nil {
-			h.Database = "timeout"
-		}
-	}
-	w.Header().Set("Cache-Control", "no-cache")
-	writeJSON(w, status, h)
-}
-
-func (s *Server) handleProblemType(w http.ResponseWriter, r *http.Request) {
-	pt, ok := problemByCode[chi.URLParam(r, "code")]
-	if !ok {
-		writeProblem(w, s.problem("not-found", genericNotFoundDetail))
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "public, max-age=86400")
-	_, _ = w.Write([]byte(pt.Code + " (HTTP " + itoa(pt.Status) + "): " + pt.Title + "\n\n" + strings.TrimSpace(pt.Explanation) + "\n"))
 }

@@ -7,17 +7,14 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	consensus "github.com/consensus-md/consensus"
 	"github.com/consensus-md/consensus/internal/contract"
 	"github.com/consensus-md/consensus/internal/httpapi"
 	"github.com/consensus-md/consensus/internal/ingest"
@@ -46,48 +43,18 @@ func startServer(t *testing.T, st *store.Store, rateLimit int) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(nil)
-	origin := "http://" + srv.Listener.Addr().String()
-	v := &venue.Venue{Store: st, Keys: keys, Origin: origin, Now: time.Now}
-	api := httpapi.New(httpapi.Options{Venue: v, Origin: origin, OperatorTokenHash: sha256.Sum256([]byte(operatorToken)),
-		Logger: slog.New(slog.DiscardHandler), RateLimit: rateLimit, Version: "test"})
-	srv.Config.Handler = api.Handler()
-	srv.Start()
-	t.Cleanup(srv.Close)
-	val, err := contract.Load(consensus.OpenAPI, origin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testServer{origin: origin, client: &http.Client{Transport: val.Transport(t, nil)}, store: st, keys: keys}
+	origin, client := httpapi.ServeContract(t, func(origin string) http.Handler {
+		v := &venue.Venue{Store: st, Keys: keys, Origin: origin, Now: time.Now}
+		return httpapi.New(httpapi.Options{Venue: v, Pinger: st, Origin: origin, OperatorTokenHash: sha256.Sum256([]byte(operatorToken)),
+			Logger: slog.New(slog.DiscardHandler), RateLimit: rateLimit, Version: "test"}).Handler()
+	})
+	return &testServer{origin: origin, client: client, store: st, keys: keys}
 }
 
 // do sends one request; headers alternate name, value.
 func (s *testServer) do(t *testing.T, method, path string, body []byte, headers ...string) (*http.Response, []byte) {
 	t.Helper()
-	var r io.Reader
-	if body != nil {
-		r = bytes.NewReader(body)
-	}
-	req, err := http.NewRequest(method, s.origin+path, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	return httpapi.DoRequest(t, s.client, s.origin, method, path, body, headers...)
 }
 
 func (s *testServer) mustStatus(t *testing.T, want int, method, path string, body []byte, headers ...string) []byte {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -87,8 +88,8 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.log.Error("panic", slog.String("request_id", requestID(r.Context())), slog.Any("panic", v))
-				writeProblem(w, s.problem("internal", "The request failed; quote the X-Request-Id header when reporting it."))
+				// The writer logs it, as every 500, under the request id.
+				s.writeProblem(w, r, fmt.Errorf("panic: %v", v))
 			}
 		}()
 		next.ServeHTTP(w, r)
@@ -106,7 +107,7 @@ func (s *Server) refuseQueryCredentials(next http.Handler) http.Handler {
 			q := r.URL.Query()
 			for _, name := range queryCredentials {
 				if q.Has(name) {
-					writeProblem(w, s.problem("credential-in-query", "credentials are accepted only in the Authorization header or the JSON body; treat this one as exposed"))
+					s.writeProblem(w, r, &Error{Code: "credential-in-query", Detail: "credentials are accepted only in the Authorization header or the JSON body; treat this one as exposed"})
 					return
 				}
 			}
@@ -158,7 +159,7 @@ func (s *Server) limit(route string) func(http.Handler) http.Handler {
 			}
 			if wait, ok := s.limiter.allow(route + "|" + host); !ok {
 				w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-				writeProblem(w, s.problem("rate-limited", "too many requests from this address; wait and retry"))
+				s.writeProblem(w, r, &Error{Code: "rate-limited", Detail: "too many requests from this address; wait and retry"})
 				return
 			}
 			next.ServeHTTP(w, r)

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/venue"
 )
@@ -23,109 +25,206 @@ type Problem struct {
 	Field string `json:"field,omitempty"`
 }
 
-// ProblemType describes one problem code: its status, title and the
-// explanation served at /problems/<code>.
+// ProblemType is one row of the problem table: a stable code, its status,
+// title and the explanation served at /problems/<code>, and the domain
+// errors it answers.
 type ProblemType struct {
 	Code        string
 	Status      int
 	Title       string
 	Explanation string
+	// Errors are the domain errors this code answers, matched with
+	// errors.Is in table order. Codes the HTTP layer raises itself (an
+	// oversize body, a missing route) list none: *Error names them.
+	Errors []error
+	// Detail, when set, is the detail of every answer with this code, in
+	// place of the error's text: that text could tell apart cases the
+	// answer must not (not-found) or show internals (internal, retry-conflict).
+	Detail string
 }
 
-// ProblemTypes lists every problem the service returns. Codes are stable.
-var ProblemTypes = []ProblemType{
-	{"invalid-request", 400, "Invalid request", "The request is malformed: a required field or header is missing, a value has the wrong type or shape, or the JSON has unknown fields. The field member names the input when one is at fault. Fix the request; retrying it unchanged will fail again."},
-	{"credential-in-query", 400, "Credential in query string", "A credential (secret, token, sessionToken, participantToken or emailProof) was sent in the URL query string. Credentials travel only in the Authorization header or the JSON body. Treat the credential as exposed."},
-	{"unauthorized", 401, "Credential required", "The route's credential is missing, expired, revoked, of another kind, or belongs to another invitation. The WWW-Authenticate header names the scheme this route accepts: Consensus-Session for claim, Consensus-Participant for room, events and artifact, Bearer for the operator API."},
-	{"proof-mismatch", 403, "Email proof or inbox does not match", "The emailProof is not this invitation's current proof, or the inbox is not the address the invitation was sent to. Use the proof from the most recent invitation email and the inbox it was delivered to."},
-	{"not-found", 404, "Not found", "Nothing is available at this address. For invitations this one answer covers an unknown id, a wrong secret, an expired or revoked invitation, and an invitation of another kind, deliberately."},
-	{"artifact-not-ready", 404, "Artifact not available", "CONSENSUS.md exists only once the outcome is reached. Read the room to see the current outcome."},
-	{"method-not-allowed", 405, "Method not allowed", "The route does not accept this HTTP method. The Allow header lists the methods it accepts."},
-	{"claim-conflict", 409, "Slot already claimed differently", "This participant slot was already claimed with a different inbox or runtime endpoint. A claim can be replayed only with identical input."},
-	{"idempotency-key-reused", 409, "Idempotency-Key reused", "This participant already used the Idempotency-Key for a different command. Use a new key for a new command; resend the same command to replay it."},
-	{"revision-mismatch", 409, "Revision mismatch", "The command's revision number or digest does not name the agreement's current revision. Read the room, verify the current revision and send its number and digest."},
-	{"room-closed", 409, "Room closed", "The outcome is final (reached, disagreed, no_consensus or expired): the room accepts no more events. The room and, when reached, the artifact stay readable."},
-	{"already-decided", 409, "Already decided", "This participant already posted its terminal decision (agree, disagree or abstain). A terminal decision is never changed."},
-	{"event-limit", 409, "Event limit reached", "This participant has stored the maximum number of events (100) on this revision."},
-	{"not-resendable", 409, "Invitation cannot be resent", "The invitation's participant is revoked or the agreement's deadline has passed."},
-	{"payload-too-large", 413, "Request body too large", "The request body exceeds this route's limit: 1,024 bytes for exchange, 4,096 for claim, 20 KiB for events, 256 KiB for operator requests."},
-	{"unsupported-media-type", 415, "Unsupported media type", "Send request bodies as application/json."},
-	{"rate-limited", 429, "Too many requests", "This client address sent too many exchange or claim requests. Wait the number of seconds in Retry-After."},
-	{"internal", 500, "Internal error", "The service failed. Nothing was recorded unless a later read shows it. Quote the X-Request-Id header when reporting it."},
-	{"unavailable", 503, "Service unavailable", "A dependency of the service, such as its database, is unreachable. Retry later."},
+// problemTypes is the one list of problems: the writer, the /problems pages
+// and the test against openapi.json's ProblemCode enum all read it. Adding a
+// code means adding a row here and the code to api/components.yaml.
+var problemTypes = []ProblemType{
+	{Code: "invalid-request", Status: 400, Title: "Invalid request",
+		Explanation: "The request is malformed: a required field or header is missing, a value has the wrong type or shape, or the JSON has unknown fields. The field member names the input when one is at fault. Fix the request; retrying it unchanged will fail again.",
+		Errors:      []error{room.ErrInvalid}},
+	{Code: "credential-in-query", Status: 400, Title: "Credential in query string",
+		Explanation: "A credential (secret, token, sessionToken, participantToken or emailProof) was sent in the URL query string. Credentials travel only in the Authorization header or the JSON body. Treat the credential as exposed."},
+	{Code: "unauthorized", Status: 401, Title: "Credential required",
+		Explanation: "The route's credential is missing, expired, revoked, of another kind, or belongs to another invitation. The WWW-Authenticate header names the scheme this route accepts: Consensus-Session for claim, Consensus-Participant for room, events and artifact, Bearer for the operator API.",
+		Errors:      []error{venue.ErrUnauthorized}},
+	{Code: "proof-mismatch", Status: 403, Title: "Email proof or inbox does not match",
+		Explanation: "The emailProof is not this invitation's current proof, or the inbox is not the address the invitation was sent to. Use the proof from the most recent invitation email and the inbox it was delivered to.",
+		Errors:      []error{room.ErrProofMismatch}},
+	{Code: "not-found", Status: 404, Title: "Not found",
+		Explanation: "Nothing is available at this address. For invitations this one answer covers an unknown id, a wrong secret, an expired or revoked invitation, and an invitation of another kind, deliberately.",
+		Errors:      []error{room.ErrNotFound}, Detail: "Nothing is available at this address."},
+	{Code: "artifact-not-ready", Status: 404, Title: "Artifact not available",
+		Explanation: "CONSENSUS.md exists only once the outcome is reached. Read the room to see the current outcome.",
+		Errors:      []error{venue.ErrArtifactNotReady}},
+	{Code: "method-not-allowed", Status: 405, Title: "Method not allowed",
+		Explanation: "The route does not accept this HTTP method. The Allow header lists the methods it accepts."},
+	{Code: "claim-conflict", Status: 409, Title: "Slot already claimed differently",
+		Explanation: "This participant slot was already claimed with a different inbox or runtime endpoint. A claim can be replayed only with identical input.",
+		Errors:      []error{room.ErrClaimConflict}},
+	{Code: "idempotency-key-reused", Status: 409, Title: "Idempotency-Key reused",
+		Explanation: "This participant already used the Idempotency-Key for a different command. Use a new key for a new command; resend the same command to replay it.",
+		Errors:      []error{room.ErrIdempotencyKeyReused}},
+	{Code: "revision-mismatch", Status: 409, Title: "Revision mismatch",
+		Explanation: "The command's revision number or digest does not name the agreement's current revision. Read the room, verify the current revision and send its number and digest.",
+		Errors:      []error{room.ErrRevisionMismatch}},
+	{Code: "room-closed", Status: 409, Title: "Room closed",
+		Explanation: "The outcome is final (reached, disagreed, no_consensus or expired): the room accepts no more events. The room and, when reached, the artifact stay readable.",
+		Errors:      []error{room.ErrRoomClosed}},
+	{Code: "already-decided", Status: 409, Title: "Already decided",
+		Explanation: "This participant already posted its terminal decision (agree, disagree or abstain). A terminal decision is never changed.",
+		Errors:      []error{room.ErrAlreadyDecided}},
+	{Code: "event-limit", Status: 409, Title: "Event limit reached",
+		Explanation: "This participant has stored the maximum number of events (100) on this revision.",
+		Errors:      []error{room.ErrEventLimit}},
+	{Code: "not-resendable", Status: 409, Title: "Invitation cannot be resent",
+		Explanation: "The invitation's participant is revoked or the agreement's deadline has passed.",
+		Errors:      []error{venue.ErrNotResendable}},
+	// A unique violation the use cases' locks should have prevented: a
+	// concurrent request wrote the same record first. 500 would tell the
+	// client the service is broken; 409 tells it the state moved.
+	{Code: "retry-conflict", Status: 409, Title: "Concurrent write; retry",
+		Explanation: "Another request wrote the same record at the same moment, and this request recorded nothing. Retry it: a retried claim, or an event with the same Idempotency-Key, replays the first answer when the first request succeeded.",
+		Errors:      []error{room.ErrConflict}, Detail: "A concurrent request wrote the same record first; nothing was recorded. Retry the request."},
+	{Code: "payload-too-large", Status: 413, Title: "Request body too large",
+		Explanation: "The request body exceeds this route's limit: 1,024 bytes for exchange, 4,096 for claim, 20 KiB for events, 256 KiB for operator requests."},
+	{Code: "unsupported-media-type", Status: 415, Title: "Unsupported media type",
+		Explanation: "Send request bodies as application/json."},
+	{Code: "rate-limited", Status: 429, Title: "Too many requests",
+		Explanation: "This client address sent too many exchange or claim requests. Wait the number of seconds in Retry-After."},
+	{Code: "internal", Status: 500, Title: "Internal error",
+		Explanation: "The service failed. Nothing was recorded unless a later read shows it. Quote the X-Request-Id header when reporting it.",
+		Detail:      "The request failed; quote the X-Request-Id header when reporting it."},
+	{Code: "unavailable", Status: 503, Title: "Service unavailable",
+		Explanation: "A dependency of the service, such as its database, is unreachable. Retry later."},
 }
 
+// problemByCode indexes problemTypes; the table is fixed, so it is built once.
 var problemByCode = func() map[string]ProblemType {
-	m := map[string]ProblemType{}
-	for _, p := range ProblemTypes {
+	m := make(map[string]ProblemType, len(problemTypes))
+	for _, p := range problemTypes {
 		m[p.Code] = p
 	}
 	return m
 }()
 
-// genericNotFoundDetail is the one detail of every not-found answer, so the
-// body never tells apart the cases it covers.
-const genericNotFoundDetail = "Nothing is available at this address."
-
-func (s *Server) problem(code, detail string) Problem {
-	pt := problemByCode[code]
-	return Problem{Type: s.origin + "/problems/" + code, Title: pt.Title, Status: pt.Status, Detail: detail, Code: code}
+// Error is a refusal the HTTP layer makes itself, before or around the
+// domain: a body too large or of the wrong type, malformed JSON, a query
+// parameter out of range, a missing operator token, an unknown route. It
+// names its problem code, which must be a row of the table. Domain errors
+// need no wrapping in it: the table matches them.
+type Error struct {
+	// Code is the problem code.
+	Code string
+	// Detail is the client-facing explanation of this occurrence.
+	Detail string
+	// Field names the input at fault, for invalid-request.
+	Field string
+	// Challenge is the WWW-Authenticate value, for unauthorized.
+	Challenge string
 }
 
-// writeProblem writes p as application/problem+json; private responses
-// carry no-store.
-func writeProblem(w http.ResponseWriter, p Problem) {
+// Error returns the detail.
+func (e *Error) Error() string { return e.Detail }
+
+// malformed is the invalid-request answer for a body or header that is
+// wrong as a whole; the detail names fields, never their values.
+func malformed(detail string) *Error {
+	return &Error{Code: "invalid-request", Detail: detail}
+}
+
+// invalidField is the invalid-request answer for one input the HTTP layer
+// checks itself, worded as room.ValidationError words the domain's.
+func invalidField(field, reason string) *Error {
+	return &Error{Code: "invalid-request", Detail: field + ": " + reason, Field: field}
+}
+
+// problemFor resolves err to its row of the table and the members of this
+// occurrence. Unknown errors are internal.
+func problemFor(err error) (pt ProblemType, detail, field, challenge string) {
+	var he *Error
+	if errors.As(err, &he) {
+		row, ok := problemByCode[he.Code]
+		if !ok {
+			// A code missing from the table is a bug in this package;
+			// answering with it would break the contract's enum.
+			return problemByCode["internal"], problemByCode["internal"].Detail, "", ""
+		}
+		return row, he.Detail, he.Field, he.Challenge
+	}
+	pt = problemByCode["internal"]
+	for _, t := range problemTypes {
+		if matches(err, t.Errors) {
+			pt = t
+			break
+		}
+	}
+	// A typed error speaks for itself, without the context it was wrapped in.
+	detail = err.Error()
+	var ve *room.ValidationError
+	if pt.Code == "invalid-request" && errors.As(err, &ve) {
+		detail, field = ve.Error(), ve.Field
+	}
+	var ue *venue.UnauthorizedError
+	if pt.Code == "unauthorized" && errors.As(err, &ue) {
+		detail, challenge = ue.Error(), ue.Scheme
+	}
+	if pt.Detail != "" {
+		detail = pt.Detail
+	}
+	return pt, detail, field, challenge
+}
+
+// matches reports whether err is any of targets.
+func matches(err error, targets []error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeProblem is the one writer of error answers: it maps err through the
+// problem table to application/problem+json with no-store. Only 5xx answers
+// are logged with the error's text, under the request id the client also
+// sees; the client never sees internals.
+func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
+	pt, detail, field, challenge := problemFor(err)
+	if pt.Status >= 500 {
+		s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(p)
+	_ = enc.Encode(Problem{Type: s.origin + "/problems/" + pt.Code, Title: pt.Title, Status: pt.Status, Detail: detail, Code: pt.Code, Field: field})
 	b := buf.Bytes()
 	h := w.Header()
+	if challenge != "" {
+		h.Set("WWW-Authenticate", challenge)
+	}
 	h.Set("Content-Type", "application/problem+json; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(p.Status)
+	w.WriteHeader(pt.Status)
 	_, _ = w.Write(b)
 }
 
-// fail maps an error to its problem. Only unexpected errors are logged, with
-// the request id; the client never sees internals.
-func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var ve *room.ValidationError
-	var ue *venue.UnauthorizedError
-	var be *bodyError
-	switch {
-	case errors.As(err, &be):
-		writeProblem(w, s.problem(be.code, be.detail))
-	case errors.As(err, &ve):
-		p := s.problem("invalid-request", ve.Error())
-		p.Field = ve.Field
-		writeProblem(w, p)
-	case errors.As(err, &ue):
-		w.Header().Set("WWW-Authenticate", ue.Scheme)
-		writeProblem(w, s.problem("unauthorized", ue.Error()))
-	case errors.Is(err, room.ErrNotFound):
-		writeProblem(w, s.problem("not-found", genericNotFoundDetail))
-	case errors.Is(err, venue.ErrArtifactNotReady):
-		writeProblem(w, s.problem("artifact-not-ready", err.Error()))
-	case errors.Is(err, room.ErrProofMismatch):
-		writeProblem(w, s.problem("proof-mismatch", err.Error()))
-	case errors.Is(err, room.ErrClaimConflict):
-		writeProblem(w, s.problem("claim-conflict", err.Error()))
-	case errors.Is(err, room.ErrIdempotencyKeyReused):
-		writeProblem(w, s.problem("idempotency-key-reused", err.Error()))
-	case errors.Is(err, room.ErrRevisionMismatch):
-		writeProblem(w, s.problem("revision-mismatch", err.Error()))
-	case errors.Is(err, room.ErrRoomClosed):
-		writeProblem(w, s.problem("room-closed", err.Error()))
-	case errors.Is(err, room.ErrAlreadyDecided):
-		writeProblem(w, s.problem("already-decided", err.Error()))
-	case errors.Is(err, room.ErrEventLimit):
-		writeProblem(w, s.problem("event-limit", err.Error()))
-	case errors.Is(err, venue.ErrNotResendable):
-		writeProblem(w, s.problem("not-resendable", err.Error()))
-	default:
-		s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
-		writeProblem(w, s.problem("internal", "The request failed; quote the X-Request-Id header when reporting it."))
+// handleProblemType serves the explanation of one code from the table.
+func (s *Server) handleProblemType(w http.ResponseWriter, r *http.Request) {
+	pt, ok := problemByCode[chi.URLParam(r, "code")]
+	if !ok {
+		s.writeProblem(w, r, room.ErrNotFound)
+		return
 	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=86400")
+	_, _ = w.Write([]byte(pt.Code + " (HTTP " + strconv.Itoa(pt.Status) + "): " + pt.Title + "\n\n" + pt.Explanation + "\n"))
 }

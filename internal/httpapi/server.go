@@ -8,12 +8,14 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
 // Server serves the whole HTTP surface.
 type Server struct {
 	venue         *venue.Venue
+	pinger        Pinger
 	origin        string
 	operatorHash  [32]byte
 	log           *slog.Logger
@@ -24,7 +26,9 @@ type Server struct {
 
 // Options configures a Server.
 type Options struct {
-	Venue             *venue.Venue
+	Venue *venue.Venue
+	// Pinger is what /api/health asks about the database; required.
+	Pinger            Pinger
 	Origin            string
 	OperatorTokenHash [32]byte
 	Logger            *slog.Logger
@@ -33,10 +37,14 @@ type Options struct {
 	Version   string
 }
 
-// New builds a Server.
+// New builds a Server. It panics without a Pinger: health would otherwise
+// report a database it cannot see.
 func New(o Options) *Server {
+	if o.Pinger == nil {
+		panic("httpapi: Options.Pinger is required")
+	}
 	return &Server{
-		venue: o.Venue, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,
+		venue: o.Venue, pinger: o.Pinger, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,
 		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: 2 * time.Second,
 	}
 }
@@ -46,7 +54,7 @@ func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.requestID, s.logRequests, s.recoverPanics, s.refuseQueryCredentials, securityHeaders)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, s.problem("not-found", genericNotFoundDetail))
+		s.writeProblem(w, r, room.ErrNotFound)
 	})
 	// chi drops the Allow header when the 405 handler is replaced, so the
 	// allowed methods are found again by matching each one.
@@ -58,7 +66,7 @@ func (s *Server) Handler() http.Handler {
 			}
 		}
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		writeProblem(w, s.problem("method-not-allowed", "this route does not accept "+req.Method))
+		s.writeProblem(w, req, &Error{Code: "method-not-allowed", Detail: "this route does not accept " + req.Method})
 	})
 	s.registerAgentRoutes(r)
 	s.registerAdminRoutes(r)

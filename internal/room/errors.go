@@ -5,12 +5,17 @@ import (
 	"fmt"
 )
 
-// Domain errors. The HTTP layer maps each to one status and problem code.
+// Domain errors. Each is a value callers match with errors.Is; the HTTP
+// layer keeps the one table that gives each its status and problem code.
 var (
 	// ErrNotFound: the thing does not exist or must look as if it did not.
 	ErrNotFound = errors.New("not found")
-	// ErrConflict: a uniqueness rule would be broken.
+	// ErrConflict: a uniqueness rule would be broken, which the use cases
+	// prevent under their locks; seeing it means a concurrent request won a
+	// race the locks did not cover, and a retry sees the winner's state.
 	ErrConflict = errors.New("conflict")
+	// ErrInvalid: an input is malformed. Every *ValidationError matches it.
+	ErrInvalid = errors.New("invalid input")
 	// ErrRevisionMismatch: the command names a revision or digest that is not current.
 	ErrRevisionMismatch = errors.New("the command does not name the current revision and digest")
 	// ErrRoomClosed: the outcome is final; no event is accepted.
@@ -27,15 +32,25 @@ var (
 	ErrProofMismatch = errors.New("the email proof or inbox does not match this invitation")
 )
 
-// ValidationError reports one invalid input field.
+// ValidationError reports one invalid input. Field names the body member,
+// header or query parameter at fault; it is empty when the input as a whole
+// is malformed. It matches ErrInvalid with errors.Is, so callers that only
+// need the kind do not have to know the type.
 type ValidationError struct {
 	Field  string
 	Reason string
 }
 
+// Error returns "field: reason", or the reason alone when no field is named.
 func (e *ValidationError) Error() string {
+	if e.Field == "" {
+		return e.Reason
+	}
 	return fmt.Sprintf("%s: %s", e.Field, e.Reason)
 }
+
+// Is reports whether target is ErrInvalid.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
 
 func invalid(field, format string, args ...any) *ValidationError {
 	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}

@@ -26,14 +26,23 @@ const (
 	SchemeParticipant = "Consensus-Participant"
 )
 
+// ErrUnauthorized: the caller's credential does not admit it. Every
+// *UnauthorizedError matches it with errors.Is.
+var ErrUnauthorized = errors.New("a valid credential is required")
+
 // UnauthorizedError means the route's credential is missing, expired,
 // revoked, of another kind or for another invitation. Scheme is the one the
-// route accepts, for WWW-Authenticate.
+// route accepts, for WWW-Authenticate. A missing and a wrong credential are
+// the same error, so their answers cannot be told apart.
 type UnauthorizedError struct{ Scheme string }
 
+// Error names the credential the route accepts, never the one presented.
 func (e *UnauthorizedError) Error() string {
 	return "a valid " + e.Scheme + " credential for this invitation is required"
 }
+
+// Is reports whether target is ErrUnauthorized.
+func (e *UnauthorizedError) Is(target error) bool { return target == ErrUnauthorized }
 
 // ErrArtifactNotReady: the artifact exists only once the outcome is reached.
 var ErrArtifactNotReady = errors.New("the artifact exists only after the outcome is reached")

@@ -1,0 +1,107 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/consensus-md/consensus/internal/venue"
+)
+
+// Each route group authenticates once, in middleware, and hands its handlers
+// the principal through the context; a handler never reads a credential.
+// Middleware runs before the handler reads the body, which gives the
+// documented order: credential first, then body.
+
+type (
+	sessionKey     struct{}
+	participantKey struct{}
+)
+
+// operatorChallenge is the WWW-Authenticate answer of the operator API.
+const operatorChallenge = `Bearer realm="consensus-operator"`
+
+// credential returns the token of an Authorization header in the given
+// scheme (case-insensitive scheme, one space), or "".
+func credential(r *http.Request, scheme string) string {
+	h := r.Header.Get("Authorization")
+	name, value, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(name, scheme) {
+		return ""
+	}
+	return strings.TrimSpace(value)
+}
+
+// requireOperator checks the Bearer operator token against its configured
+// hash in constant time. There is one operator, so no principal is stored:
+// reaching an operator handler is the whole of its identity.
+func (s *Server) requireOperator(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token := credential(r, "Bearer")
+		sum := sha256.Sum256([]byte(token))
+		if token == "" || subtle.ConstantTimeCompare(sum[:], s.operatorHash[:]) != 1 {
+			s.writeProblem(w, r, &Error{Code: "unauthorized", Detail: "a valid operator Bearer token is required", Challenge: operatorChallenge})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requireSession checks the Consensus-Session credential for the invitation
+// in the path (the session, then the invitation: venue.AuthSession) and
+// puts the grant in the context for sessionFrom.
+func (s *Server) requireSession(next http.Handler) http.Handler {
+	return authenticate(s, venue.SchemeSession, sessionKey{}, s.venue.AuthSession, next)
+}
+
+// requireParticipant checks the Consensus-Participant credential for the
+// invitation in the path and puts the principal in the context for
+// participantFrom.
+func (s *Server) requireParticipant(next http.Handler) http.Handler {
+	return authenticate(s, venue.SchemeParticipant, participantKey{}, s.venue.AuthParticipant, next)
+}
+
+// authenticate is the middleware of one invitation credential: the token
+// of the scheme, checked by check for the invitation in the path, and what
+// check returns stored under key. A missing token is the same
+// venue.UnauthorizedError a wrong one is, so the two answers match.
+func authenticate[P any](s *Server, scheme string, key any, check func(ctx context.Context, invitationID, token string) (P, error), next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token := credential(r, scheme)
+		if token == "" {
+			s.writeProblem(w, r, &venue.UnauthorizedError{Scheme: scheme})
+			return
+		}
+		p, err := check(r.Context(), chi.URLParam(r, "invitationId"), token)
+		if err != nil {
+			s.writeProblem(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), key, p)))
+	})
+}
+
+// sessionFrom returns the grant requireSession stored.
+func sessionFrom(ctx context.Context) *venue.SessionGrant {
+	return principal[*venue.SessionGrant](ctx, sessionKey{}, "sessionFrom without requireSession on the route")
+}
+
+// participantFrom returns the principal requireParticipant stored.
+func participantFrom(ctx context.Context) *venue.Principal {
+	return principal[*venue.Principal](ctx, participantKey{}, "participantFrom without requireParticipant on the route")
+}
+
+// principal reads what an authentication middleware stored. A handler
+// mounted without that middleware is a programming error: it panics, and
+// the recoverer answers 500, rather than serving an unauthenticated request.
+func principal[P any](ctx context.Context, key any, missing string) P {
+	p, ok := ctx.Value(key).(P)
+	if !ok {
+		panic("httpapi: " + missing)
+	}
+	return p
+}
