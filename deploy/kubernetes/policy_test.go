@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -124,6 +125,7 @@ func TestPolicy(t *testing.T) {
 			t.Run("deployment", func(t *testing.T) { checkDeployment(t, m) })
 			t.Run("migration job", func(t *testing.T) { checkMigrationJob(t, m) })
 			t.Run("selectors", func(t *testing.T) { checkSelectors(t, m) })
+			t.Run("apply order", func(t *testing.T) { checkApplyOrder(t, m) })
 		})
 	}
 }
@@ -495,6 +497,31 @@ func checkSelectors(t *testing.T, m *manifests) {
 		}
 	} else {
 		t.Error("no Service named consensus")
+	}
+}
+
+// The documented apply order is: everything without
+// app.kubernetes.io/component=server, wait for the migration Job, then the
+// rest. That works only if the server label marks the API pods' Deployment and
+// Service and nothing the Job needs.
+func checkApplyOrder(t *testing.T, m *manifests) {
+	var server []string
+	for _, o := range m.objs {
+		var meta struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(o.raw, &meta); err != nil {
+			t.Fatal(err)
+		}
+		if meta.Metadata.Labels["app.kubernetes.io/component"] == "server" {
+			server = append(server, o.String())
+		}
+	}
+	sort.Strings(server)
+	if strings.Join(server, " ") != "Deployment/consensus Service/consensus" {
+		t.Errorf("objects labelled component=server: %v, want exactly the Deployment and the API Service", server)
 	}
 }
 
