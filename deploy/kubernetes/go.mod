@@ -2,6 +2,11 @@ module github.com/consensus-md/consensus/deploy/kubernetes
 
 go 1.26.8
 
+// The checks of deploy/ (make test-deploy), kept out of the service's module
+// so it never depends on Kubernetes libraries. Versions are named on purpose:
+// kustomize/api and kyaml v0.21.2 (kyaml v0.21.3 needs Go 1.27), k8s.io/*
+// v0.37.2. The CRDs checked against are pinned in validate_test.go.
+
 require (
 	github.com/moby/buildkit v0.34.2
 	github.com/moby/patternmatcher v0.6.1
