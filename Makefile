@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 SQLC := $(GO) run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
 
-.PHONY: help build run test generate verify lint lint-contract bench demo
+.PHONY: help build run test test-deploy generate verify lint lint-contract bench demo
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -18,6 +18,9 @@ run: build ## serve on http://127.0.0.1:8080 with a private PostgreSQL under .da
 
 test: ## run every check against a private PostgreSQL it starts itself
 	deploy/local/test.sh
+
+test-deploy: ## check deploy/: render the Kubernetes overlays, Dockerfile, systemd unit (own Go module)
+	cd deploy/kubernetes && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 generate: ## regenerate sqlc code, openapi.json, docs/cli.md and docs/configuration.md
 	cd db && $(SQLC) generate
