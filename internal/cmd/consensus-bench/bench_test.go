@@ -112,6 +112,11 @@ func TestStatsHelpers(t *testing.T) {
 	if q := quantile(lat, 0.99); q != 10 {
 		t.Errorf("p99 = %v", q)
 	}
+	for x, want := range map[float64]string{0.158: "0.16", 0.04: "0.040", 0.0093: "0.0093", 0.001: "0.0010", 1.61: "1.61"} {
+		if got := fmtRatio(x); got != want {
+			t.Errorf("fmtRatio(%v) = %q, want %q", x, got, want)
+		}
+	}
 	if got := thousands(27335.4); got != "27,335" {
 		t.Errorf("thousands = %q", got)
 	}

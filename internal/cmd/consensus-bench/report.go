@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,10 +82,14 @@ func (s spread) ratio() string {
 
 // fmtRatio keeps two significant digits, however small the ratio.
 func fmtRatio(x float64) string {
-	if x >= 0.1 || x == 0 {
+	switch {
+	case x >= 0.1 || x == 0:
 		return fmt.Sprintf("%.2f", x)
+	case x >= 0.0001:
+		return strconv.FormatFloat(x, 'f', 1-int(math.Floor(math.Log10(x))), 64)
+	default:
+		return strconv.FormatFloat(x, 'g', 2, 64)
 	}
-	return strconv.FormatFloat(x, 'g', 2, 64)
 }
 
 func verdict(s spread, target float64, atLeast bool) string {
@@ -157,6 +162,16 @@ func lat(p50, p99 time.Duration) string {
 	return fmt.Sprintf("p50 %s, p99 %s", fmtDur(p50), fmtDur(p99))
 }
 
+// latF is lat for one measurement, saying when p99 rests on few requests
+// (under 100, it is about the slowest one).
+func latF(f figures) string {
+	s := lat(f.P50, f.P99)
+	if f.Samples > 0 && f.Samples < 100 {
+		s += fmt.Sprintf(" (n=%d)", f.Samples)
+	}
+	return s
+}
+
 func kib(n int64) string {
 	return fmt.Sprintf("%.1f MiB", float64(n)/1024)
 }
@@ -197,7 +212,7 @@ func (b *bench) report() report {
 	}
 	for _, path := range []string{pathExchange, pathClaim} {
 		for _, x := range b.sel(path, sideService, 0) {
-			row(fmt.Sprintf("%s, %d participants once each", path, x.F.Requests), fmt.Sprintf("%s req/s, %s", thousands(x.F.ReqPerSec), lat(x.F.P50, x.F.P99)), "", "", "(absolute)", "—")
+			row(fmt.Sprintf("%s, %d participants once each", path, x.F.Requests), fmt.Sprintf("%s req/s, %s", thousands(x.F.ReqPerSec), latF(x.F)), "", "", "(absolute)", "—")
 		}
 	}
 	var peak int64
@@ -260,7 +275,7 @@ func (b *bench) report() report {
 	w("| --- | --- | --- | --- | --- | --- | --- |")
 	for _, r := range ap.rounds {
 		x, y := ap.am[r], ap.bm[r]
-		w("| %d | %s | %s | %d → %d | %s | %s | %s |", r, thousands(x.F.ReqPerSec), lat(x.F.P50, x.F.P99), x.RoomFrom, x.RoomTo, thousands(y.F.ReqPerSec), lat(y.F.P50, y.F.P99), fmtRatio(safeDiv(x.F.ReqPerSec, y.F.ReqPerSec)))
+		w("| %d | %s | %s | %d → %d | %s | %s | %s |", r, thousands(x.F.ReqPerSec), latF(x.F), x.RoomFrom, x.RoomTo, thousands(y.F.ReqPerSec), latF(y.F), fmtRatio(safeDiv(x.F.ReqPerSec, y.F.ReqPerSec)))
 	}
 	w("")
 
@@ -274,7 +289,7 @@ func (b *bench) report() report {
 		p := pair(b.sel(pathRead, sideService, size), b.sel(pathRead, sideBaseline, size))
 		for _, r := range p.rounds {
 			x, y := p.am[r], p.bm[r]
-			w("| %d events, %s | %d | %s | %s | %s | %s | %s |", size, sizeBytes(b.roomBytes[size]), r, thousands(x.F.ReqPerSec), lat(x.F.P50, x.F.P99), thousands(y.F.ReqPerSec), lat(y.F.P50, y.F.P99), fmtRatio(safeDiv(x.F.ReqPerSec, y.F.ReqPerSec)))
+			w("| %d events, %s | %d | %s | %s | %s | %s | %s |", size, sizeBytes(b.roomBytes[size]), r, thousands(x.F.ReqPerSec), latF(x.F), thousands(y.F.ReqPerSec), latF(y.F), fmtRatio(safeDiv(x.F.ReqPerSec, y.F.ReqPerSec)))
 		}
 	}
 	w("")
@@ -289,7 +304,7 @@ func (b *bench) report() report {
 		p := pair(b.sel(path304, sideService, size), base304)
 		for _, r := range p.rounds {
 			x, y := p.am[r], p.bm[r]
-			w("| %d events | %d | %s | %s | %s | %s | %s |", size, r, thousands(x.F.ReqPerSec), lat(x.F.P50, x.F.P99), thousands(y.F.ReqPerSec), lat(y.F.P50, y.F.P99), fmtRatio(safeDiv(x.F.ReqPerSec, y.F.ReqPerSec)))
+			w("| %d events | %d | %s | %s | %s | %s | %s |", size, r, thousands(x.F.ReqPerSec), latF(x.F), thousands(y.F.ReqPerSec), latF(y.F), fmtRatio(safeDiv(x.F.ReqPerSec, y.F.ReqPerSec)))
 		}
 	}
 	w("")
@@ -302,7 +317,7 @@ func (b *bench) report() report {
 	w("| --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, r := range fp.rounds {
 		x, y := fp.am[r], fp.bm[r] // x: large, y: small
-		w("| %d | %d → %d | %s | %s | %d → %d | %s | %s | %s |", r, y.RoomFrom, y.RoomTo, thousands(y.F.ReqPerSec), lat(y.F.P50, y.F.P99), x.RoomFrom, x.RoomTo, thousands(x.F.ReqPerSec), lat(x.F.P50, x.F.P99), fmtRatio(safeDiv(x.F.ReqPerSec, y.F.ReqPerSec)))
+		w("| %d | %d → %d | %s | %s | %d → %d | %s | %s | %s |", r, y.RoomFrom, y.RoomTo, thousands(y.F.ReqPerSec), latF(y.F), x.RoomFrom, x.RoomTo, thousands(x.F.ReqPerSec), latF(x.F), fmtRatio(safeDiv(x.F.ReqPerSec, y.F.ReqPerSec)))
 	}
 	w("")
 
@@ -318,7 +333,7 @@ func (b *bench) report() report {
 			if path == pathFill {
 				name = "fill (event appends, setup)"
 			}
-			w("| %s | %d | %s | %s | %s | %s | %s |", name, x.F.Requests, thousands(x.F.ReqPerSec), lat(x.F.P50, x.F.P99), fmtDur(x.F.perRequest(x.F.ServerCPU)), fmtDur(x.F.perRequest(x.F.PGCPU)), kib(x.F.PeakRSSKiB))
+			w("| %s | %d | %s | %s | %s | %s | %s |", name, x.F.Requests, thousands(x.F.ReqPerSec), latF(x.F), fmtDur(x.F.perRequest(x.F.ServerCPU)), fmtDur(x.F.perRequest(x.F.PGCPU)), kib(x.F.PeakRSSKiB))
 		}
 	}
 	w("")
