@@ -38,6 +38,10 @@ type figures struct {
 
 func (f figures) errors() int { return f.Requests - f.OK }
 
+// cost is the CPU time the server side (the server process and the whole
+// PostgreSQL cluster, not the load generator) spent per expected answer.
+func (f figures) cost() time.Duration { return f.perRequest(f.ServerCPU + f.PGCPU) }
+
 func (f figures) perRequest(d time.Duration) time.Duration {
 	if f.OK == 0 {
 		return 0

@@ -69,7 +69,7 @@ func defaultConfig() config {
 		Sizes:      [3]int{30, 300, 3000},
 		FlatN:      160,
 		FlatConns:  4,
-		FlatRounds: 3,
+		FlatRounds: 5,
 		Pause:      500 * time.Millisecond,
 		PProf:      true,
 		Stdout:     os.Stdout,
@@ -171,7 +171,8 @@ func parseFlags(args []string) (config, error) {
 		}
 		cfg.Rounds = *rounds
 		if !cfg.Smoke {
-			cfg.FlatRounds = *rounds
+			// A flatness round is short and its rate noisy: never fewer than 5.
+			cfg.FlatRounds = min(max(*rounds, 5), cfg.Agreements-3)
 		}
 	}
 	if cfg.Conns < 1 || cfg.Conns > 128 {
@@ -193,6 +194,12 @@ func parseFlags(args []string) (config, error) {
 	cfg.WorkDir = orDefault(*work, filepath.Join(r, ".data", "bench"))
 	cfg.Out = orDefault(*out, filepath.Join(r, "bench", "results.md"))
 	cfg.Profiles = orDefault(*profiles, filepath.Join(r, "bench", "profiles"))
+	// Absolute paths: the Maildir URL and the child processes need them.
+	for _, p := range []*string{&cfg.PGDir, &cfg.WorkDir, &cfg.Out, &cfg.Profiles} {
+		if *p, err = filepath.Abs(*p); err != nil {
+			return cfg, err
+		}
+	}
 	if cfg.Invocation == "" {
 		cfg.Invocation = "consensus-bench " + strings.Join(args, " ")
 	}

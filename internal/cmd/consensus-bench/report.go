@@ -129,6 +129,7 @@ func byRound(ms []measurement) map[int]measurement {
 // pairStats compares a against b round by round (ratio a/b).
 type pairStats struct {
 	a, b, ratio            spread
+	cost                   spread // CPU per answer, b's ÷ a's: read like ratio
 	aP50, aP99, bP50, bP99 time.Duration
 	rounds                 []int
 	am, bm                 map[int]measurement
@@ -136,7 +137,7 @@ type pairStats struct {
 
 func pair(as, bs []measurement) pairStats {
 	am, bm := byRound(as), byRound(bs)
-	var ar, br, rr []float64
+	var ar, br, rr, cr []float64
 	var a50, a99, b50, b99 []time.Duration
 	ps := pairStats{am: am, bm: bm}
 	for r := 1; r <= 100; r++ {
@@ -150,10 +151,13 @@ func pair(as, bs []measurement) pairStats {
 		if y.F.ReqPerSec > 0 {
 			rr = append(rr, x.F.ReqPerSec/y.F.ReqPerSec)
 		}
+		if xc, yc := x.F.cost(), y.F.cost(); xc > 0 && yc > 0 {
+			cr = append(cr, float64(yc)/float64(xc))
+		}
 		a50, a99 = append(a50, x.F.P50), append(a99, x.F.P99)
 		b50, b99 = append(b50, y.F.P50), append(b99, y.F.P99)
 	}
-	ps.a, ps.b, ps.ratio = spreadOf(ar), spreadOf(br), spreadOf(rr)
+	ps.a, ps.b, ps.ratio, ps.cost = spreadOf(ar), spreadOf(br), spreadOf(rr), spreadOf(cr)
 	ps.aP50, ps.aP99, ps.bP50, ps.bP99 = medianDur(a50), medianDur(a99), medianDur(b50), medianDur(b99)
 	return ps
 }
@@ -191,28 +195,28 @@ func (b *bench) report() report {
 	cfg := b.cfg
 	s := cfg.Sizes
 	var rt strings.Builder
-	rt.WriteString("| check | service | baseline | ratio: median (min–max over rounds) | target | met |\n")
-	rt.WriteString("| --- | --- | --- | --- | --- | --- |\n")
+	rt.WriteString("| check | service | baseline | ratio: median (min–max over rounds) | CPU-cost ratio | target | met |\n")
+	rt.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
 	row := func(cells ...string) { rt.WriteString("| " + strings.Join(cells, " | ") + " |\n") }
 
 	ap := pair(b.sel(pathAppend, sideService, 0), b.sel(pathAppend, sideBaseline, 0))
-	row(fmt.Sprintf("event append, %d conns over %d rooms", cfg.Conns, cfg.Agreements), ap.a.rate()+" events/s", ap.b.rate()+" tps (pgbench minimal append)", ap.ratio.ratio(), fmt.Sprintf("≥ %.1f", targetAppend), verdict(ap.ratio, targetAppend, true))
+	row(fmt.Sprintf("event append, %d conns over %d rooms", cfg.Conns, cfg.Agreements), ap.a.rate()+" events/s", ap.b.rate()+" tps (pgbench minimal append)", ap.ratio.ratio(), ap.cost.ratio(), fmt.Sprintf("≥ %.1f", targetAppend), verdicts(ap, targetAppend))
 	for i, size := range s {
 		p := pair(b.sel(pathRead, sideService, size), b.sel(pathRead, sideBaseline, size))
 		target, met := "(no target)", "—"
 		if i == 1 {
-			target, met = fmt.Sprintf("≥ %.1f", targetRead), verdict(p.ratio, targetRead, true)
+			target, met = fmt.Sprintf("≥ %.1f", targetRead), verdicts(p, targetRead)
 		}
-		row(fmt.Sprintf("full room read, %d events (%s)", size, sizeBytes(b.roomBytes[size])), p.a.rate()+" req/s", p.b.rate()+" req/s (same bytes from memory)", p.ratio.ratio(), target, met)
+		row(fmt.Sprintf("full room read, %d events (%s)", size, sizeBytes(b.roomBytes[size])), p.a.rate()+" req/s", p.b.rate()+" req/s (same bytes from memory)", p.ratio.ratio(), p.cost.ratio(), target, met)
 	}
 	base304 := b.sel(path304, sideBaseline, 0)
 	for _, size := range s {
 		p := pair(b.sel(path304, sideService, size), base304)
-		row(fmt.Sprintf("304 (If-None-Match), %d events", size), p.a.rate()+" req/s", p.b.rate()+" tps (pgbench indexed lookup)", p.ratio.ratio(), fmt.Sprintf("≥ %.1f", target304), verdict(p.ratio, target304, true))
+		row(fmt.Sprintf("304 (If-None-Match), %d events", size), p.a.rate()+" req/s", p.b.rate()+" tps (pgbench indexed lookup)", p.ratio.ratio(), p.cost.ratio(), fmt.Sprintf("≥ %.1f", target304), verdicts(p, target304))
 	}
 	for _, path := range []string{pathExchange, pathClaim} {
 		for _, x := range b.sel(path, sideService, 0) {
-			row(fmt.Sprintf("%s, %d participants once each", path, x.F.Requests), fmt.Sprintf("%s req/s, %s", thousands(x.F.ReqPerSec), latF(x.F)), "", "", "(absolute)", "—")
+			row(fmt.Sprintf("%s, %d participants once each", path, x.F.Requests), fmt.Sprintf("%s req/s, %s", thousands(x.F.ReqPerSec), latF(x.F)), "", "", "", "(absolute)", "—")
 		}
 	}
 	var peak int64
@@ -223,11 +227,11 @@ func (b *bench) report() report {
 		}
 	}
 	rss := spread{med: float64(peak) / 1024, lo: float64(peak) / 1024, hi: float64(peak) / 1024}
-	row("peak RSS of consensusd, any load", fmt.Sprintf("%s (during %s)", kib(peak), peakPath), "", "", fmt.Sprintf("< %.0f MiB", targetRSSMiB), verdict(rss, targetRSSMiB, false))
+	row("peak RSS of consensusd, any load", fmt.Sprintf("%s (during %s)", kib(peak), peakPath), "", "", "", fmt.Sprintf("< %.0f MiB", targetRSSMiB), verdict(rss, targetRSSMiB, false))
 	fp := pair(b.sel(pathFlat, sideLarge, 0), b.sel(pathFlat, sideSmall, 0))
-	row(fmt.Sprintf("flatness: append at %d vs %d events", s[2], s[0]), fp.a.rate()+" events/s at "+fmt.Sprint(s[2]), fp.b.rate()+" events/s at "+fmt.Sprint(s[0]), fp.ratio.ratio(), fmt.Sprintf("≥ %.1f", targetFlatness), verdict(fp.ratio, targetFlatness, true))
+	row(fmt.Sprintf("flatness: append at %d vs %d events", s[2], s[0]), fp.a.rate()+" events/s at "+fmt.Sprint(s[2]), fp.b.rate()+" events/s at "+fmt.Sprint(s[0]), fp.ratio.ratio(), fp.cost.ratio(), fmt.Sprintf("≥ %.1f", targetFlatness), verdicts(fp, targetFlatness))
 	np := pair(b.sel(path304, sideService, s[2]), b.sel(path304, sideService, s[0]))
-	row(fmt.Sprintf("flatness: 304 at %d vs %d events", s[2], s[0]), np.a.rate()+" req/s at "+fmt.Sprint(s[2]), np.b.rate()+" req/s at "+fmt.Sprint(s[0]), np.ratio.ratio(), fmt.Sprintf("≥ %.1f", targetFlatness), verdict(np.ratio, targetFlatness, true))
+	row(fmt.Sprintf("flatness: 304 at %d vs %d events", s[2], s[0]), np.a.rate()+" req/s at "+fmt.Sprint(s[2]), np.b.rate()+" req/s at "+fmt.Sprint(s[0]), np.ratio.ratio(), np.cost.ratio(), fmt.Sprintf("≥ %.1f", targetFlatness), verdicts(np, targetFlatness))
 
 	var md strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&md, format+"\n", args...) }
@@ -264,7 +268,7 @@ func (b *bench) report() report {
 	w("")
 	md.WriteString(rt.String())
 	w("")
-	w("Medians over the rounds; a ratio is taken within a round (service ÷ baseline measured minutes apart), then the median of those. Flatness is the rate at the large room ÷ the rate at the small room; %.1f means the large room may cost up to 25%% more per request, about the spread this shared machine shows between rounds.", targetFlatness)
+	w("Medians over the rounds; a ratio is taken within a round (service ÷ baseline, measured one after the other), then the median of those, with the lowest and highest beside it. Flatness is the rate at the large room ÷ the rate at the small room; %.1f lets the large room cost up to 25%% more per request. The CPU-cost ratio is the same comparison made with CPU time per answer instead of answers per second (the baseline's CPU per answer ÷ the service's, counting the server process and the whole PostgreSQL cluster, not the load generator): other work on the machine slows both sides' rates but hardly changes their CPU per answer, so when the two ratios disagree, trust the CPU-cost ratio for how much work a request does and the rate ratio for what a client sees. \"met\" judges the rate ratio and says when the CPU-cost ratio judges otherwise.", targetFlatness)
 	w("")
 
 	w("## Event append")
@@ -424,6 +428,18 @@ func (b *bench) report() report {
 		w("- %s", n)
 	}
 	return report{markdown: md.String(), ratioTable: rt.String()}
+}
+
+// verdicts judges the rate ratio and adds the CPU-cost ratio's verdict when it differs.
+func verdicts(p pairStats, target float64) string {
+	v := verdict(p.ratio, target, true)
+	if p.cost.med == 0 {
+		return v
+	}
+	if c := verdict(p.cost, target, true); strings.HasPrefix(c, "yes") != strings.HasPrefix(v, "yes") {
+		v += "; by CPU cost: " + strings.SplitN(c, " ", 2)[0]
+	}
+	return v
 }
 
 func safeDiv(a, b float64) float64 {
