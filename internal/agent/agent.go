@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/consensus-md/consensus/internal/canon"
-	"github.com/consensus-md/consensus/internal/ingest"
+	"github.com/consensus-md/consensus/internal/envelope"
 )
 
 // Agent is one invited agent's runtime over a state directory.
@@ -20,7 +20,7 @@ type Agent struct {
 	Client *Client
 	Log    *slog.Logger
 	// Policy pins the origin invitations must come from.
-	Policy ingest.Policy
+	Policy envelope.Policy
 	// RuntimeEndpoint, when set, is declared in the claim (https only;
 	// Consensus records it and never calls it).
 	RuntimeEndpoint string
@@ -44,7 +44,7 @@ func (e *VerifyError) Error() string { return "agent: verify failed: " + e.What 
 // revision against the envelope and the exchange response, claim, and save
 // the record. An invitation already in the state is returned as is. Errors:
 // *VerifyError (nothing claimed), *APIError, network errors.
-func (a *Agent) Accept(ctx context.Context, inv *ingest.Invitation) (*Record, bool, error) {
+func (a *Agent) Accept(ctx context.Context, inv *envelope.Invitation) (*Record, bool, error) {
 	if a.State.Has(inv.InvitationID) {
 		r, err := a.State.Load(inv.InvitationID)
 		return r, false, err
@@ -89,7 +89,7 @@ func (a *Agent) Accept(ctx context.Context, inv *ingest.Invitation) (*Record, bo
 
 // verifyExchange recomputes both digests and checks every identifier
 // against the envelope before anything is claimed.
-func verifyExchange(inv *ingest.Invitation, x *Exchanged, acts Actions) error {
+func verifyExchange(inv *envelope.Invitation, x *Exchanged, acts Actions) error {
 	c, err := canon.Transform(x.CanonicalRevision)
 	if err != nil {
 		return &VerifyError{"canonicalRevision is not valid JSON"}

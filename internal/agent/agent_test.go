@@ -17,6 +17,7 @@ import (
 	"github.com/consensus-md/consensus/internal/agent"
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/cli"
+	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/ingest"
 )
 
@@ -26,7 +27,7 @@ func claimOne(t *testing.T, f *venueFixture) (*agent.Agent, *agent.Record, strin
 	t.Helper()
 	f.createAgreement(t, "solo@agents.test")
 	f.waitForMail(t, 1)
-	inv, err := ingest.ParseMessageBytes(f.Sink.Messages()[0].Data, ingest.Policy{Origin: f.Origin, AllowHTTPLoopback: true})
+	inv, err := ingest.ParseMessageBytes(f.Sink.Messages()[0].Data, envelope.Policy{Origin: f.Origin, AllowHTTPLoopback: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/ingest"
 )
 
@@ -85,7 +86,7 @@ func (a *Agent) Watch(ctx context.Context, opt WatchOptions) error {
 func (a *Agent) handle(ctx context.Context, src ingest.Source, m ingest.RawMessage) (*Record, bool) {
 	inv, err := ingest.ParseMessageBytes(m.Body, a.Policy)
 	if err != nil {
-		var ce *ingest.CheckError
+		var ce *envelope.CheckError
 		if errors.As(err, &ce) {
 			a.Log.Warn("agent: message refused; left unseen", slog.String("message", m.ID), slog.String("check", ce.Check), slog.String("detail", ce.Detail))
 		} else {

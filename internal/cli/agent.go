@@ -17,6 +17,7 @@ import (
 	"github.com/consensus-md/consensus/internal/agent"
 	"github.com/consensus-md/consensus/internal/cli/command"
 	"github.com/consensus-md/consensus/internal/config"
+	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/ingest"
 )
 
@@ -227,7 +228,7 @@ environment holds no credential. Choosing --exec delegates decisions to it.`,
 	f := c.Flags()
 	f.StringVar(&o.imapURL, "imap", "", "read the IMAP mailbox at `URL`")
 	f.StringVar(&o.maildir, "maildir", "", "read the Maildir `DIR`")
-	f.StringVar(&o.origin, "origin", ingest.DefaultOrigin, "the pinned service `ORIGIN` every invitation URL must be on")
+	f.StringVar(&o.origin, "origin", envelope.DefaultOrigin, "the pinned service `ORIGIN` every invitation URL must be on")
 	f.BoolVar(&o.allowHTTP, "allow-http-loopback", false, "accept an http:// origin on a loopback host (local runs)")
 	f.StringVar(&o.program, "exec", "", "run `PROGRAM` to decide after each claim and room change")
 	f.StringVar(&o.endpoint, "runtime-endpoint", "", "the agent's runtime endpoint `URL` to bind at claim")
@@ -288,7 +289,7 @@ func confirmDecision(env Env, action string, r *agent.Room) error {
 // mailbox and runs the agent until ctx ends (or every room is final).
 func agentWatch(ctx context.Context, open openAgent, o watchOptions, env Env) error {
 	imapURL, maildir, program := o.imapURL, o.maildir, o.program
-	policy := ingest.Policy{Origin: o.origin, AllowHTTPLoopback: o.allowHTTP}
+	policy := envelope.Policy{Origin: o.origin, AllowHTTPLoopback: o.allowHTTP}
 	if err := policy.Validate(); err != nil {
 		return fmt.Errorf("--origin: %w", err)
 	}

@@ -39,7 +39,7 @@ type IMAPConfig struct {
 // String formats the configuration without the password.
 func (c IMAPConfig) String() string {
 	return fmt.Sprintf("{Addr:%s Username:%s Password:%s Mailbox:%s TLS:%t StartTLS:%t PollInterval:%s}",
-		c.Addr, c.Username, redacted, c.Mailbox, c.TLS, c.StartTLS, c.PollInterval)
+		c.Addr, c.Username, "[REDACTED]", c.Mailbox, c.TLS, c.StartTLS, c.PollInterval)
 }
 
 // GoString formats the configuration for %#v without the password.
@@ -476,4 +476,15 @@ func (s *IMAPSource) Close() error {
 	s.closeOnce.Do(func() { close(s.done) })
 	s.dropConn()
 	return nil
+}
+
+// isLoopbackHost reports whether host (a name or a literal IP, without
+// brackets or port) stays on this machine, where a plaintext IMAP LOGIN
+// cannot be overheard.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

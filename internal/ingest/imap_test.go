@@ -14,6 +14,9 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/emersion/go-imap/v2/imapserver"
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
+
+	"github.com/consensus-md/consensus/internal/envelope"
+	"github.com/consensus-md/consensus/internal/envelope/envelopetest"
 )
 
 const (
@@ -141,7 +144,7 @@ func testIMAPSource(t *testing.T, caps imap.CapSet, poll time.Duration) {
 	if id1 == "" {
 		t.Fatalf("message uid %d missing from %v", uid1, got)
 	}
-	if inv, err := ParseMessageBytes(got[id1], Policy{}); err != nil || inv.InvitationID != testInvitationID {
+	if inv, err := ParseMessageBytes(got[id1], envelope.Policy{}); err != nil || inv.InvitationID != envelopetest.InvitationID {
 		t.Fatalf("fetched invitation does not parse: %v", err)
 	}
 	// BODY.PEEK: fetching did not mark anything seen.
@@ -176,7 +179,7 @@ func testIMAPSource(t *testing.T, caps imap.CapSet, poll time.Duration) {
 		t.Fatalf("second fetch = %d messages, want the new one only", len(got))
 	}
 	for _, body := range got {
-		if inv, err := ParseMessageBytes(body, Policy{}); err != nil || !strings.HasPrefix(inv.Envelope.Title, "Livraison") {
+		if inv, err := ParseMessageBytes(body, envelope.Policy{}); err != nil || !strings.HasPrefix(inv.Envelope.Title, "Livraison") {
 			t.Fatalf("new message: %v", err)
 		}
 	}

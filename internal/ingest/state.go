@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/consensus-md/consensus/internal/envelope"
 )
 
 // State is a local directory recording which invitations were processed, one
@@ -35,7 +37,7 @@ func OpenState(dir string) (*State, error) {
 
 func (s *State) path(invitationID string) (string, error) {
 	// The id becomes a file name: only canonical UUIDs, so no path tricks.
-	if !uuidRE.MatchString(invitationID) {
+	if !envelope.IsInvitationID(invitationID) {
 		return "", fmt.Errorf("ingest: state: invitation id is not a lower-case UUID")
 	}
 	return filepath.Join(s.dir, invitationID+".json"), nil

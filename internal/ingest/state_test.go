@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/consensus-md/consensus/internal/envelope"
+	"github.com/consensus-md/consensus/internal/envelope/envelopetest"
 )
 
 func TestState(t *testing.T) {
@@ -18,31 +21,31 @@ func TestState(t *testing.T) {
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("dir mode = %v, %v; want 0700", fi.Mode(), err)
 	}
-	if s.Seen(testInvitationID) {
+	if s.Seen(envelopetest.InvitationID) {
 		t.Fatal("seen before record")
 	}
 	var none map[string]string
-	if err := s.Load(testInvitationID, &none); !errors.Is(err, ErrNotRecorded) {
+	if err := s.Load(envelopetest.InvitationID, &none); !errors.Is(err, ErrNotRecorded) {
 		t.Fatalf("Load = %v, want ErrNotRecorded", err)
 	}
 	type rec struct {
 		Status string `json:"status"`
 		Token  string `json:"token"`
 	}
-	if err := s.Record(testInvitationID, rec{Status: "exchanged", Token: "css_x"}); err != nil {
+	if err := s.Record(envelopetest.InvitationID, rec{Status: "exchanged", Token: "css_x"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Record(testInvitationID, rec{Status: "claimed", Token: "csp_y"}); err != nil {
+	if err := s.Record(envelopetest.InvitationID, rec{Status: "claimed", Token: "csp_y"}); err != nil {
 		t.Fatal(err)
 	}
-	if !s.Seen(testInvitationID) || s.Seen(testOtherID) {
+	if !s.Seen(envelopetest.InvitationID) || s.Seen(envelopetest.OtherID) {
 		t.Fatal("Seen wrong after record")
 	}
 	var got rec
-	if err := s.Load(testInvitationID, &got); err != nil || got.Status != "claimed" || got.Token != "csp_y" {
+	if err := s.Load(envelopetest.InvitationID, &got); err != nil || got.Status != "claimed" || got.Token != "csp_y" {
 		t.Fatalf("Load = %+v, %v", got, err)
 	}
-	p := filepath.Join(dir, testInvitationID+".json")
+	p := filepath.Join(dir, envelopetest.InvitationID+".json")
 	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("file mode = %v, %v; want 0600", fi.Mode(), err)
 	}
@@ -51,7 +54,7 @@ func TestState(t *testing.T) {
 		t.Fatalf("temporary files left behind: %d entries", len(entries))
 	}
 	// Ids that are not UUIDs cannot name files outside the directory.
-	for _, bad := range []string{"../x", "", "ABC", strings.ToUpper(testInvitationID)} {
+	for _, bad := range []string{"../x", "", "ABC", strings.ToUpper(envelopetest.InvitationID)} {
 		if err := s.Record(bad, rec{}); err == nil {
 			t.Errorf("Record(%q) accepted", bad)
 		}
@@ -63,7 +66,7 @@ func TestState(t *testing.T) {
 
 func TestStateNeverStoresCredentials(t *testing.T) {
 	t.Parallel()
-	inv, err := ParseEnvelope(validEnvelopeJSON(t), Policy{})
+	inv, err := envelope.Parse(envelopetest.Valid(t), envelope.Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +83,7 @@ func TestStateNeverStoresCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertNoLeak(t, string(data))
+	envelopetest.AssertNoLeak(t, string(data))
 	if !strings.Contains(string(data), inv.InvitationID) {
 		t.Fatal("record lost the identifiers")
 	}
