@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/envelope"
 )
@@ -49,12 +50,11 @@ func (a *Agent) Accept(ctx context.Context, inv *envelope.Invitation) (*Record, 
 		r, err := a.State.Load(inv.InvitationID)
 		return r, false, err
 	}
-	acts, err := actionsFrom(inv.ExchangeURL)
-	if err != nil {
-		return nil, false, err
-	}
-	if acts.Claim != inv.ClaimURL {
-		return nil, false, &VerifyError{"the envelope's claim URL is not the exchange URL's sibling"}
+	// The checks pinned the origin and the id; every action URL follows from
+	// them, and the envelope's own two must be among them.
+	acts := agentroute.For(inv.Origin, inv.InvitationID)
+	if acts.Exchange != inv.ExchangeURL || acts.Claim != inv.ClaimURL {
+		return nil, false, &VerifyError{"the envelope's exchange or claim URL is not the pinned action URL"}
 	}
 	x, err := a.Client.Exchange(ctx, acts.Exchange, inv.Secret)
 	if err != nil {
@@ -89,7 +89,7 @@ func (a *Agent) Accept(ctx context.Context, inv *envelope.Invitation) (*Record, 
 
 // verifyExchange recomputes both digests and checks every identifier
 // against the envelope before anything is claimed.
-func verifyExchange(inv *envelope.Invitation, x *Exchanged, acts Actions) error {
+func verifyExchange(inv *envelope.Invitation, x *Exchanged, acts agentroute.URLs) error {
 	c, err := canon.Transform(x.CanonicalRevision)
 	if err != nil {
 		return &VerifyError{"canonicalRevision is not valid JSON"}

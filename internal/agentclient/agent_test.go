@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/consensus-md/consensus/internal/agentclient"
+	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/cli"
 	"github.com/consensus-md/consensus/internal/envelope"
@@ -201,7 +202,7 @@ func TestArtifactRefusesTamperedBytes(t *testing.T) {
 				t.Fatal(err)
 			}
 			id := "0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b"
-			if err := st.Save(&agentclient.Record{InvitationID: id, ParticipantToken: "csp_test", Actions: agentclient.Actions{Artifact: base + "/artifact"}}); err != nil {
+			if err := st.Save(&agentclient.Record{InvitationID: id, ParticipantToken: "csp_test", Actions: agentroute.URLs{Artifact: base + "/artifact"}}); err != nil {
 				t.Fatal(err)
 			}
 			out := filepath.Join(dir, "CONSENSUS.md")

@@ -14,26 +14,6 @@ import (
 	"github.com/consensus-md/consensus/internal/canon"
 )
 
-// Actions are the absolute URLs of one invitation's agent routes. They are
-// derived from the envelope's exchange URL, which the ingest checks pinned to
-// the configured origin, and never taken from anywhere else.
-type Actions struct {
-	Exchange string `json:"exchange"`
-	Claim    string `json:"claim"`
-	Room     string `json:"room"`
-	Events   string `json:"events"`
-	Artifact string `json:"artifact"`
-}
-
-// actionsFrom builds the routes from a pinned exchange URL.
-func actionsFrom(exchangeURL string) (Actions, error) {
-	base, ok := strings.CutSuffix(exchangeURL, "/exchange")
-	if !ok {
-		return Actions{}, errors.New("agent: exchange URL does not end in /exchange")
-	}
-	return Actions{Exchange: exchangeURL, Claim: base + "/claim", Room: base + "/room", Events: base + "/events", Artifact: base + "/artifact"}, nil
-}
-
 // Exchanged is the exchange response (the session token is private).
 type Exchanged struct {
 	SessionToken      string          `json:"sessionToken"`

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/ingest"
 )
 
@@ -16,20 +17,22 @@ import (
 // participant token: the file is a credential. It never holds the invite
 // secret, the email proof or the session token.
 type Record struct {
-	InvitationID     string  `json:"invitationId"`
-	AgreementID      string  `json:"agreementId"`
-	ParticipantID    string  `json:"participantId"`
-	DisplayName      string  `json:"displayName"`
-	Title            string  `json:"title"`
-	Inbox            string  `json:"inbox"`
-	Origin           string  `json:"origin"`
-	Actions          Actions `json:"actions"`
-	ParticipantToken string  `json:"participantToken"`
-	BindingDigest    string  `json:"bindingDigest"`
-	RevisionNumber   int     `json:"revisionNumber"`
-	RevisionDigest   string  `json:"revisionDigest"`
-	MarkdownDigest   string  `json:"markdownDigest"`
-	ClaimedAt        string  `json:"claimedAt"`
+	InvitationID  string `json:"invitationId"`
+	AgreementID   string `json:"agreementId"`
+	ParticipantID string `json:"participantId"`
+	DisplayName   string `json:"displayName"`
+	Title         string `json:"title"`
+	Inbox         string `json:"inbox"`
+	Origin        string `json:"origin"`
+	// Actions were built by agentroute.For(Origin, InvitationID) when the
+	// invitation was claimed; later commands use them as stored.
+	Actions          agentroute.URLs `json:"actions"`
+	ParticipantToken string          `json:"participantToken"`
+	BindingDigest    string          `json:"bindingDigest"`
+	RevisionNumber   int             `json:"revisionNumber"`
+	RevisionDigest   string          `json:"revisionDigest"`
+	MarkdownDigest   string          `json:"markdownDigest"`
+	ClaimedAt        string          `json:"claimedAt"`
 	// LastRoomETag is the room version the --exec program last saw.
 	LastRoomETag string `json:"lastRoomETag,omitempty"`
 }
