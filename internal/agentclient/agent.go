@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -73,7 +74,7 @@ func (a *Agent) Accept(ctx context.Context, inv *envelope.Invitation) (*Record, 
 	var title struct {
 		Title string `json:"title"`
 	}
-	_ = jsonUnmarshal(x.CanonicalRevision, &title)
+	_ = json.Unmarshal(x.CanonicalRevision, &title)
 	r := &Record{
 		InvitationID: inv.InvitationID, AgreementID: inv.AgreementID, ParticipantID: inv.ParticipantID,
 		DisplayName: x.Participant.DisplayName, Title: title.Title, Inbox: inv.Inbox, Origin: inv.Origin,
@@ -116,7 +117,7 @@ func verifyExchange(inv *envelope.Invitation, x *Exchanged, acts agentroute.URLs
 		AgreementID string `json:"agreement_id"`
 		Revision    int    `json:"revision"`
 	}
-	if jsonUnmarshal(x.CanonicalRevision, &body) != nil || body.AgreementID != inv.AgreementID || body.Revision != inv.RevisionNumber {
+	if json.Unmarshal(x.CanonicalRevision, &body) != nil || body.AgreementID != inv.AgreementID || body.Revision != inv.RevisionNumber {
 		return &VerifyError{"the canonical revision names another agreement or revision"}
 	}
 	if x.Actions.Claim != acts.Claim || x.Actions.Room != acts.Room || x.Actions.Events != acts.Events || x.Actions.Artifact != acts.Artifact {

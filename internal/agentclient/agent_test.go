@@ -74,7 +74,7 @@ func roomEvents(t *testing.T, a *agentclient.Agent, id string) []string {
 		t.Fatal(err)
 	}
 	var doc struct{ Events []struct{ ID string } }
-	if err := jsonUnmarshal(room.Raw, &doc); err != nil {
+	if err := json.Unmarshal(room.Raw, &doc); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
@@ -270,5 +270,3 @@ echo '{"action":"change-request","body":"Make it Monday."}'
 		t.Fatalf("none: %+v, %v", cmd, err)
 	}
 }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -18,8 +18,6 @@ import (
 	"github.com/consensus-md/consensus/internal/ingest"
 )
 
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-
 // WatchOptions tune Watch.
 type WatchOptions struct {
 	// Source yields the mailbox's unseen messages (IMAP or Maildir).
