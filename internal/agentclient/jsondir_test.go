@@ -1,4 +1,4 @@
-package ingest
+package agentclient
 
 import (
 	"errors"
@@ -11,39 +11,39 @@ import (
 	"github.com/consensus-md/consensus/internal/envelope/envelopetest"
 )
 
-func TestState(t *testing.T) {
+func TestJSONDir(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
-	s, err := OpenState(dir)
+	s, err := openJSONDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("dir mode = %v, %v; want 0700", fi.Mode(), err)
 	}
-	if s.Seen(envelopetest.InvitationID) {
-		t.Fatal("seen before record")
+	if s.has(envelopetest.InvitationID) {
+		t.Fatal("has before save")
 	}
 	var none map[string]string
-	if err := s.Load(envelopetest.InvitationID, &none); !errors.Is(err, ErrNotRecorded) {
-		t.Fatalf("Load = %v, want ErrNotRecorded", err)
+	if err := s.load(envelopetest.InvitationID, &none); !errors.Is(err, errNotRecorded) {
+		t.Fatalf("load = %v, want errNotRecorded", err)
 	}
 	type rec struct {
 		Status string `json:"status"`
 		Token  string `json:"token"`
 	}
-	if err := s.Record(envelopetest.InvitationID, rec{Status: "exchanged", Token: "css_x"}); err != nil {
+	if err := s.save(envelopetest.InvitationID, rec{Status: "exchanged", Token: "css_x"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Record(envelopetest.InvitationID, rec{Status: "claimed", Token: "csp_y"}); err != nil {
+	if err := s.save(envelopetest.InvitationID, rec{Status: "claimed", Token: "csp_y"}); err != nil {
 		t.Fatal(err)
 	}
-	if !s.Seen(envelopetest.InvitationID) || s.Seen(envelopetest.OtherID) {
-		t.Fatal("Seen wrong after record")
+	if !s.has(envelopetest.InvitationID) || s.has(envelopetest.OtherID) {
+		t.Fatal("has wrong after save")
 	}
 	var got rec
-	if err := s.Load(envelopetest.InvitationID, &got); err != nil || got.Status != "claimed" || got.Token != "csp_y" {
-		t.Fatalf("Load = %+v, %v", got, err)
+	if err := s.load(envelopetest.InvitationID, &got); err != nil || got.Status != "claimed" || got.Token != "csp_y" {
+		t.Fatalf("load = %+v, %v", got, err)
 	}
 	p := filepath.Join(dir, envelopetest.InvitationID+".json")
 	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
@@ -53,30 +53,42 @@ func TestState(t *testing.T) {
 	if len(entries) != 1 {
 		t.Fatalf("temporary files left behind: %d entries", len(entries))
 	}
+	if ids, err := s.list(); err != nil || len(ids) != 1 || ids[0] != envelopetest.InvitationID {
+		t.Fatalf("list = %v, %v", ids, err)
+	}
+	if err := s.save(envelopetest.OtherID, rec{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.remove(envelopetest.OtherID); err != nil || s.has(envelopetest.OtherID) {
+		t.Fatalf("remove: %v", err)
+	}
+	if err := s.remove(envelopetest.OtherID); err != nil {
+		t.Fatalf("removing a missing record: %v", err)
+	}
 	// Ids that are not UUIDs cannot name files outside the directory.
 	for _, bad := range []string{"../x", "", "ABC", strings.ToUpper(envelopetest.InvitationID)} {
-		if err := s.Record(bad, rec{}); err == nil {
-			t.Errorf("Record(%q) accepted", bad)
+		if err := s.save(bad, rec{}); err == nil {
+			t.Errorf("save(%q) accepted", bad)
 		}
-		if s.Seen(bad) {
-			t.Errorf("Seen(%q) = true", bad)
+		if s.has(bad) {
+			t.Errorf("has(%q) = true", bad)
 		}
 	}
 }
 
-func TestStateNeverStoresCredentials(t *testing.T) {
+func TestJSONDirNeverStoresCredentials(t *testing.T) {
 	t.Parallel()
 	inv, err := envelope.Parse(envelopetest.Valid(t), envelope.Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := OpenState(t.TempDir())
+	s, err := openJSONDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A careless caller recording the whole invitation still stores no
 	// credential: the types redact themselves.
-	if err := s.Record(inv.InvitationID, map[string]any{"invitation": inv, "envelope": inv.Envelope}); err != nil {
+	if err := s.save(inv.InvitationID, map[string]any{"invitation": inv, "envelope": inv.Envelope}); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(s.dir, inv.InvitationID+".json"))
