@@ -45,9 +45,10 @@ func appendMsg(t *testing.T, u *imapmemserver.User, body []byte) imap.UID {
 	return data.UID
 }
 
-// startIMAP runs a real IMAP server (in memory) on a loopback port; caps nil
-// means IMAP4rev1 only, without IDLE.
-func startIMAP(t *testing.T, caps imap.CapSet) (string, *imapmemserver.User) {
+// newIMAPServer builds a real IMAP server (in memory) with the test user and
+// an empty INBOX; opts sets the rest (capabilities, TLS, InsecureAuth). The
+// server is closed when the test ends; the caller makes it serve.
+func newIMAPServer(t *testing.T, opts imapserver.Options) (*imapserver.Server, *imapmemserver.User) {
 	t.Helper()
 	mem := imapmemserver.New()
 	user := imapmemserver.NewUser(imapUser, imapPass)
@@ -55,20 +56,25 @@ func startIMAP(t *testing.T, caps imap.CapSet) (string, *imapmemserver.User) {
 		t.Fatal(err)
 	}
 	mem.AddUser(user)
-	srv := imapserver.New(&imapserver.Options{
-		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
-			return mem.NewSession(), nil, nil
-		},
-		Caps:         caps,
-		InsecureAuth: true,
-		Logger:       testLogger{t},
-	})
+	opts.NewSession = func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
+		return mem.NewSession(), nil, nil
+	}
+	opts.Logger = testLogger{t}
+	srv := imapserver.New(&opts)
+	t.Cleanup(func() { srv.Close() })
+	return srv, user
+}
+
+// startIMAP runs a real IMAP server (in memory) on a loopback port; caps nil
+// means IMAP4rev1 only, without IDLE.
+func startIMAP(t *testing.T, caps imap.CapSet) (string, *imapmemserver.User) {
+	t.Helper()
+	srv, user := newIMAPServer(t, imapserver.Options{Caps: caps, InsecureAuth: true})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String(), user
 }
 
@@ -240,21 +246,8 @@ func TestIMAPSourceReconnects(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
-	mem := imapmemserver.New()
-	user := imapmemserver.NewUser(imapUser, imapPass)
-	if err := user.Create("INBOX", nil); err != nil {
-		t.Fatal(err)
-	}
-	mem.AddUser(user)
+	srv, user := newIMAPServer(t, imapserver.Options{InsecureAuth: true})
 	appendMsg(t, user, readFixture(t, "plain-7bit.rfc822"))
-	srv := imapserver.New(&imapserver.Options{
-		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
-			return mem.NewSession(), nil, nil
-		},
-		InsecureAuth: true,
-		Logger:       testLogger{t},
-	})
-	t.Cleanup(func() { srv.Close() })
 	go func() {
 		time.Sleep(150 * time.Millisecond)
 		ln, err := net.Listen("tcp", addr)
