@@ -40,6 +40,7 @@ func (a *Agent) now() time.Time {
 // invitation is not claimed.
 type VerifyError struct{ What string }
 
+// Error says what did not match.
 func (e *VerifyError) Error() string { return "agent: verify failed: " + e.What }
 
 // Accept processes one validated invitation: exchange, verify the locked

@@ -102,6 +102,7 @@ type APIError struct {
 	Detail string
 }
 
+// Error gives the status, the problem code and its detail.
 func (e *APIError) Error() string {
 	return fmt.Sprintf("HTTP %d %s: %s", e.Status, e.Code, e.Detail)
 }

@@ -86,6 +86,8 @@ type limitedBuffer struct {
 	over  bool
 }
 
+// Write keeps at most limit bytes and notes that more came; it never fails,
+// so the program is not killed by a closed pipe.
 func (b *limitedBuffer) Write(p []byte) (int, error) {
 	if room := b.limit - b.buf.Len(); len(p) > room {
 		b.over = true

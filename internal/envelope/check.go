@@ -28,6 +28,7 @@ type CheckError struct {
 	Detail string
 }
 
+// Error names the check and the rule; it quotes no envelope value.
 func (e *CheckError) Error() string {
 	return "envelope: " + e.Check + " check failed: " + e.Detail
 }
