@@ -15,7 +15,7 @@ func TestParseEnvelopeValid(t *testing.T) {
 	t.Parallel()
 	inv, err := envelope.Parse(envelopetest.Valid(t), envelope.Policy{})
 	if err != nil {
-		t.Fatalf("ParseEnvelope: %v", err)
+		t.Fatalf("Parse: %v", err)
 	}
 	checks := []struct{ name, got, want string }{
 		{"InvitationID", inv.InvitationID, envelopetest.InvitationID},
@@ -51,7 +51,7 @@ func TestParseEnvelopeWithoutPrefix(t *testing.T) {
 	})
 	inv, err := envelope.Parse(raw, envelope.Policy{})
 	if err != nil {
-		t.Fatalf("ParseEnvelope: %v", err)
+		t.Fatalf("Parse: %v", err)
 	}
 	if inv.Secret != envelopetest.SecretBody {
 		t.Fatalf("secret not the fragment value")
