@@ -1,17 +1,19 @@
-package agent
+package agentclient
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/canon"
-	"github.com/consensus-md/consensus/internal/ingest"
+	"github.com/consensus-md/consensus/internal/envelope"
 )
 
 // Agent is one invited agent's runtime over a state directory.
@@ -20,7 +22,7 @@ type Agent struct {
 	Client *Client
 	Log    *slog.Logger
 	// Policy pins the origin invitations must come from.
-	Policy ingest.Policy
+	Policy envelope.Policy
 	// RuntimeEndpoint, when set, is declared in the claim (https only;
 	// Consensus records it and never calls it).
 	RuntimeEndpoint string
@@ -38,23 +40,23 @@ func (a *Agent) now() time.Time {
 // invitation is not claimed.
 type VerifyError struct{ What string }
 
+// Error says what did not match.
 func (e *VerifyError) Error() string { return "agent: verify failed: " + e.What }
 
 // Accept processes one validated invitation: exchange, verify the locked
 // revision against the envelope and the exchange response, claim, and save
 // the record. An invitation already in the state is returned as is. Errors:
 // *VerifyError (nothing claimed), *APIError, network errors.
-func (a *Agent) Accept(ctx context.Context, inv *ingest.Invitation) (*Record, bool, error) {
+func (a *Agent) Accept(ctx context.Context, inv *envelope.Invitation) (*Record, bool, error) {
 	if a.State.Has(inv.InvitationID) {
 		r, err := a.State.Load(inv.InvitationID)
 		return r, false, err
 	}
-	acts, err := actionsFrom(inv.ExchangeURL)
-	if err != nil {
-		return nil, false, err
-	}
-	if acts.Claim != inv.ClaimURL {
-		return nil, false, &VerifyError{"the envelope's claim URL is not the exchange URL's sibling"}
+	// The checks pinned the origin and the id; every action URL follows from
+	// them, and the envelope's own two must be among them.
+	acts := agentroute.For(inv.Origin, inv.InvitationID)
+	if acts.Exchange != inv.ExchangeURL || acts.Claim != inv.ClaimURL {
+		return nil, false, &VerifyError{"the envelope's exchange or claim URL is not the pinned action URL"}
 	}
 	x, err := a.Client.Exchange(ctx, acts.Exchange, inv.Secret)
 	if err != nil {
@@ -73,7 +75,7 @@ func (a *Agent) Accept(ctx context.Context, inv *ingest.Invitation) (*Record, bo
 	var title struct {
 		Title string `json:"title"`
 	}
-	_ = jsonUnmarshal(x.CanonicalRevision, &title)
+	_ = json.Unmarshal(x.CanonicalRevision, &title)
 	r := &Record{
 		InvitationID: inv.InvitationID, AgreementID: inv.AgreementID, ParticipantID: inv.ParticipantID,
 		DisplayName: x.Participant.DisplayName, Title: title.Title, Inbox: inv.Inbox, Origin: inv.Origin,
@@ -89,7 +91,7 @@ func (a *Agent) Accept(ctx context.Context, inv *ingest.Invitation) (*Record, bo
 
 // verifyExchange recomputes both digests and checks every identifier
 // against the envelope before anything is claimed.
-func verifyExchange(inv *ingest.Invitation, x *Exchanged, acts Actions) error {
+func verifyExchange(inv *envelope.Invitation, x *Exchanged, acts agentroute.URLs) error {
 	c, err := canon.Transform(x.CanonicalRevision)
 	if err != nil {
 		return &VerifyError{"canonicalRevision is not valid JSON"}
@@ -116,7 +118,7 @@ func verifyExchange(inv *ingest.Invitation, x *Exchanged, acts Actions) error {
 		AgreementID string `json:"agreement_id"`
 		Revision    int    `json:"revision"`
 	}
-	if jsonUnmarshal(x.CanonicalRevision, &body) != nil || body.AgreementID != inv.AgreementID || body.Revision != inv.RevisionNumber {
+	if json.Unmarshal(x.CanonicalRevision, &body) != nil || body.AgreementID != inv.AgreementID || body.Revision != inv.RevisionNumber {
 		return &VerifyError{"the canonical revision names another agreement or revision"}
 	}
 	if x.Actions.Claim != acts.Claim || x.Actions.Room != acts.Room || x.Actions.Events != acts.Events || x.Actions.Artifact != acts.Artifact {

@@ -1,4 +1,4 @@
-package agent_test
+package agentclient_test
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
-	"github.com/consensus-md/consensus/internal/agent"
+	"github.com/consensus-md/consensus/internal/agentclient"
 	"github.com/consensus-md/consensus/internal/cli"
 	"github.com/consensus-md/consensus/internal/servertest"
 )
@@ -193,9 +193,9 @@ func unseen(t *testing.T, addr, inbox string) int {
 	return len(data.AllUIDs())
 }
 
-func mustRecord(t *testing.T, dir, id string) *agent.Record {
+func mustRecord(t *testing.T, dir, id string) *agentclient.Record {
 	t.Helper()
-	st, err := agent.OpenState(dir)
+	st, err := agentclient.OpenState(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package agent_test
+package agentclient_test
 
 import (
 	"bytes"
@@ -14,24 +14,26 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/consensus-md/consensus/internal/agent"
+	"github.com/consensus-md/consensus/internal/agentclient"
+	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/cli"
+	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/ingest"
 )
 
 // claimOne creates a one-agent agreement, takes the delivered invitation
 // straight from the SMTP server and claims it into a fresh state directory.
-func claimOne(t *testing.T, f *venueFixture) (*agent.Agent, *agent.Record, string) {
+func claimOne(t *testing.T, f *venueFixture) (*agentclient.Agent, *agentclient.Record, string) {
 	t.Helper()
 	f.createAgreement(t, "solo@agents.test")
 	f.waitForMail(t, 1)
-	inv, err := ingest.ParseMessageBytes(f.Sink.Messages()[0].Data, ingest.Policy{Origin: f.Origin, AllowHTTPLoopback: true})
+	inv, err := ingest.ParseMessageBytes(f.Sink.Messages()[0].Data, envelope.Policy{Origin: f.Origin, AllowHTTPLoopback: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	a := newAgent(t, dir, agent.NewClient())
+	a := newAgent(t, dir, agentclient.NewClient())
 	rec, fresh, err := a.Accept(context.Background(), inv)
 	if err != nil || !fresh {
 		t.Fatalf("accept: fresh %v, %v", fresh, err)
@@ -43,13 +45,13 @@ func claimOne(t *testing.T, f *venueFixture) (*agent.Agent, *agent.Record, strin
 	return a, rec, dir
 }
 
-func newAgent(t *testing.T, dir string, c *agent.Client) *agent.Agent {
+func newAgent(t *testing.T, dir string, c *agentclient.Client) *agentclient.Agent {
 	t.Helper()
-	st, err := agent.OpenState(dir)
+	st, err := agentclient.OpenState(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &agent.Agent{State: st, Client: c, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	return &agentclient.Agent{State: st, Client: c, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 
 // lossyTransport delivers every POST to the server and then pretends the
@@ -65,14 +67,14 @@ func (lossyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return nil, errors.New("connection reset (simulated crash after sending)")
 }
 
-func roomEvents(t *testing.T, a *agent.Agent, id string) []string {
+func roomEvents(t *testing.T, a *agentclient.Agent, id string) []string {
 	t.Helper()
 	room, _, err := a.Room(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var doc struct{ Events []struct{ ID string } }
-	if err := jsonUnmarshal(room.Raw, &doc); err != nil {
+	if err := json.Unmarshal(room.Raw, &doc); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
@@ -89,12 +91,12 @@ func TestIdempotencyKeyPersistedBeforeSending(t *testing.T) {
 	ctx := context.Background()
 
 	// The server stores the comment but the answer is lost.
-	lossy := agent.NewClient()
+	lossy := agentclient.NewClient()
 	lossy.HTTP.Transport = lossyTransport{}
 	if _, err := newAgent(t, dir, lossy).Post(ctx, rec.InvitationID, "comment", "first thoughts", nil); err == nil {
 		t.Fatal("post over a lossy connection reported success")
 	}
-	a := newAgent(t, dir, agent.NewClient()) // the next run
+	a := newAgent(t, dir, agentclient.NewClient()) // the next run
 	stored := roomEvents(t, a, rec.InvitationID)
 	if len(stored) != 1 {
 		t.Fatalf("%d events stored, want 1", len(stored))
@@ -112,11 +114,11 @@ func TestIdempotencyKeyPersistedBeforeSending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.State.SavePending(rec.InvitationID, &agent.Pending{Key: "cak-crash-before-send",
-		Command: agent.Command{Action: "question", Body: "Friday which timezone?", Revision: room.Revision.Number, Digest: room.Revision.RevisionDigest}}); err != nil {
+	if err := a.State.SavePending(rec.InvitationID, &agentclient.Pending{Key: "cak-crash-before-send",
+		Command: agentclient.Command{Action: "question", Body: "Friday which timezone?", Revision: room.Revision.Number, Digest: room.Revision.RevisionDigest}}); err != nil {
 		t.Fatal(err)
 	}
-	p, err = newAgent(t, dir, agent.NewClient()).Post(ctx, rec.InvitationID, "comment", "UTC is fine", nil)
+	p, err = newAgent(t, dir, agentclient.NewClient()).Post(ctx, rec.InvitationID, "comment", "UTC is fine", nil)
 	if err != nil || p.Replayed {
 		t.Fatalf("post: %+v, %v", p, err)
 	}
@@ -142,7 +144,7 @@ func TestConfirmationPrompt(t *testing.T) {
 	if code, _, _ := run("", "agree", rec.InvitationID); code != 1 {
 		t.Fatalf("no answer (EOF) must not agree: exit %d", code)
 	}
-	a := newAgent(t, dir, agent.NewClient())
+	a := newAgent(t, dir, agentclient.NewClient())
 	if n := len(roomEvents(t, a, rec.InvitationID)); n != 0 {
 		t.Fatalf("%d events after declining", n)
 	}
@@ -195,12 +197,12 @@ func TestArtifactRefusesTamperedBytes(t *testing.T) {
 			t.Parallel()
 			base := artifactServer(t, tc.body, tc.cd, tc.sha)
 			dir := t.TempDir()
-			st, err := agent.OpenState(filepath.Join(dir, "state"))
+			st, err := agentclient.OpenState(filepath.Join(dir, "state"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			id := "0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b"
-			if err := st.Save(&agent.Record{InvitationID: id, ParticipantToken: "csp_test", Actions: agent.Actions{Artifact: base + "/artifact"}}); err != nil {
+			if err := st.Save(&agentclient.Record{InvitationID: id, ParticipantToken: "csp_test", Actions: agentroute.URLs{Artifact: base + "/artifact"}}); err != nil {
 				t.Fatal(err)
 			}
 			out := filepath.Join(dir, "CONSENSUS.md")
@@ -232,12 +234,12 @@ func TestExecHook(t *testing.T) {
 		}
 		return p
 	}
-	rec := &agent.Record{InvitationID: "0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b", AgreementID: "0190a6b2-0000-7e4f-8a9b-0c1d2e3f4a5b", ParticipantToken: "csp_secret"}
+	rec := &agentclient.Record{InvitationID: "0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b", AgreementID: "0190a6b2-0000-7e4f-8a9b-0c1d2e3f4a5b", ParticipantToken: "csp_secret"}
 	room := []byte(`{"outcome":{"status":"pending"},"you":{"decision":null}}`)
 	ok := script("ok.sh", `cat > "`+dir+`/stdin"; env > "`+dir+`/env"; echo "args:$#" > "`+dir+`/args"
 echo '{"action":"change-request","body":"Make it Monday."}'
 `)
-	cmd, err := agent.RunExec(context.Background(), ok, room, rec, nil)
+	cmd, err := agentclient.RunExec(context.Background(), ok, room, rec, nil)
 	if err != nil || cmd.Action != "change_request" || cmd.Body != "Make it Monday." {
 		t.Fatalf("%+v, %v", cmd, err)
 	}
@@ -260,13 +262,11 @@ echo '{"action":"change-request","body":"Make it Monday."}'
 		"extra.sh":     `echo '{"action":"none","token":"x"}'` + "\n",
 		"fails.sh":     "exit 3\n",
 	} {
-		if cmd, err := agent.RunExec(context.Background(), script(name, body), room, rec, nil); err == nil {
+		if cmd, err := agentclient.RunExec(context.Background(), script(name, body), room, rec, nil); err == nil {
 			t.Errorf("%s: accepted %+v", name, cmd)
 		}
 	}
-	if cmd, err := agent.RunExec(context.Background(), script("none.sh", `echo '{"action":"none"}'`+"\n"), room, rec, nil); err != nil || cmd.Action != "none" {
+	if cmd, err := agentclient.RunExec(context.Background(), script("none.sh", `echo '{"action":"none"}'`+"\n"), room, rec, nil); err != nil || cmd.Action != "none" {
 		t.Fatalf("none: %+v, %v", cmd, err)
 	}
 }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -1,14 +1,12 @@
-package agent
+package agentclient
 
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
-	"github.com/consensus-md/consensus/internal/ingest"
+	"github.com/consensus-md/consensus/internal/agentroute"
 )
 
 // Record is what the runtime keeps about one claimed invitation, in
@@ -16,20 +14,22 @@ import (
 // participant token: the file is a credential. It never holds the invite
 // secret, the email proof or the session token.
 type Record struct {
-	InvitationID     string  `json:"invitationId"`
-	AgreementID      string  `json:"agreementId"`
-	ParticipantID    string  `json:"participantId"`
-	DisplayName      string  `json:"displayName"`
-	Title            string  `json:"title"`
-	Inbox            string  `json:"inbox"`
-	Origin           string  `json:"origin"`
-	Actions          Actions `json:"actions"`
-	ParticipantToken string  `json:"participantToken"`
-	BindingDigest    string  `json:"bindingDigest"`
-	RevisionNumber   int     `json:"revisionNumber"`
-	RevisionDigest   string  `json:"revisionDigest"`
-	MarkdownDigest   string  `json:"markdownDigest"`
-	ClaimedAt        string  `json:"claimedAt"`
+	InvitationID  string `json:"invitationId"`
+	AgreementID   string `json:"agreementId"`
+	ParticipantID string `json:"participantId"`
+	DisplayName   string `json:"displayName"`
+	Title         string `json:"title"`
+	Inbox         string `json:"inbox"`
+	Origin        string `json:"origin"`
+	// Actions were built by agentroute.For(Origin, InvitationID) when the
+	// invitation was claimed; later commands use them as stored.
+	Actions          agentroute.URLs `json:"actions"`
+	ParticipantToken string          `json:"participantToken"`
+	BindingDigest    string          `json:"bindingDigest"`
+	RevisionNumber   int             `json:"revisionNumber"`
+	RevisionDigest   string          `json:"revisionDigest"`
+	MarkdownDigest   string          `json:"markdownDigest"`
+	ClaimedAt        string          `json:"claimedAt"`
 	// LastRoomETag is the room version the --exec program last saw.
 	LastRoomETag string `json:"lastRoomETag,omitempty"`
 }
@@ -48,25 +48,24 @@ type Pending struct {
 }
 
 // State is the runtime's directory: claimed invitations at the top level,
-// commands in flight under pending/. Both use ingest.State (atomic,
-// fsynced, 0600 files in a 0700 directory, UUID file names only).
+// commands in flight under pending/. Both are a jsonDir (atomic, fsynced,
+// 0600 files in a 0700 directory, UUID file names only).
 type State struct {
-	dir     string
-	records *ingest.State
-	pending *ingest.State
+	records *jsonDir
+	pending *jsonDir
 }
 
 // OpenState opens or creates the state directory.
 func OpenState(dir string) (*State, error) {
-	records, err := ingest.OpenState(dir)
+	records, err := openJSONDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	pending, err := ingest.OpenState(filepath.Join(dir, "pending"))
+	pending, err := openJSONDir(filepath.Join(dir, "pending"))
 	if err != nil {
 		return nil, err
 	}
-	return &State{dir: dir, records: records, pending: pending}, nil
+	return &State{records: records, pending: pending}, nil
 }
 
 // ErrUnknownRoom is returned for an invitation id the state has no record of.
@@ -75,8 +74,8 @@ var ErrUnknownRoom = errors.New("agent: no claimed invitation with that id in th
 // Load returns the record of a claimed invitation, or ErrUnknownRoom.
 func (s *State) Load(invitationID string) (*Record, error) {
 	var r Record
-	if err := s.records.Load(strings.ToLower(invitationID), &r); err != nil {
-		if errors.Is(err, ingest.ErrNotRecorded) {
+	if err := s.records.load(strings.ToLower(invitationID), &r); err != nil {
+		if errors.Is(err, errNotRecorded) {
 			return nil, ErrUnknownRoom
 		}
 		return nil, err
@@ -85,21 +84,19 @@ func (s *State) Load(invitationID string) (*Record, error) {
 }
 
 // Save writes the record atomically.
-func (s *State) Save(r *Record) error { return s.records.Record(r.InvitationID, r) }
+func (s *State) Save(r *Record) error { return s.records.save(r.InvitationID, r) }
 
 // Has reports whether the invitation was already processed.
-func (s *State) Has(invitationID string) bool { return s.records.Seen(invitationID) }
+func (s *State) Has(invitationID string) bool { return s.records.has(invitationID) }
 
 // List returns every claimed invitation, sorted by id.
 func (s *State) List() ([]*Record, error) {
-	names, err := filepath.Glob(filepath.Join(s.dir, "*.json"))
+	ids, err := s.records.list()
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(names)
 	var out []*Record
-	for _, n := range names {
-		id := strings.TrimSuffix(filepath.Base(n), ".json")
+	for _, id := range ids {
 		r, err := s.Load(id)
 		if err != nil {
 			return nil, err
@@ -112,8 +109,8 @@ func (s *State) List() ([]*Record, error) {
 // LoadPending returns the command in flight for the invitation, or nil.
 func (s *State) LoadPending(invitationID string) (*Pending, error) {
 	var p Pending
-	if err := s.pending.Load(invitationID, &p); err != nil {
-		if errors.Is(err, ingest.ErrNotRecorded) {
+	if err := s.pending.load(invitationID, &p); err != nil {
+		if errors.Is(err, errNotRecorded) {
 			return nil, nil
 		}
 		return nil, err
@@ -123,14 +120,8 @@ func (s *State) LoadPending(invitationID string) (*Pending, error) {
 
 // SavePending persists p (fsynced) before it is sent.
 func (s *State) SavePending(invitationID string, p *Pending) error {
-	return s.pending.Record(invitationID, p)
+	return s.pending.save(invitationID, p)
 }
 
 // ClearPending forgets the command once the server answered definitively.
-func (s *State) ClearPending(invitationID string) error {
-	err := os.Remove(filepath.Join(s.dir, "pending", invitationID+".json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	return err
-}
+func (s *State) ClearPending(invitationID string) error { return s.pending.remove(invitationID) }

@@ -1,4 +1,4 @@
-package agent
+package agentclient
 
 import (
 	"bytes"
@@ -13,26 +13,6 @@ import (
 
 	"github.com/consensus-md/consensus/internal/canon"
 )
-
-// Actions are the absolute URLs of one invitation's agent routes. They are
-// derived from the envelope's exchange URL, which the ingest checks pinned to
-// the configured origin, and never taken from anywhere else.
-type Actions struct {
-	Exchange string `json:"exchange"`
-	Claim    string `json:"claim"`
-	Room     string `json:"room"`
-	Events   string `json:"events"`
-	Artifact string `json:"artifact"`
-}
-
-// actionsFrom builds the routes from a pinned exchange URL.
-func actionsFrom(exchangeURL string) (Actions, error) {
-	base, ok := strings.CutSuffix(exchangeURL, "/exchange")
-	if !ok {
-		return Actions{}, errors.New("agent: exchange URL does not end in /exchange")
-	}
-	return Actions{Exchange: exchangeURL, Claim: base + "/claim", Room: base + "/room", Events: base + "/events", Artifact: base + "/artifact"}, nil
-}
 
 // Exchanged is the exchange response (the session token is private).
 type Exchanged struct {
@@ -122,6 +102,7 @@ type APIError struct {
 	Detail string
 }
 
+// Error gives the status, the problem code and its detail.
 func (e *APIError) Error() string {
 	return fmt.Sprintf("HTTP %d %s: %s", e.Status, e.Code, e.Detail)
 }
@@ -190,15 +171,24 @@ func (c *Client) do(ctx context.Context, method, url, auth string, header map[st
 	return resp, b, nil
 }
 
+// doJSON is do for a JSON answer: it decodes a successful one into out and
+// names the call (what) in every error.
+func (c *Client) doJSON(ctx context.Context, what, method, url, auth string, header map[string]string, body, out any) (*http.Response, []byte, error) {
+	resp, b, err := c.do(ctx, method, url, auth, header, body)
+	if err == nil {
+		err = json.Unmarshal(b, out)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent: %s: %w", what, err)
+	}
+	return resp, b, nil
+}
+
 // Exchange trades the fragment secret (sent in the body only) for a session.
 func (c *Client) Exchange(ctx context.Context, exchangeURL, secret string) (*Exchanged, error) {
-	_, b, err := c.do(ctx, http.MethodPost, exchangeURL, "", nil, map[string]string{"secret": secret})
-	if err != nil {
-		return nil, fmt.Errorf("agent: exchange: %w", err)
-	}
 	var x Exchanged
-	if err := json.Unmarshal(b, &x); err != nil {
-		return nil, fmt.Errorf("agent: exchange: %w", err)
+	if _, _, err := c.doJSON(ctx, "exchange", http.MethodPost, exchangeURL, "", nil, map[string]string{"secret": secret}, &x); err != nil {
+		return nil, err
 	}
 	return &x, nil
 }
@@ -209,26 +199,19 @@ func (c *Client) Claim(ctx context.Context, claimURL, session, proof, inbox, run
 	if runtimeEndpoint != "" {
 		body["runtimeEndpoint"] = runtimeEndpoint
 	}
-	_, b, err := c.do(ctx, http.MethodPost, claimURL, "Consensus-Session "+session, nil, body)
-	if err != nil {
-		return nil, fmt.Errorf("agent: claim: %w", err)
-	}
 	var cl Claimed
-	if err := json.Unmarshal(b, &cl); err != nil {
-		return nil, fmt.Errorf("agent: claim: %w", err)
+	if _, _, err := c.doJSON(ctx, "claim", http.MethodPost, claimURL, "Consensus-Session "+session, nil, body, &cl); err != nil {
+		return nil, err
 	}
 	return &cl, nil
 }
 
 // Room reads the room.
 func (c *Client) Room(ctx context.Context, roomURL, token string) (*Room, error) {
-	resp, b, err := c.do(ctx, http.MethodGet, roomURL, "Consensus-Participant "+token, nil, nil)
-	if err != nil {
-		return nil, fmt.Errorf("agent: room: %w", err)
-	}
 	var r Room
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("agent: room: %w", err)
+	resp, b, err := c.doJSON(ctx, "room", http.MethodGet, roomURL, "Consensus-Participant "+token, nil, nil, &r)
+	if err != nil {
+		return nil, err
 	}
 	r.Raw, r.ETag = b, resp.Header.Get("ETag")
 	return &r, nil
@@ -244,13 +227,10 @@ type Command struct {
 
 // PostEvent sends cmd under key.
 func (c *Client) PostEvent(ctx context.Context, eventsURL, token, key string, cmd Command) (*Posted, error) {
-	resp, b, err := c.do(ctx, http.MethodPost, eventsURL, "Consensus-Participant "+token, map[string]string{"Idempotency-Key": key}, cmd)
-	if err != nil {
-		return nil, fmt.Errorf("agent: post %s: %w", cmd.Action, err)
-	}
 	var p Posted
-	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("agent: post %s: %w", cmd.Action, err)
+	resp, _, err := c.doJSON(ctx, "post "+cmd.Action, http.MethodPost, eventsURL, "Consensus-Participant "+token, map[string]string{"Idempotency-Key": key}, cmd, &p)
+	if err != nil {
+		return nil, err
 	}
 	p.Replayed = resp.StatusCode == http.StatusOK
 	return &p, nil
