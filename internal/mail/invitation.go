@@ -8,11 +8,6 @@ import (
 	"github.com/consensus-md/consensus/internal/envelope"
 )
 
-// Envelope is envelope.Envelope, the one definition of the
-// invitation-email/v1 object. The name stays so venue and httpapi's tests
-// compile until they name envelope.Envelope; then it goes.
-type Envelope = envelope.Envelope
-
 // InvitationInput is what one invitation email states.
 type InvitationInput struct {
 	Origin         string

@@ -84,22 +84,6 @@ func lastLine(text, prefix string) string {
 	return "\x00missing " + prefix
 }
 
-func TestParseInvitationQuotedPrintable(t *testing.T) {
-	raw := "Message-Id: <x@y>\nFrom: a@example.com\nTo: b@example.com\nSubject: Invitation\nMIME-Version: 1.0\n" +
-		"Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: quoted-printable\n\n" +
-		"Hello =E2=80=94 read this.\n" + beginMarker + "\n" +
-		`{"invitation_id":"inv-1","inbox":"b@example.com","invite_uri":"http://127.0.0.1/invite/inv-1#secret=csi_abc",` + "=\n" +
-		`"agent_exchange":{"href":"http://127.0.0.1/api/v1/agent/invitations/inv-1/exchange"},"agent_claim":{"href":"h","email_proof":"p=3D"}}` + "\n" +
-		endMarker + "\n"
-	env, err := parseInvitation([]byte(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if env.InvitationID != "inv-1" || env.AgentClaim.EmailProof != "p=" || !strings.HasSuffix(env.InviteURI, "#secret=csi_abc") {
-		t.Errorf("parsed %+v", env)
-	}
-}
-
 func TestStatsHelpers(t *testing.T) {
 	s := spreadOf([]float64{3, 1, 2, 10})
 	if s.med != 2.5 || s.lo != 1 || s.hi != 10 {

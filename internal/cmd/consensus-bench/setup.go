@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"mime/quotedprintable"
 	"net/http"
-	"net/mail"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +16,9 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/consensus-md/consensus/internal/envelope"
+	"github.com/consensus-md/consensus/internal/ingest"
 )
 
 // eventLimit is SPEC §4's limit of stored events per participant and revision.
@@ -145,61 +145,11 @@ func (b *bench) createAgreements(ctx context.Context) error {
 	return nil
 }
 
-// envelope is the part of the invitation-email/v1 block the bench needs.
-type envelope struct {
-	InvitationID  string `json:"invitation_id"`
-	Inbox         string `json:"inbox"`
-	InviteURI     string `json:"invite_uri"`
-	AgentExchange struct {
-		Href string `json:"href"`
-	} `json:"agent_exchange"`
-	AgentClaim struct {
-		Href       string `json:"href"`
-		EmailProof string `json:"email_proof"`
-	} `json:"agent_claim"`
-}
-
-const (
-	beginMarker = "---BEGIN CONSENSUS INVITATION V1---"
-	endMarker   = "---END CONSENSUS INVITATION V1---"
-)
-
-// parseInvitation reads one Maildir file as a mail reader would: RFC 5322,
-// the transfer encoding undone, the JSON block between the marker lines.
-func parseInvitation(raw []byte) (*envelope, error) {
-	msg, err := mail.ReadMessage(bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	var body io.Reader = msg.Body
-	switch strings.ToLower(strings.TrimSpace(msg.Header.Get("Content-Transfer-Encoding"))) {
-	case "quoted-printable":
-		body = quotedprintable.NewReader(body)
-	case "", "7bit", "8bit":
-	default:
-		return nil, fmt.Errorf("unexpected Content-Transfer-Encoding %q", msg.Header.Get("Content-Transfer-Encoding"))
-	}
-	var block strings.Builder
-	in := false
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), "\r")
-		switch {
-		case line == beginMarker:
-			in = true
-		case line == endMarker && in:
-			var env envelope
-			if err := json.Unmarshal([]byte(block.String()), &env); err != nil {
-				return nil, fmt.Errorf("invitation block: %w", err)
-			}
-			return &env, nil
-		case in:
-			block.WriteString(line)
-			block.WriteByte('\n')
-		}
-	}
-	return nil, fmt.Errorf("no invitation block")
+// parseInvitation reads one Maildir file as an invited agent would, with
+// the same parser and the guide's five checks (ingest), pinned to the
+// bench's own loopback origin.
+func parseInvitation(raw []byte, origin string) (*envelope.Invitation, error) {
+	return ingest.ParseMessageBytes(raw, envelope.Policy{Origin: origin, AllowHTTPLoopback: true})
 }
 
 // readInvitations waits until every participant's email is in the Maildir.
@@ -221,20 +171,16 @@ func (b *bench) readInvitations(ctx context.Context) error {
 					continue
 				}
 				seen[path] = true
-				env, err := parseInvitation(raw)
+				inv, err := parseInvitation(raw, b.svc.origin)
 				if err != nil {
 					return fmt.Errorf("mail %s: %w", path, err)
 				}
-				pt := w.byInv[env.InvitationID]
+				pt := w.byInv[inv.InvitationID]
 				if pt == nil || pt.secret != "" {
 					continue
 				}
-				_, secret, ok := strings.Cut(env.InviteURI, "#secret=")
-				if !ok {
-					return fmt.Errorf("mail %s: invite_uri without a secret fragment", path)
-				}
-				pt.secret, pt.proof, pt.inbox = secret, env.AgentClaim.EmailProof, env.Inbox
-				pt.exchangeURL, pt.claimURL = env.AgentExchange.Href, env.AgentClaim.Href
+				pt.secret, pt.proof, pt.inbox = inv.Secret, inv.EmailProof, inv.Inbox
+				pt.exchangeURL, pt.claimURL = inv.ExchangeURL, inv.ClaimURL
 				found++
 			}
 		}
