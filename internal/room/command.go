@@ -55,29 +55,40 @@ type Command struct {
 type Snapshot struct {
 	Revision       int
 	RevisionDigest string
-	Deadline       time.Time
-	Roster         []Member
-	// Events holds at least every terminal event of the current revision.
+	// Terms maps each locked revision's number to its terms digest (see
+	// History); nil counts only decisions made on Revision.
+	Terms    map[int]string
+	Deadline time.Time
+	Roster   []Member
+	// Events holds at least each participant's decision that counts on the
+	// current revision (or, without one, its latest decision).
 	Events []Event
 	// ParticipantEvents is how many events the commanding participant stored on the current revision.
 	ParticipantEvents int
 }
 
+// History is the snapshot as the decision rule reads it.
+func (s Snapshot) History() History {
+	return History{Current: s.Revision, Terms: s.Terms, Roster: s.Roster, Events: s.Events, Deadline: s.Deadline}
+}
+
 // Admit decides whether participant may post cmd now, checking in the order
 // the contract fixes: revision, room closed, already decided, event limit.
 // It returns the outcome as of now (which the caller persists when it became
-// final by expiry) and ErrRevisionMismatch, ErrRoomClosed, ErrAlreadyDecided
-// or ErrEventLimit.
+// final by expiry) and *RevisionMismatchError, ErrRoomClosed,
+// ErrAlreadyDecided or ErrEventLimit. A participant whose only decision is
+// stale (made on a revision with other terms) may decide again.
 func Admit(s Snapshot, cmd Command, now time.Time) (Outcome, error) {
-	out := Evaluate(s.Revision, s.Roster, s.Events, s.Deadline, now)
+	h := s.History()
+	out := h.Outcome(now)
 	if cmd.Revision != s.Revision || cmd.RevisionDigest != s.RevisionDigest {
-		return out, ErrRevisionMismatch
+		return out, &RevisionMismatchError{Current: s.Revision, Digest: s.RevisionDigest}
 	}
 	if out.Final() {
 		return out, ErrRoomClosed
 	}
 	if IsTerminal(cmd.Action) {
-		if _, decided := Decisions(s.Revision, s.Events)[cmd.ParticipantID]; decided {
+		if st, decided := h.Standings()[cmd.ParticipantID]; decided && !st.Stale {
 			return out, ErrAlreadyDecided
 		}
 	}

@@ -38,6 +38,9 @@ func IsAdvisory(action string) bool {
 type Member struct {
 	ID       string
 	Required bool
+	// Claimed reports that the slot was claimed; it only explains why a
+	// required participant is blocking (not-claimed or no-decision).
+	Claimed bool
 }
 
 // Event is a stored room event as the decision rule sees it.
@@ -63,50 +66,15 @@ type Outcome struct {
 func (o Outcome) Final() bool { return o.Status != StatusPending }
 
 // Evaluate applies the decision rule unanimity-of-required to the events of
-// revision rev. Only terminal events of required participants count; each
+// revision rev alone, as on an agreement that was never amended: see
+// History.Outcome. Only terminal events of required participants count; each
 // participant's first terminal event is its decision. Events are taken in
 // sequence order and the first terminal fact wins: a disagreement gives
 // disagreed, an abstention no_consensus, the last missing agreement reached.
 // Events at or after the deadline never count; if nothing final happened
 // before it and now is at or past it, the outcome is expired.
 func Evaluate(rev int, roster []Member, events []Event, deadline, now time.Time) Outcome {
-	required := map[string]bool{}
-	for _, m := range roster {
-		if m.Required {
-			required[m.ID] = true
-		}
-	}
-	ordered := make([]Event, 0, len(events))
-	for _, e := range events {
-		if e.Revision == rev && IsTerminal(e.Action) && required[e.ParticipantID] && e.CreatedAt.Before(deadline) {
-			ordered = append(ordered, e)
-		}
-	}
-	sort.Slice(ordered, func(i, j int) bool { return ordered[i].Seq < ordered[j].Seq })
-
-	agreed := map[string]bool{}
-	decided := map[string]bool{}
-	for _, e := range ordered {
-		if decided[e.ParticipantID] {
-			continue // a terminal decision is never changed
-		}
-		decided[e.ParticipantID] = true
-		switch e.Action {
-		case ActionDisagree:
-			return Outcome{Status: StatusDisagreed, DecidedAt: e.CreatedAt, DecidingEventID: e.ID}
-		case ActionAbstain:
-			return Outcome{Status: StatusNoConsensus, DecidedAt: e.CreatedAt, DecidingEventID: e.ID}
-		case ActionAgree:
-			agreed[e.ParticipantID] = true
-			if len(required) > 0 && len(agreed) == len(required) {
-				return Outcome{Status: StatusReached, DecidedAt: e.CreatedAt, DecidingEventID: e.ID}
-			}
-		}
-	}
-	if !now.Before(deadline) {
-		return Outcome{Status: StatusExpired, DecidedAt: deadline}
-	}
-	return Outcome{Status: StatusPending}
+	return History{Current: rev, Roster: roster, Events: events, Deadline: deadline}.Outcome(now)
 }
 
 // Decisions returns each participant's terminal decision on revision rev:

@@ -1,0 +1,92 @@
+package room
+
+import (
+	"slices"
+	"time"
+
+	"github.com/consensus-md/consensus/internal/canon"
+)
+
+// Amendment is what an operator changes in revision n+1 (R-REV-AMEND):
+// nil fields keep the current value; Add appends participants to the
+// roster (with ids the caller assigned). Existing participants are never
+// changed or removed.
+type Amendment struct {
+	Title     *string
+	Objective *string
+	Rules     *[]string
+	Deadline  *time.Time
+	Add       []Participant
+}
+
+// Change says what a new revision changed, for the room's history, the
+// emails to participants and the agent runtime.
+type Change struct {
+	Title, Objective, Rules bool
+	// Terms reports that the terms digest changed: every earlier decision
+	// is stale.
+	Terms bool
+	// Deadline is set when the deadline moved; PreviousDeadline is the one it replaced.
+	Deadline         bool
+	PreviousDeadline string
+	Added            []Participant
+}
+
+// Empty reports whether the revision would change nothing.
+func (c Change) Empty() bool {
+	return !c.Title && !c.Objective && !c.Rules && !c.Deadline && len(c.Added) == 0
+}
+
+// Amend returns revision n+1 of prev with a applied, locked at lockedAt, and
+// what changed. The caller parsed the deadline (ParseDeadline) and checked
+// the added participants' own fields and addresses. It returns
+// *ValidationError when the text breaks the limits, the roster would exceed
+// MaxParticipants, or nothing would change. Whether the outcome still
+// allows a revision is the caller's check (it is read under the lock).
+func Amend(prev Revision, a Amendment, lockedAt time.Time) (Revision, Change, error) {
+	next := prev
+	next.Revision = prev.Revision + 1
+	next.LockedAt = canon.FormatTime(lockedAt.Truncate(time.Second))
+	next.Rules = append([]string{}, prev.Rules...)
+	next.Participants = append([]Participant{}, prev.Participants...)
+	var c Change
+	if a.Title != nil {
+		c.Title = *a.Title != prev.Title
+		next.Title = *a.Title
+	}
+	if a.Objective != nil {
+		c.Objective = *a.Objective != prev.Objective
+		next.Objective = *a.Objective
+	}
+	if a.Rules != nil {
+		next.Rules = append([]string{}, *a.Rules...)
+		c.Rules = !slices.Equal(next.Rules, prev.Rules)
+	}
+	if a.Deadline != nil {
+		next.Deadline = canon.FormatTime(*a.Deadline)
+		if next.Deadline != prev.Deadline {
+			c.Deadline, c.PreviousDeadline = true, prev.Deadline
+		}
+	}
+	if err := ValidateRevisionText(next.Title, next.Objective, next.Rules); err != nil {
+		return Revision{}, Change{}, err
+	}
+	if len(prev.Participants)+len(a.Add) > MaxParticipants {
+		return Revision{}, Change{}, invalid("participants", "the roster would have %d participants; at most %d", len(prev.Participants)+len(a.Add), MaxParticipants)
+	}
+	next.Participants = append(next.Participants, a.Add...)
+	c.Added = append([]Participant{}, a.Add...)
+	if c.Empty() {
+		return Revision{}, Change{}, invalid("", "the revision would change nothing: send a new title, objective, rules or deadline, or participants to add")
+	}
+	before, err := TermsDigest(prev)
+	if err != nil {
+		return Revision{}, Change{}, err
+	}
+	after, err := TermsDigest(next)
+	if err != nil {
+		return Revision{}, Change{}, err
+	}
+	c.Terms = before != after
+	return next, c, nil
+}

@@ -1,0 +1,37 @@
+package room
+
+import (
+	"fmt"
+
+	"github.com/consensus-md/consensus/internal/canon"
+)
+
+// Terms is what a participant agrees to: the part of a locked revision whose
+// change makes earlier decisions stale (R-REV-TERMS). The deadline, the
+// roster, the revision number and the lock time are deliberately absent, so
+// a later deadline or an added participant keeps every decision.
+type Terms struct {
+	DecisionRule string   `json:"decision_rule"`
+	Objective    string   `json:"objective"`
+	Rules        []string `json:"rules"`
+	Title        string   `json:"title"`
+}
+
+// TermsOf returns the terms of r.
+func TermsOf(r Revision) Terms {
+	rules := r.Rules
+	if rules == nil {
+		rules = []string{} // an absent list and an empty one are the same terms
+	}
+	return Terms{DecisionRule: r.DecisionRule, Objective: r.Objective, Rules: rules, Title: r.Title}
+}
+
+// TermsDigest is the SHA-256 (lowercase hex) of the RFC 8785 canonical bytes
+// of {"decision_rule", "objective", "rules", "title"} taken from r.
+func TermsDigest(r Revision) (string, error) {
+	_, d, err := canon.DigestOf(TermsOf(r))
+	if err != nil {
+		return "", fmt.Errorf("room: terms digest: %w", err)
+	}
+	return d, nil
+}
