@@ -1,6 +1,6 @@
 -- name: OutboxInsert :exec
-INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8);
+INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at, kind)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9);
 
 -- name: OutboxClaimDue :one
 -- One due message, locked for the rest of the transaction; other workers
@@ -24,16 +24,17 @@ UPDATE outbox SET state = 'failed', sealed_body = NULL, attempts = attempts + 1,
 WHERE id = $1;
 
 -- name: OutboxSupersede :exec
--- A resend replaces the invitation's credentials: unsent older messages are
--- dropped (their credentials no longer work) and their bodies erased.
+-- A resend replaces the invitation's credentials: unsent older invitations
+-- are dropped (their credentials no longer work) and their bodies erased.
+-- A revision notice carries no credential and stays queued.
 UPDATE outbox SET state = 'failed', sealed_body = NULL, last_reply = 'superseded by a resend'
-WHERE invitation_id = $1 AND state IN ('queued', 'retrying');
+WHERE invitation_id = $1 AND state IN ('queued', 'retrying') AND kind = 'invitation';
 
 -- name: OutboxAttemptInsert :exec
 INSERT INTO outbox_attempts (outbox_id, attempt, attempted_at, ok, reply) VALUES ($1, $2, $3, $4, $5);
 
 -- name: OutboxListByAgreement :many
-SELECT id, invitation_id, recipient, subject, message_id, state, attempts, next_attempt_at, last_reply, created_at, sent_at
+SELECT id, invitation_id, recipient, subject, message_id, state, attempts, next_attempt_at, last_reply, created_at, sent_at, kind
 FROM outbox WHERE agreement_id = $1 ORDER BY created_at, id;
 
 -- name: OutboxAttemptListByAgreement :many

@@ -54,16 +54,21 @@ type Locked struct {
 	Markdown       string
 	RevisionDigest string
 	MarkdownDigest string
+	TermsDigest    string
 }
 
-// Lock canonicalizes r, renders its Markdown and computes both digests.
+// Lock canonicalizes r, renders its Markdown and computes its digests.
 func Lock(r Revision) (Locked, error) {
 	b, d, err := canon.DigestOf(r)
 	if err != nil {
 		return Locked{}, fmt.Errorf("room: lock revision: %w", err)
 	}
+	terms, err := TermsDigest(r)
+	if err != nil {
+		return Locked{}, err
+	}
 	md := RenderMarkdown(r)
-	return Locked{Revision: r, Canonical: b, Markdown: md, RevisionDigest: d, MarkdownDigest: canon.Digest([]byte(md))}, nil
+	return Locked{Revision: r, Canonical: b, Markdown: md, RevisionDigest: d, MarkdownDigest: canon.Digest([]byte(md)), TermsDigest: terms}, nil
 }
 
 // ParseDeadline accepts an RFC 3339 instant without fractional seconds, in

@@ -17,7 +17,16 @@ const (
 	OutboxFailed   = "failed"
 )
 
-// OutboxMessage is one invitation email in the outbox. SealedBody holds the
+// Outbox message kinds.
+const (
+	// OutboxInvitation carries an invitation's secret and proof.
+	OutboxInvitation = "invitation"
+	// OutboxRevision tells an existing participant that a new revision was
+	// locked; it carries no credential.
+	OutboxRevision = "revision"
+)
+
+// OutboxMessage is one email in the outbox. SealedBody holds the
 // body sealed under the server key until the message is sent or superseded;
 // it is nil in listings and afterwards.
 type OutboxMessage struct {
@@ -34,6 +43,8 @@ type OutboxMessage struct {
 	LastReply     *string
 	CreatedAt     time.Time
 	SentAt        *time.Time
+	// Kind is OutboxInvitation (the default) or OutboxRevision.
+	Kind string
 }
 
 // OutboxAttempt is one delivery attempt of an outbox message with the
@@ -47,12 +58,15 @@ type OutboxAttempt struct {
 }
 
 // OutboxInsert queues m from its ID, InvitationID, AgreementID, Recipient,
-// Subject, MessageID, SealedBody and CreatedAt; it is due at once. A
-// Message-ID in use is room.ErrConflict.
+// Subject, MessageID, SealedBody, CreatedAt and Kind (empty: an
+// invitation); it is due at once. A Message-ID in use is room.ErrConflict.
 func (q queries) OutboxInsert(ctx context.Context, m OutboxMessage) error {
+	if m.Kind == "" {
+		m.Kind = OutboxInvitation
+	}
 	err := q.q.OutboxInsert(ctx, dbsqlc.OutboxInsertParams{
 		ID: m.ID, InvitationID: m.InvitationID, AgreementID: m.AgreementID, Recipient: m.Recipient,
-		Subject: m.Subject, MessageID: m.MessageID, SealedBody: m.SealedBody, CreatedAt: m.CreatedAt,
+		Subject: m.Subject, MessageID: m.MessageID, SealedBody: m.SealedBody, CreatedAt: m.CreatedAt, Kind: m.Kind,
 	})
 	return interpretError("insert outbox message", err)
 }
@@ -118,7 +132,7 @@ func (q queries) OutboxListByAgreement(ctx context.Context, agreementID uuid.UUI
 		return OutboxMessage{
 			ID: r.ID, InvitationID: r.InvitationID, AgreementID: agreementID, Recipient: r.Recipient, Subject: r.Subject,
 			MessageID: r.MessageID, State: r.State, Attempts: int(r.Attempts), NextAttemptAt: r.NextAttemptAt,
-			LastReply: r.LastReply, CreatedAt: r.CreatedAt, SentAt: r.SentAt,
+			LastReply: r.LastReply, CreatedAt: r.CreatedAt, SentAt: r.SentAt, Kind: r.Kind,
 		}
 	}), nil
 }

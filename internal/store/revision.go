@@ -19,7 +19,9 @@ type Revision struct {
 	Markdown       string
 	RevisionDigest string
 	MarkdownDigest string
-	LockedAt       time.Time
+	// TermsDigest is room.TermsDigest of the canonical revision.
+	TermsDigest string
+	LockedAt    time.Time
 }
 
 // RevisionInsert stores a locked revision. An existing number for the
@@ -27,7 +29,7 @@ type Revision struct {
 func (q queries) RevisionInsert(ctx context.Context, r Revision) error {
 	err := q.q.RevisionInsert(ctx, dbsqlc.RevisionInsertParams{
 		AgreementID: r.AgreementID, Number: int32(r.Number), CanonicalJson: string(r.Canonical), Markdown: r.Markdown,
-		RevisionDigest: r.RevisionDigest, MarkdownDigest: r.MarkdownDigest, LockedAt: r.LockedAt,
+		RevisionDigest: r.RevisionDigest, MarkdownDigest: r.MarkdownDigest, TermsDigest: r.TermsDigest, LockedAt: r.LockedAt,
 	})
 	return interpretError("insert revision", err)
 }
@@ -40,6 +42,6 @@ func (q queries) RevisionGet(ctx context.Context, agreementID uuid.UUID, number 
 	}
 	return Revision{
 		AgreementID: r.AgreementID, Number: int(r.Number), Canonical: []byte(r.CanonicalJson), Markdown: r.Markdown,
-		RevisionDigest: r.RevisionDigest, MarkdownDigest: r.MarkdownDigest, LockedAt: r.LockedAt,
+		RevisionDigest: r.RevisionDigest, MarkdownDigest: r.MarkdownDigest, TermsDigest: r.TermsDigest, LockedAt: r.LockedAt,
 	}, nil
 }

@@ -29,7 +29,7 @@ func agreement(t *testing.T, st *store.Store) (uuid.UUID, uuid.UUID) {
 			return err
 		}
 		if err := tx.RevisionInsert(ctx, store.Revision{AgreementID: id, Number: 1, Canonical: []byte(`{}`), Markdown: "# T\n",
-			RevisionDigest: "sha256:r", MarkdownDigest: "sha256:m", LockedAt: now}); err != nil {
+			RevisionDigest: "sha256:r", MarkdownDigest: "sha256:m", TermsDigest: strings.Repeat("0", 64), LockedAt: now}); err != nil {
 			return err
 		}
 		return tx.ParticipantInsert(ctx, store.Participant{ID: pid, AgreementID: id, DisplayName: "A", Kind: room.KindAgent,

@@ -129,7 +129,7 @@ func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, 
 		}
 		if err := tx.RevisionInsert(ctx, store.Revision{
 			AgreementID: agreementID, Number: 1, Canonical: locked.Canonical, Markdown: locked.Markdown,
-			RevisionDigest: locked.RevisionDigest, MarkdownDigest: locked.MarkdownDigest, LockedAt: now.Truncate(time.Second),
+			RevisionDigest: locked.RevisionDigest, MarkdownDigest: locked.MarkdownDigest, TermsDigest: locked.TermsDigest, LockedAt: now.Truncate(time.Second),
 		}); err != nil {
 			return err
 		}

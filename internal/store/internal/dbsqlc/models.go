@@ -67,6 +67,7 @@ type Outbox struct {
 	LastReply     *string
 	CreatedAt     time.Time
 	SentAt        *time.Time
+	Kind          string
 }
 
 type OutboxAttempt struct {
@@ -101,6 +102,7 @@ type Revision struct {
 	RevisionDigest string
 	MarkdownDigest string
 	LockedAt       time.Time
+	TermsDigest    string
 }
 
 type Session struct {

@@ -67,7 +67,7 @@ func (q *Queries) OutboxAttemptListByAgreement(ctx context.Context, agreementID 
 }
 
 const outboxClaimDue = `-- name: OutboxClaimDue :one
-SELECT id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, state, attempts, next_attempt_at, last_reply, created_at, sent_at FROM outbox
+SELECT id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, state, attempts, next_attempt_at, last_reply, created_at, sent_at, kind FROM outbox
 WHERE state IN ('queued', 'retrying') AND next_attempt_at <= $1
 ORDER BY next_attempt_at, id
 LIMIT 1
@@ -93,13 +93,14 @@ func (q *Queries) OutboxClaimDue(ctx context.Context, nextAttemptAt time.Time) (
 		&i.LastReply,
 		&i.CreatedAt,
 		&i.SentAt,
+		&i.Kind,
 	)
 	return i, err
 }
 
 const outboxInsert = `-- name: OutboxInsert :exec
-INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at, kind)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)
 `
 
 type OutboxInsertParams struct {
@@ -111,6 +112,7 @@ type OutboxInsertParams struct {
 	MessageID    string
 	SealedBody   []byte
 	CreatedAt    time.Time
+	Kind         string
 }
 
 func (q *Queries) OutboxInsert(ctx context.Context, arg OutboxInsertParams) error {
@@ -123,12 +125,13 @@ func (q *Queries) OutboxInsert(ctx context.Context, arg OutboxInsertParams) erro
 		arg.MessageID,
 		arg.SealedBody,
 		arg.CreatedAt,
+		arg.Kind,
 	)
 	return err
 }
 
 const outboxListByAgreement = `-- name: OutboxListByAgreement :many
-SELECT id, invitation_id, recipient, subject, message_id, state, attempts, next_attempt_at, last_reply, created_at, sent_at
+SELECT id, invitation_id, recipient, subject, message_id, state, attempts, next_attempt_at, last_reply, created_at, sent_at, kind
 FROM outbox WHERE agreement_id = $1 ORDER BY created_at, id
 `
 
@@ -144,6 +147,7 @@ type OutboxListByAgreementRow struct {
 	LastReply     *string
 	CreatedAt     time.Time
 	SentAt        *time.Time
+	Kind          string
 }
 
 func (q *Queries) OutboxListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]OutboxListByAgreementRow, error) {
@@ -167,6 +171,7 @@ func (q *Queries) OutboxListByAgreement(ctx context.Context, agreementID uuid.UU
 			&i.LastReply,
 			&i.CreatedAt,
 			&i.SentAt,
+			&i.Kind,
 		); err != nil {
 			return nil, err
 		}
@@ -227,11 +232,12 @@ func (q *Queries) OutboxMarkSent(ctx context.Context, arg OutboxMarkSentParams) 
 
 const outboxSupersede = `-- name: OutboxSupersede :exec
 UPDATE outbox SET state = 'failed', sealed_body = NULL, last_reply = 'superseded by a resend'
-WHERE invitation_id = $1 AND state IN ('queued', 'retrying')
+WHERE invitation_id = $1 AND state IN ('queued', 'retrying') AND kind = 'invitation'
 `
 
-// A resend replaces the invitation's credentials: unsent older messages are
-// dropped (their credentials no longer work) and their bodies erased.
+// A resend replaces the invitation's credentials: unsent older invitations
+// are dropped (their credentials no longer work) and their bodies erased.
+// A revision notice carries no credential and stays queued.
 func (q *Queries) OutboxSupersede(ctx context.Context, invitationID uuid.UUID) error {
 	_, err := q.db.Exec(ctx, outboxSupersede, invitationID)
 	return err

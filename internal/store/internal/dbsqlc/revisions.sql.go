@@ -13,7 +13,7 @@ import (
 )
 
 const revisionGet = `-- name: RevisionGet :one
-SELECT agreement_id, number, canonical_json, markdown, revision_digest, markdown_digest, locked_at FROM revisions WHERE agreement_id = $1 AND number = $2
+SELECT agreement_id, number, canonical_json, markdown, revision_digest, markdown_digest, locked_at, terms_digest FROM revisions WHERE agreement_id = $1 AND number = $2
 `
 
 type RevisionGetParams struct {
@@ -32,13 +32,14 @@ func (q *Queries) RevisionGet(ctx context.Context, arg RevisionGetParams) (Revis
 		&i.RevisionDigest,
 		&i.MarkdownDigest,
 		&i.LockedAt,
+		&i.TermsDigest,
 	)
 	return i, err
 }
 
 const revisionInsert = `-- name: RevisionInsert :exec
-INSERT INTO revisions (agreement_id, number, canonical_json, markdown, revision_digest, markdown_digest, locked_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+INSERT INTO revisions (agreement_id, number, canonical_json, markdown, revision_digest, markdown_digest, terms_digest, locked_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 `
 
 type RevisionInsertParams struct {
@@ -48,6 +49,7 @@ type RevisionInsertParams struct {
 	Markdown       string
 	RevisionDigest string
 	MarkdownDigest string
+	TermsDigest    string
 	LockedAt       time.Time
 }
 
@@ -59,7 +61,49 @@ func (q *Queries) RevisionInsert(ctx context.Context, arg RevisionInsertParams) 
 		arg.Markdown,
 		arg.RevisionDigest,
 		arg.MarkdownDigest,
+		arg.TermsDigest,
 		arg.LockedAt,
 	)
 	return err
+}
+
+const revisionListByAgreement = `-- name: RevisionListByAgreement :many
+SELECT number, revision_digest, markdown_digest, terms_digest, locked_at
+FROM revisions WHERE agreement_id = $1 ORDER BY number
+`
+
+type RevisionListByAgreementRow struct {
+	Number         int32
+	RevisionDigest string
+	MarkdownDigest string
+	TermsDigest    string
+	LockedAt       time.Time
+}
+
+// Every revision's number, digests and lock time, oldest first: the room's
+// history of revisions, without the canonical bytes.
+func (q *Queries) RevisionListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]RevisionListByAgreementRow, error) {
+	rows, err := q.db.Query(ctx, revisionListByAgreement, agreementID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RevisionListByAgreementRow{}
+	for rows.Next() {
+		var i RevisionListByAgreementRow
+		if err := rows.Scan(
+			&i.Number,
+			&i.RevisionDigest,
+			&i.MarkdownDigest,
+			&i.TermsDigest,
+			&i.LockedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
