@@ -11,6 +11,8 @@ type ArtifactEntry struct {
 	Decision    string // agree, disagree, abstain or "" (none)
 	EventID     string
 	DecidedAt   string
+	// Revision is the revision the decision was made on (0: none).
+	Revision int
 }
 
 // ArtifactInput is everything CONSENSUS.md states.
@@ -21,6 +23,10 @@ type ArtifactInput struct {
 	ChainLength int64
 	FinalizedAt string
 	DecidingID  string
+	// Revisions lists every locked revision, oldest first. With more than
+	// one, the record states each and which decisions were carried over;
+	// with one (or none given) it is the record of a single revision.
+	Revisions []ArtifactRevision
 }
 
 // RenderArtifact renders CONSENSUS.md for a reached agreement. The bytes are
@@ -29,7 +35,7 @@ func RenderArtifact(in ArtifactInput) string {
 	r := in.Locked.Revision
 	var b strings.Builder
 	fmt.Fprintf(&b, "# CONSENSUS.md: %s\n\n", oneLine(r.Title))
-	b.WriteString("Outcome: **reached**. Every required participant agreed to the locked revision below.\n\n")
+	b.WriteString(outcomeLine(in))
 	b.WriteString("This file is a record kept by the Consensus server that issued it. It is not a signature by any participant, ")
 	b.WriteString("not proof of identity, not an independent timestamp and not an authorization to execute anything it describes.\n\n")
 	b.WriteString("## Record\n\n")
@@ -43,19 +49,8 @@ func RenderArtifact(in ArtifactInput) string {
 	fmt.Fprintf(&b, "- Event chain head: `%s` (%d events)\n", in.ChainHead, in.ChainLength)
 	fmt.Fprintf(&b, "- Finalized at: %s\n\n", in.FinalizedAt)
 	b.WriteString("## Decisions\n\n")
-	b.WriteString("| Participant | Kind | Required | Decision | Event | Decided at |\n| --- | --- | --- | --- | --- | --- |\n")
-	for _, e := range in.Roster {
-		req := "no"
-		if e.Participant.Required {
-			req = "yes"
-		}
-		decision, event, at := "none", "-", "-"
-		if e.Decision != "" {
-			decision, event, at = e.Decision, "`"+e.EventID+"`", e.DecidedAt
-		}
-		fmt.Fprintf(&b, "| %s (`%s`) | %s | %s | %s | %s | %s |\n",
-			tableCell(e.Participant.DisplayName), e.Participant.ParticipantID, e.Participant.Kind, req, decision, event, at)
-	}
+	writeDecisions(&b, in)
+	writeRevisions(&b, in)
 	b.WriteString("\n## Locked revision\n\n")
 	b.WriteString("The revision as locked, reproduced from its Markdown with headings moved one level down:\n\n")
 	for _, line := range strings.Split(strings.TrimRight(in.Locked.Markdown, "\n"), "\n") {

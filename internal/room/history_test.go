@@ -223,3 +223,46 @@ func TestAmend(t *testing.T) {
 		t.Error("Amend changed its input")
 	}
 }
+
+// TestRenderArtifactRevisions: a record of one revision is byte for byte the
+// record of an agreement that was never amended; a record of several states
+// every revision and which decisions were carried over.
+func TestRenderArtifactRevisions(t *testing.T) {
+	t.Parallel()
+	l, _ := Lock(sampleRevision())
+	p := l.Revision.Participants
+	base := ArtifactInput{Locked: l, ChainHead: strings.Repeat("c", 64), ChainLength: 3, FinalizedAt: "2026-12-02T17:00:00Z", DecidingID: "ev-2",
+		Roster: []ArtifactEntry{{Participant: p[0], Decision: ActionAgree, EventID: "ev-2", DecidedAt: "2026-12-02T17:00:00Z", Revision: 1}, {Participant: p[1]}}}
+	one := base
+	one.Revisions = []ArtifactRevision{{Number: 1, RevisionDigest: l.RevisionDigest, TermsDigest: l.TermsDigest, LockedAt: l.Revision.LockedAt}}
+	if RenderArtifact(one) != RenderArtifact(base) || strings.Contains(RenderArtifact(one), "revision |") {
+		t.Fatal("a single revision changed the record of a never-amended agreement")
+	}
+	r2 := sampleRevision()
+	r2.Revision, r2.Deadline = 2, "2027-01-31T00:00:00Z"
+	l2, _ := Lock(r2)
+	r3 := r2
+	r3.Revision, r3.Objective = 3, "Changed."
+	l3, _ := Lock(r3)
+	amended := base
+	amended.Locked = l2
+	amended.Revisions = []ArtifactRevision{
+		{Number: 1, RevisionDigest: l.RevisionDigest, TermsDigest: l.TermsDigest, LockedAt: "2026-12-02T16:00:00Z", Deadline: l.Revision.Deadline},
+		{Number: 2, RevisionDigest: l2.RevisionDigest, TermsDigest: l2.TermsDigest, LockedAt: "2026-12-02T16:30:00Z", Deadline: r2.Deadline},
+	}
+	md := RenderArtifact(amended)
+	for _, want := range []string{"## Revisions", "| 1 | `" + l.RevisionDigest + "` | `" + l.TermsDigest + "` | as locked |",
+		"| 2 | `" + l2.RevisionDigest + "` | `" + l2.TermsDigest + "` | unchanged | 2027-01-31T00:00:00Z |",
+		"| agree | 1 (carried over: same terms) | `ev-2` |", "| none | - | - | - |", "on an earlier revision with the same terms digest"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("amended record lacks %q:\n%s", want, md)
+		}
+	}
+	amended.Locked = l3
+	amended.Revisions = append(amended.Revisions, ArtifactRevision{Number: 3, RevisionDigest: l3.RevisionDigest, TermsDigest: l3.TermsDigest})
+	amended.Roster[0].Revision = 3
+	md = RenderArtifact(amended)
+	if !strings.Contains(md, "| 3 | `"+l3.RevisionDigest+"` | `"+l3.TermsDigest+"` | changed |") || !strings.Contains(md, "| agree | 3 | `ev-2` |") {
+		t.Errorf("a changed revision or a decision made on the current one:\n%s", md)
+	}
+}
