@@ -30,10 +30,10 @@ func adminCommand(env Env) *cobra.Command {
 	var f adminFlags
 	admin := &cobra.Command{
 		Use:   "admin COMMAND",
-		Short: "Operator commands: lock agreements, inspect them, revoke, resend",
+		Short: "Operator commands: lock and amend agreements, inspect them, revoke, resend",
 		Long: `Operator commands over the operator API: lock an agreement and queue its
-invitations, list and inspect agreements, revoke a participant, resend an
-invitation.
+invitations, lock its next revision, list and inspect agreements, revoke a
+participant, resend an invitation.
 
 The service is --url, else $CONSENSUS_URL, else http://127.0.0.1:8080. The
 operator token is read from --token-file, else $CONSENSUS_OPERATOR_TOKEN or
@@ -50,7 +50,7 @@ Data goes to stdout: a table on a terminal, JSON otherwise or with
 	}
 	admin.PersistentFlags().StringVar(&f.url, "url", "", "the service's base `URL` (default $CONSENSUS_URL, else http://127.0.0.1:8080)")
 	admin.PersistentFlags().StringVar(&f.tokenFile, "token-file", "", "read the operator token from `FILE` (default $CONSENSUS_OPERATOR_TOKEN or $CONSENSUS_OPERATOR_TOKEN_FILE, else .data/operator-token)")
-	admin.AddCommand(adminCreate(env, &f), adminList(env, &f), adminGet(env, &f), adminRevoke(env, &f), adminResend(env, &f))
+	admin.AddCommand(adminCreate(env, &f), adminAmend(env, &f), adminList(env, &f), adminGet(env, &f), adminRevoke(env, &f), adminResend(env, &f))
 	return admin
 }
 
@@ -69,19 +69,7 @@ participant's invitation id; secrets and proofs exist only in the emails.`,
   consensus admin create -f agreement.json --output json | jq -r '.participants[].invitationId'`,
 		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if file == "" {
-				return command.Usagef("missing -f FILE (use - for standard input)")
-			}
-			var body []byte
-			var err error
-			if file == "-" {
-				if env.Stdin == nil {
-					return fmt.Errorf("-f -: no standard input")
-				}
-				body, err = io.ReadAll(env.Stdin)
-			} else {
-				body, err = os.ReadFile(file)
-			}
+			body, err := readBodyFile(env, file)
 			if err != nil {
 				return err
 			}
