@@ -81,7 +81,7 @@ func (a *Agent) Accept(ctx context.Context, inv *envelope.Invitation) (*Record, 
 		DisplayName: x.Participant.DisplayName, Title: title.Title, Inbox: inv.Inbox, Origin: inv.Origin,
 		Actions: acts, ParticipantToken: cl.ParticipantToken, BindingDigest: cl.BindingDigest,
 		RevisionNumber: x.RevisionNumber, RevisionDigest: x.RevisionDigest, MarkdownDigest: x.MarkdownDigest,
-		ClaimedAt: a.now().UTC().Format(time.RFC3339),
+		TermsDigest: termsOf(x.CanonicalRevision), CanonicalRevision: x.CanonicalRevision, ClaimedAt: a.now().UTC().Format(time.RFC3339),
 	}
 	if err := a.State.Save(r); err != nil {
 		return nil, false, err
@@ -108,6 +108,9 @@ func verifyExchange(inv *envelope.Invitation, x *Exchanged, acts agentroute.URLs
 	if md, err := canon.ParseDigest(x.MarkdownDigest); err != nil || md != canon.Digest([]byte(x.Markdown)) {
 		return &VerifyError{"markdownDigest does not match the markdown"}
 	}
+	if x.TermsDigest != "" && x.TermsDigest != termsOf(x.CanonicalRevision) {
+		return &VerifyError{"termsDigest does not match the canonical revision"}
+	}
 	if x.RevisionNumber != inv.RevisionNumber {
 		return &VerifyError{"revisionNumber differs from the email's"}
 	}
@@ -127,14 +130,43 @@ func verifyExchange(inv *envelope.Invitation, x *Exchanged, acts agentroute.URLs
 	return nil
 }
 
-// Room reads the room of a claimed invitation.
+// Room reads the room of a claimed invitation and verifies its revision
+// (digests, terms digest, agreement, history; see verifyRevision). A newer
+// revision that verifies becomes the one on record and is logged with what
+// it changed; one that does not is a *VerifyError, and neither the room nor
+// the revision is used.
 func (a *Agent) Room(ctx context.Context, invitationID string) (*Room, *Record, error) {
-	r, err := a.State.Load(invitationID)
+	room, rec, _, err := a.room(ctx, invitationID)
+	return room, rec, err
+}
+
+// room is Room that also returns what a newly verified revision changed
+// (nil when the revision is the one on record).
+func (a *Agent) room(ctx context.Context, invitationID string) (*Room, *Record, *RevisionChange, error) {
+	rec, err := a.State.Load(invitationID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	room, err := a.Client.Room(ctx, r.Actions.Room, r.ParticipantToken)
-	return room, r, err
+	room, err := a.Client.Room(ctx, rec.Actions.Room, rec.ParticipantToken)
+	if err != nil {
+		return nil, rec, nil, err
+	}
+	change, err := verifyRevision(rec, room)
+	if err != nil {
+		return nil, rec, nil, err
+	}
+	if change != nil || rec.TermsDigest == "" {
+		if err := rec.adopt(room); err != nil {
+			return nil, rec, nil, err
+		}
+		if err := a.State.Save(rec); err != nil {
+			return nil, rec, nil, err
+		}
+	}
+	if change != nil {
+		a.Log.Info("agent: " + change.String())
+	}
+	return room, rec, change, nil
 }
 
 // Terminal reports whether action is a final decision.
@@ -153,12 +185,29 @@ var ErrDeclined = errors.New("agent: not confirmed; nothing sent")
 // once the server answers definitively. On a network error or 5xx the
 // pending command stays, and the next Post or Resume replays it.
 func (a *Agent) Post(ctx context.Context, invitationID, action, body string, confirm func(*Room) error) (*Posted, error) {
+	return a.post(ctx, invitationID, action, body, confirm, "")
+}
+
+// ErrTermsChanged is returned when a command was chosen on terms that are
+// no longer the current ones: it is not sent, so a decision is never moved
+// onto terms its author did not see.
+var ErrTermsChanged = errors.New("agent: a revision with other terms was locked after the command was chosen; nothing sent")
+
+// post is Post for a command chosen on the terms with digest terms (""
+// when the caller reads the room itself, as a person confirming does): when
+// the current revision's terms differ it returns ErrTermsChanged. A
+// revision that kept the terms does not stop it; the command then names
+// that revision.
+func (a *Agent) post(ctx context.Context, invitationID, action, body string, confirm func(*Room) error, terms string) (*Posted, error) {
 	if _, err := a.Resume(ctx, invitationID); err != nil {
 		return nil, err
 	}
-	room, rec, err := a.Room(ctx, invitationID)
+	room, rec, _, err := a.room(ctx, invitationID)
 	if err != nil {
 		return nil, err
+	}
+	if terms != "" && rec.TermsDigest != terms {
+		return nil, ErrTermsChanged
 	}
 	if Terminal(action) && confirm != nil {
 		if err := confirm(room); err != nil {

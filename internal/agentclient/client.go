@@ -23,6 +23,7 @@ type Exchanged struct {
 	RevisionNumber    int             `json:"revisionNumber"`
 	RevisionDigest    string          `json:"revisionDigest"`
 	MarkdownDigest    string          `json:"markdownDigest"`
+	TermsDigest       string          `json:"termsDigest"`
 	CanonicalRevision json.RawMessage `json:"canonicalRevision"`
 	Markdown          string          `json:"markdown"`
 	Participant       struct {
@@ -53,10 +54,13 @@ type Room struct {
 		Number            int             `json:"number"`
 		RevisionDigest    string          `json:"revisionDigest"`
 		MarkdownDigest    string          `json:"markdownDigest"`
+		TermsDigest       string          `json:"termsDigest"`
 		CanonicalRevision json.RawMessage `json:"canonicalRevision"`
 		Markdown          string          `json:"markdown"`
 	} `json:"revision"`
-	You struct {
+	// Revisions is the history of locked revisions, oldest first.
+	Revisions []RevisionSummary `json:"revisions"`
+	You       struct {
 		ParticipantID   string  `json:"participantId"`
 		Decision        *string `json:"decision"`
 		EventsRemaining int     `json:"eventsRemaining"`
@@ -71,6 +75,13 @@ type Room struct {
 	} `json:"artifact"`
 	Raw  json.RawMessage `json:"-"`
 	ETag string          `json:"-"`
+}
+
+// RevisionSummary is one entry of the room's history of revisions.
+type RevisionSummary struct {
+	Number         int    `json:"number"`
+	RevisionDigest string `json:"revisionDigest"`
+	TermsDigest    string `json:"termsDigest"`
 }
 
 // Event is a stored room event as the events route returns it.

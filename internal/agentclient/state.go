@@ -1,6 +1,7 @@
 package agentclient
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -29,7 +30,12 @@ type Record struct {
 	RevisionNumber   int             `json:"revisionNumber"`
 	RevisionDigest   string          `json:"revisionDigest"`
 	MarkdownDigest   string          `json:"markdownDigest"`
-	ClaimedAt        string          `json:"claimedAt"`
+	// TermsDigest and CanonicalRevision are those of revision
+	// RevisionNumber, the latest one verified; a record written before
+	// revisions existed lacks them.
+	TermsDigest       string          `json:"termsDigest,omitempty"`
+	CanonicalRevision json.RawMessage `json:"canonicalRevision,omitempty"`
+	ClaimedAt         string          `json:"claimedAt"`
 	// LastRoomETag is the room version the --exec program last saw.
 	LastRoomETag string `json:"lastRoomETag,omitempty"`
 }

@@ -18,7 +18,9 @@ type WatchOptions struct {
 	// Source yields the mailbox's unseen messages (IMAP or Maildir).
 	Source ingest.Source
 	// Exec, when set, is a program run after each claim and whenever a
-	// pending room changes (see RunExec).
+	// pending room changes (see RunExec), except for a new revision that
+	// kept the terms: a decision made earlier still counts, so the program
+	// is not asked again.
 	Exec string
 	// ExecStderr receives the program's standard error; discarded when nil.
 	ExecStderr io.Writer
@@ -27,6 +29,8 @@ type WatchOptions struct {
 	RoomPoll time.Duration
 	// Claimed, when set, is told about each new claim (tests, the demo).
 	Claimed func(*Record)
+	// Revised, when set, is told about each new revision once verified.
+	Revised func(*RevisionChange)
 	// UntilFinal ends Watch once at least one room is claimed and every
 	// claimed room has a final outcome.
 	UntilFinal bool
@@ -47,9 +51,7 @@ func (a *Agent) Watch(ctx context.Context, opt WatchOptions) error {
 	defer cancel()
 	kick := make(chan struct{}, 1)
 	var wg sync.WaitGroup
-	if opt.Exec != "" || opt.UntilFinal {
-		wg.Go(func() { a.execLoop(ctx, cancel, opt, kick) })
-	}
+	wg.Go(func() { a.execLoop(ctx, cancel, opt, kick) })
 	defer wg.Wait()
 	defer cancel()
 	for {
@@ -62,10 +64,11 @@ func (a *Agent) Watch(ctx context.Context, opt WatchOptions) error {
 		}
 		for _, m := range msgs {
 			rec, fresh := a.handle(ctx, opt.Source, m)
-			if rec != nil && fresh {
-				if opt.Claimed != nil {
-					opt.Claimed(rec)
-				}
+			if rec != nil && fresh && opt.Claimed != nil {
+				opt.Claimed(rec)
+			}
+			if rec == nil || fresh {
+				// a claim, or perhaps a revision notice: read the rooms now
 				select {
 				case kick <- struct{}{}:
 				default:
@@ -80,7 +83,9 @@ func (a *Agent) handle(ctx context.Context, src ingest.Source, m ingest.RawMessa
 	inv, err := ingest.ParseMessageBytes(m.Body, a.Policy)
 	if err != nil {
 		var ce *envelope.CheckError
-		if errors.As(err, &ce) {
+		if errors.Is(err, ingest.ErrNoInvitation) {
+			a.Log.Info("agent: not an invitation (a revision notice or other mail); left unseen; the rooms are read for new revisions", slog.String("message", m.ID))
+		} else if errors.As(err, &ce) {
 			a.Log.Warn("agent: message refused; left unseen", slog.String("message", m.ID), slog.String("check", ce.Check), slog.String("detail", ce.Detail))
 		} else {
 			a.Log.Warn("agent: message unreadable; left unseen", slog.String("message", m.ID), slog.String("error", err.Error()))
@@ -114,8 +119,9 @@ func (a *Agent) handle(ctx context.Context, src ingest.Source, m ingest.RawMessa
 	return rec, fresh
 }
 
-// execLoop runs the program for every pending room whose state changed
-// since the program last saw it.
+// execLoop reads every claimed room, verifying and reporting new
+// revisions, and runs the program (when set) for every pending room whose
+// state changed since the program last saw it.
 func (a *Agent) execLoop(ctx context.Context, stop func(), opt WatchOptions, kick <-chan struct{}) {
 	t := time.NewTicker(opt.RoomPoll)
 	defer t.Stop()
@@ -153,10 +159,14 @@ func (a *Agent) execOnce(ctx context.Context, opt WatchOptions, rec *Record) str
 		a.Log.Warn("agent: pending command", slog.String("invitation_id", rec.InvitationID), slog.String("error", err.Error()))
 		return ""
 	}
-	room, err := a.Client.Room(ctx, rec.Actions.Room, rec.ParticipantToken)
+	room, current, change, err := a.room(ctx, rec.InvitationID)
 	if err != nil {
 		a.Log.Warn("agent: room", slog.String("invitation_id", rec.InvitationID), slog.String("error", err.Error()))
 		return ""
+	}
+	rec = current
+	if change != nil && opt.Revised != nil {
+		opt.Revised(change)
 	}
 	status := room.Outcome.Status
 	if opt.Exec == "" || (room.ETag != "" && room.ETag == rec.LastRoomETag) {
@@ -167,8 +177,8 @@ func (a *Agent) execOnce(ctx context.Context, opt WatchOptions, rec *Record) str
 		a.Log.Warn("agent: state", slog.String("error", err.Error()))
 		return status
 	}
-	if status != "pending" {
-		return status
+	if status != "pending" || (change != nil && !change.TermsChanged) {
+		return status // final, or a revision that kept the terms: nothing to ask
 	}
 	cmd, err := RunExec(ctx, opt.Exec, room.Raw, rec, opt.ExecStderr)
 	if err != nil {
@@ -178,7 +188,7 @@ func (a *Agent) execOnce(ctx context.Context, opt WatchOptions, rec *Record) str
 	if cmd.Action == "none" {
 		return status
 	}
-	posted, err := a.Post(ctx, rec.InvitationID, cmd.Action, cmd.Body, nil)
+	posted, err := a.post(ctx, rec.InvitationID, cmd.Action, cmd.Body, nil, rec.TermsDigest)
 	if err != nil {
 		a.Log.Warn("agent: --exec command not recorded", slog.String("invitation_id", rec.InvitationID), slog.String("action", cmd.Action), slog.String("error", err.Error()))
 		return status

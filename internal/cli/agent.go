@@ -211,8 +211,15 @@ URL is imaps://USER@HOST[:PORT]/MAILBOX (imap:// for STARTTLS, imap+plain:// for
 loopback test server). The password comes from CONSENSUS_IMAP_PASSWORD or the file
 CONSENSUS_IMAP_PASSWORD_FILE names, never from the URL.
 
+Claimed rooms are read every few seconds. A new revision is verified like the
+first (both digests and the terms digest recomputed) and reported on stdout
+with what changed. When its terms (title, objective, rules) are unchanged, a
+decision made earlier still counts and nobody is asked again; when they
+changed, that decision is stale and must be made again.
+
 PROGRAM runs directly (no shell, no arguments) after each claim and whenever a
-pending room changes, with the room JSON on stdin; it prints one JSON command:
+pending room changes (except for a revision that kept the terms), with the
+room JSON on stdin; it prints one JSON command:
 {"action":"comment","body":"..."}, {"action":"agree"} or {"action":"none"}. Its
 environment holds no credential. Choosing --exec delegates decisions to it.`,
 		Example: `  CONSENSUS_IMAP_PASSWORD_FILE=~/.imap-password consensus agent watch --imap imaps://inbox@imap.example/INBOX
@@ -336,7 +343,13 @@ func agentWatch(ctx context.Context, open openAgent, o watchOptions, env Env) er
 	claimed := func(r *agentclient.Record) {
 		fmt.Fprintf(env.Stdout, "claimed %s (agreement %s, %q, revision %d %s)\n", r.InvitationID, r.AgreementID, r.Title, r.RevisionNumber, r.RevisionDigest)
 	}
-	return a.Watch(ctx, agentclient.WatchOptions{Source: src, Exec: program, ExecStderr: env.Stderr, Claimed: claimed, UntilFinal: o.untilFinal})
+	revised := func(c *agentclient.RevisionChange) {
+		fmt.Fprintln(env.Stdout, c.String())
+		if c.TermsChanged && program == "" {
+			fmt.Fprintf(env.Stdout, "  read it with 'consensus agent room %s', then decide again with 'consensus agent agree|disagree|abstain %s'\n", c.InvitationID, c.InvitationID)
+		}
+	}
+	return a.Watch(ctx, agentclient.WatchOptions{Source: src, Exec: program, ExecStderr: env.Stderr, Claimed: claimed, Revised: revised, UntilFinal: o.untilFinal})
 }
 
 // secretFromEnv reads a required secret from NAME or NAME_FILE.
