@@ -166,38 +166,23 @@ func (b *bench) exchangeAll(ctx context.Context) (figures, error) {
 		body, _ := json.Marshal(map[string]string{"secret": p.secret})
 		ts[i] = vegeta.Target{Method: http.MethodPost, URL: p.exchangeURL, Body: body, Header: jsonHeader}
 	}
-	var perr error
-	f, err := runAttack(ctx, b.serviceWatch(), attack{
-		Targeter: listTargeter(ts), Conns: b.cfg.Conns, Bodies: true, Expect: http.StatusOK,
-		OnResult: func(r *vegeta.Result) {
-			p := b.world.invitationOf(r.URL)
-			if r.Code != http.StatusOK || p == nil {
-				return
-			}
-			var out struct {
-				SessionToken   string `json:"sessionToken"`
-				RevisionNumber int    `json:"revisionNumber"`
-				RevisionDigest string `json:"revisionDigest"`
-				Actions        struct {
-					Room   string `json:"room"`
-					Events string `json:"events"`
-				} `json:"actions"`
-			}
-			if err := json.Unmarshal(r.Body, &out); err != nil || out.SessionToken == "" || out.Actions.Room == "" || out.Actions.Events == "" {
-				perr = fmt.Errorf("exchange answer without sessionToken or actions: %.200s", r.Body)
-				return
-			}
-			p.session, p.roomURL, p.eventsURL = out.SessionToken, out.Actions.Room, out.Actions.Events
-			p.agreement.digest, p.agreement.revision = out.RevisionDigest, out.RevisionNumber
-		},
+	return b.oncePerParticipant(ctx, "exchange", ts, func(p *participant, body []byte) error {
+		var out struct {
+			SessionToken   string `json:"sessionToken"`
+			RevisionNumber int    `json:"revisionNumber"`
+			RevisionDigest string `json:"revisionDigest"`
+			Actions        struct {
+				Room   string `json:"room"`
+				Events string `json:"events"`
+			} `json:"actions"`
+		}
+		if err := json.Unmarshal(body, &out); err != nil || out.SessionToken == "" || out.Actions.Room == "" || out.Actions.Events == "" {
+			return fmt.Errorf("exchange answer without sessionToken or actions: %.200s", body)
+		}
+		p.session, p.roomURL, p.eventsURL = out.SessionToken, out.Actions.Room, out.Actions.Events
+		p.agreement.digest, p.agreement.revision = out.RevisionDigest, out.RevisionNumber
+		return nil
 	})
-	if err == nil {
-		err = perr
-	}
-	if err == nil && f.OK != len(ps) {
-		err = fmt.Errorf("exchange: %d of %d succeeded (%s)", f.OK, len(ps), f.errorText())
-	}
-	return f, err
 }
 
 // claimAll claims every slot with its session and email proof.
@@ -211,6 +196,30 @@ func (b *bench) claimAll(ctx context.Context) (figures, error) {
 			"Authorization": {"Consensus-Session " + p.session},
 		}}
 	}
+	f, err := b.oncePerParticipant(ctx, "claim", ts, func(p *participant, body []byte) error {
+		var out struct {
+			ParticipantToken string `json:"participantToken"`
+		}
+		if err := json.Unmarshal(body, &out); err != nil || out.ParticipantToken == "" {
+			return fmt.Errorf("claim answer without participantToken: %.200s", body)
+		}
+		p.token = out.ParticipantToken
+		p.auth = http.Header{"Authorization": {"Consensus-Participant " + p.token}}
+		return nil
+	})
+	if err == nil {
+		for _, a := range b.world.ags {
+			cmd, _ := json.Marshal(map[string]any{"action": "comment", "body": commentText(a.index), "revision": a.revision, "digest": a.digest})
+			a.body = cmd
+		}
+	}
+	return f, err
+}
+
+// oncePerParticipant sends ts, one request per participant, as one measured
+// load; decode reads each 200 answer into its participant. The last decode
+// error, or fewer successes than requests, fails the load.
+func (b *bench) oncePerParticipant(ctx context.Context, name string, ts []vegeta.Target, decode func(p *participant, body []byte) error) (figures, error) {
 	var perr error
 	f, err := runAttack(ctx, b.serviceWatch(), attack{
 		Targeter: listTargeter(ts), Conns: b.cfg.Conns, Bodies: true, Expect: http.StatusOK,
@@ -219,28 +228,16 @@ func (b *bench) claimAll(ctx context.Context) (figures, error) {
 			if r.Code != http.StatusOK || p == nil {
 				return
 			}
-			var out struct {
-				ParticipantToken string `json:"participantToken"`
+			if err := decode(p, r.Body); err != nil {
+				perr = err
 			}
-			if err := json.Unmarshal(r.Body, &out); err != nil || out.ParticipantToken == "" {
-				perr = fmt.Errorf("claim answer without participantToken: %.200s", r.Body)
-				return
-			}
-			p.token = out.ParticipantToken
-			p.auth = http.Header{"Authorization": {"Consensus-Participant " + p.token}}
 		},
 	})
 	if err == nil {
 		err = perr
 	}
-	if err == nil && f.OK != len(ps) {
-		err = fmt.Errorf("claim: %d of %d succeeded (%s)", f.OK, len(ps), f.errorText())
-	}
-	if err == nil {
-		for _, a := range b.world.ags {
-			cmd, _ := json.Marshal(map[string]any{"action": "comment", "body": commentText(a.index), "revision": a.revision, "digest": a.digest})
-			a.body = cmd
-		}
+	if err == nil && f.OK != len(ts) {
+		err = fmt.Errorf("%s: %d of %d succeeded (%s)", name, f.OK, len(ts), f.errorText())
 	}
 	return f, err
 }
