@@ -21,11 +21,11 @@ test: ## run every check against a private PostgreSQL it starts itself
 
 generate: ## regenerate sqlc code, openapi.json, docs/cli.md and docs/configuration.md
 	cd db && $(SQLC) generate
-	$(GO) run ./internal/cmd/openapi-bundle -o openapi.json api
+	$(GO) run ./internal/cmd/openapi-bundle -o openapi.json -agent openapi-agent.json -schemas schemas api
 	$(GO) run ./internal/cli/gendocs -o docs
 
 verify: generate ## regenerate, then fail if anything generated differs from what is committed
-	git diff --exit-code -- internal/store/internal/dbsqlc openapi.json docs/cli.md docs/configuration.md
+	git diff --exit-code -- internal/store/internal/dbsqlc openapi.json openapi-agent.json docs/cli.md docs/configuration.md
 
 lint: ## gofmt, go vet, staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -38,6 +38,8 @@ func (s *Server) registerDiscoveryRoutes(r chi.Router) {
 	r.Head("/.well-known/api-catalog", d.apiCatalog.serve)
 	r.Get("/openapi.json", d.openapi.serve)
 	r.Head("/openapi.json", d.openapi.serve)
+	r.Get("/openapi-agent.json", d.openapiAgent.serve)
+	r.Head("/openapi-agent.json", d.openapiAgent.serve)
 	r.Get("/llms.txt", d.llms.serve)
 	r.Head("/llms.txt", d.llms.serve)
 	r.Get("/llms-full.txt", d.llmsFull.serve)
@@ -70,8 +72,8 @@ func (d document) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 type discoveryDocs struct {
-	capabilities, apiCatalog, openapi, llms, llmsFull, invitePage document
-	schemas                                                       map[string]document
+	capabilities, apiCatalog, openapi, openapiAgent, llms, llmsFull, invitePage document
+	schemas                                                                     map[string]document
 }
 
 // discoveryDocuments renders every public document for s.origin. The
@@ -91,10 +93,11 @@ func (s *Server) discoveryDocuments() discoveryDocs {
 		capabilities: document{body: mustJSON(s.capabilities()), contentType: "application/json; charset=utf-8"},
 		apiCatalog: document{body: mustJSON(s.apiCatalog()), contentType: apiCatalogType,
 			extra: http.Header{"Link": {"<" + s.origin + `/.well-known/api-catalog>; rel="api-catalog"`}}},
-		openapi:  document{body: rewrite(consensus.OpenAPI), contentType: "application/json; charset=utf-8"},
-		llms:     document{body: web("llms.txt"), contentType: "text/plain; charset=utf-8"},
-		llmsFull: document{body: web("llms-full.txt"), contentType: "text/plain; charset=utf-8"},
-		schemas:  map[string]document{},
+		openapi:      document{body: rewrite(consensus.OpenAPI), contentType: "application/json; charset=utf-8"},
+		openapiAgent: document{body: rewrite(consensus.OpenAPIAgent), contentType: "application/json; charset=utf-8"},
+		llms:         document{body: web("llms.txt"), contentType: "text/plain; charset=utf-8"},
+		llmsFull:     document{body: web("llms-full.txt"), contentType: "text/plain; charset=utf-8"},
+		schemas:      map[string]document{},
 	}
 	page := web("invite.html")
 	d.invitePage = document{body: page, contentType: "text/html; charset=utf-8", extra: http.Header{
@@ -250,8 +253,11 @@ type link struct {
 // apiCatalog is the RFC 9727 linkset: one entry anchored at the agent API.
 func (s *Server) apiCatalog() map[string]any {
 	return map[string]any{"linkset": []map[string]any{{
-		"anchor":       s.origin + "/api/v1/agent",
-		"service-desc": []link{{Href: s.origin + "/openapi.json", Type: "application/vnd.oai.openapi+json;version=3.1", Title: "OpenAPI 3.1 description"}},
+		"anchor": s.origin + "/api/v1/agent",
+		"service-desc": []link{
+			{Href: s.origin + "/openapi.json", Type: "application/vnd.oai.openapi+json;version=3.1", Title: "OpenAPI 3.1 description"},
+			{Href: s.origin + "/openapi-agent.json", Type: "application/vnd.oai.openapi+json;version=3.1", Title: "OpenAPI 3.1 description of the invited participant's routes only"},
+		},
 		"service-doc": []link{
 			{Href: s.origin + "/llms-full.txt", Type: "text/plain", Title: "Complete agent reference"},
 			{Href: s.origin + "/llms.txt", Type: "text/plain", Title: "Concise machine index"},
