@@ -163,7 +163,24 @@ type Capabilities struct {
 	Limits      Limits              `json:"limits"`
 	Schemas     map[string]string   `json:"schemas"`
 	Documents   map[string]string   `json:"documents"`
+	Offered     Offered             `json:"offered"`
 	NotOffered  []string            `json:"notOffered"`
+}
+
+// Offered lists what this deployment offers beyond the V1 agent guide.
+type Offered struct {
+	MCP MCPCapability `json:"mcp"`
+}
+
+// MCPCapability describes the MCP facade and what it is not.
+type MCPCapability struct {
+	Endpoint   string   `json:"endpoint"`
+	Transport  string   `json:"transport"`
+	Stateless  bool     `json:"stateless"`
+	Credential string   `json:"credential"`
+	Tools      []string `json:"tools"`
+	Rules      string   `json:"rules"`
+	NotOffered []string `json:"notOffered"`
 }
 
 // CapabilityProtocol names the protocol and its version.
@@ -233,13 +250,22 @@ func (s *Server) capabilities() Capabilities {
 			"participantBinding": s.origin + "/schemas/participant-binding/v1",
 		},
 		Documents: map[string]string{
-			"openapi":    s.origin + "/openapi.json",
-			"apiCatalog": s.origin + "/.well-known/api-catalog",
-			"health":     s.origin + "/api/health",
-			"llms":       s.origin + "/llms.txt",
-			"llmsFull":   s.origin + "/llms-full.txt",
+			"openapi":      s.origin + "/openapi.json",
+			"openapiAgent": s.origin + "/openapi-agent.json",
+			"apiCatalog":   s.origin + "/.well-known/api-catalog",
+			"health":       s.origin + "/api/health",
+			"llms":         s.origin + "/llms.txt",
+			"llmsFull":     s.origin + "/llms-full.txt",
 		},
-		NotOffered: []string{"a2a", "mcp", "agent-initiation", "revision-2", "email-reply-participation",
+		Offered: Offered{MCP: MCPCapability{
+			Endpoint: s.origin + "/mcp", Transport: "streamable-http", Stateless: true, Credential: venue.SchemeParticipant,
+			Tools: []string{"read_room", "post_advisory", "decide", "fetch_artifact"},
+			Rules: "Each tool runs the use case of the matching REST route under the same rules and order of checks; it adds no power the REST API lacks. " +
+				"decide requires the current revision number and digest and confirm: true. Participant-written text is returned marked untrusted.",
+			NotOffered: []string{"exchange and claim (REST only: MCP starts with a participant token)", "sessions, server-initiated requests and GET event streams",
+				"waiting for room changes", "operator tools", "resources and prompts"},
+		}},
+		NotOffered: []string{"a2a", "agent-initiation", "revision-2", "email-reply-participation",
 			"self-service-token-revocation", "runtime-callback", "participant-signatures", "independent-timestamps", "execution"},
 	}
 }
