@@ -9,7 +9,7 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "tools/lint.sh: the contract lint needs Node.js 20+ with npm (https://nodejs.org, or your distribution's nodejs and npm packages)" >&2
   exit 1
 fi
-if [[ ! -d tools/node_modules ]]; then
+if [[ ! -d tools/node_modules ]] || [[ tools/package-lock.json -nt tools/node_modules/.package-lock.json ]]; then
   npm ci --prefix tools --no-audit --no-fund --loglevel=error
 fi
 export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true
