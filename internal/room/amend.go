@@ -46,7 +46,7 @@ func (c Change) Empty() bool {
 func Amend(prev Revision, a Amendment, lockedAt time.Time) (Revision, Change, error) {
 	next := prev
 	next.Revision = prev.Revision + 1
-	next.LockedAt = canon.FormatTime(lockedAt.Truncate(time.Second))
+	next.LockedAt = canon.FormatSeconds(lockedAt)
 	next.Rules = append([]string{}, prev.Rules...)
 	next.Participants = append([]Participant{}, prev.Participants...)
 	var c Change
@@ -63,7 +63,7 @@ func Amend(prev Revision, a Amendment, lockedAt time.Time) (Revision, Change, er
 		c.Rules = !slices.Equal(next.Rules, prev.Rules)
 	}
 	if a.Deadline != nil {
-		next.Deadline = canon.FormatTime(*a.Deadline)
+		next.Deadline = canon.FormatSeconds(*a.Deadline)
 		if next.Deadline != prev.Deadline {
 			c.Deadline, c.PreviousDeadline = true, prev.Deadline
 		}

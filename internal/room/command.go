@@ -75,14 +75,15 @@ func (s Snapshot) History() History {
 // Admit decides whether participant may post cmd now, checking in the order
 // the contract fixes: revision, room closed, already decided, event limit.
 // It returns the outcome as of now (which the caller persists when it became
-// final by expiry) and *RevisionMismatchError, ErrRoomClosed,
-// ErrAlreadyDecided or ErrEventLimit. A participant whose only decision is
-// stale (made on a revision with other terms) may decide again.
+// final by expiry) and *RevisionMismatchError (which matches
+// ErrRevisionMismatch), ErrRoomClosed, ErrAlreadyDecided or ErrEventLimit.
+// A participant whose only decision is stale (made on a revision with other
+// terms) may decide again.
 func Admit(s Snapshot, cmd Command, now time.Time) (Outcome, error) {
 	h := s.History()
 	out := h.Outcome(now)
 	if cmd.Revision != s.Revision || cmd.RevisionDigest != s.RevisionDigest {
-		return out, &RevisionMismatchError{Current: s.Revision, Digest: s.RevisionDigest}
+		return out, &RevisionMismatchError{Revision: s.Revision, Digest: s.RevisionDigest}
 	}
 	if out.Final() {
 		return out, ErrRoomClosed

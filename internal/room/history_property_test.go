@@ -143,8 +143,8 @@ func (s *sim) command(t *testing.T) {
 		t.Fatalf("%s: %s %s on revision %d: Admit says %v, the model %v", s.model.trace, who, action, rev, err, want)
 	}
 	var rm *RevisionMismatchError
-	if errors.As(err, &rm) && (rm.Current != len(s.revs) || rm.Digest != snap.RevisionDigest) {
-		t.Fatalf("mismatch names revision %d %s, want the current one", rm.Current, rm.Digest)
+	if errors.As(err, &rm) && (rm.Revision != len(s.revs) || rm.Digest != snap.RevisionDigest) {
+		t.Fatalf("mismatch names revision %d %s, want the current one", rm.Revision, rm.Digest)
 	}
 	if err != nil || !IsTerminal(action) {
 		return

@@ -152,10 +152,10 @@ func TestAdmitAcrossRevisions(t *testing.T) {
 	old.Revision, old.RevisionDigest = 1, "d1"
 	_, err := Admit(snap(map[int]string{1: "A", 2: "B"}), old, t0)
 	var rm *RevisionMismatchError
-	if !errors.As(err, &rm) || !errors.Is(err, ErrRevisionMismatch) || rm.Current != 2 || rm.Digest != "d2" {
+	if !errors.As(err, &rm) || !errors.Is(err, ErrRevisionMismatch) || rm.Revision != 2 || rm.Digest != "d2" {
 		t.Fatalf("a command on revision 1: %v", err)
 	}
-	if !strings.Contains(err.Error(), "current revision is 2 with digest d2") {
+	if !strings.Contains(err.Error(), "it is revision 2 with digest d2") {
 		t.Errorf("detail does not name the current revision: %s", err)
 	}
 }
