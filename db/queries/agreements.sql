@@ -20,7 +20,30 @@ ORDER BY a.created_at DESC, a.id DESC
 LIMIT $1;
 
 -- name: AgreementSetOutcome :execrows
--- Only a pending outcome ever changes: the first terminal fact wins.
+-- Only a pending outcome ever changes: the first terminal fact wins. The
+-- change is a new version of the room.
 UPDATE agreements
-SET outcome_status = $2, outcome_decided_at = $3, outcome_event_id = $4
+SET outcome_status = $2, outcome_decided_at = $3, outcome_event_id = $4, version = version + 1
 WHERE id = $1 AND outcome_status = 'pending';
+
+-- name: AgreementLockByParticipant :one
+-- Locks the agreement of a participant, as AgreementGetForUpdate does.
+SELECT a.* FROM agreements a JOIN participants p ON p.agreement_id = a.id
+WHERE p.id = $1
+FOR UPDATE OF a;
+
+-- name: AgreementBump :exec
+-- A change the room shows that is not an event or an outcome (a claim, a
+-- revocation): a new version, so ETags and waiting readers see it.
+UPDATE agreements SET version = version + 1 WHERE id = $1;
+
+-- name: AgreementAppend :exec
+-- An appended event: the new chain head, a new version and, when the event
+-- decided it, the final outcome. The caller holds the row lock and has seen
+-- the outcome pending.
+UPDATE agreements
+SET head_seq = $2, head_hash = $3, version = version + 1,
+    outcome_status     = coalesce(sqlc.narg('outcome_status'), outcome_status),
+    outcome_decided_at = coalesce(sqlc.narg('outcome_decided_at'), outcome_decided_at),
+    outcome_event_id   = coalesce(sqlc.narg('outcome_event_id'), outcome_event_id)
+WHERE id = $1;

@@ -9,13 +9,7 @@ SELECT * FROM events WHERE participant_id = $1 AND idempotency_key = $2;
 -- name: EventListByAgreement :many
 SELECT * FROM events WHERE agreement_id = $1 ORDER BY seq;
 
--- name: EventListTerminal :many
-SELECT * FROM events
-WHERE agreement_id = $1 AND revision = $2 AND action IN ('agree', 'disagree', 'abstain')
-ORDER BY seq;
-
--- name: EventCountByParticipant :one
-SELECT count(*) FROM events WHERE participant_id = $1 AND revision = $2;
-
--- name: EventChainHead :one
-SELECT seq, hash FROM events WHERE agreement_id = $1 ORDER BY seq DESC LIMIT 1;
+-- name: EventListAfter :many
+-- The events after seq, in order: what a cache that holds seq and the
+-- events before it lacks.
+SELECT * FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq;

@@ -4,3 +4,9 @@ VALUES ($1, $2, $3, $4, $5, $6, $7);
 
 -- name: RevisionGet :one
 SELECT * FROM revisions WHERE agreement_id = $1 AND number = $2;
+
+-- name: RevisionGetCurrent :one
+-- The agreement's current revision, read in the statement that knows which
+-- one is current.
+SELECT r.* FROM revisions r JOIN agreements a ON a.id = r.agreement_id AND r.number = a.current_revision
+WHERE a.id = $1;

@@ -23,7 +23,8 @@ type Store struct {
 
 // Tx is one transaction. It has every row method of Store, plus those that
 // only mean something while a transaction holds its locks (AgreementLock,
-// EventAppendState).
+// AgreementBump). The hot paths run their own pipelined transactions
+// (Append).
 type Tx struct {
 	queries
 	tx pgx.Tx

@@ -10,6 +10,7 @@ import (
 
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
 )
 
@@ -61,11 +62,16 @@ type Posted struct {
 }
 
 // PostEvent stores one event under the agreement's row lock, in the order
-// the contract fixes: key and body syntax (*room.ValidationError); then
-// idempotent replay (created false) or room.ErrIdempotencyKeyReused; then
-// room.ErrRevisionMismatch, room.ErrRoomClosed, room.ErrAlreadyDecided,
-// room.ErrEventLimit. A terminal decision that completes the rule finalizes
-// the outcome and, when reached, stores CONSENSUS.md in the same transaction.
+// the contract fixes: key and body syntax (*room.ValidationError); then,
+// under the lock, the credential (*UnauthorizedError: revoked since the
+// middleware checked it), idempotent replay (created false) or
+// room.ErrIdempotencyKeyReused; then room.ErrRevisionMismatch,
+// room.ErrRoomClosed, room.ErrAlreadyDecided, room.ErrEventLimit. A
+// terminal decision that completes the rule finalizes the outcome and, when
+// reached, stores CONSENSUS.md in the same transaction.
+//
+// The transaction takes two round trips (store.Append): the decision rule
+// gets its snapshot from the roster's counters, never from the history.
 func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in EventInput) (posted *Posted, created bool, err error) {
 	cmd, err := v.command(p, key, in)
 	if err != nil {
@@ -75,63 +81,78 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 	if err != nil {
 		return nil, false, err
 	}
+	rev := v.rooms().revision(p.AgreementID)
 	var refusal error
-	err = v.Store.InTx(ctx, func(tx *store.Tx) error {
+	req := store.AppendRequest{AgreementID: p.AgreementID, ParticipantID: p.ParticipantID, IdempotencyKey: key, WithRevision: rev == nil}
+	decide := func(st *store.AppendState) (store.AppendWrite, error) {
 		refusal, posted, created = nil, nil, false
 		now := canon.Now(v.now())
-		a, err := tx.AgreementLock(ctx, p.AgreementID)
-		if err != nil {
-			return err
+		a := st.Agreement
+		me, ok := st.Member(p.ParticipantID)
+		if !ok || me.RevokedAt != nil || !secret.Equal(me.TokenHash, p.tokenHash) {
+			return store.AppendWrite{}, &UnauthorizedError{Scheme: SchemeParticipant}
 		}
-		prior, err := tx.EventGetByKey(ctx, p.ParticipantID, key)
-		switch {
-		case err == nil:
+		if prior := st.Prior; prior != nil {
 			if prior.CommandDigest != cmdDigest {
 				refusal = room.ErrIdempotencyKeyReused
-				return nil
+				return store.AppendWrite{}, nil
 			}
-			posted = &Posted{Event: eventView(prior), Outcome: outcomeView(a.Outcome)}
-			return nil
-		case !errors.Is(err, room.ErrNotFound):
-			return err
+			posted = &Posted{Event: eventView(*prior), Outcome: outcomeView(a.Outcome)}
+			return store.AppendWrite{}, nil
 		}
-		st, err := tx.EventAppendState(ctx, a, p.ParticipantID)
-		if err != nil {
-			return err
+		if st.Revision != nil {
+			var err error
+			if rev, err = v.rooms().keepRevision(*st.Revision); err != nil {
+				return store.AppendWrite{}, err
+			}
 		}
-		snap := room.Snapshot{Revision: a.CurrentRevision, RevisionDigest: st.Revision.RevisionDigest, Deadline: a.Deadline,
-			Roster: members(st.Roster), Events: roomEvents(st.Terminal), ParticipantEvents: st.ParticipantEvents}
+		if rev.Number != a.CurrentRevision {
+			return store.AppendWrite{}, errNewRevision
+		}
+		snap := room.Snapshot{Revision: a.CurrentRevision, RevisionDigest: rev.RevisionDigest, Deadline: a.Deadline,
+			Roster: make([]room.Member, len(st.Roster)), ParticipantEvents: me.EventsOn(a.CurrentRevision)}
+		for i, m := range st.Roster {
+			snap.Roster[i] = m.Member()
+			if d, ok := m.DecisionOn(a.CurrentRevision); ok {
+				snap.Events = append(snap.Events, d)
+			}
+		}
 		outcome, admitErr := room.Admit(snap, cmd, now)
-		if _, err := settleExpiry(ctx, tx, a, outcome); err != nil {
-			return err
-		}
 		if admitErr != nil {
 			refusal = admitErr
-			return nil // commit: an expiry found here is persisted
+			if !a.Outcome.Final() && outcome.Status == room.StatusExpired {
+				return store.AppendWrite{Outcome: &outcome}, nil // the expiry found here is stored
+			}
+			return store.AppendWrite{}, nil
 		}
 		e := store.Event{
-			ID: uuid.New(), AgreementID: a.ID, Seq: st.Head.Seq + 1, ParticipantID: p.ParticipantID, Revision: a.CurrentRevision,
-			Action: cmd.Action, Body: cmd.Body, IdempotencyKey: key, CommandDigest: cmdDigest, CreatedAt: now, PrevHash: st.Head.Hash,
+			ID: uuid.New(), AgreementID: a.ID, Seq: a.Head.Seq + 1, ParticipantID: p.ParticipantID, Revision: a.CurrentRevision,
+			Action: cmd.Action, Body: cmd.Body, IdempotencyKey: key, CommandDigest: cmdDigest, CreatedAt: now, PrevHash: a.Head.Hash,
 		}
+		var err error
 		if e.Hash, err = chainHash(e); err != nil {
-			return err
+			return store.AppendWrite{}, err
 		}
-		if err := tx.EventInsert(ctx, e); err != nil {
-			return err
-		}
+		w := store.AppendWrite{Event: &e}
 		final := a.Outcome
 		if room.IsTerminal(cmd.Action) {
-			if err := tx.ParticipantSetDecided(ctx, p.ParticipantID); err != nil {
-				return err
-			}
 			snap.Events = append(snap.Events, e.RoomEvent())
-			if final, err = v.finalize(ctx, tx, a, st.Revision, snap, e, now); err != nil {
-				return err
+			if final, w.Artifact, err = finalize(rev.Revision, snap, e, now); err != nil {
+				return store.AppendWrite{}, err
+			}
+			if final.Final() {
+				w.Outcome = &final
 			}
 		}
 		posted, created = &Posted{Event: eventView(e), Outcome: outcomeView(final)}, true
-		return nil
-	})
+		return w, nil
+	}
+	if err = v.Store.Append(ctx, req, decide); errors.Is(err, errNewRevision) {
+		// A revision was locked after the one cached: read it with the
+		// append this once.
+		req.WithRevision = true
+		err = v.Store.Append(ctx, req, decide)
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -149,24 +170,19 @@ func chainHash(e store.Event) (string, error) {
 	return d, err
 }
 
-// finalize evaluates the rule after a terminal event and persists a final
-// outcome; a reached outcome also stores CONSENSUS.md.
-func (v *Venue) finalize(ctx context.Context, tx *store.Tx, a store.Agreement, rev store.Revision, snap room.Snapshot, last store.Event, now time.Time) (room.Outcome, error) {
+// errNewRevision: the cached revision is not the agreement's current one.
+var errNewRevision = errors.New("venue: a newer revision than the one cached")
+
+// finalize evaluates the rule after the terminal event last; a reached
+// outcome comes with the CONSENSUS.md to store with it.
+func finalize(rev store.Revision, snap room.Snapshot, last store.Event, now time.Time) (room.Outcome, *store.Artifact, error) {
 	outcome := room.Evaluate(snap.Revision, snap.Roster, snap.Events, snap.Deadline, now)
-	if !outcome.Final() {
-		return outcome, nil
-	}
-	if _, err := tx.AgreementSetOutcome(ctx, a.ID, outcome); err != nil {
-		return outcome, err
-	}
 	if outcome.Status != room.StatusReached {
-		return outcome, nil
+		return outcome, nil, nil
 	}
 	md, err := renderArtifact(rev, snap, last, outcome, now)
 	if err != nil {
-		return outcome, err
+		return outcome, nil, err
 	}
-	return outcome, tx.ArtifactInsert(ctx, store.Artifact{
-		AgreementID: a.ID, Revision: a.CurrentRevision, Body: md, SHA256: canon.Digest(md), FinalizedAt: now,
-	})
+	return outcome, &store.Artifact{AgreementID: last.AgreementID, Revision: snap.Revision, Body: md, SHA256: canon.Digest(md), FinalizedAt: now}, nil
 }

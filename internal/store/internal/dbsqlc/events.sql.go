@@ -12,38 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const eventChainHead = `-- name: EventChainHead :one
-SELECT seq, hash FROM events WHERE agreement_id = $1 ORDER BY seq DESC LIMIT 1
-`
-
-type EventChainHeadRow struct {
-	Seq  int64
-	Hash string
-}
-
-func (q *Queries) EventChainHead(ctx context.Context, agreementID uuid.UUID) (EventChainHeadRow, error) {
-	row := q.db.QueryRow(ctx, eventChainHead, agreementID)
-	var i EventChainHeadRow
-	err := row.Scan(&i.Seq, &i.Hash)
-	return i, err
-}
-
-const eventCountByParticipant = `-- name: EventCountByParticipant :one
-SELECT count(*) FROM events WHERE participant_id = $1 AND revision = $2
-`
-
-type EventCountByParticipantParams struct {
-	ParticipantID uuid.UUID
-	Revision      int32
-}
-
-func (q *Queries) EventCountByParticipant(ctx context.Context, arg EventCountByParticipantParams) (int64, error) {
-	row := q.db.QueryRow(ctx, eventCountByParticipant, arg.ParticipantID, arg.Revision)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const eventGetByKey = `-- name: EventGetByKey :one
 SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash FROM events WHERE participant_id = $1 AND idempotency_key = $2
 `
@@ -112,12 +80,19 @@ func (q *Queries) EventInsert(ctx context.Context, arg EventInsertParams) error 
 	return err
 }
 
-const eventListByAgreement = `-- name: EventListByAgreement :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash FROM events WHERE agreement_id = $1 ORDER BY seq
+const eventListAfter = `-- name: EventListAfter :many
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq
 `
 
-func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Event, error) {
-	rows, err := q.db.Query(ctx, eventListByAgreement, agreementID)
+type EventListAfterParams struct {
+	AgreementID uuid.UUID
+	Seq         int64
+}
+
+// The events after seq, in order: what a cache that holds seq and the
+// events before it lacks.
+func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) ([]Event, error) {
+	rows, err := q.db.Query(ctx, eventListAfter, arg.AgreementID, arg.Seq)
 	if err != nil {
 		return nil, err
 	}
@@ -149,19 +124,12 @@ func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUI
 	return items, nil
 }
 
-const eventListTerminal = `-- name: EventListTerminal :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash FROM events
-WHERE agreement_id = $1 AND revision = $2 AND action IN ('agree', 'disagree', 'abstain')
-ORDER BY seq
+const eventListByAgreement = `-- name: EventListByAgreement :many
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash FROM events WHERE agreement_id = $1 ORDER BY seq
 `
 
-type EventListTerminalParams struct {
-	AgreementID uuid.UUID
-	Revision    int32
-}
-
-func (q *Queries) EventListTerminal(ctx context.Context, arg EventListTerminalParams) ([]Event, error) {
-	rows, err := q.db.Query(ctx, eventListTerminal, arg.AgreementID, arg.Revision)
+func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Event, error) {
+	rows, err := q.db.Query(ctx, eventListByAgreement, agreementID)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,46 @@ import (
 	"github.com/google/uuid"
 )
 
+const participantAuth = `-- name: ParticipantAuth :one
+SELECT p.id, p.agreement_id, p.token_hash, p.revoked_at, i.id AS invitation_id,
+       a.version, a.current_revision, a.deadline, a.outcome_status
+FROM participants p
+JOIN invitations i ON i.participant_id = p.id
+JOIN agreements a ON a.id = p.agreement_id
+WHERE p.token_hash = $1
+`
+
+type ParticipantAuthRow struct {
+	ID              uuid.UUID
+	AgreementID     uuid.UUID
+	TokenHash       []byte
+	RevokedAt       *time.Time
+	InvitationID    uuid.UUID
+	Version         int64
+	CurrentRevision int32
+	Deadline        time.Time
+	OutcomeStatus   string
+}
+
+// A participant token's owner with what every participant route needs, in
+// one indexed lookup: a 304 answers from this row alone.
+func (q *Queries) ParticipantAuth(ctx context.Context, tokenHash []byte) (ParticipantAuthRow, error) {
+	row := q.db.QueryRow(ctx, participantAuth, tokenHash)
+	var i ParticipantAuthRow
+	err := row.Scan(
+		&i.ID,
+		&i.AgreementID,
+		&i.TokenHash,
+		&i.RevokedAt,
+		&i.InvitationID,
+		&i.Version,
+		&i.CurrentRevision,
+		&i.Deadline,
+		&i.OutcomeStatus,
+	)
+	return i, err
+}
+
 const participantClaim = `-- name: ParticipantClaim :execrows
 UPDATE participants
 SET state = 'claimed', binding_json = $2, binding_digest = $3, token_hash = $4, claimed_at = $5
@@ -41,8 +81,54 @@ func (q *Queries) ParticipantClaim(ctx context.Context, arg ParticipantClaimPara
 	return result.RowsAffected(), nil
 }
 
+const participantCountEvent = `-- name: ParticipantCountEvent :exec
+UPDATE participants
+SET event_count = CASE WHEN events_revision = $2 THEN event_count + 1 ELSE 1 END, events_revision = $2
+WHERE id = $1
+`
+
+type ParticipantCountEventParams struct {
+	ID             uuid.UUID
+	EventsRevision int32
+}
+
+// One more advisory event on revision $2 (the count restarts on a new revision).
+func (q *Queries) ParticipantCountEvent(ctx context.Context, arg ParticipantCountEventParams) error {
+	_, err := q.db.Exec(ctx, participantCountEvent, arg.ID, arg.EventsRevision)
+	return err
+}
+
+const participantDecide = `-- name: ParticipantDecide :exec
+UPDATE participants
+SET event_count = CASE WHEN events_revision = $2 THEN event_count + 1 ELSE 1 END, events_revision = $2,
+    state = 'decided', decision = $3, decision_event_id = $4, decision_seq = $5, decision_revision = $2, decided_at = $6
+WHERE id = $1
+`
+
+type ParticipantDecideParams struct {
+	ID              uuid.UUID
+	EventsRevision  int32
+	Decision        *string
+	DecisionEventID uuid.NullUUID
+	DecisionSeq     *int64
+	DecidedAt       *time.Time
+}
+
+// A terminal event on revision $2: counted, and the participant's decision.
+func (q *Queries) ParticipantDecide(ctx context.Context, arg ParticipantDecideParams) error {
+	_, err := q.db.Exec(ctx, participantDecide,
+		arg.ID,
+		arg.EventsRevision,
+		arg.Decision,
+		arg.DecisionEventID,
+		arg.DecisionSeq,
+		arg.DecidedAt,
+	)
+	return err
+}
+
 const participantGet = `-- name: ParticipantGet :one
-SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at FROM participants WHERE id = $1
+SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at FROM participants WHERE id = $1
 `
 
 func (q *Queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant, error) {
@@ -62,52 +148,13 @@ func (q *Queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant
 		&i.TokenHash,
 		&i.ClaimedAt,
 		&i.RevokedAt,
-	)
-	return i, err
-}
-
-const participantGetByTokenHash = `-- name: ParticipantGetByTokenHash :one
-SELECT p.id, p.agreement_id, p.position, p.display_name, p.kind, p.email, p.required, p.state, p.binding_json, p.binding_digest, p.token_hash, p.claimed_at, p.revoked_at, i.id AS invitation_id
-FROM participants p
-JOIN invitations i ON i.participant_id = p.id
-WHERE p.token_hash = $1
-`
-
-type ParticipantGetByTokenHashRow struct {
-	ID            uuid.UUID
-	AgreementID   uuid.UUID
-	Position      int32
-	DisplayName   string
-	Kind          string
-	Email         string
-	Required      bool
-	State         string
-	BindingJson   *string
-	BindingDigest *string
-	TokenHash     []byte
-	ClaimedAt     *time.Time
-	RevokedAt     *time.Time
-	InvitationID  uuid.UUID
-}
-
-func (q *Queries) ParticipantGetByTokenHash(ctx context.Context, tokenHash []byte) (ParticipantGetByTokenHashRow, error) {
-	row := q.db.QueryRow(ctx, participantGetByTokenHash, tokenHash)
-	var i ParticipantGetByTokenHashRow
-	err := row.Scan(
-		&i.ID,
-		&i.AgreementID,
-		&i.Position,
-		&i.DisplayName,
-		&i.Kind,
-		&i.Email,
-		&i.Required,
-		&i.State,
-		&i.BindingJson,
-		&i.BindingDigest,
-		&i.TokenHash,
-		&i.ClaimedAt,
-		&i.RevokedAt,
-		&i.InvitationID,
+		&i.EventsRevision,
+		&i.EventCount,
+		&i.Decision,
+		&i.DecisionEventID,
+		&i.DecisionSeq,
+		&i.DecisionRevision,
+		&i.DecidedAt,
 	)
 	return i, err
 }
@@ -141,7 +188,7 @@ func (q *Queries) ParticipantInsert(ctx context.Context, arg ParticipantInsertPa
 }
 
 const participantListByAgreement = `-- name: ParticipantListByAgreement :many
-SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at FROM participants WHERE agreement_id = $1 ORDER BY position
+SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at FROM participants WHERE agreement_id = $1 ORDER BY position
 `
 
 func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Participant, error) {
@@ -167,6 +214,13 @@ func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uu
 			&i.TokenHash,
 			&i.ClaimedAt,
 			&i.RevokedAt,
+			&i.EventsRevision,
+			&i.EventCount,
+			&i.Decision,
+			&i.DecisionEventID,
+			&i.DecisionSeq,
+			&i.DecisionRevision,
+			&i.DecidedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -180,7 +234,7 @@ func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uu
 
 const participantRevoke = `-- name: ParticipantRevoke :one
 UPDATE participants SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1
-RETURNING id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at
+RETURNING id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at
 `
 
 type ParticipantRevokeParams struct {
@@ -205,15 +259,82 @@ func (q *Queries) ParticipantRevoke(ctx context.Context, arg ParticipantRevokePa
 		&i.TokenHash,
 		&i.ClaimedAt,
 		&i.RevokedAt,
+		&i.EventsRevision,
+		&i.EventCount,
+		&i.Decision,
+		&i.DecisionEventID,
+		&i.DecisionSeq,
+		&i.DecisionRevision,
+		&i.DecidedAt,
 	)
 	return i, err
 }
 
-const participantSetDecided = `-- name: ParticipantSetDecided :exec
-UPDATE participants SET state = 'decided' WHERE id = $1
+const participantRoster = `-- name: ParticipantRoster :many
+SELECT id, display_name, kind, required, state, revoked_at, events_revision, event_count,
+       decision, decision_event_id, decision_seq, decision_revision, decided_at,
+       (CASE WHEN id = $2 THEN token_hash END)::bytea AS token_hash
+FROM participants
+WHERE agreement_id = $1
+ORDER BY position
 `
 
-func (q *Queries) ParticipantSetDecided(ctx context.Context, id uuid.UUID) error {
-	_, err := q.db.Exec(ctx, participantSetDecided, id)
-	return err
+type ParticipantRosterParams struct {
+	AgreementID uuid.UUID
+	ID          uuid.UUID
+}
+
+type ParticipantRosterRow struct {
+	ID               uuid.UUID
+	DisplayName      string
+	Kind             string
+	Required         bool
+	State            string
+	RevokedAt        *time.Time
+	EventsRevision   int32
+	EventCount       int32
+	Decision         *string
+	DecisionEventID  uuid.NullUUID
+	DecisionSeq      *int64
+	DecisionRevision *int32
+	DecidedAt        *time.Time
+	TokenHash        []byte
+}
+
+// The roster with its counters, in position order. Only the participant
+// named by $2 comes with its token hash: the one whose credential the
+// caller checks.
+func (q *Queries) ParticipantRoster(ctx context.Context, arg ParticipantRosterParams) ([]ParticipantRosterRow, error) {
+	rows, err := q.db.Query(ctx, participantRoster, arg.AgreementID, arg.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ParticipantRosterRow{}
+	for rows.Next() {
+		var i ParticipantRosterRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.DisplayName,
+			&i.Kind,
+			&i.Required,
+			&i.State,
+			&i.RevokedAt,
+			&i.EventsRevision,
+			&i.EventCount,
+			&i.Decision,
+			&i.DecisionEventID,
+			&i.DecisionSeq,
+			&i.DecisionRevision,
+			&i.DecidedAt,
+			&i.TokenHash,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
