@@ -30,6 +30,18 @@ ALTER TABLE participants
         AND (decision IS NULL) = (decision_revision IS NULL)
         AND (decision IS NULL) = (decided_at IS NULL));
 
+-- The invitation of a slot never changes: kept on the slot too, so the
+-- credential lookup of every participant route needs no join. Deferred,
+-- because an agreement's participants and invitations reference each other.
+ALTER TABLE participants
+    ADD COLUMN invitation_id uuid REFERENCES invitations (id) DEFERRABLE INITIALLY DEFERRED;
+UPDATE participants p SET invitation_id = i.id FROM invitations i WHERE i.participant_id = p.id;
+ALTER TABLE participants ALTER COLUMN invitation_id SET NOT NULL;
+
+-- Counting moved to the counters: nothing reads this index any more, and
+-- every append paid for it.
+DROP INDEX events_participant_revision_idx;
+
 -- Existing rooms: the counters as the history states them.
 UPDATE agreements a
 SET head_seq = h.seq, head_hash = h.hash, version = h.seq + 1
@@ -51,7 +63,9 @@ FROM (SELECT DISTINCT ON (participant_id) participant_id, action, id, seq, revis
 WHERE d.participant_id = p.id;
 
 -- +goose Down
+CREATE INDEX events_participant_revision_idx ON events (participant_id, revision);
 ALTER TABLE participants
+    DROP COLUMN invitation_id,
     DROP CONSTRAINT participants_decision_whole,
     DROP COLUMN decided_at,
     DROP COLUMN decision_revision,

@@ -37,13 +37,10 @@ FOR UPDATE OF a;
 -- revocation): a new version, so ETags and waiting readers see it.
 UPDATE agreements SET version = version + 1 WHERE id = $1;
 
--- name: AgreementAppend :exec
--- An appended event: the new chain head, a new version and, when the event
--- decided it, the final outcome. The caller holds the row lock and has seen
--- the outcome pending.
-UPDATE agreements
-SET head_seq = $2, head_hash = $3, version = version + 1,
-    outcome_status     = coalesce(sqlc.narg('outcome_status'), outcome_status),
-    outcome_decided_at = coalesce(sqlc.narg('outcome_decided_at'), outcome_decided_at),
-    outcome_event_id   = coalesce(sqlc.narg('outcome_event_id'), outcome_event_id)
-WHERE id = $1;
+-- name: AgreementLockByToken :one
+-- Locks the agreement of a participant token's owner, as
+-- AgreementGetForUpdate does. Nothing else this statement reads of the
+-- participant is fresh after a wait for the lock: read it again.
+SELECT a.* FROM agreements a JOIN participants p ON p.agreement_id = a.id
+WHERE p.token_hash = $1
+FOR UPDATE OF a;

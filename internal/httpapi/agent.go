@@ -19,10 +19,10 @@ func (s *Server) registerAgentRoutes(r chi.Router) {
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireParticipant)
 			r.Get("/room", s.handleRoom)
-			r.Post("/events", s.handleEventsCreate)
 			r.Get("/artifact", s.handleArtifact)
 			r.Head("/artifact", s.handleArtifact)
 		})
+		r.With(s.participantCredential).Post("/events", s.handleEventsCreate)
 	})
 }
 
@@ -135,20 +135,26 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
-// handleEventsCreate runs after requireParticipant; the venue checks the
-// rest in the documented order (key and body syntax, replay, revision...).
+// handleEventsCreate runs after participantCredential, which only read the
+// token: the venue checks it in the transaction that stores the event, and
+// the rest in the documented order (key and body syntax, replay,
+// revision...). A body that cannot be read or decoded answers only once the
+// credential is known good, so a bad credential still answers first.
 func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
-	b, err := readBody(r, limitEvents)
-	if err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
+	cred := credentialFrom(r.Context())
 	var in venue.EventInput
-	if err := decodeStrict(b, &in); err != nil {
+	b, err := readBody(r, limitEvents)
+	if err == nil {
+		err = decodeStrict(b, &in)
+	}
+	if err != nil {
+		if _, authErr := s.venue.AuthParticipant(r.Context(), chi.URLParam(r, "invitationId"), credential(r, venue.SchemeParticipant)); authErr != nil {
+			err = authErr
+		}
 		s.writeProblem(w, r, err)
 		return
 	}
-	posted, created, err := s.venue.PostEvent(r.Context(), participantFrom(r.Context()), r.Header.Get("Idempotency-Key"), in)
+	posted, created, err := s.venue.PostEvent(r.Context(), cred, r.Header.Get("Idempotency-Key"), in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

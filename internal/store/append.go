@@ -14,39 +14,42 @@ import (
 
 // AppendRequest names what an append locks and reads.
 type AppendRequest struct {
-	AgreementID uuid.UUID
-	// ParticipantID is the participant appending: the roster carries its
-	// token hash, and IdempotencyKey is looked up among its events.
-	ParticipantID  uuid.UUID
+	// TokenHash is the hash of the participant token presented. The append
+	// locks the agreement of the token's owner and then reads the owner
+	// again, so the credential is checked under the lock that revocation
+	// takes too.
+	TokenHash      []byte
 	IdempotencyKey string
 	// WithRevision reads the current revision too; a caller holding it in
 	// a cache leaves it out.
 	WithRevision bool
 }
 
+// TokenHolder is the participant a token was issued to, read under the
+// agreement's lock, with its counters.
+type TokenHolder struct {
+	RosterMember
+	AgreementID  uuid.UUID
+	InvitationID uuid.UUID
+	TokenHash    []byte
+}
+
 // AppendState is what an append read in one round trip, after taking the
 // agreement's row lock: nothing in it can change before the transaction
 // ends, and a revocation committed before the lock was granted is in it.
 type AppendState struct {
+	// Holder is the token's owner; nil when no participant holds it (and
+	// then nothing was locked).
+	Holder    *TokenHolder
 	Agreement Agreement
-	// Roster holds every participant with its counters; the appending one
-	// comes with its token hash.
+	// Roster holds what the decision rule reads of every participant:
+	// ID, Required and Decision.
 	Roster []RosterMember
-	// Prior is the participant's event stored under the idempotency key,
-	// nil if the key is new.
+	// Prior is the holder's event stored under the idempotency key, nil if
+	// the key is new.
 	Prior *Event
 	// Revision is the current revision when the request asked for it.
 	Revision *Revision
-}
-
-// Member returns the roster entry of participant id.
-func (s *AppendState) Member(id uuid.UUID) (RosterMember, bool) {
-	for _, m := range s.Roster {
-		if m.ID == id {
-			return m, true
-		}
-	}
-	return RosterMember{}, false
 }
 
 // AppendWrite is what an append transaction writes before it commits.
@@ -93,16 +96,41 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 	var read pipeline
 	read.exec("BEGIN")
 	read.add(func(db dbsqlc.DBTX) error {
-		r, err := dbsqlc.New(db).AgreementGetForUpdate(ctx, req.AgreementID)
-		if err != nil {
+		r, err := dbsqlc.New(db).AgreementLockByToken(ctx, req.TokenHash)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil // an unknown token: the holder is nil too
+		case err != nil:
 			return interpretError("lock agreement", err)
 		}
 		st.Agreement = agreementFrom(r)
 		return nil
 	})
-	read.add(rosterStep(ctx, req.AgreementID, req.ParticipantID, &st.Roster))
 	read.add(func(db dbsqlc.DBTX) error {
-		r, err := dbsqlc.New(db).EventGetByKey(ctx, dbsqlc.EventGetByKeyParams{ParticipantID: req.ParticipantID, IdempotencyKey: req.IdempotencyKey})
+		r, err := dbsqlc.New(db).ParticipantByToken(ctx, req.TokenHash)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil
+		case err != nil:
+			return interpretError("get participant by token", err)
+		}
+		st.Holder = &TokenHolder{
+			RosterMember: RosterMember{ID: r.ID, Required: r.Required, RevokedAt: r.RevokedAt, EventsRevision: int(r.EventsRevision),
+				EventCount: int(r.EventCount), Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
+			AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash,
+		}
+		return nil
+	})
+	read.add(func(db dbsqlc.DBTX) error {
+		rows, err := dbsqlc.New(db).ParticipantRule(ctx, req.TokenHash)
+		if err != nil {
+			return interpretError("roster", err)
+		}
+		st.Roster = convert(rows, ruleMemberFrom)
+		return nil
+	})
+	read.add(func(db dbsqlc.DBTX) error {
+		r, err := dbsqlc.New(db).EventGetByTokenKey(ctx, dbsqlc.EventGetByTokenKeyParams{TokenHash: req.TokenHash, IdempotencyKey: req.IdempotencyKey})
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			return nil
@@ -114,10 +142,24 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 		return nil
 	})
 	if req.WithRevision {
-		read.add(revisionStep(ctx, req.AgreementID, &st.Revision))
+		read.add(func(db dbsqlc.DBTX) error {
+			r, err := dbsqlc.New(db).RevisionGetCurrentByToken(ctx, req.TokenHash)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				return nil
+			case err != nil:
+				return interpretError("get current revision", err)
+			}
+			rev := revisionFrom(r)
+			st.Revision = &rev
+			return nil
+		})
 	}
 	if err := tx.send(ctx, &read); err != nil {
 		return err
+	}
+	if st.Holder != nil && st.Holder.AgreementID != st.Agreement.ID {
+		st.Holder = nil // cannot happen: a token's owner never moves; refuse rather than write across agreements
 	}
 	w, err := decide(st)
 	if err != nil {
@@ -154,24 +196,15 @@ func queueWrite(ctx context.Context, p *pipeline, id uuid.UUID, w AppendWrite) e
 		return nil
 	}
 	e := *w.Event
-	p.add(func(db dbsqlc.DBTX) error {
-		return interpretError("insert event", dbsqlc.New(db).EventInsert(ctx, eventParams(e)))
-	})
-	if room.IsTerminal(e.Action) {
-		p.add(func(db dbsqlc.DBTX) error {
-			return interpretError("record decision", dbsqlc.New(db).ParticipantDecide(ctx, dbsqlc.ParticipantDecideParams{
-				ID: e.ParticipantID, EventsRevision: int32(e.Revision), Decision: &e.Action,
-				DecisionEventID: uuid.NullUUID{UUID: e.ID, Valid: true}, DecisionSeq: &e.Seq, DecidedAt: &e.CreatedAt,
-			}))
-		})
-	} else {
-		p.add(func(db dbsqlc.DBTX) error {
-			return interpretError("count event", dbsqlc.New(db).ParticipantCountEvent(ctx, dbsqlc.ParticipantCountEventParams{ID: e.ParticipantID, EventsRevision: int32(e.Revision)}))
-		})
+	if e.AgreementID != id {
+		return errors.New("store: append: the event names another agreement than the one locked")
 	}
 	p.add(func(db dbsqlc.DBTX) error {
-		return interpretError("advance agreement", dbsqlc.New(db).AgreementAppend(ctx, dbsqlc.AgreementAppendParams{
-			ID: id, HeadSeq: e.Seq, HeadHash: e.Hash, OutcomeStatus: status, OutcomeDecidedAt: decidedAt, OutcomeEventID: eventID,
+		return interpretError("append event", dbsqlc.New(db).EventAppend(ctx, dbsqlc.EventAppendParams{
+			ID: e.ID, AgreementID: e.AgreementID, Seq: e.Seq, ParticipantID: e.ParticipantID, Revision: int32(e.Revision),
+			Action: e.Action, Body: e.Body, IdempotencyKey: e.IdempotencyKey, CommandDigest: e.CommandDigest,
+			CreatedAt: e.CreatedAt, PrevHash: e.PrevHash, Hash: e.Hash, Terminal: room.IsTerminal(e.Action),
+			OutcomeStatus: status, OutcomeDecidedAt: decidedAt, OutcomeEventID: eventID,
 		}))
 	})
 	if a := w.Artifact; a != nil {

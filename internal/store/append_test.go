@@ -15,12 +15,22 @@ import (
 	"github.com/consensus-md/consensus/internal/store"
 )
 
-// appendEvent appends e through Append, failing the test on any error,
-// and returns the state the append read.
-func appendEvent(t *testing.T, st *store.Store, e store.Event, w store.AppendWrite) *store.AppendState {
+// claim gives participant pid a token hash and returns it.
+func claim(t *testing.T, st *store.Store, pid uuid.UUID) []byte {
+	t.Helper()
+	tokenHash := uuid.New()
+	if ok, err := st.ParticipantClaim(context.Background(), pid, store.Claim{BindingJSON: "{}", BindingDigest: "d", TokenHash: tokenHash[:], ClaimedAt: time.Now()}); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	return tokenHash[:]
+}
+
+// appendEvent appends e through Append with the participant's token hash,
+// failing the test on any error, and returns the state the append read.
+func appendEvent(t *testing.T, st *store.Store, tokenHash []byte, e store.Event, w store.AppendWrite) *store.AppendState {
 	t.Helper()
 	var read *store.AppendState
-	err := st.Append(context.Background(), store.AppendRequest{AgreementID: e.AgreementID, ParticipantID: e.ParticipantID, IdempotencyKey: e.IdempotencyKey, WithRevision: true},
+	err := st.Append(context.Background(), store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: e.IdempotencyKey, WithRevision: true},
 		func(s *store.AppendState) (store.AppendWrite, error) {
 			read = s
 			w.Event = &e
@@ -37,10 +47,7 @@ func TestAppendReadsUnderTheLockAndWritesCounters(t *testing.T) {
 	st := pgtest.Store(t)
 	ctx := context.Background()
 	id, pid := agreement(t, st)
-	tokenHash := bytes.Repeat([]byte{7}, 32)
-	if ok, err := st.ParticipantClaim(ctx, pid, store.Claim{BindingJSON: "{}", BindingDigest: "d", TokenHash: tokenHash, ClaimedAt: time.Now()}); !ok || err != nil {
-		t.Fatalf("claim: %v %v", ok, err)
-	}
+	tokenHash := claim(t, st, pid)
 	before, err := st.AgreementGet(ctx, id)
 	if err != nil {
 		t.Fatal(err)
@@ -48,24 +55,24 @@ func TestAppendReadsUnderTheLockAndWritesCounters(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	comment := store.Event{ID: uuid.New(), AgreementID: id, Seq: 1, ParticipantID: pid, Revision: 1, Action: room.ActionComment, Body: "hi",
 		IdempotencyKey: "k1", CommandDigest: "sha256:c1", CreatedAt: now, PrevHash: canon.ZeroHash, Hash: "h1"}
-	s := appendEvent(t, st, comment, store.AppendWrite{})
-	if s.Agreement.Head != (store.ChainHead{Hash: canon.ZeroHash}) || s.Prior != nil || s.Revision == nil || s.Revision.Number != 1 ||
-		s.Revision.RevisionDigest != "sha256:r" || len(s.Roster) != 1 {
+	s := appendEvent(t, st, tokenHash, comment, store.AppendWrite{})
+	if s.Agreement.ID != id || s.Agreement.Head != (store.ChainHead{Hash: canon.ZeroHash}) || s.Prior != nil || s.Revision == nil || s.Revision.Number != 1 ||
+		s.Revision.RevisionDigest != "sha256:r" || len(s.Roster) != 1 || s.Roster[0].ID != pid || !s.Roster[0].Required {
 		t.Fatalf("state before the first event: %+v", s)
 	}
-	if m, ok := s.Member(pid); !ok || !bytes.Equal(m.TokenHash, tokenHash) || m.EventsOn(1) != 0 || m.Decision != nil {
-		t.Fatalf("the appending member: %+v", m)
+	if m := s.Holder; m == nil || m.ID != pid || m.AgreementID != id || !bytes.Equal(m.TokenHash, tokenHash) || m.EventsOn(1) != 0 || m.Decision != nil || m.RevokedAt != nil {
+		t.Fatalf("the token's holder: %+v", m)
 	}
 
 	agree := store.Event{ID: uuid.New(), AgreementID: id, Seq: 2, ParticipantID: pid, Revision: 1, Action: room.ActionAgree,
 		IdempotencyKey: "k2", CommandDigest: "sha256:c2", CreatedAt: now, PrevHash: "h1", Hash: "h2"}
 	reached := room.Outcome{Status: room.StatusReached, DecidedAt: now, DecidingEventID: agree.ID.String()}
-	s = appendEvent(t, st, agree, store.AppendWrite{Outcome: &reached,
+	s = appendEvent(t, st, tokenHash, agree, store.AppendWrite{Outcome: &reached,
 		Artifact: &store.Artifact{AgreementID: id, Revision: 1, Body: []byte("# done\n"), SHA256: "a1", FinalizedAt: now}})
 	if s.Agreement.Head != (store.ChainHead{Seq: 1, Hash: "h1"}) || s.Agreement.Version != before.Version+1 {
 		t.Fatalf("state before the second event: %+v", s.Agreement)
 	}
-	if m, _ := s.Member(pid); m.EventsOn(1) != 1 || m.EventsOn(2) != 0 {
+	if m := s.Holder; m.EventsOn(1) != 1 || m.EventsOn(2) != 0 {
 		t.Fatalf("counter after one comment: %+v", m)
 	}
 
@@ -75,7 +82,7 @@ func TestAppendReadsUnderTheLockAndWritesCounters(t *testing.T) {
 		t.Fatalf("agreement after two appends: %+v, %v", a, err)
 	}
 	roster, err := st.ParticipantRoster(ctx, id)
-	if err != nil || len(roster) != 1 || roster[0].TokenHash != nil || roster[0].State != "decided" || roster[0].EventsOn(1) != 2 {
+	if err != nil || len(roster) != 1 || roster[0].State != "decided" || roster[0].EventsOn(1) != 2 {
 		t.Fatalf("roster %+v, %v", roster, err)
 	}
 	d, ok := roster[0].DecisionOn(1)
@@ -100,7 +107,7 @@ func TestAppendReadsUnderTheLockAndWritesCounters(t *testing.T) {
 	}
 
 	// The key is found again, under the lock.
-	err = st.Append(ctx, store.AppendRequest{AgreementID: id, ParticipantID: pid, IdempotencyKey: "k1"}, func(s *store.AppendState) (store.AppendWrite, error) {
+	err = st.Append(ctx, store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: "k1"}, func(s *store.AppendState) (store.AppendWrite, error) {
 		if s.Prior == nil || !sameEvent(*s.Prior, comment) || s.Revision != nil {
 			t.Errorf("replay state %+v", s)
 		}
@@ -109,6 +116,22 @@ func TestAppendReadsUnderTheLockAndWritesCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A revocation is seen; an unknown token locks nothing and finds no one.
+	if _, err := st.ParticipantRevoke(ctx, pid, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, hash := range [][]byte{tokenHash, []byte("unknown")} {
+		err = st.Append(ctx, store.AppendRequest{TokenHash: hash, IdempotencyKey: "k9", WithRevision: true}, func(s *store.AppendState) (store.AppendWrite, error) {
+			revoked := s.Holder != nil && s.Holder.RevokedAt != nil
+			if !revoked && (s.Holder != nil || s.Agreement.ID != uuid.Nil || len(s.Roster) != 0 || s.Revision != nil) {
+				t.Errorf("state for an unknown token: %+v", s)
+			}
+			return store.AppendWrite{}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func TestAppendRollsBack(t *testing.T) {
@@ -116,9 +139,10 @@ func TestAppendRollsBack(t *testing.T) {
 	st := pgtest.Store(t)
 	ctx := context.Background()
 	id, pid := agreement(t, st)
+	tokenHash := claim(t, st, pid)
 	before, _ := st.AgreementGet(ctx, id)
 	boom := errors.New("boom")
-	err := st.Append(ctx, store.AppendRequest{AgreementID: id, ParticipantID: pid, IdempotencyKey: "k1"}, func(*store.AppendState) (store.AppendWrite, error) {
+	err := st.Append(ctx, store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: "k1"}, func(*store.AppendState) (store.AppendWrite, error) {
 		return store.AppendWrite{}, boom
 	})
 	if err != boom {
@@ -129,11 +153,11 @@ func TestAppendRollsBack(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	e := store.Event{ID: uuid.New(), AgreementID: id, Seq: 1, ParticipantID: pid, Revision: 1, Action: room.ActionComment, Body: "x",
 		IdempotencyKey: "k1", CommandDigest: "c", CreatedAt: now, PrevHash: canon.ZeroHash, Hash: "h1"}
-	appendEvent(t, st, e, store.AppendWrite{})
+	appendEvent(t, st, tokenHash, e, store.AppendWrite{})
 	dup := e
 	dup.ID, dup.IdempotencyKey = uuid.New(), "k2"
 	for range 3 { // the connection goes back to the pool clean each time
-		err = st.Append(ctx, store.AppendRequest{AgreementID: id, ParticipantID: pid, IdempotencyKey: "k2"}, func(*store.AppendState) (store.AppendWrite, error) {
+		err = st.Append(ctx, store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: "k2"}, func(*store.AppendState) (store.AppendWrite, error) {
 			return store.AppendWrite{Event: &dup}, nil
 		})
 		if !errors.Is(err, room.ErrConflict) {
@@ -147,16 +171,18 @@ func TestAppendRollsBack(t *testing.T) {
 	}
 	// An expiry alone.
 	expired := room.Outcome{Status: room.StatusExpired, DecidedAt: now}
-	err = st.Append(ctx, store.AppendRequest{AgreementID: id, ParticipantID: pid, IdempotencyKey: "k3"}, func(*store.AppendState) (store.AppendWrite, error) {
+	err = st.Append(ctx, store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: "k3"}, func(*store.AppendState) (store.AppendWrite, error) {
 		return store.AppendWrite{Outcome: &expired}, nil
 	})
 	if a2, _ := st.AgreementGet(ctx, id); err != nil || a2.Outcome.Status != room.StatusExpired || a2.Version != a.Version+1 || a2.Head != a.Head {
 		t.Fatalf("expiry: %+v, %v", a2, err)
 	}
-	if err := st.Append(ctx, store.AppendRequest{AgreementID: uuid.New(), ParticipantID: pid, IdempotencyKey: "k4"}, func(*store.AppendState) (store.AppendWrite, error) {
-		t.Error("decide ran for a missing agreement")
-		return store.AppendWrite{}, nil
-	}); !errors.Is(err, room.ErrNotFound) {
-		t.Fatalf("a missing agreement: %v", err)
+	// A write for another agreement than the one locked is refused.
+	other := e
+	other.AgreementID, other.ID, other.Seq, other.IdempotencyKey = uuid.New(), uuid.New(), 2, "k4"
+	if err := st.Append(ctx, store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: "k4"}, func(*store.AppendState) (store.AppendWrite, error) {
+		return store.AppendWrite{Event: &other}, nil
+	}); err == nil {
+		t.Fatal("an event for another agreement was written")
 	}
 }

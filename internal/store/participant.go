@@ -14,11 +14,13 @@ import (
 type Participant struct {
 	ID          uuid.UUID
 	AgreementID uuid.UUID
-	Position    int
-	DisplayName string
-	Kind        string
-	Email       string
-	Required    bool
+	// InvitationID is the slot's invitation, fixed at creation.
+	InvitationID uuid.UUID
+	Position     int
+	DisplayName  string
+	Kind         string
+	Email        string
+	Required     bool
 	// State is invited, claimed or decided.
 	State string
 	// BindingJSON and BindingDigest are empty until the first claim fixes
@@ -63,19 +65,21 @@ type Claim struct {
 
 func participantFrom(r dbsqlc.Participant) Participant {
 	return Participant{
-		ID: r.ID, AgreementID: r.AgreementID, Position: int(r.Position), DisplayName: r.DisplayName, Kind: r.Kind,
+		ID: r.ID, AgreementID: r.AgreementID, InvitationID: r.InvitationID, Position: int(r.Position), DisplayName: r.DisplayName, Kind: r.Kind,
 		Email: r.Email, Required: r.Required, State: r.State, BindingJSON: deref(r.BindingJson),
 		BindingDigest: deref(r.BindingDigest), TokenHash: r.TokenHash, ClaimedAt: r.ClaimedAt, RevokedAt: r.RevokedAt,
 	}
 }
 
 // ParticipantInsert stores a new, invited slot from p's ID, AgreementID,
-// Position, DisplayName, Kind, Email and Required; the other fields start
-// empty. A taken position is room.ErrConflict.
+// InvitationID, Position, DisplayName, Kind, Email and Required; the other
+// fields start empty. A taken position is room.ErrConflict. The invitation
+// must be inserted in the same transaction (the reference is checked at
+// commit).
 func (q queries) ParticipantInsert(ctx context.Context, p Participant) error {
 	err := q.q.ParticipantInsert(ctx, dbsqlc.ParticipantInsertParams{
 		ID: p.ID, AgreementID: p.AgreementID, Position: int32(p.Position), DisplayName: p.DisplayName,
-		Kind: p.Kind, Email: p.Email, Required: p.Required,
+		Kind: p.Kind, Email: p.Email, Required: p.Required, InvitationID: p.InvitationID,
 	})
 	return interpretError("insert participant", err)
 }

@@ -61,7 +61,7 @@ func (s *Store) RoomRead(ctx context.Context, req RoomRequest) (RoomState, error
 		st.Agreement = agreementFrom(r)
 		return nil
 	})
-	p.add(rosterStep(ctx, req.AgreementID, uuid.Nil, &st.Roster))
+	p.add(rosterStep(ctx, req.AgreementID, &st.Roster))
 	p.add(func(db dbsqlc.DBTX) error {
 		rows, err := dbsqlc.New(db).EventListAfter(ctx, dbsqlc.EventListAfterParams{AgreementID: req.AgreementID, Seq: req.After})
 		if err != nil {

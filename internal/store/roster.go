@@ -26,9 +26,6 @@ type RosterMember struct {
 	EventCount     int
 	// Decision is the latest terminal event, nil before the first.
 	Decision *Decision
-	// TokenHash is set only for the participant a read named (whose
-	// credential its caller checks), and only once it claimed.
-	TokenHash []byte
 }
 
 // Decision is a participant's terminal event as the roster keeps it.
@@ -64,21 +61,31 @@ func (m RosterMember) Member() room.Member {
 }
 
 func rosterMemberFrom(r dbsqlc.ParticipantRosterRow) RosterMember {
-	m := RosterMember{
+	return RosterMember{
 		ID: r.ID, DisplayName: r.DisplayName, Kind: r.Kind, Required: r.Required, State: r.State, RevokedAt: r.RevokedAt,
-		EventsRevision: int(r.EventsRevision), EventCount: int(r.EventCount), TokenHash: r.TokenHash,
+		EventsRevision: int(r.EventsRevision), EventCount: int(r.EventCount),
+		Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt),
 	}
-	if r.Decision != nil && r.DecisionEventID.Valid && r.DecisionSeq != nil && r.DecisionRevision != nil && r.DecidedAt != nil {
-		m.Decision = &Decision{Action: *r.Decision, EventID: r.DecisionEventID.UUID, Seq: *r.DecisionSeq, Revision: int(*r.DecisionRevision), At: *r.DecidedAt}
-	}
-	return m
 }
 
-// rosterStep reads the roster of agreementID into out; the member named
-// tokenOf (uuid.Nil: none) comes with its token hash.
-func rosterStep(ctx context.Context, agreementID, tokenOf uuid.UUID, out *[]RosterMember) step {
+// ruleMemberFrom is a member as the decision rule needs it: who is
+// required and its decision.
+func ruleMemberFrom(r dbsqlc.ParticipantRuleRow) RosterMember {
+	return RosterMember{ID: r.ID, Required: r.Required,
+		Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)}
+}
+
+func decisionFrom(action *string, eventID uuid.NullUUID, seq *int64, rev *int32, at *time.Time) *Decision {
+	if action == nil || !eventID.Valid || seq == nil || rev == nil || at == nil {
+		return nil
+	}
+	return &Decision{Action: *action, EventID: eventID.UUID, Seq: *seq, Revision: int(*rev), At: *at}
+}
+
+// rosterStep reads the roster of agreementID into out.
+func rosterStep(ctx context.Context, agreementID uuid.UUID, out *[]RosterMember) step {
 	return func(db dbsqlc.DBTX) error {
-		rows, err := dbsqlc.New(db).ParticipantRoster(ctx, dbsqlc.ParticipantRosterParams{AgreementID: agreementID, ID: tokenOf})
+		rows, err := dbsqlc.New(db).ParticipantRoster(ctx, agreementID)
 		if err != nil {
 			return interpretError("roster", err)
 		}
@@ -88,9 +95,9 @@ func rosterStep(ctx context.Context, agreementID, tokenOf uuid.UUID, out *[]Rost
 }
 
 // ParticipantRoster returns an agreement's roster with its counters, in
-// position order, without token hashes.
+// position order.
 func (q queries) ParticipantRoster(ctx context.Context, agreementID uuid.UUID) ([]RosterMember, error) {
-	rows, err := q.q.ParticipantRoster(ctx, dbsqlc.ParticipantRosterParams{AgreementID: agreementID, ID: uuid.Nil})
+	rows, err := q.q.ParticipantRoster(ctx, agreementID)
 	if err != nil {
 		return nil, interpretError("roster", err)
 	}

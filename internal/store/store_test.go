@@ -31,8 +31,13 @@ func agreement(t *testing.T, st *store.Store) (uuid.UUID, uuid.UUID) {
 			RevisionDigest: "sha256:r", MarkdownDigest: "sha256:m", LockedAt: now}); err != nil {
 			return err
 		}
-		return tx.ParticipantInsert(ctx, store.Participant{ID: pid, AgreementID: id, DisplayName: "A", Kind: room.KindAgent,
-			Email: "a@example.test", Required: true})
+		iid := uuid.New()
+		if err := tx.ParticipantInsert(ctx, store.Participant{ID: pid, AgreementID: id, InvitationID: iid, DisplayName: "A", Kind: room.KindAgent,
+			Email: "a@example.test", Required: true}); err != nil {
+			return err
+		}
+		return tx.InvitationInsert(ctx, store.Invitation{ID: iid, ParticipantID: pid, AgreementID: id, SecretHash: []byte{1}, ProofHash: []byte{2},
+			ExpiresAt: now.Add(time.Hour), IssuedAt: now})
 	})
 	if err != nil {
 		t.Fatal(err)

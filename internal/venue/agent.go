@@ -269,8 +269,21 @@ type Principal struct {
 	CurrentRevision int
 	Deadline        time.Time
 	OutcomeStatus   string
-	// tokenHash is what a write checks again under the agreement's lock.
-	tokenHash []byte
+}
+
+// ParticipantCredential is a Consensus-Participant token presented on one
+// invitation's routes, not checked yet; only the token's hash is kept. A
+// write checks it under the agreement's lock (PostEvent).
+type ParticipantCredential struct {
+	invitationID uuid.UUID // uuid.Nil for a malformed path id, which no token matches
+	tokenHash    []byte
+}
+
+// NewParticipantCredential keeps token, presented on the routes of
+// invitationID, for a later check.
+func NewParticipantCredential(invitationID, token string) ParticipantCredential {
+	id, _ := parseID(invitationID)
+	return ParticipantCredential{invitationID: id, tokenHash: secret.Hash(token)}
 }
 
 // AuthParticipant checks a participant token for the invitation in the
@@ -279,20 +292,24 @@ type Principal struct {
 // again under the agreement's lock (R-SEC-6); a read is answered as of this
 // check.
 func (v *Venue) AuthParticipant(ctx context.Context, invitationID, token string) (*Principal, error) {
+	return v.authParticipant(ctx, NewParticipantCredential(invitationID, token))
+}
+
+func (v *Venue) authParticipant(ctx context.Context, c ParticipantCredential) (*Principal, error) {
 	unauthorized := &UnauthorizedError{Scheme: SchemeParticipant}
-	hash := secret.Hash(token)
-	o, err := v.Store.ParticipantGetByTokenHash(ctx, hash)
+	o, err := v.Store.ParticipantGetByTokenHash(ctx, c.tokenHash)
 	if err != nil {
 		if errors.Is(err, room.ErrNotFound) {
 			return nil, unauthorized
 		}
 		return nil, err
 	}
-	if o.InvitationID.String() != invitationID || o.RevokedAt != nil || !secret.Equal(o.TokenHash, hash) {
+	if o.InvitationID != c.invitationID || o.RevokedAt != nil || !secret.Equal(o.TokenHash, c.tokenHash) {
 		return nil, unauthorized
 	}
+	v.rooms().learnAgreement(o.InvitationID, o.AgreementID)
 	return &Principal{
 		ParticipantID: o.ParticipantID, InvitationID: o.InvitationID, AgreementID: o.AgreementID, Version: o.Version,
-		CurrentRevision: o.CurrentRevision, Deadline: o.Deadline, OutcomeStatus: o.OutcomeStatus, tokenHash: hash,
+		CurrentRevision: o.CurrentRevision, Deadline: o.Deadline, OutcomeStatus: o.OutcomeStatus,
 	}, nil
 }

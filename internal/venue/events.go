@@ -24,8 +24,10 @@ type EventInput struct {
 }
 
 // command checks the key and the body's syntax and returns the normalized
-// room-command/v1 object. Errors are *room.ValidationError.
-func (v *Venue) command(p *Principal, key string, in EventInput) (room.Command, error) {
+// room-command/v1 object, save the ids of its author, which only the
+// credential check under the agreement's lock names. Errors are
+// *room.ValidationError.
+func (v *Venue) command(key string, in EventInput) (room.Command, error) {
 	if !room.ValidIdempotencyKey(key) {
 		return room.Command{}, &room.ValidationError{Field: "Idempotency-Key", Reason: "header is required and must match " + room.IdempotencyKeyPattern}
 	}
@@ -49,8 +51,7 @@ func (v *Venue) command(p *Principal, key string, in EventInput) (room.Command, 
 		return room.Command{}, &room.ValidationError{Field: "digest", Reason: err.Error()}
 	}
 	return room.Command{
-		Schema: fmt.Sprintf(room.RoomCommandSchemaFmt, v.Origin), Version: 1, AgreementID: p.AgreementID.String(),
-		InvitationID: p.InvitationID.String(), ParticipantID: p.ParticipantID.String(), Revision: *in.Revision,
+		Schema: fmt.Sprintf(room.RoomCommandSchemaFmt, v.Origin), Version: 1, Revision: *in.Revision,
 		RevisionDigest: digest, Action: *in.Action, Body: body,
 	}, nil
 }
@@ -62,35 +63,46 @@ type Posted struct {
 }
 
 // PostEvent stores one event under the agreement's row lock, in the order
-// the contract fixes: key and body syntax (*room.ValidationError); then,
-// under the lock, the credential (*UnauthorizedError: revoked since the
-// middleware checked it), idempotent replay (created false) or
-// room.ErrIdempotencyKeyReused; then room.ErrRevisionMismatch,
+// the contract fixes: the credential (*UnauthorizedError); key and body
+// syntax (*room.ValidationError); idempotent replay (created false) or
+// room.ErrIdempotencyKeyReused; room.ErrRevisionMismatch,
 // room.ErrRoomClosed, room.ErrAlreadyDecided, room.ErrEventLimit. A
 // terminal decision that completes the rule finalizes the outcome and, when
 // reached, stores CONSENSUS.md in the same transaction.
 //
-// The transaction takes two round trips (store.Append): the decision rule
-// gets its snapshot from the roster's counters, never from the history.
-func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in EventInput) (posted *Posted, created bool, err error) {
-	cmd, err := v.command(p, key, in)
+// The credential is checked in the transaction that stores the event,
+// after it took the agreement's lock, which revocation takes too (R-SEC-6);
+// it is looked up before only when the body is malformed, so that a bad
+// credential still answers first. The transaction takes two round trips
+// (store.Append), and the decision rule gets its snapshot from the roster's
+// counters, never from the history.
+func (v *Venue) PostEvent(ctx context.Context, c ParticipantCredential, key string, in EventInput) (posted *Posted, created bool, err error) {
+	cmd, err := v.command(key, in)
 	if err != nil {
+		if _, authErr := v.authParticipant(ctx, c); authErr != nil {
+			return nil, false, authErr
+		}
 		return nil, false, err
 	}
-	_, cmdDigest, err := canon.DigestOf(cmd)
-	if err != nil {
-		return nil, false, err
+	var rev *revisionBlock
+	if id, ok := v.rooms().agreementOf(c.invitationID); ok {
+		rev = v.rooms().revision(id)
 	}
-	rev := v.rooms().revision(p.AgreementID)
 	var refusal error
-	req := store.AppendRequest{AgreementID: p.AgreementID, ParticipantID: p.ParticipantID, IdempotencyKey: key, WithRevision: rev == nil}
+	var agreementID uuid.UUID // the credential's, once checked
+	req := store.AppendRequest{TokenHash: c.tokenHash, IdempotencyKey: key, WithRevision: rev == nil}
 	decide := func(st *store.AppendState) (store.AppendWrite, error) {
 		refusal, posted, created = nil, nil, false
 		now := canon.Now(v.now())
-		a := st.Agreement
-		me, ok := st.Member(p.ParticipantID)
-		if !ok || me.RevokedAt != nil || !secret.Equal(me.TokenHash, p.tokenHash) {
+		a, me := st.Agreement, st.Holder
+		if me == nil || me.InvitationID != c.invitationID || me.RevokedAt != nil || !secret.Equal(me.TokenHash, c.tokenHash) {
 			return store.AppendWrite{}, &UnauthorizedError{Scheme: SchemeParticipant}
+		}
+		agreementID = a.ID
+		cmd.AgreementID, cmd.InvitationID, cmd.ParticipantID = a.ID.String(), me.InvitationID.String(), me.ID.String()
+		_, cmdDigest, err := canon.DigestOf(cmd)
+		if err != nil {
+			return store.AppendWrite{}, err
 		}
 		if prior := st.Prior; prior != nil {
 			if prior.CommandDigest != cmdDigest {
@@ -101,12 +113,11 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 			return store.AppendWrite{}, nil
 		}
 		if st.Revision != nil {
-			var err error
 			if rev, err = v.rooms().keepRevision(*st.Revision); err != nil {
 				return store.AppendWrite{}, err
 			}
 		}
-		if rev.Number != a.CurrentRevision {
+		if rev == nil || rev.AgreementID != a.ID || rev.Number != a.CurrentRevision {
 			return store.AppendWrite{}, errNewRevision
 		}
 		snap := room.Snapshot{Revision: a.CurrentRevision, RevisionDigest: rev.RevisionDigest, Deadline: a.Deadline,
@@ -126,10 +137,9 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 			return store.AppendWrite{}, nil
 		}
 		e := store.Event{
-			ID: uuid.New(), AgreementID: a.ID, Seq: a.Head.Seq + 1, ParticipantID: p.ParticipantID, Revision: a.CurrentRevision,
+			ID: uuid.New(), AgreementID: a.ID, Seq: a.Head.Seq + 1, ParticipantID: me.ID, Revision: a.CurrentRevision,
 			Action: cmd.Action, Body: cmd.Body, IdempotencyKey: key, CommandDigest: cmdDigest, CreatedAt: now, PrevHash: a.Head.Hash,
 		}
-		var err error
 		if e.Hash, err = chainHash(e); err != nil {
 			return store.AppendWrite{}, err
 		}
@@ -148,14 +158,14 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 		return w, nil
 	}
 	if err = v.Store.Append(ctx, req, decide); errors.Is(err, errNewRevision) {
-		// A revision was locked after the one cached: read it with the
-		// append this once.
+		// Not the revision cached: read the current one with the append.
 		req.WithRevision = true
 		err = v.Store.Append(ctx, req, decide)
 	}
 	if err != nil {
 		return nil, false, err
 	}
+	v.rooms().learnAgreement(c.invitationID, agreementID)
 	if refusal != nil {
 		return nil, false, refusal
 	}

@@ -33,6 +33,39 @@ type roomCache struct {
 	rooms map[uuid.UUID]*cachedRoom
 	lru   list.List // *cachedRoom, most recently used first
 	bytes int
+	// agreements maps invitations to their agreements (a fixed fact), so an
+	// append, which knows only its invitation before its transaction, finds
+	// the cached revision.
+	agreements map[uuid.UUID]uuid.UUID
+}
+
+// maxInvitations bounds the invitation → agreement map (about 80 bytes an
+// entry); past it the map starts again empty.
+const maxInvitations = 100_000
+
+// agreementOf returns the agreement of an invitation seen before.
+func (c *roomCache) agreementOf(invitationID uuid.UUID) (uuid.UUID, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id, ok := c.agreements[invitationID]
+	return id, ok
+}
+
+// learnAgreement records the agreement of an invitation; a nil agreement
+// is ignored.
+func (c *roomCache) learnAgreement(invitationID, agreementID uuid.UUID) {
+	if agreementID == uuid.Nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.agreements[invitationID]; ok {
+		return
+	}
+	if len(c.agreements) >= maxInvitations {
+		c.agreements = map[uuid.UUID]uuid.UUID{}
+	}
+	c.agreements[invitationID] = agreementID
 }
 
 // cachedRoom is one agreement's entry. Fields other than load are guarded
@@ -73,7 +106,7 @@ func newRoomCache(limit int) *roomCache {
 	if limit <= 0 {
 		limit = DefaultRoomCacheBytes
 	}
-	return &roomCache{limit: limit, rooms: map[uuid.UUID]*cachedRoom{}}
+	return &roomCache{limit: limit, rooms: map[uuid.UUID]*cachedRoom{}, agreements: map[uuid.UUID]uuid.UUID{}}
 }
 
 // entry returns the agreement's entry, made most recently used.

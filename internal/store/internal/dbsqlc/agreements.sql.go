@@ -12,39 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const agreementAppend = `-- name: AgreementAppend :exec
-UPDATE agreements
-SET head_seq = $2, head_hash = $3, version = version + 1,
-    outcome_status     = coalesce($4, outcome_status),
-    outcome_decided_at = coalesce($5, outcome_decided_at),
-    outcome_event_id   = coalesce($6, outcome_event_id)
-WHERE id = $1
-`
-
-type AgreementAppendParams struct {
-	ID               uuid.UUID
-	HeadSeq          int64
-	HeadHash         string
-	OutcomeStatus    *string
-	OutcomeDecidedAt *time.Time
-	OutcomeEventID   uuid.NullUUID
-}
-
-// An appended event: the new chain head, a new version and, when the event
-// decided it, the final outcome. The caller holds the row lock and has seen
-// the outcome pending.
-func (q *Queries) AgreementAppend(ctx context.Context, arg AgreementAppendParams) error {
-	_, err := q.db.Exec(ctx, agreementAppend,
-		arg.ID,
-		arg.HeadSeq,
-		arg.HeadHash,
-		arg.OutcomeStatus,
-		arg.OutcomeDecidedAt,
-		arg.OutcomeEventID,
-	)
-	return err
-}
-
 const agreementBump = `-- name: AgreementBump :exec
 UPDATE agreements SET version = version + 1 WHERE id = $1
 `
@@ -189,6 +156,33 @@ FOR UPDATE OF a
 // Locks the agreement of a participant, as AgreementGetForUpdate does.
 func (q *Queries) AgreementLockByParticipant(ctx context.Context, id uuid.UUID) (Agreement, error) {
 	row := q.db.QueryRow(ctx, agreementLockByParticipant, id)
+	var i Agreement
+	err := row.Scan(
+		&i.ID,
+		&i.CurrentRevision,
+		&i.Deadline,
+		&i.OutcomeStatus,
+		&i.OutcomeDecidedAt,
+		&i.OutcomeEventID,
+		&i.CreatedAt,
+		&i.Version,
+		&i.HeadSeq,
+		&i.HeadHash,
+	)
+	return i, err
+}
+
+const agreementLockByToken = `-- name: AgreementLockByToken :one
+SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash FROM agreements a JOIN participants p ON p.agreement_id = a.id
+WHERE p.token_hash = $1
+FOR UPDATE OF a
+`
+
+// Locks the agreement of a participant token's owner, as
+// AgreementGetForUpdate does. Nothing else this statement reads of the
+// participant is fresh after a wait for the lock: read it again.
+func (q *Queries) AgreementLockByToken(ctx context.Context, tokenHash []byte) (Agreement, error) {
+	row := q.db.QueryRow(ctx, agreementLockByToken, tokenHash)
 	var i Agreement
 	err := row.Scan(
 		&i.ID,

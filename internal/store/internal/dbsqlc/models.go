@@ -101,6 +101,7 @@ type Participant struct {
 	DecisionSeq      *int64
 	DecisionRevision *int32
 	DecidedAt        *time.Time
+	InvitationID     uuid.UUID
 }
 
 type Revision struct {

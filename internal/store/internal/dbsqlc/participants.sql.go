@@ -13,10 +13,9 @@ import (
 )
 
 const participantAuth = `-- name: ParticipantAuth :one
-SELECT p.id, p.agreement_id, p.token_hash, p.revoked_at, i.id AS invitation_id,
+SELECT p.id, p.agreement_id, p.token_hash, p.revoked_at, p.invitation_id,
        a.version, a.current_revision, a.deadline, a.outcome_status
 FROM participants p
-JOIN invitations i ON i.participant_id = p.id
 JOIN agreements a ON a.id = p.agreement_id
 WHERE p.token_hash = $1
 `
@@ -52,6 +51,53 @@ func (q *Queries) ParticipantAuth(ctx context.Context, tokenHash []byte) (Partic
 	return i, err
 }
 
+const participantByToken = `-- name: ParticipantByToken :one
+SELECT id, agreement_id, invitation_id, token_hash, revoked_at, required, events_revision, event_count,
+       decision, decision_event_id, decision_seq, decision_revision, decided_at
+FROM participants
+WHERE token_hash = $1
+`
+
+type ParticipantByTokenRow struct {
+	ID               uuid.UUID
+	AgreementID      uuid.UUID
+	InvitationID     uuid.UUID
+	TokenHash        []byte
+	RevokedAt        *time.Time
+	Required         bool
+	EventsRevision   int32
+	EventCount       int32
+	Decision         *string
+	DecisionEventID  uuid.NullUUID
+	DecisionSeq      *int64
+	DecisionRevision *int32
+	DecidedAt        *time.Time
+}
+
+// The owner of a participant token with its counters. An append runs it
+// after it holds the agreement's lock, so a revocation committed before is
+// in revoked_at.
+func (q *Queries) ParticipantByToken(ctx context.Context, tokenHash []byte) (ParticipantByTokenRow, error) {
+	row := q.db.QueryRow(ctx, participantByToken, tokenHash)
+	var i ParticipantByTokenRow
+	err := row.Scan(
+		&i.ID,
+		&i.AgreementID,
+		&i.InvitationID,
+		&i.TokenHash,
+		&i.RevokedAt,
+		&i.Required,
+		&i.EventsRevision,
+		&i.EventCount,
+		&i.Decision,
+		&i.DecisionEventID,
+		&i.DecisionSeq,
+		&i.DecisionRevision,
+		&i.DecidedAt,
+	)
+	return i, err
+}
+
 const participantClaim = `-- name: ParticipantClaim :execrows
 UPDATE participants
 SET state = 'claimed', binding_json = $2, binding_digest = $3, token_hash = $4, claimed_at = $5
@@ -81,54 +127,8 @@ func (q *Queries) ParticipantClaim(ctx context.Context, arg ParticipantClaimPara
 	return result.RowsAffected(), nil
 }
 
-const participantCountEvent = `-- name: ParticipantCountEvent :exec
-UPDATE participants
-SET event_count = CASE WHEN events_revision = $2 THEN event_count + 1 ELSE 1 END, events_revision = $2
-WHERE id = $1
-`
-
-type ParticipantCountEventParams struct {
-	ID             uuid.UUID
-	EventsRevision int32
-}
-
-// One more advisory event on revision $2 (the count restarts on a new revision).
-func (q *Queries) ParticipantCountEvent(ctx context.Context, arg ParticipantCountEventParams) error {
-	_, err := q.db.Exec(ctx, participantCountEvent, arg.ID, arg.EventsRevision)
-	return err
-}
-
-const participantDecide = `-- name: ParticipantDecide :exec
-UPDATE participants
-SET event_count = CASE WHEN events_revision = $2 THEN event_count + 1 ELSE 1 END, events_revision = $2,
-    state = 'decided', decision = $3, decision_event_id = $4, decision_seq = $5, decision_revision = $2, decided_at = $6
-WHERE id = $1
-`
-
-type ParticipantDecideParams struct {
-	ID              uuid.UUID
-	EventsRevision  int32
-	Decision        *string
-	DecisionEventID uuid.NullUUID
-	DecisionSeq     *int64
-	DecidedAt       *time.Time
-}
-
-// A terminal event on revision $2: counted, and the participant's decision.
-func (q *Queries) ParticipantDecide(ctx context.Context, arg ParticipantDecideParams) error {
-	_, err := q.db.Exec(ctx, participantDecide,
-		arg.ID,
-		arg.EventsRevision,
-		arg.Decision,
-		arg.DecisionEventID,
-		arg.DecisionSeq,
-		arg.DecidedAt,
-	)
-	return err
-}
-
 const participantGet = `-- name: ParticipantGet :one
-SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at FROM participants WHERE id = $1
+SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id FROM participants WHERE id = $1
 `
 
 func (q *Queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant, error) {
@@ -155,23 +155,25 @@ func (q *Queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant
 		&i.DecisionSeq,
 		&i.DecisionRevision,
 		&i.DecidedAt,
+		&i.InvitationID,
 	)
 	return i, err
 }
 
 const participantInsert = `-- name: ParticipantInsert :exec
-INSERT INTO participants (id, agreement_id, position, display_name, kind, email, required)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+INSERT INTO participants (id, agreement_id, position, display_name, kind, email, required, invitation_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 `
 
 type ParticipantInsertParams struct {
-	ID          uuid.UUID
-	AgreementID uuid.UUID
-	Position    int32
-	DisplayName string
-	Kind        string
-	Email       string
-	Required    bool
+	ID           uuid.UUID
+	AgreementID  uuid.UUID
+	Position     int32
+	DisplayName  string
+	Kind         string
+	Email        string
+	Required     bool
+	InvitationID uuid.UUID
 }
 
 func (q *Queries) ParticipantInsert(ctx context.Context, arg ParticipantInsertParams) error {
@@ -183,12 +185,13 @@ func (q *Queries) ParticipantInsert(ctx context.Context, arg ParticipantInsertPa
 		arg.Kind,
 		arg.Email,
 		arg.Required,
+		arg.InvitationID,
 	)
 	return err
 }
 
 const participantListByAgreement = `-- name: ParticipantListByAgreement :many
-SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at FROM participants WHERE agreement_id = $1 ORDER BY position
+SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id FROM participants WHERE agreement_id = $1 ORDER BY position
 `
 
 func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Participant, error) {
@@ -221,6 +224,7 @@ func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uu
 			&i.DecisionSeq,
 			&i.DecisionRevision,
 			&i.DecidedAt,
+			&i.InvitationID,
 		); err != nil {
 			return nil, err
 		}
@@ -234,7 +238,7 @@ func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uu
 
 const participantRevoke = `-- name: ParticipantRevoke :one
 UPDATE participants SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1
-RETURNING id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at
+RETURNING id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id
 `
 
 type ParticipantRevokeParams struct {
@@ -266,23 +270,18 @@ func (q *Queries) ParticipantRevoke(ctx context.Context, arg ParticipantRevokePa
 		&i.DecisionSeq,
 		&i.DecisionRevision,
 		&i.DecidedAt,
+		&i.InvitationID,
 	)
 	return i, err
 }
 
 const participantRoster = `-- name: ParticipantRoster :many
 SELECT id, display_name, kind, required, state, revoked_at, events_revision, event_count,
-       decision, decision_event_id, decision_seq, decision_revision, decided_at,
-       (CASE WHEN id = $2 THEN token_hash END)::bytea AS token_hash
+       decision, decision_event_id, decision_seq, decision_revision, decided_at
 FROM participants
 WHERE agreement_id = $1
 ORDER BY position
 `
-
-type ParticipantRosterParams struct {
-	AgreementID uuid.UUID
-	ID          uuid.UUID
-}
 
 type ParticipantRosterRow struct {
 	ID               uuid.UUID
@@ -298,14 +297,11 @@ type ParticipantRosterRow struct {
 	DecisionSeq      *int64
 	DecisionRevision *int32
 	DecidedAt        *time.Time
-	TokenHash        []byte
 }
 
-// The roster with its counters, in position order. Only the participant
-// named by $2 comes with its token hash: the one whose credential the
-// caller checks.
-func (q *Queries) ParticipantRoster(ctx context.Context, arg ParticipantRosterParams) ([]ParticipantRosterRow, error) {
-	rows, err := q.db.Query(ctx, participantRoster, arg.AgreementID, arg.ID)
+// The roster with its counters, in position order.
+func (q *Queries) ParticipantRoster(ctx context.Context, agreementID uuid.UUID) ([]ParticipantRosterRow, error) {
+	rows, err := q.db.Query(ctx, participantRoster, agreementID)
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +323,52 @@ func (q *Queries) ParticipantRoster(ctx context.Context, arg ParticipantRosterPa
 			&i.DecisionSeq,
 			&i.DecisionRevision,
 			&i.DecidedAt,
-			&i.TokenHash,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const participantRule = `-- name: ParticipantRule :many
+SELECT id, required, decision, decision_event_id, decision_seq, decision_revision, decided_at
+FROM participants
+WHERE agreement_id = (SELECT t.agreement_id FROM participants t WHERE t.token_hash = $1)
+`
+
+type ParticipantRuleRow struct {
+	ID               uuid.UUID
+	Required         bool
+	Decision         *string
+	DecisionEventID  uuid.NullUUID
+	DecisionSeq      *int64
+	DecisionRevision *int32
+	DecidedAt        *time.Time
+}
+
+// What the decision rule reads of the roster of the agreement of a token's
+// owner: who is required and each decision.
+func (q *Queries) ParticipantRule(ctx context.Context, tokenHash []byte) ([]ParticipantRuleRow, error) {
+	rows, err := q.db.Query(ctx, participantRule, tokenHash)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ParticipantRuleRow{}
+	for rows.Next() {
+		var i ParticipantRuleRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Required,
+			&i.Decision,
+			&i.DecisionEventID,
+			&i.DecisionSeq,
+			&i.DecisionRevision,
+			&i.DecidedAt,
 		); err != nil {
 			return nil, err
 		}

@@ -58,6 +58,29 @@ func (q *Queries) RevisionGetCurrent(ctx context.Context, id uuid.UUID) (Revisio
 	return i, err
 }
 
+const revisionGetCurrentByToken = `-- name: RevisionGetCurrentByToken :one
+SELECT r.agreement_id, r.number, r.canonical_json, r.markdown, r.revision_digest, r.markdown_digest, r.locked_at FROM revisions r
+JOIN agreements a ON a.id = r.agreement_id AND r.number = a.current_revision
+JOIN participants p ON p.agreement_id = a.id
+WHERE p.token_hash = $1
+`
+
+// The current revision of the agreement of a participant token's owner.
+func (q *Queries) RevisionGetCurrentByToken(ctx context.Context, tokenHash []byte) (Revision, error) {
+	row := q.db.QueryRow(ctx, revisionGetCurrentByToken, tokenHash)
+	var i Revision
+	err := row.Scan(
+		&i.AgreementID,
+		&i.Number,
+		&i.CanonicalJson,
+		&i.Markdown,
+		&i.RevisionDigest,
+		&i.MarkdownDigest,
+		&i.LockedAt,
+	)
+	return i, err
+}
+
 const revisionInsert = `-- name: RevisionInsert :exec
 INSERT INTO revisions (agreement_id, number, canonical_json, markdown, revision_digest, markdown_digest, locked_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
