@@ -44,6 +44,7 @@ func pgxConfig(databaseURL string) (*pgxpool.Config, error) {
 		// pgx errors can include the URL, and with it a password: say less.
 		return nil, errors.New("store: DATABASE_URL is not a valid PostgreSQL connection URL")
 	}
+	cfg.AfterConnect = registerUUID
 	return cfg, nil
 }
 

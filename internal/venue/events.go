@@ -100,10 +100,7 @@ func (v *Venue) PostEvent(ctx context.Context, c ParticipantCredential, key stri
 		}
 		agreementID = a.ID
 		cmd.AgreementID, cmd.InvitationID, cmd.ParticipantID = a.ID.String(), me.InvitationID.String(), me.ID.String()
-		_, cmdDigest, err := canon.DigestOf(cmd)
-		if err != nil {
-			return store.AppendWrite{}, err
-		}
+		cmdDigest := commandDigest(cmd)
 		if prior := st.Prior; prior != nil {
 			if prior.CommandDigest != cmdDigest {
 				refusal = room.ErrIdempotencyKeyReused
@@ -113,6 +110,7 @@ func (v *Venue) PostEvent(ctx context.Context, c ParticipantCredential, key stri
 			return store.AppendWrite{}, nil
 		}
 		if st.Revision != nil {
+			var err error
 			if rev, err = v.rooms().keepRevision(*st.Revision); err != nil {
 				return store.AppendWrite{}, err
 			}
@@ -140,12 +138,11 @@ func (v *Venue) PostEvent(ctx context.Context, c ParticipantCredential, key stri
 			ID: uuid.New(), AgreementID: a.ID, Seq: a.Head.Seq + 1, ParticipantID: me.ID, Revision: a.CurrentRevision,
 			Action: cmd.Action, Body: cmd.Body, IdempotencyKey: key, CommandDigest: cmdDigest, CreatedAt: now, PrevHash: a.Head.Hash,
 		}
-		if e.Hash, err = chainHash(e); err != nil {
-			return store.AppendWrite{}, err
-		}
+		e.Hash = chainHash(e)
 		w := store.AppendWrite{Event: &e}
 		final := a.Outcome
 		if room.IsTerminal(cmd.Action) {
+			var err error
 			snap.Events = append(snap.Events, e.RoomEvent())
 			if final, w.Artifact, err = finalize(rev.Revision, snap, e, now); err != nil {
 				return store.AppendWrite{}, err
@@ -170,14 +167,6 @@ func (v *Venue) PostEvent(ctx context.Context, c ParticipantCredential, key stri
 		return nil, false, refusal
 	}
 	return posted, created, nil
-}
-
-// chainHash is sha256(JCS({prev, seq, command_digest, created_at})).
-func chainHash(e store.Event) (string, error) {
-	_, d, err := canon.DigestOf(map[string]any{
-		"prev": e.PrevHash, "seq": e.Seq, "command_digest": e.CommandDigest, "created_at": canon.FormatTime(e.CreatedAt),
-	})
-	return d, err
 }
 
 // errNewRevision: the cached revision is not the agreement's current one.
