@@ -1,6 +1,6 @@
 -- name: ParticipantInsert :exec
-INSERT INTO participants (id, agreement_id, position, display_name, kind, email, required)
-VALUES ($1, $2, $3, $4, $5, $6, $7);
+INSERT INTO participants (id, agreement_id, position, display_name, kind, email, required, invitation_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
 
 -- name: ParticipantListByAgreement :many
 SELECT * FROM participants WHERE agreement_id = $1 ORDER BY position;
@@ -8,20 +8,44 @@ SELECT * FROM participants WHERE agreement_id = $1 ORDER BY position;
 -- name: ParticipantGet :one
 SELECT * FROM participants WHERE id = $1;
 
--- name: ParticipantGetByTokenHash :one
-SELECT p.*, i.id AS invitation_id
-FROM participants p
-JOIN invitations i ON i.participant_id = p.id
-WHERE p.token_hash = $1;
-
 -- name: ParticipantClaim :execrows
 -- The first claim fixes the binding; later claims must replay it exactly.
 UPDATE participants
 SET state = 'claimed', binding_json = $2, binding_digest = $3, token_hash = $4, claimed_at = $5
 WHERE id = $1 AND binding_digest IS NULL;
 
--- name: ParticipantSetDecided :exec
-UPDATE participants SET state = 'decided' WHERE id = $1;
+-- name: ParticipantAuth :one
+-- A participant token's owner with what every participant route needs, in
+-- one indexed lookup: a 304 answers from this row alone.
+SELECT p.id, p.agreement_id, p.token_hash, p.revoked_at, p.invitation_id,
+       a.version, a.current_revision, a.deadline, a.outcome_status
+FROM participants p
+JOIN agreements a ON a.id = p.agreement_id
+WHERE p.token_hash = $1;
+
+-- name: ParticipantRoster :many
+-- The roster with its counters, in position order.
+SELECT id, display_name, kind, required, state, revoked_at, events_revision, event_count,
+       decision, decision_event_id, decision_seq, decision_revision, decided_at
+FROM participants
+WHERE agreement_id = $1
+ORDER BY position;
+
+-- name: ParticipantByToken :one
+-- The owner of a participant token with its counters. An append runs it
+-- after it holds the agreement's lock, so a revocation committed before is
+-- in revoked_at.
+SELECT id, agreement_id, invitation_id, token_hash, revoked_at, required, events_revision, event_count,
+       decision, decision_event_id, decision_seq, decision_revision, decided_at
+FROM participants
+WHERE token_hash = $1;
+
+-- name: ParticipantRule :many
+-- What the decision rule reads of the roster of the agreement of a token's
+-- owner: who is required and each decision.
+SELECT id, required, decision, decision_event_id, decision_seq, decision_revision, decided_at
+FROM participants
+WHERE agreement_id = (SELECT t.agreement_id FROM participants t WHERE t.token_hash = $1);
 
 -- name: ParticipantRevoke :one
 UPDATE participants SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1
