@@ -6,10 +6,18 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
 SELECT * FROM revisions WHERE agreement_id = $1 AND number = $2;
 
 -- name: RevisionListByAgreement :many
--- Every revision's number, digests and lock time, oldest first: the room's
--- history of revisions, without the canonical bytes.
-SELECT number, revision_digest, markdown_digest, terms_digest, locked_at
+-- Every revision's number, digests, deadline and lock time, oldest first:
+-- the room's history of revisions, without the canonical bytes.
+SELECT number, revision_digest, markdown_digest, terms_digest, locked_at,
+       coalesce(canonical_json::jsonb ->> 'deadline', '')::text AS deadline
 FROM revisions WHERE agreement_id = $1 ORDER BY number;
+
+-- name: RevisionListByToken :many
+-- RevisionListByAgreement for the agreement of a participant token's owner.
+SELECT r.number, r.revision_digest, r.markdown_digest, r.terms_digest, r.locked_at,
+       coalesce(r.canonical_json::jsonb ->> 'deadline', '')::text AS deadline
+FROM revisions r JOIN participants p ON p.agreement_id = r.agreement_id
+WHERE p.token_hash = $1 ORDER BY r.number;
 
 -- name: RevisionGetCurrent :one
 -- The agreement's current revision, read in the statement that knows which

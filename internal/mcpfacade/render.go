@@ -71,9 +71,13 @@ func renderRoom(r RoomResult) string {
 			if p.DecidedAt != nil {
 				d += " at " + *p.DecidedAt
 			}
+			if p.Revision != nil && p.Stale {
+				d += fmt.Sprintf(" on revision %d: stale, the terms changed since, so it does not count", *p.Revision)
+			}
 		}
 		fmt.Fprintf(&b, "- %s (%s, %s, %s): %s; %s\n", p.DisplayName, p.ParticipantID, p.Kind, req, p.State, d)
 	}
+	b.WriteString(renderBlocking(r))
 	b.WriteString("\n## Events\n\n")
 	if len(r.Events) == 0 {
 		b.WriteString("No events yet.\n")
@@ -85,6 +89,19 @@ func renderRoom(r RoomResult) string {
 			continue
 		}
 		fmt.Fprintf(&b, ":\n%s\n%s\n%s\n", open, e.Body.Text, end)
+	}
+	return b.String()
+}
+
+// renderBlocking says who stands between the room and consensus.
+func renderBlocking(r RoomResult) string {
+	if len(r.Blocking) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Blocking\n\n")
+	for _, x := range r.Blocking {
+		fmt.Fprintf(&b, "- %s (%s): %s\n", x.DisplayName, x.ParticipantID, x.Reason)
 	}
 	return b.String()
 }

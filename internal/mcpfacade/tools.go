@@ -64,6 +64,7 @@ type RevisionResult struct {
 	Number            int            `json:"number"`
 	RevisionDigest    string         `json:"revisionDigest"`
 	MarkdownDigest    string         `json:"markdownDigest"`
+	TermsDigest       string         `json:"termsDigest"`
 	CanonicalRevision map[string]any `json:"canonicalRevision"`
 	Markdown          string         `json:"markdown"`
 }
@@ -71,17 +72,19 @@ type RevisionResult struct {
 // RoomResult is what read_room returns: the REST room, with event bodies
 // marked untrusted.
 type RoomResult struct {
-	AgreementID  string              `json:"agreementId"`
-	InvitationID string              `json:"invitationId"`
-	Revision     RevisionResult      `json:"revision"`
-	Roster       []venue.RosterEntry `json:"roster"`
-	Events       []EventResult       `json:"events"`
-	You          venue.You           `json:"you"`
-	Outcome      venue.OutcomeView   `json:"outcome"`
-	ChainHead    string              `json:"chainHead"`
-	Deadline     string              `json:"deadline"`
-	Artifact     *venue.ArtifactMeta `json:"artifact"`
-	ServerTime   string              `json:"serverTime"`
+	AgreementID  string                      `json:"agreementId"`
+	InvitationID string                      `json:"invitationId"`
+	Revision     RevisionResult              `json:"revision"`
+	Revisions    []venue.RevisionSummaryView `json:"revisions"`
+	Roster       []venue.RosterEntry         `json:"roster"`
+	Events       []EventResult               `json:"events"`
+	You          venue.You                   `json:"you"`
+	Outcome      venue.OutcomeView           `json:"outcome"`
+	Blocking     []venue.BlockerView         `json:"blocking"`
+	ChainHead    string                      `json:"chainHead"`
+	Deadline     string                      `json:"deadline"`
+	Artifact     *venue.ArtifactMeta         `json:"artifact"`
+	ServerTime   string                      `json:"serverTime"`
 }
 
 // PostResult is what post_advisory and decide return.
@@ -119,8 +122,9 @@ func (f *facade) readRoom(ctx context.Context, p *venue.Principal, _ NoInput) *m
 	out := RoomResult{
 		AgreementID: view.AgreementID, InvitationID: view.InvitationID,
 		Revision: RevisionResult{Number: view.Revision.Number, RevisionDigest: view.Revision.RevisionDigest,
-			MarkdownDigest: view.Revision.MarkdownDigest, Markdown: view.Revision.Markdown},
-		Roster: view.Roster, Events: make([]EventResult, 0, len(view.Events)), You: view.You, Outcome: view.Outcome,
+			MarkdownDigest: view.Revision.MarkdownDigest, TermsDigest: view.Revision.TermsDigest, Markdown: view.Revision.Markdown},
+		Revisions: view.Revisions, Roster: view.Roster, Events: make([]EventResult, 0, len(view.Events)), You: view.You,
+		Outcome: view.Outcome, Blocking: view.Blocking,
 		ChainHead: view.ChainHead, Deadline: view.Deadline, Artifact: view.Artifact, ServerTime: view.ServerTime,
 	}
 	dec := json.NewDecoder(bytes.NewReader(view.Revision.CanonicalRevision))

@@ -20,8 +20,8 @@ type AppendRequest struct {
 	// takes too.
 	TokenHash      []byte
 	IdempotencyKey string
-	// WithRevision reads the current revision too; a caller holding it in
-	// a cache leaves it out.
+	// WithRevision reads the current revision (with its History) too; a
+	// caller holding it in a cache leaves it out.
 	WithRevision bool
 }
 
@@ -154,6 +154,7 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 			st.Revision = &rev
 			return nil
 		})
+		read.add(historyByTokenStep(ctx, req.TokenHash, &st.Revision))
 	}
 	if err := tx.send(ctx, &read); err != nil {
 		return err

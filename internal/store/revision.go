@@ -22,6 +22,9 @@ type Revision struct {
 	// TermsDigest is room.TermsDigest of the canonical revision.
 	TermsDigest string
 	LockedAt    time.Time
+	// History lists every revision up to this one, oldest first, when it
+	// was read with it (the hot paths' current revision); otherwise nil.
+	History []RevisionSummary
 }
 
 // RevisionInsert stores a locked revision. An existing number for the

@@ -15,8 +15,8 @@ type RoomRequest struct {
 	AgreementID uuid.UUID
 	// After is the last seq the caller holds: only later events are read.
 	After int64
-	// WithRevision reads the current revision; WithArtifact the artifact's
-	// metadata (none while there is no artifact).
+	// WithRevision reads the current revision with its History;
+	// WithArtifact the artifact's metadata (none while there is no artifact).
 	WithRevision bool
 	WithArtifact bool
 }
@@ -72,6 +72,7 @@ func (s *Store) RoomRead(ctx context.Context, req RoomRequest) (RoomState, error
 	})
 	if req.WithRevision {
 		p.add(revisionStep(ctx, req.AgreementID, &st.Revision))
+		p.add(historyStep(ctx, req.AgreementID, &st.Revision))
 	}
 	if req.WithArtifact {
 		p.add(func(db dbsqlc.DBTX) error {

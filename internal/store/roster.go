@@ -24,7 +24,10 @@ type RosterMember struct {
 	// EventCount events were stored on revision EventsRevision.
 	EventsRevision int
 	EventCount     int
-	// Decision is the latest terminal event, nil before the first.
+	// Decision is the standing decision (room.Standing): the terminal
+	// event that counts on the current revision or, when none does, the
+	// latest one; nil before the first. An append keeps it; a new revision
+	// recomputes it from the history (ParticipantSetDecision).
 	Decision *Decision
 }
 
@@ -45,19 +48,22 @@ func (m RosterMember) EventsOn(rev int) int {
 	return m.EventCount
 }
 
-// DecisionOn returns the member's decision on revision rev as the decision
-// rule sees it, and whether it made one.
-func (m RosterMember) DecisionOn(rev int) (room.Event, bool) {
+// DecisionEvent returns the member's standing decision as the decision
+// rule sees it, on whatever revision it was made, and whether it made one.
+// Whether it counts on the current revision is the rule's to say
+// (room.History): a revision may have changed the terms since.
+func (m RosterMember) DecisionEvent() (room.Event, bool) {
 	d := m.Decision
-	if d == nil || d.Revision != rev {
+	if d == nil {
 		return room.Event{}, false
 	}
 	return room.Event{ID: d.EventID.String(), Seq: d.Seq, ParticipantID: m.ID.String(), Revision: d.Revision, Action: d.Action, CreatedAt: d.At}, true
 }
 
-// Member is the participant as the decision rule sees it.
+// Member is the participant as the decision rule sees it. Claimed is known
+// only when the roster was read with the members' state.
 func (m RosterMember) Member() room.Member {
-	return room.Member{ID: m.ID.String(), Required: m.Required}
+	return room.Member{ID: m.ID.String(), Required: m.Required, Claimed: m.State == "claimed" || m.State == "decided"}
 }
 
 func rosterMemberFrom(r dbsqlc.ParticipantRosterRow) RosterMember {

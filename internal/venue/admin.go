@@ -37,8 +37,10 @@ type AgreementPage struct {
 	NextCursor *string            `json:"nextCursor"`
 }
 
-// Delivery is the state of one invitation email and its attempts.
+// Delivery is the state of one email to a participant (an invitation or a
+// revision notice) and its attempts.
 type Delivery struct {
+	Kind          string    `json:"kind"`
 	State         string    `json:"state"`
 	Attempts      int       `json:"attempts"`
 	LastReply     *string   `json:"lastReply"`
@@ -161,6 +163,9 @@ func (v *Venue) GetAgreement(ctx context.Context, agreementID string) (*Agreemen
 	if err != nil {
 		return nil, err
 	}
+	if rev.History, err = v.Store.RevisionList(ctx, id); err != nil {
+		return nil, err
+	}
 	var revision room.Revision
 	if err := json.Unmarshal(rev.Canonical, &revision); err != nil {
 		return nil, err
@@ -189,9 +194,13 @@ func (v *Venue) GetAgreement(ctx context.Context, agreementID string) (*Agreemen
 	if err != nil {
 		return nil, err
 	}
+	rule, err := ruleOf(a, rev, roster)
+	if err != nil {
+		return nil, err
+	}
 	decisions := map[uuid.UUID]string{}
 	for _, m := range roster {
-		if d, ok := m.DecisionOn(a.CurrentRevision); ok {
+		if d, ok := counting(rule, m.ID.String()); ok {
 			decisions[m.ID] = d.Action
 		}
 	}
@@ -211,7 +220,7 @@ func (v *Venue) GetAgreement(ctx context.Context, agreementID string) (*Agreemen
 			if m.InvitationID != invByParticipant[p.ID] {
 				continue
 			}
-			del := Delivery{State: m.State, Attempts: m.Attempts, LastReply: m.LastReply, MessageID: m.MessageID,
+			del := Delivery{Kind: m.Kind, State: m.State, Attempts: m.Attempts, LastReply: m.LastReply, MessageID: m.MessageID,
 				QueuedAt: canon.FormatTime(m.CreatedAt), History: history[m.ID]}
 			if del.History == nil {
 				del.History = []Attempt{}

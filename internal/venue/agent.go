@@ -45,6 +45,7 @@ type Exchanged struct {
 	RevisionNumber    int             `json:"revisionNumber"`
 	RevisionDigest    string          `json:"revisionDigest"`
 	MarkdownDigest    string          `json:"markdownDigest"`
+	TermsDigest       string          `json:"termsDigest"`
 	CanonicalRevision json.RawMessage `json:"canonicalRevision"`
 	Markdown          string          `json:"markdown"`
 	Participant       ParticipantRef  `json:"participant"`
@@ -104,7 +105,7 @@ func (v *Venue) Exchange(ctx context.Context, invitationID, inviteSecret string)
 	return &Exchanged{
 		SessionToken: token, SessionExpiresAt: canon.FormatSeconds(expires), InvitationID: inv.ID.String(),
 		AgreementID: inv.AgreementID.String(), RevisionNumber: rev.Number, RevisionDigest: rev.RevisionDigest,
-		MarkdownDigest: rev.MarkdownDigest, CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown,
+		MarkdownDigest: rev.MarkdownDigest, TermsDigest: rev.TermsDigest, CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown,
 		Participant: ParticipantRef{ParticipantID: inv.ParticipantID.String(), DisplayName: inv.DisplayName, Kind: inv.Kind},
 		Actions:     v.actions(inv.ID.String()),
 	}, nil

@@ -44,25 +44,33 @@ func (v *Venue) Artifact(ctx context.Context, p *Principal) (*Artifact, error) {
 	return a, nil
 }
 
-// renderArtifact writes CONSENSUS.md for a reached outcome: the locked
-// revision, each participant's decision and the chain up to last, the event
-// that completed the rule.
+// renderArtifact writes CONSENSUS.md for a reached outcome: every revision
+// (when there are several), the locked revision, each participant's
+// decision that counts with the revision it was made on, and the chain up to
+// last, the event that completed the rule. rev carries its History.
 func renderArtifact(rev store.Revision, snap room.Snapshot, last store.Event, outcome room.Outcome, now time.Time) ([]byte, error) {
 	var revision room.Revision
 	if err := json.Unmarshal(rev.Canonical, &revision); err != nil {
 		return nil, err
 	}
-	decisions := room.Decisions(snap.Revision, snap.Events)
+	standings := snap.History().Standings()
 	entries := make([]room.ArtifactEntry, len(revision.Participants))
 	for i, rp := range revision.Participants {
 		entries[i] = room.ArtifactEntry{Participant: rp}
-		if d, ok := decisions[rp.ParticipantID]; ok {
-			entries[i].Decision, entries[i].EventID, entries[i].DecidedAt = d.Action, d.ID, canon.FormatTime(d.CreatedAt)
+		if s, ok := standings[rp.ParticipantID]; ok && !s.Stale {
+			d := s.Event
+			entries[i].Decision, entries[i].EventID, entries[i].DecidedAt, entries[i].Revision = d.Action, d.ID, canon.FormatTime(d.CreatedAt), d.Revision
 		}
 	}
+	revisions := make([]room.ArtifactRevision, len(rev.History))
+	for i, r := range rev.History {
+		revisions[i] = room.ArtifactRevision{Number: r.Number, RevisionDigest: r.RevisionDigest, TermsDigest: r.TermsDigest,
+			LockedAt: canon.FormatSeconds(r.LockedAt), Deadline: r.Deadline}
+	}
 	md := room.RenderArtifact(room.ArtifactInput{
-		Locked: room.Locked{Revision: revision, Markdown: rev.Markdown, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest},
+		Locked: room.Locked{Revision: revision, Markdown: rev.Markdown, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest, TermsDigest: rev.TermsDigest},
 		Roster: entries, ChainHead: last.Hash, ChainLength: last.Seq, FinalizedAt: canon.FormatTime(now), DecidingID: outcome.DecidingEventID,
+		Revisions: revisions,
 	})
 	return []byte(md), nil
 }

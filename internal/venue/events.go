@@ -118,14 +118,12 @@ func (v *Venue) PostEvent(ctx context.Context, c ParticipantCredential, key stri
 		if rev == nil || rev.AgreementID != a.ID || rev.Number != a.CurrentRevision {
 			return store.AppendWrite{}, errNewRevision
 		}
-		snap := room.Snapshot{Revision: a.CurrentRevision, RevisionDigest: rev.RevisionDigest, Deadline: a.Deadline,
-			Roster: make([]room.Member, len(st.Roster)), ParticipantEvents: me.EventsOn(a.CurrentRevision)}
-		for i, m := range st.Roster {
-			snap.Roster[i] = m.Member()
-			if d, ok := m.DecisionOn(a.CurrentRevision); ok {
-				snap.Events = append(snap.Events, d)
-			}
+		h, err := ruleOf(a, rev.Revision, st.Roster)
+		if err != nil {
+			return store.AppendWrite{}, err
 		}
+		snap := room.Snapshot{Revision: a.CurrentRevision, RevisionDigest: rev.RevisionDigest, Terms: h.Terms, Deadline: a.Deadline,
+			Roster: h.Roster, Events: h.Events, ParticipantEvents: me.EventsOn(a.CurrentRevision)}
 		outcome, admitErr := room.Admit(snap, cmd, now)
 		if admitErr != nil {
 			refusal = admitErr
@@ -175,7 +173,7 @@ var errNewRevision = errors.New("venue: a newer revision than the one cached")
 // finalize evaluates the rule after the terminal event last; a reached
 // outcome comes with the CONSENSUS.md to store with it.
 func finalize(rev store.Revision, snap room.Snapshot, last store.Event, now time.Time) (room.Outcome, *store.Artifact, error) {
-	outcome := room.Evaluate(snap.Revision, snap.Roster, snap.Events, snap.Deadline, now)
+	outcome := snap.History().Outcome(now)
 	if outcome.Status != room.StatusReached {
 		return outcome, nil, nil
 	}

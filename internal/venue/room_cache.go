@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store"
 )
 
@@ -85,10 +85,12 @@ type cachedRoom struct {
 	size     int
 }
 
-// revisionBlock is a locked revision with its encoded room view.
+// revisionBlock is a locked revision, with the history of revisions up to
+// it, and their encoded room views.
 type revisionBlock struct {
 	store.Revision
-	view []byte // the encoded RevisionView
+	view    []byte // the encoded RevisionView
+	history []byte // the encoded revisions list
 }
 
 // roomSnapshot is a room exactly as it was at agreement.Version. It is never
@@ -97,8 +99,9 @@ type roomSnapshot struct {
 	agreement store.Agreement
 	roster    []store.RosterMember
 	revision  *revisionBlock
-	rosterJS  []byte // the encoded roster array
-	events    []byte // the encoded events up to agreement.Head.Seq
+	rule      room.History // the decision rule's view of it
+	rosterJS  []byte       // the encoded roster array
+	events    []byte       // the encoded events up to agreement.Head.Seq
 	artifact  *store.ArtifactMeta
 }
 
@@ -155,7 +158,7 @@ func (c *roomCache) keepRevision(rev store.Revision) (*revisionBlock, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e.revision == nil || e.revision.Number < rev.Number {
-		c.resize(e, len(b.view)-sizeOf(e.revision))
+		c.resize(e, sizeOf(b)-sizeOf(e.revision))
 		e.revision = b
 	}
 	return e.revision, nil
@@ -165,16 +168,24 @@ func sizeOf(b *revisionBlock) int {
 	if b == nil {
 		return 0
 	}
-	return len(b.view)
+	return len(b.view) + len(b.history)
 }
 
+// newRevisionBlock encodes rev, which must come with its History.
 func newRevisionBlock(rev store.Revision) (*revisionBlock, error) {
+	if len(rev.History) < rev.Number {
+		return nil, errNoHistory
+	}
 	view, err := encode(RevisionView{Number: rev.Number, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest,
-		CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown})
+		TermsDigest: rev.TermsDigest, CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown})
 	if err != nil {
 		return nil, err
 	}
-	return &revisionBlock{Revision: rev, view: view}, nil
+	history, err := encode(revisionsView(rev.History[:rev.Number]))
+	if err != nil {
+		return nil, err
+	}
+	return &revisionBlock{Revision: rev, view: view, history: history}, nil
 }
 
 // artifact returns the agreement's cached CONSENSUS.md, or nil.
@@ -233,6 +244,9 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 		if err != nil {
 			return nil, err
 		}
+		if r.History, err = st.RevisionList(ctx, id); err != nil {
+			return nil, err
+		}
 		if rev, err = c.keepRevision(r); err != nil {
 			return nil, err
 		}
@@ -244,7 +258,11 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 	if err != nil {
 		return nil, err
 	}
-	rosterJS, err := encode(rosterView(rs.Agreement.CurrentRevision, rs.Roster))
+	rule, err := ruleOf(rs.Agreement, rev.Revision, rs.Roster)
+	if err != nil {
+		return nil, err
+	}
+	rosterJS, err := encode(rosterView(rule, rs.Roster))
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +278,7 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 	}
 	e.head = rs.Agreement.Head.Seq
 	e.artifact = art
-	s := &roomSnapshot{agreement: rs.Agreement, roster: rs.Roster, revision: rev, rosterJS: rosterJS,
+	s := &roomSnapshot{agreement: rs.Agreement, roster: rs.Roster, revision: rev, rule: rule, rosterJS: rosterJS,
 		events: e.events[:len(e.events):len(e.events)], artifact: art}
 	if e.snap == nil || e.snap.agreement.Version < s.agreement.Version {
 		c.resize(e, len(e.events)-grown+len(rosterJS)-sizeOfRoster(e.snap))
@@ -327,16 +345,4 @@ func newEncoder(buf *bytes.Buffer) *json.Encoder {
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	return enc
-}
-
-// rosterView is the roster as the room shows it on revision rev.
-func rosterView(rev int, roster []store.RosterMember) []RosterEntry {
-	out := make([]RosterEntry, len(roster))
-	for i, m := range roster {
-		out[i] = RosterEntry{ParticipantID: m.ID.String(), DisplayName: m.DisplayName, Kind: m.Kind, Required: m.Required, State: m.State}
-		if d, ok := m.DecisionOn(rev); ok {
-			out[i].Decision, out[i].DecidedAt = ptr(d.Action), ptr(canon.FormatTime(d.CreatedAt))
-		}
-	}
-	return out
 }

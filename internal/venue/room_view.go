@@ -23,6 +23,9 @@ type OutcomeView struct {
 	Status          string  `json:"status"`
 	DecidedAt       *string `json:"decidedAt"`
 	DecidingEventID *string `json:"decidingEventId"`
+	// BlockedBy is set in the room when the outcome is expired: the
+	// required participants that were silent.
+	BlockedBy []BlockerView `json:"blockedBy,omitempty"`
 }
 
 // EventView is the wire form of a stored event.
@@ -47,6 +50,10 @@ type RosterEntry struct {
 	State         string  `json:"state"`
 	Decision      *string `json:"decision"`
 	DecidedAt     *string `json:"decidedAt"`
+	// Revision is the revision the decision was made on; Stale reports that
+	// its terms differ from the current ones, so it does not count.
+	Revision *int `json:"revision"`
+	Stale    bool `json:"stale"`
 }
 
 // RevisionView is the exact locked revision.
@@ -54,11 +61,14 @@ type RevisionView struct {
 	Number            int             `json:"number"`
 	RevisionDigest    string          `json:"revisionDigest"`
 	MarkdownDigest    string          `json:"markdownDigest"`
+	TermsDigest       string          `json:"termsDigest"`
 	CanonicalRevision json.RawMessage `json:"canonicalRevision"`
 	Markdown          string          `json:"markdown"`
 }
 
-// You is the reading participant's own state.
+// You is the reading participant's own state. Decision is its decision
+// that counts on the current revision: null when it has none or only a
+// stale one (its roster entry shows that), so null means "decide".
 type You struct {
 	ParticipantID   string  `json:"participantId"`
 	Decision        *string `json:"decision"`
@@ -75,23 +85,25 @@ type ArtifactMeta struct {
 // RoomView is the room as one participant reads it: the wire form that
 // Room writes, field for field in this order, from cached parts.
 type RoomView struct {
-	AgreementID  string        `json:"agreementId"`
-	InvitationID string        `json:"invitationId"`
-	Revision     RevisionView  `json:"revision"`
-	Roster       []RosterEntry `json:"roster"`
-	Events       []EventView   `json:"events"`
-	You          You           `json:"you"`
-	Outcome      OutcomeView   `json:"outcome"`
-	ChainHead    string        `json:"chainHead"`
-	Deadline     string        `json:"deadline"`
-	Artifact     *ArtifactMeta `json:"artifact"`
-	ServerTime   string        `json:"serverTime"`
+	AgreementID  string                `json:"agreementId"`
+	InvitationID string                `json:"invitationId"`
+	Revision     RevisionView          `json:"revision"`
+	Revisions    []RevisionSummaryView `json:"revisions"`
+	Roster       []RosterEntry         `json:"roster"`
+	Events       []EventView           `json:"events"`
+	You          You                   `json:"you"`
+	Outcome      OutcomeView           `json:"outcome"`
+	Blocking     []BlockerView         `json:"blocking"`
+	ChainHead    string                `json:"chainHead"`
+	Deadline     string                `json:"deadline"`
+	Artifact     *ArtifactMeta         `json:"artifact"`
+	ServerTime   string                `json:"serverTime"`
 }
 
 // roomViewFormat names the shape of RoomView in every room ETag. Change it
 // whenever the bytes Room writes for the same state change, so no client
 // keeps a body of the old shape under a matching tag.
-const roomViewFormat = "consensus-room-view/1"
+const roomViewFormat = "consensus-room-view/2"
 
 // roomETag is the strong validator of one participant's room: the room is a
 // function of the agreement's version (which every change the room shows
@@ -218,26 +230,24 @@ func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomBody, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := snap.agreement
-	decisions := make([]room.Event, 0, len(snap.roster))
-	members := make([]room.Member, len(snap.roster))
+	a, h := snap.agreement, snap.rule
+	outcome, err := settleExpiry(ctx, v.Store, a, h.Outcome(now))
+	if err != nil {
+		return nil, err
+	}
 	var me store.RosterMember
-	for i, m := range snap.roster {
-		members[i] = m.Member()
-		if d, ok := m.DecisionOn(a.CurrentRevision); ok {
-			decisions = append(decisions, d)
-		}
+	for _, m := range snap.roster {
 		if m.ID == p.ParticipantID {
 			me = m
 		}
 	}
-	outcome, err := settleExpiry(ctx, v.Store, a, room.Evaluate(a.CurrentRevision, members, decisions, a.Deadline, now))
-	if err != nil {
-		return nil, err
-	}
 	you := You{ParticipantID: p.ParticipantID.String(), EventsRemaining: max(0, room.MaxEventsPerParticipant-me.EventsOn(a.CurrentRevision))}
-	if d, ok := me.DecisionOn(a.CurrentRevision); ok {
+	if d, ok := counting(h, p.ParticipantID.String()); ok {
 		you.Decision = ptr(d.Action)
+	}
+	ov, blocking := outcomeView(outcome), blockingView(h, outcome, snap.roster)
+	if outcome.Status == room.StatusExpired {
+		ov.BlockedBy = blocking
 	}
 	var artifact *ArtifactMeta
 	if outcome.Status == room.StatusReached && snap.artifact != nil {
@@ -246,17 +256,18 @@ func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomBody, error) {
 	tail, err := encode(struct {
 		You        You           `json:"you"`
 		Outcome    OutcomeView   `json:"outcome"`
+		Blocking   []BlockerView `json:"blocking"`
 		ChainHead  string        `json:"chainHead"`
 		Deadline   string        `json:"deadline"`
 		Artifact   *ArtifactMeta `json:"artifact"`
 		ServerTime string        `json:"serverTime"`
-	}{you, outcomeView(outcome), a.Head.Hash, canon.FormatSeconds(a.Deadline), artifact, canon.FormatTime(now)})
+	}{you, ov, blocking, a.Head.Hash, canon.FormatSeconds(a.Deadline), artifact, canon.FormatTime(now)})
 	if err != nil {
 		return nil, err
 	}
 	body := &RoomBody{ETag: roomETag(a.ID, p.ParticipantID, a.Version, lapsed(a.Outcome.Status, a.Deadline, now))}
 	head := `{"agreementId":"` + a.ID.String() + `","invitationId":"` + p.InvitationID.String() + `","revision":`
-	body.add([]byte(head), snap.revision.view, []byte(`,"roster":`), snap.rosterJS, []byte(`,"events":[`), snap.events,
+	body.add([]byte(head), snap.revision.view, []byte(`,"revisions":`), snap.revision.history, []byte(`,"roster":`), snap.rosterJS, []byte(`,"events":[`), snap.events,
 		[]byte(`],`), tail[1:], []byte("\n"))
 	return body, nil
 }

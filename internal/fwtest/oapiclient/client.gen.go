@@ -1025,7 +1025,7 @@ type ExchangeResponse struct {
 	// "objective", "rules", "title"}` taken from the canonical revision. A decision made on
 	// a revision with the same terms digest counts on this one; a decision made on one with
 	// another terms digest is stale.
-	TermsDigest *TermsDigest `json:"termsDigest,omitempty"`
+	TermsDigest TermsDigest `json:"termsDigest"`
 }
 
 // Health defines model for Health.
@@ -1082,7 +1082,7 @@ type NullableInstant = Instant
 
 // Outcome defines model for Outcome.
 type Outcome struct {
-	// BlockedBy Only when `expired`, in the room and the event answers (the operator's views omit it) - the required participants that were silent, each with the reason (`not-claimed`, `no-decision` or `stale-decision`); the same list as the room's `blocking`.
+	// BlockedBy In the room's outcome when it is `expired` (other answers omit it): the required participants that were silent, each with the reason (`not-claimed`, `no-decision` or `stale-decision`); the same list as the room's `blocking`.
 	BlockedBy *[]Blocker `json:"blockedBy,omitempty"`
 
 	// DecidedAt When the outcome became final (the deadline for `expired`); null while pending.
@@ -1139,8 +1139,8 @@ type ProblemCode string
 
 // RevisionSummary One locked revision of the agreement.
 type RevisionSummary struct {
-	// LockedAt The revision's `locked_at`, as hashed.
-	LockedAt Instant `json:"lockedAt"`
+	// LockedAt The revision's `locked_at`, exactly as hashed (whole seconds).
+	LockedAt Deadline `json:"lockedAt"`
 
 	// MarkdownDigest SHA-256 as 64 lowercase hex characters.
 	MarkdownDigest Digest `json:"markdownDigest"`
@@ -1170,7 +1170,7 @@ type Room struct {
 	} `json:"artifact"`
 
 	// Blocking Who stands between the room and consensus, in roster order. While pending: every required participant whose decision is missing or stale. Once final: the participants who decided it (`decided`), or for `expired` the required participants that were silent.
-	Blocking *[]Blocker `json:"blocking,omitempty"`
+	Blocking []Blocker `json:"blocking"`
 
 	// ChainHead The last event's hash, or 64 zeros before any event.
 	ChainHead Digest `json:"chainHead"`
@@ -1198,11 +1198,11 @@ type Room struct {
 		// "objective", "rules", "title"}` taken from the canonical revision. A decision made on
 		// a revision with the same terms digest counts on this one; a decision made on one with
 		// another terms digest is stale.
-		TermsDigest *TermsDigest `json:"termsDigest,omitempty"`
+		TermsDigest TermsDigest `json:"termsDigest"`
 	} `json:"revision"`
 
 	// Revisions Every locked revision, oldest first; the last is the current one.
-	Revisions *[]RevisionSummary `json:"revisions,omitempty"`
+	Revisions []RevisionSummary `json:"revisions"`
 	Roster    []struct {
 		DecidedAt *NullableInstant `json:"decidedAt"`
 
@@ -1214,17 +1214,17 @@ type Room struct {
 		Required      bool            `json:"required"`
 
 		// Revision The revision the decision was made on; null before a decision.
-		Revision *int `json:"revision,omitempty"`
+		Revision *int `json:"revision"`
 
 		// Stale True when the decision was made on a revision whose terms digest differs from the current one. A stale decision does not count; the participant may decide again on the current revision.
-		Stale *bool           `json:"stale,omitempty"`
+		Stale bool            `json:"stale"`
 		State RoomRosterState `json:"state"`
 	} `json:"roster"`
 
 	// ServerTime The service clock when the room was read; excluded from the ETag.
 	ServerTime Instant `json:"serverTime"`
 	You        struct {
-		// Decision A terminal decision, or null before one is made.
+		// Decision Your decision that counts on the current revision; null when you have none, or only one made on a revision whose terms differ (stale, shown in your roster entry), so null means you may decide.
 		Decision        *TerminalAction `json:"decision"`
 		EventsRemaining int             `json:"eventsRemaining"`
 		ParticipantId   Uuid            `json:"participantId"`

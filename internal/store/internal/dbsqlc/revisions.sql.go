@@ -115,7 +115,8 @@ func (q *Queries) RevisionInsert(ctx context.Context, arg RevisionInsertParams) 
 }
 
 const revisionListByAgreement = `-- name: RevisionListByAgreement :many
-SELECT number, revision_digest, markdown_digest, terms_digest, locked_at
+SELECT number, revision_digest, markdown_digest, terms_digest, locked_at,
+       coalesce(canonical_json::jsonb ->> 'deadline', '')::text AS deadline
 FROM revisions WHERE agreement_id = $1 ORDER BY number
 `
 
@@ -125,10 +126,11 @@ type RevisionListByAgreementRow struct {
 	MarkdownDigest string
 	TermsDigest    string
 	LockedAt       time.Time
+	Deadline       string
 }
 
-// Every revision's number, digests and lock time, oldest first: the room's
-// history of revisions, without the canonical bytes.
+// Every revision's number, digests, deadline and lock time, oldest first:
+// the room's history of revisions, without the canonical bytes.
 func (q *Queries) RevisionListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]RevisionListByAgreementRow, error) {
 	rows, err := q.db.Query(ctx, revisionListByAgreement, agreementID)
 	if err != nil {
@@ -144,6 +146,51 @@ func (q *Queries) RevisionListByAgreement(ctx context.Context, agreementID uuid.
 			&i.MarkdownDigest,
 			&i.TermsDigest,
 			&i.LockedAt,
+			&i.Deadline,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const revisionListByToken = `-- name: RevisionListByToken :many
+SELECT r.number, r.revision_digest, r.markdown_digest, r.terms_digest, r.locked_at,
+       coalesce(r.canonical_json::jsonb ->> 'deadline', '')::text AS deadline
+FROM revisions r JOIN participants p ON p.agreement_id = r.agreement_id
+WHERE p.token_hash = $1 ORDER BY r.number
+`
+
+type RevisionListByTokenRow struct {
+	Number         int32
+	RevisionDigest string
+	MarkdownDigest string
+	TermsDigest    string
+	LockedAt       time.Time
+	Deadline       string
+}
+
+// RevisionListByAgreement for the agreement of a participant token's owner.
+func (q *Queries) RevisionListByToken(ctx context.Context, tokenHash []byte) ([]RevisionListByTokenRow, error) {
+	rows, err := q.db.Query(ctx, revisionListByToken, tokenHash)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RevisionListByTokenRow{}
+	for rows.Next() {
+		var i RevisionListByTokenRow
+		if err := rows.Scan(
+			&i.Number,
+			&i.RevisionDigest,
+			&i.MarkdownDigest,
+			&i.TermsDigest,
+			&i.LockedAt,
+			&i.Deadline,
 		); err != nil {
 			return nil, err
 		}
