@@ -238,9 +238,10 @@ func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Cla
 			if err != nil {
 				return err
 			}
-			if p.BindingDigest != digest {
-				return room.ErrClaimConflict
+			if binding, digest, err = replayBinding(p, binding); err != nil {
+				return err
 			}
+			token = v.Keys.ParticipantToken(digest)
 		}
 		out = &Claimed{
 			ParticipantToken: token, ParticipantID: inv.ParticipantID.String(), BindingDigest: digest, Binding: binding,
