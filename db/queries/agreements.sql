@@ -44,3 +44,9 @@ UPDATE agreements SET version = version + 1 WHERE id = $1;
 SELECT a.* FROM agreements a JOIN participants p ON p.agreement_id = a.id
 WHERE p.token_hash = $1
 FOR UPDATE OF a;
+
+-- name: AgreementAmend :execrows
+-- Makes revision number current with its deadline, while the outcome is
+-- pending: a new version of the room. The caller holds the lock.
+UPDATE agreements SET current_revision = $2, deadline = $3, version = version + 1
+WHERE id = $1 AND outcome_status = 'pending';

@@ -48,3 +48,11 @@ SET head_seq = sqlc.arg('seq'), head_hash = sqlc.arg('hash'), version = version 
     outcome_decided_at = coalesce(sqlc.narg('outcome_decided_at'), outcome_decided_at),
     outcome_event_id   = coalesce(sqlc.narg('outcome_event_id'), outcome_event_id)
 WHERE agreements.id = sqlc.arg('agreement_id');
+
+-- name: EventTerminalListByAgreement :many
+-- Every terminal decision of an agreement in order, on any revision: what a
+-- new revision reads to find each participant's standing decision.
+SELECT id, seq, participant_id, revision, action, created_at
+FROM events
+WHERE agreement_id = $1 AND action IN ('agree', 'disagree', 'abstain')
+ORDER BY seq;

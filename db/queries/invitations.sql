@@ -17,3 +17,8 @@ UPDATE invitations SET secret_hash = $2, proof_hash = $3, issued_at = $4 WHERE i
 
 -- name: InvitationListByAgreement :many
 SELECT * FROM invitations WHERE agreement_id = $1;
+
+-- name: InvitationSetExpiryByAgreement :exec
+-- An invitation expires with the deadline: a revision that moves the
+-- deadline moves every invitation of the agreement with it.
+UPDATE invitations SET expires_at = $2 WHERE agreement_id = $1;

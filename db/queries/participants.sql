@@ -50,3 +50,16 @@ WHERE agreement_id = (SELECT t.agreement_id FROM participants t WHERE t.token_ha
 -- name: ParticipantRevoke :one
 UPDATE participants SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1
 RETURNING *;
+
+-- name: ParticipantSetDecision :exec
+-- A new revision sets the participant's standing decision: the one that
+-- counts on it or, when none does, the latest one (null: none at all).
+-- state says whether a decision counts: decided, else claimed or invited.
+UPDATE participants
+SET decision = sqlc.narg('decision'), decision_event_id = sqlc.narg('decision_event_id'),
+    decision_seq = sqlc.narg('decision_seq'), decision_revision = sqlc.narg('decision_revision'),
+    decided_at = sqlc.narg('decided_at'),
+    state = CASE WHEN sqlc.arg('counts')::boolean THEN 'decided'
+                 WHEN claimed_at IS NOT NULL THEN 'claimed'
+                 ELSE 'invited' END
+WHERE id = sqlc.arg('id');

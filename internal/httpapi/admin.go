@@ -15,6 +15,7 @@ func (s *Server) registerAdminRoutes(r chi.Router) {
 		r.Post("/agreements", s.handleAgreementCreate)
 		r.Get("/agreements", s.handleAgreementList)
 		r.Get("/agreements/{agreementId}", s.handleAgreementGet)
+		r.Post("/agreements/{agreementId}/revisions", s.handleAgreementAmend)
 		r.Post("/participants/{participantId}/revoke", s.handleParticipantRevoke)
 		r.Post("/invitations/{invitationId}/resend", s.handleInvitationResend)
 	})
@@ -32,6 +33,26 @@ func (s *Server) handleAgreementCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := s.venue.CreateAgreement(r.Context(), in)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	w.Header().Set("Location", s.origin+"/api/v1/admin/agreements/"+out.AgreementID)
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *Server) handleAgreementAmend(w http.ResponseWriter, r *http.Request) {
+	b, err := readBody(r, limitAdmin)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	var in venue.AmendInput
+	if err := decodeStrict(b, &in); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	out, err := s.venue.AmendAgreement(r.Context(), chi.URLParam(r, "agreementId"), in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

@@ -76,7 +76,7 @@ var problemTypes = []ProblemType{
 		Explanation: "The command's revision number or digest does not name the agreement's current revision. The detail names the current revision number and digest. Read the room, verify that revision (its canonical object hashes to the digest) and send its number and digest; nothing was recorded.",
 		Errors:      []error{room.ErrRevisionMismatch}},
 	{Code: "room-closed", Status: 409, Title: "Room closed",
-		Explanation: "The outcome is final (reached, disagreed, no_consensus or expired): the room accepts no more events. The room and, when reached, the artifact stay readable.",
+		Explanation: "The outcome is final (reached, disagreed, no_consensus or expired): the room accepts no more events, and no new revision can be locked. The room and, when reached, the artifact stay readable.",
 		Errors:      []error{room.ErrRoomClosed}},
 	{Code: "already-decided", Status: 409, Title: "Already decided",
 		Explanation: "This participant already posted its terminal decision (agree, disagree or abstain). A terminal decision is never changed.",

@@ -13,7 +13,6 @@ import (
 	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/mail"
 	"github.com/consensus-md/consensus/internal/room"
-	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
 )
 
@@ -80,40 +79,14 @@ func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, 
 		Title: in.Title, Objective: in.Objective, Rules: in.Rules, DecisionRule: room.DecisionRule,
 		Deadline: canon.FormatSeconds(deadline), LockedAt: canon.FormatSeconds(now), Issuer: v.Origin,
 	}
-	type slot struct {
-		participant  uuid.UUID
-		invitation   uuid.UUID
-		email        string
-		secret, prof string
-		in           ParticipantInput
+	slots, err := newSlots(in.Participants, map[string]bool{})
+	if err != nil {
+		return nil, err
 	}
-	slots := make([]slot, len(in.Participants))
-	seen := map[string]bool{}
 	anyRequired := false
-	for i, p := range in.Participants {
-		field := fmt.Sprintf("participants[%d]", i)
-		if err := room.ValidateText(field+".displayName", p.DisplayName, 1, room.MaxDisplayName); err != nil {
-			return nil, err
-		}
-		if p.Kind != room.KindAgent && p.Kind != room.KindHuman {
-			return nil, &room.ValidationError{Field: field + ".kind", Reason: `must be "agent" or "human"`}
-		}
-		if p.Required == nil {
-			return nil, &room.ValidationError{Field: field + ".required", Reason: "is required (true or false)"}
-		}
-		email, err := room.NormalizeInbox(field+".email", p.Email)
-		if err != nil {
-			return nil, err
-		}
-		if seen[email] {
-			return nil, &room.ValidationError{Field: field + ".email", Reason: "each participant needs its own address"}
-		}
-		seen[email] = true
-		anyRequired = anyRequired || *p.Required
-		slots[i] = slot{participant: uuid.New(), invitation: uuid.New(), email: email, secret: secret.NewInviteSecret(), prof: secret.NewEmailProof(), in: p}
-		rev.Participants = append(rev.Participants, room.Participant{
-			ParticipantID: slots[i].participant.String(), DisplayName: p.DisplayName, Kind: p.Kind, Required: *p.Required,
-		})
+	for _, sl := range slots {
+		anyRequired = anyRequired || *sl.in.Required
+		rev.Participants = append(rev.Participants, sl.roomParticipant())
 	}
 	if !anyRequired {
 		return nil, &room.ValidationError{Field: "participants", Reason: "at least one participant must be required: the outcome is decided by the required participants"}
@@ -134,31 +107,11 @@ func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, 
 			return err
 		}
 		for i, s := range slots {
-			if err := tx.ParticipantInsert(ctx, store.Participant{
-				ID: s.participant, AgreementID: agreementID, InvitationID: s.invitation, Position: i, DisplayName: s.in.DisplayName,
-				Kind: s.in.Kind, Email: s.email, Required: *s.in.Required,
-			}); err != nil {
+			p, err := v.insertSlot(ctx, tx, s, i, locked, deadline, now)
+			if err != nil {
 				return err
 			}
-			if err := tx.InvitationInsert(ctx, store.Invitation{
-				ID: s.invitation, ParticipantID: s.participant, AgreementID: agreementID,
-				SecretHash: secret.Hash(s.secret), ProofHash: secret.Hash(s.prof), ExpiresAt: deadline, IssuedAt: now,
-			}); err != nil {
-				return err
-			}
-			env := mail.NewEnvelope(mail.InvitationInput{
-				Origin: v.Origin, InvitationID: s.invitation.String(), AgreementID: agreementID.String(),
-				ParticipantID: s.participant.String(), Kind: s.in.Kind, DisplayName: s.in.DisplayName, Inbox: s.email,
-				Title: in.Title, Deadline: rev.Deadline, RevisionNumber: 1, RevisionDigest: locked.RevisionDigest,
-				Secret: s.secret, EmailProof: s.prof,
-			})
-			if err := v.queueInvitation(ctx, tx, env, s.invitation, agreementID, now); err != nil {
-				return err
-			}
-			out.Participants = append(out.Participants, CreatedParticipant{
-				ParticipantID: s.participant.String(), InvitationID: s.invitation.String(), DisplayName: s.in.DisplayName,
-				Kind: s.in.Kind, Email: s.email, Required: *s.in.Required, Delivery: "queued",
-			})
+			out.Participants = append(out.Participants, p)
 		}
 		return nil
 	})

@@ -12,6 +12,27 @@ import (
 	"github.com/google/uuid"
 )
 
+const agreementAmend = `-- name: AgreementAmend :execrows
+UPDATE agreements SET current_revision = $2, deadline = $3, version = version + 1
+WHERE id = $1 AND outcome_status = 'pending'
+`
+
+type AgreementAmendParams struct {
+	ID              uuid.UUID
+	CurrentRevision int32
+	Deadline        time.Time
+}
+
+// Makes revision number current with its deadline, while the outcome is
+// pending: a new version of the room. The caller holds the lock.
+func (q *Queries) AgreementAmend(ctx context.Context, arg AgreementAmendParams) (int64, error) {
+	result, err := q.db.Exec(ctx, agreementAmend, arg.ID, arg.CurrentRevision, arg.Deadline)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const agreementBump = `-- name: AgreementBump :exec
 UPDATE agreements SET version = version + 1 WHERE id = $1
 `

@@ -263,3 +263,48 @@ func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUI
 	}
 	return items, nil
 }
+
+const eventTerminalListByAgreement = `-- name: EventTerminalListByAgreement :many
+SELECT id, seq, participant_id, revision, action, created_at
+FROM events
+WHERE agreement_id = $1 AND action IN ('agree', 'disagree', 'abstain')
+ORDER BY seq
+`
+
+type EventTerminalListByAgreementRow struct {
+	ID            uuid.UUID
+	Seq           int64
+	ParticipantID uuid.UUID
+	Revision      int32
+	Action        string
+	CreatedAt     time.Time
+}
+
+// Every terminal decision of an agreement in order, on any revision: what a
+// new revision reads to find each participant's standing decision.
+func (q *Queries) EventTerminalListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]EventTerminalListByAgreementRow, error) {
+	rows, err := q.db.Query(ctx, eventTerminalListByAgreement, agreementID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventTerminalListByAgreementRow{}
+	for rows.Next() {
+		var i EventTerminalListByAgreementRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Seq,
+			&i.ParticipantID,
+			&i.Revision,
+			&i.Action,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

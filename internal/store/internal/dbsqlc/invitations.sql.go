@@ -146,3 +146,19 @@ func (q *Queries) InvitationRotate(ctx context.Context, arg InvitationRotatePara
 	)
 	return err
 }
+
+const invitationSetExpiryByAgreement = `-- name: InvitationSetExpiryByAgreement :exec
+UPDATE invitations SET expires_at = $2 WHERE agreement_id = $1
+`
+
+type InvitationSetExpiryByAgreementParams struct {
+	AgreementID uuid.UUID
+	ExpiresAt   time.Time
+}
+
+// An invitation expires with the deadline: a revision that moves the
+// deadline moves every invitation of the agreement with it.
+func (q *Queries) InvitationSetExpiryByAgreement(ctx context.Context, arg InvitationSetExpiryByAgreementParams) error {
+	_, err := q.db.Exec(ctx, invitationSetExpiryByAgreement, arg.AgreementID, arg.ExpiresAt)
+	return err
+}

@@ -379,3 +379,40 @@ func (q *Queries) ParticipantRule(ctx context.Context, tokenHash []byte) ([]Part
 	}
 	return items, nil
 }
+
+const participantSetDecision = `-- name: ParticipantSetDecision :exec
+UPDATE participants
+SET decision = $1, decision_event_id = $2,
+    decision_seq = $3, decision_revision = $4,
+    decided_at = $5,
+    state = CASE WHEN $6::boolean THEN 'decided'
+                 WHEN claimed_at IS NOT NULL THEN 'claimed'
+                 ELSE 'invited' END
+WHERE id = $7
+`
+
+type ParticipantSetDecisionParams struct {
+	Decision         *string
+	DecisionEventID  uuid.NullUUID
+	DecisionSeq      *int64
+	DecisionRevision *int32
+	DecidedAt        *time.Time
+	Counts           bool
+	ID               uuid.UUID
+}
+
+// A new revision sets the participant's standing decision: the one that
+// counts on it or, when none does, the latest one (null: none at all).
+// state says whether a decision counts: decided, else claimed or invited.
+func (q *Queries) ParticipantSetDecision(ctx context.Context, arg ParticipantSetDecisionParams) error {
+	_, err := q.db.Exec(ctx, participantSetDecision,
+		arg.Decision,
+		arg.DecisionEventID,
+		arg.DecisionSeq,
+		arg.DecisionRevision,
+		arg.DecidedAt,
+		arg.Counts,
+		arg.ID,
+	)
+	return err
+}
