@@ -100,6 +100,27 @@ type roomSnapshot struct {
 	rosterJS  []byte // the encoded roster array
 	events    []byte // the encoded events up to agreement.Head.Seq
 	artifact  *store.ArtifactMeta
+
+	middleOnce sync.Once
+	middle     []byte
+}
+
+// shared returns the part of the room every reader of this version is
+// served alike, from "revision" to the events' closing bracket: built once
+// per version on its first full read, it goes out in one write where its
+// pieces would take one each.
+func (s *roomSnapshot) shared() []byte {
+	s.middleOnce.Do(func() {
+		const roster, events, end = `,"roster":`, `,"events":[`, `],`
+		b := make([]byte, 0, len(s.revision.view)+len(roster)+len(s.rosterJS)+len(events)+len(s.events)+len(end))
+		b = append(b, s.revision.view...)
+		b = append(b, roster...)
+		b = append(b, s.rosterJS...)
+		b = append(b, events...)
+		b = append(b, s.events...)
+		s.middle = append(b, end...)
+	})
+	return s.middle
 }
 
 func newRoomCache(limit int) *roomCache {
@@ -263,17 +284,19 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 	s := &roomSnapshot{agreement: rs.Agreement, roster: rs.Roster, revision: rev, rosterJS: rosterJS,
 		events: e.events[:len(e.events):len(e.events)], artifact: art}
 	if e.snap == nil || e.snap.agreement.Version < s.agreement.Version {
-		c.resize(e, len(e.events)-grown+len(rosterJS)-sizeOfRoster(e.snap))
+		c.resize(e, len(e.events)-grown+s.cost()-e.snap.cost())
 		e.snap = s
 	}
 	return s, nil
 }
 
-func sizeOfRoster(s *roomSnapshot) int {
+// cost is what a snapshot adds to its entry: its roster and the copy of
+// revision, roster and events its first full read makes (shared).
+func (s *roomSnapshot) cost() int {
 	if s == nil {
 		return 0
 	}
-	return len(s.rosterJS)
+	return 2*len(s.rosterJS) + len(s.revision.view) + len(s.events)
 }
 
 // resize accounts for delta more bytes in e and evicts the least recently

@@ -240,7 +240,6 @@ func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomBody, error) {
 	}
 	body := &RoomBody{ETag: roomETag(a.ID, p.ParticipantID, a.Version, lapsed(a.Outcome.Status, a.Deadline, now))}
 	head := `{"agreementId":"` + a.ID.String() + `","invitationId":"` + p.InvitationID.String() + `","revision":`
-	body.add([]byte(head), snap.revision.view, []byte(`,"roster":`), snap.rosterJS, []byte(`,"events":[`), snap.events,
-		[]byte(`],`), tail[1:], []byte("\n"))
+	body.add([]byte(head), snap.shared(), append(tail[1:], '\n'))
 	return body, nil
 }
