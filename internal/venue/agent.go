@@ -86,7 +86,7 @@ func (v *Venue) Exchange(ctx context.Context, invitationID, inviteSecret string)
 	if !secret.Equal(secret.Hash(secret.NormalizeInviteSecret(inviteSecret)), inv.SecretHash) {
 		return nil, room.ErrNotFound
 	}
-	rev, err := v.Store.RevisionGet(ctx, inv.AgreementID, inv.CurrentRevision)
+	rev, err := v.rooms().lockedRevision(ctx, v.Store, inv.AgreementID, inv.CurrentRevision)
 	if err != nil {
 		return nil, fmt.Errorf("venue: exchange: %w", err)
 	}
@@ -204,7 +204,7 @@ func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Cla
 		if !proves(inv, proofHash, inbox) {
 			return room.ErrProofMismatch
 		}
-		rev, err := tx.RevisionGet(ctx, inv.AgreementID, inv.CurrentRevision)
+		rev, err := v.rooms().lockedRevision(ctx, tx, inv.AgreementID, inv.CurrentRevision)
 		if err != nil {
 			return fmt.Errorf("venue: claim: %w", err)
 		}

@@ -198,6 +198,28 @@ func newRevisionBlock(rev store.Revision) (*revisionBlock, error) {
 	return &revisionBlock{Revision: rev, view: view}, nil
 }
 
+// revisionReader is what lockedRevision reads through: the store, or a
+// transaction.
+type revisionReader interface {
+	RevisionGet(ctx context.Context, agreementID uuid.UUID, number int) (store.Revision, error)
+}
+
+// lockedRevision returns revision number of an agreement from the cache,
+// reading and caching it once: a locked revision never changes.
+func (c *roomCache) lockedRevision(ctx context.Context, r revisionReader, agreementID uuid.UUID, number int) (store.Revision, error) {
+	if b := c.revision(agreementID); b != nil && b.Number == number {
+		return b.Revision, nil
+	}
+	rev, err := r.RevisionGet(ctx, agreementID, number)
+	if err != nil {
+		return store.Revision{}, err
+	}
+	if _, err := c.keepRevision(rev); err != nil {
+		return store.Revision{}, err
+	}
+	return rev, nil
+}
+
 // artifact returns the agreement's cached CONSENSUS.md, or nil.
 func (c *roomCache) artifact(id uuid.UUID) *Artifact {
 	c.mu.Lock()
