@@ -141,7 +141,7 @@ func TestSIGKILLWithPendingOutbox(t *testing.T) {
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"CONSENSUS_ENV=local", "DATABASE_URL=" + pgtest.URL(t),
 		"CONSENSUS_TOKEN_KEY=" + strings.Repeat("ab", 32), "CONSENSUS_OPERATOR_TOKEN=" + operatorToken,
-		"CONSENSUS_MAIL_URL=" + sink.SMTPURL(), "CONSENSUS_LISTEN=127.0.0.1:0", "CONSENSUS_RATE_LIMIT=0",
+		"CONSENSUS_MAIL_URL=" + sink.SMTPURL(), "CONSENSUS_LISTEN=127.0.0.1:0", "CONSENSUS_OPS_LISTEN=127.0.0.1:0", "CONSENSUS_RATE_LIMIT=0",
 		"CONSENSUS_OUTBOX_POLL=20ms",
 	}
 
@@ -216,7 +216,7 @@ func TestAcknowledgedWritesSurviveSIGKILL(t *testing.T) {
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"CONSENSUS_ENV=local", "DATABASE_URL=" + pgtest.URL(t),
 		"CONSENSUS_TOKEN_KEY=" + strings.Repeat("cd", 32), "CONSENSUS_OPERATOR_TOKEN=" + operatorToken,
-		"CONSENSUS_MAIL_URL=maildir://" + filepath.Join(t.TempDir(), "mail"), "CONSENSUS_LISTEN=127.0.0.1:0",
+		"CONSENSUS_MAIL_URL=maildir://" + filepath.Join(t.TempDir(), "mail"), "CONSENSUS_LISTEN=127.0.0.1:0", "CONSENSUS_OPS_LISTEN=127.0.0.1:0",
 	}
 	first := startConsensusd(t, bin, env)
 	for i := 0; i < 5; i++ {
