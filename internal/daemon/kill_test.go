@@ -23,7 +23,8 @@ import (
 // consensusd is a child process running the real binary.
 type consensusd struct {
 	cmd  *exec.Cmd
-	addr string
+	addr string // the API listener
+	ops  string // the operations listener
 	mu   sync.Mutex
 	logs bytes.Buffer
 }
@@ -60,8 +61,11 @@ func startConsensusd(t *testing.T, bin string, env []string) *consensusd {
 			d.logs.Write(line)
 			d.logs.WriteByte('\n')
 			d.mu.Unlock()
-			var rec struct{ Msg, Listen string }
+			var rec struct{ Msg, Listen, Ops string }
 			if json.Unmarshal(line, &rec) == nil && rec.Msg == "consensusd serving" {
+				d.mu.Lock()
+				d.ops = rec.Ops
+				d.mu.Unlock()
 				ready <- rec.Listen
 			}
 		}
