@@ -71,6 +71,13 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	go func() { _ = opsSrv.Serve(opsLn) }()
 	defer opsSrv.Close() // last: probes and scrapes answer during the drain
 
+	// The API port is taken now, so a port in use stops the start before
+	// any migration; nothing is served from it until the end of Run.
+	ln, err := listen(opt.Listener, cfg.Listen, "CONSENSUS_LISTEN")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	var cert *certificate
 	if cfg.TLS() {
 		if cert, err = loadCertificate(cfg, metrics, log); err != nil {
@@ -109,10 +116,6 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	if cert != nil {
 		srv.TLSConfig = cert.tlsConfig()
-	}
-	ln, err := listen(opt.Listener, cfg.Listen, "CONSENSUS_LISTEN")
-	if err != nil {
-		return err
 	}
 
 	// Workers run until the API has drained: a delivery in flight then is
