@@ -7,21 +7,22 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
 func (s *Server) registerAgentRoutes(r chi.Router) {
-	r.Route("/api/v1/agent/invitations/{invitationId}", func(r chi.Router) {
+	r.Route(agentroute.Pattern, func(r chi.Router) {
 		r.Use(noStore)
-		r.With(s.limit("exchange")).Post("/exchange", s.handleExchange)
-		r.With(s.limit("claim"), s.requireSession).Post("/claim", s.handleClaim)
+		r.With(s.limit("exchange")).Post(agentroute.Exchange, s.handleExchange)
+		r.With(s.limit("claim"), s.requireSession).Post(agentroute.Claim, s.handleClaim)
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireParticipant)
-			r.Get("/room", s.handleRoom)
-			r.Post("/events", s.handleEventsCreate)
-			r.Get("/artifact", s.handleArtifact)
-			r.Head("/artifact", s.handleArtifact)
+			r.Get(agentroute.Room, s.handleRoom)
+			r.Post(agentroute.Events, s.handleEventsCreate)
+			r.Get(agentroute.Artifact, s.handleArtifact)
+			r.Head(agentroute.Artifact, s.handleArtifact)
 		})
 	})
 }
@@ -35,7 +36,7 @@ func (s *Server) handleExchange(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	out, err := s.venue.Exchange(r.Context(), chi.URLParam(r, "invitationId"), sec)
+	out, err := s.venue.Exchange(r.Context(), chi.URLParam(r, agentroute.IDParam), sec)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

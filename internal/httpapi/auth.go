@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
@@ -76,7 +77,7 @@ func authenticate[P any](s *Server, scheme string, key any, check func(ctx conte
 			s.writeProblem(w, r, &venue.UnauthorizedError{Scheme: scheme})
 			return
 		}
-		p, err := check(r.Context(), chi.URLParam(r, "invitationId"), token)
+		p, err := check(r.Context(), chi.URLParam(r, agentroute.IDParam), token)
 		if err != nil {
 			s.writeProblem(w, r, err)
 			return

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	consensus "github.com/consensus-md/consensus"
+	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/venue"
 )
@@ -200,17 +201,17 @@ type Limits struct {
 }
 
 func (s *Server) capabilities() Capabilities {
-	base := s.origin + "/api/v1/agent/invitations/{invitationId}/"
+	u := agentroute.For(s.origin, "{"+agentroute.IDParam+"}")
 	return Capabilities{
 		Protocol: CapabilityProtocol{Name: "consensus-invitation-rest", Version: "1", Revisions: []int{1}, Transport: "https-rest-json"},
 		Service:  "consensus",
 		Origin:   s.origin,
 		Endpoints: map[string]Endpoint{
-			"exchange": {"POST", base + "exchange", venue.SchemeInvite},
-			"claim":    {"POST", base + "claim", venue.SchemeSession},
-			"room":     {"GET", base + "room", venue.SchemeParticipant},
-			"events":   {"POST", base + "events", venue.SchemeParticipant},
-			"artifact": {"GET", base + "artifact", venue.SchemeParticipant},
+			"exchange": {"POST", u.Exchange, venue.SchemeInvite},
+			"claim":    {"POST", u.Claim, venue.SchemeSession},
+			"room":     {"GET", u.Room, venue.SchemeParticipant},
+			"events":   {"POST", u.Events, venue.SchemeParticipant},
+			"artifact": {"GET", u.Artifact, venue.SchemeParticipant},
 		},
 		Credentials: []CredentialScheme{
 			{venue.SchemeInvite, "the secret fragment of invite_uri in the invitation email; also accepted as the JSON secret member of the exchange body", []string{"exchange"}, "until the agreement deadline"},

@@ -16,9 +16,8 @@ import (
 	"time"
 
 	"github.com/consensus-md/consensus/internal/contract"
+	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/httpapi"
-	"github.com/consensus-md/consensus/internal/ingest"
-	"github.com/consensus-md/consensus/internal/mail"
 	"github.com/consensus-md/consensus/internal/pgtest"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
@@ -178,7 +177,7 @@ func TestLLMsTxt(t *testing.T) {
 
 // invitation creates an agreement with one agent through the operator API
 // and reads its invitation email back from the outbox, as the agent would.
-func (s *testServer) invitation(t *testing.T) mail.Envelope {
+func (s *testServer) invitation(t *testing.T) envelope.Envelope {
 	t.Helper()
 	create := fmt.Sprintf(`{"title":"Probe limits","objective":"Check the published limits.","rules":[],"deadline":%q,
 		"participants":[{"displayName":"Prober","kind":"agent","email":"prober@agentmail.to","required":true}]}`,
@@ -192,11 +191,11 @@ func (s *testServer) invitation(t *testing.T) mail.Envelope {
 	if err != nil {
 		t.Fatal(err)
 	}
-	block, err := ingest.ExtractBlock(plain)
+	block, err := envelope.ExtractBlock(plain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var env mail.Envelope
+	var env envelope.Envelope
 	if err := json.Unmarshal(block, &env); err != nil {
 		t.Fatal(err)
 	}

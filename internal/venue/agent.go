@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
@@ -23,8 +24,8 @@ type Actions struct {
 }
 
 func (v *Venue) actions(invitationID string) Actions {
-	base := v.Origin + "/api/v1/agent/invitations/" + invitationID
-	return Actions{Claim: base + "/claim", Room: base + "/room", Events: base + "/events", Artifact: base + "/artifact"}
+	u := agentroute.For(v.Origin, invitationID)
+	return Actions{Claim: u.Claim, Room: u.Room, Events: u.Events, Artifact: u.Artifact}
 }
 
 // ParticipantRef names the slot an invitation is for.
