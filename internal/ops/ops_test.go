@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -199,5 +201,37 @@ func TestMetricsContent(t *testing.T) {
 	}
 	if d := time.Since(start); d > depthTimeout+time.Second {
 		t.Fatalf("the scrape took %s", d)
+	}
+}
+
+// TestAlertRulesUseServedSeries: every consensus_* series the shipped
+// PrometheusRule queries is one /metrics serves, so renaming a metric
+// without its alert (or the reverse) fails here.
+func TestAlertRulesUseServedSeries(t *testing.T) {
+	t.Parallel()
+	rules, err := os.ReadFile("../../deploy/kubernetes/base/prometheusrule.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics("test")
+	m.WatchDatabase(&fakeDB{})
+	m.RequestStarted()
+	m.RequestDone("/x", http.MethodPost, 201, time.Millisecond)
+	_, body := get(t, NewServer(m, slog.New(slog.DiscardHandler), false).Handler(), "/metrics")
+	served := map[string]bool{}
+	for _, line := range strings.Split(body, "\n") {
+		if name, _, _ := strings.Cut(line, " "); name != "" && !strings.HasPrefix(name, "#") {
+			name, _, _ = strings.Cut(name, "{")
+			served[name] = true
+		}
+	}
+	used := regexp.MustCompile(`\bconsensus_[a-z_]*[a-z]\b`).FindAllString(string(rules), -1)
+	if len(used) < 5 {
+		t.Fatalf("only %d consensus_ series found in the rules", len(used))
+	}
+	for _, name := range used {
+		if !served[name] {
+			t.Errorf("the alert rules query %s, which /metrics does not serve", name)
+		}
 	}
 }
