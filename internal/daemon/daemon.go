@@ -85,11 +85,11 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		}
 	}
 	if err := store.Migrate(ctx, cfg.DatabaseURL); err != nil {
-		return err
+		return stoppedEarly(ctx, log, err)
 	}
 	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
-		return err
+		return stoppedEarly(ctx, log, err)
 	}
 	defer st.Close()
 	st.SetObserver(metrics)
@@ -179,6 +179,17 @@ func shutdown(srv *http.Server, health *ops.Server, cfg *config.Config, log *slo
 		return
 	}
 	log.Info("requests in flight finished")
+}
+
+// stoppedEarly is err, unless ctx ended (SIGTERM while migrating or
+// connecting): that is a stop asked for, not a failure. An interrupted
+// migration step rolls back; the next start applies it.
+func stoppedEarly(ctx context.Context, log *slog.Logger, err error) error {
+	if ctx.Err() != nil {
+		log.Info("consensusd stopped before serving")
+		return nil
+	}
+	return err
 }
 
 // listen returns ln, or listens on addr; an error names the setting.
