@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 SQLC := $(GO) run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
 
-.PHONY: help build run test generate verify lint lint-contract bench demo
+.PHONY: help build run test test-deploy generate verify lint lint-contract bench bench-go demo
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -19,13 +19,17 @@ run: build ## serve on http://127.0.0.1:8080 with a private PostgreSQL under .da
 test: ## run every check against a private PostgreSQL it starts itself
 	deploy/local/test.sh
 
-generate: ## regenerate sqlc code, openapi.json, docs/cli.md and docs/configuration.md
+test-deploy: ## check deploy/: render the Kubernetes overlays, Dockerfile, systemd unit (own Go module)
+	cd deploy/kubernetes && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+generate: ## regenerate sqlc code, openapi.json, openapi-agent.json, its Go client, docs/cli.md and docs/configuration.md
 	cd db && $(SQLC) generate
-	$(GO) run ./internal/cmd/openapi-bundle -o openapi.json api
+	$(GO) run ./internal/cmd/openapi-bundle -o openapi.json -agent openapi-agent.json -schemas schemas api
+	$(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2 -config internal/fwtest/oapiclient/oapi-codegen.yaml openapi-agent.json
 	$(GO) run ./internal/cli/gendocs -o docs
 
 verify: generate ## regenerate, then fail if anything generated differs from what is committed
-	git diff --exit-code -- internal/store/internal/dbsqlc openapi.json docs/cli.md docs/configuration.md
+	git diff --exit-code -- internal/store/internal/dbsqlc openapi.json openapi-agent.json internal/fwtest/oapiclient docs/cli.md docs/configuration.md
 
 lint: ## gofmt, go vet, staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
@@ -35,7 +39,16 @@ lint: ## gofmt, go vet, staticcheck
 lint-contract: ## redocly lint openapi.json, ajv-compile schemas/ (installs tools/ on first use)
 	tools/lint.sh
 
-bench: ## run the benchmarks against the private PostgreSQL
+BENCH_DURATION ?= 4s
+BENCH_ROUNDS ?= 3
+
+bench: ## hot paths vs baselines over the HTTP API (3-5 min): bench/results.md; BENCH_DURATION=4s BENCH_ROUNDS=3
+	@mkdir -p .data && chmod 711 .data
+	$(GO) build -o .data/bench/bin/consensus-bench ./internal/cmd/consensus-bench
+	.data/bench/bin/consensus-bench -duration $(BENCH_DURATION) -rounds $(BENCH_ROUNDS) \
+		-invocation "make bench BENCH_DURATION=$(BENCH_DURATION) BENCH_ROUNDS=$(BENCH_ROUNDS)"
+
+bench-go: ## run the Go microbenchmarks against the private PostgreSQL
 	BENCH=1 deploy/local/test.sh
 
 demo: build ## two agents agree over SMTP+IMAP (in-process mail, private PostgreSQL under .data/)

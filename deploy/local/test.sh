@@ -35,5 +35,8 @@ go vet ./...
 echo "== contract lint (redocly, ajv)"
 tools/lint.sh
 
+echo "== deploy artifacts (make test-deploy)"
+make --no-print-directory test-deploy
+
 echo "== go test -race"
 go test -race -count=1 -timeout 15m ./...

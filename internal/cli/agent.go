@@ -14,9 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/consensus-md/consensus/internal/agent"
+	"github.com/consensus-md/consensus/internal/agentclient"
 	"github.com/consensus-md/consensus/internal/cli/command"
 	"github.com/consensus-md/consensus/internal/config"
+	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/ingest"
 )
 
@@ -24,12 +25,12 @@ import (
 // subcommand opens the state directory only when it runs.
 func agentCommand(env Env) *cobra.Command {
 	var state string
-	open := func() (*agent.Agent, error) {
-		st, err := agent.OpenState(stateDir(state, env))
+	open := func() (*agentclient.Agent, error) {
+		st, err := agentclient.OpenState(stateDir(state, env))
 		if err != nil {
 			return nil, err
 		}
-		return &agent.Agent{State: st, Client: agent.NewClient(), Log: slog.New(slog.NewTextHandler(env.Stderr, nil))}, nil
+		return &agentclient.Agent{State: st, Client: agentclient.NewClient(), Log: slog.New(slog.NewTextHandler(env.Stderr, nil))}, nil
 	}
 	c := &cobra.Command{
 		Use:   "agent COMMAND",
@@ -56,7 +57,7 @@ participant token.`,
 	return c
 }
 
-type openAgent func() (*agent.Agent, error)
+type openAgent func() (*agentclient.Agent, error)
 
 func agentRoomsCommand(env Env, open openAgent) *cobra.Command {
 	return &cobra.Command{
@@ -143,7 +144,7 @@ to the revision digest. It is final. The command shows the revision and asks for
 			if err != nil {
 				return err
 			}
-			confirm := func(r *agent.Room) error { return confirmDecision(env, action, r) }
+			confirm := func(r *agentclient.Room) error { return confirmDecision(env, action, r) }
 			if yes {
 				confirm = nil
 			}
@@ -227,7 +228,7 @@ environment holds no credential. Choosing --exec delegates decisions to it.`,
 	f := c.Flags()
 	f.StringVar(&o.imapURL, "imap", "", "read the IMAP mailbox at `URL`")
 	f.StringVar(&o.maildir, "maildir", "", "read the Maildir `DIR`")
-	f.StringVar(&o.origin, "origin", ingest.DefaultOrigin, "the pinned service `ORIGIN` every invitation URL must be on")
+	f.StringVar(&o.origin, "origin", envelope.DefaultOrigin, "the pinned service `ORIGIN` every invitation URL must be on")
 	f.BoolVar(&o.allowHTTP, "allow-http-loopback", false, "accept an http:// origin on a loopback host (local runs)")
 	f.StringVar(&o.program, "exec", "", "run `PROGRAM` to decide after each claim and room change")
 	f.StringVar(&o.endpoint, "runtime-endpoint", "", "the agent's runtime endpoint `URL` to bind at claim")
@@ -254,7 +255,7 @@ func stateDir(flag string, env Env) string {
 	return filepath.Join(home, ".local", "state", "consensus", "agent")
 }
 
-func printPosted(env Env, p *agent.Posted) error {
+func printPosted(env Env, p *agentclient.Posted) error {
 	verb := "recorded"
 	if p.Replayed {
 		verb = "already recorded (replayed)"
@@ -264,7 +265,7 @@ func printPosted(env Env, p *agent.Posted) error {
 }
 
 // confirmDecision shows what is being decided and asks for "yes".
-func confirmDecision(env Env, action string, r *agent.Room) error {
+func confirmDecision(env Env, action string, r *agentclient.Room) error {
 	var title struct {
 		Title string `json:"title"`
 	}
@@ -272,14 +273,14 @@ func confirmDecision(env Env, action string, r *agent.Room) error {
 	fmt.Fprintf(env.Stderr, "%s is final and cannot be changed.\n  agreement %s: %q\n  revision %d, digest %s\n  outcome so far: %s\nType yes to %s: ",
 		action, r.AgreementID, title.Title, r.Revision.Number, r.Revision.RevisionDigest, r.Outcome.Status, action)
 	if env.Stdin == nil {
-		return agent.ErrDeclined
+		return agentclient.ErrDeclined
 	}
 	line, err := bufio.NewReader(env.Stdin).ReadString('\n')
 	if err != nil && line == "" {
-		return agent.ErrDeclined
+		return agentclient.ErrDeclined
 	}
 	if a := strings.ToLower(strings.TrimSpace(line)); a != "yes" && a != "y" {
-		return agent.ErrDeclined
+		return agentclient.ErrDeclined
 	}
 	return nil
 }
@@ -288,7 +289,7 @@ func confirmDecision(env Env, action string, r *agent.Room) error {
 // mailbox and runs the agent until ctx ends (or every room is final).
 func agentWatch(ctx context.Context, open openAgent, o watchOptions, env Env) error {
 	imapURL, maildir, program := o.imapURL, o.maildir, o.program
-	policy := ingest.Policy{Origin: o.origin, AllowHTTPLoopback: o.allowHTTP}
+	policy := envelope.Policy{Origin: o.origin, AllowHTTPLoopback: o.allowHTTP}
 	if err := policy.Validate(); err != nil {
 		return fmt.Errorf("--origin: %w", err)
 	}
@@ -332,10 +333,10 @@ func agentWatch(ctx context.Context, open openAgent, o watchOptions, env Env) er
 		src = s
 	}
 	defer src.Close()
-	claimed := func(r *agent.Record) {
+	claimed := func(r *agentclient.Record) {
 		fmt.Fprintf(env.Stdout, "claimed %s (agreement %s, %q, revision %d %s)\n", r.InvitationID, r.AgreementID, r.Title, r.RevisionNumber, r.RevisionDigest)
 	}
-	return a.Watch(ctx, agent.WatchOptions{Source: src, Exec: program, ExecStderr: env.Stderr, Claimed: claimed, UntilFinal: o.untilFinal})
+	return a.Watch(ctx, agentclient.WatchOptions{Source: src, Exec: program, ExecStderr: env.Stderr, Claimed: claimed, UntilFinal: o.untilFinal})
 }
 
 // secretFromEnv reads a required secret from NAME or NAME_FILE.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/consensus-md/consensus/internal/contract"
+	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/ingest"
 	"github.com/consensus-md/consensus/internal/servertest"
 )
@@ -165,18 +166,18 @@ func (s *server) create(title string, deadline time.Time, parts ...participantSp
 
 // invitation waits for the invitation email of invitationID in the Maildir
 // and parses it with the real ingester (all five checks).
-func (s *server) invitation(invitationID string) *ingest.Invitation {
+func (s *server) invitation(invitationID string) *envelope.Invitation {
 	s.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		files, _ := filepath.Glob(filepath.Join(s.Maildir, "new", "*"))
-		var found *ingest.Invitation
+		var found *envelope.Invitation
 		for _, f := range files {
 			raw, err := os.ReadFile(f)
 			if err != nil || !bytes.Contains(raw, []byte(invitationID)) {
 				continue
 			}
-			inv, err := ingest.ParseMessageBytes(raw, ingest.Policy{Origin: s.Origin, AllowHTTPLoopback: true})
+			inv, err := ingest.ParseMessageBytes(raw, envelope.Policy{Origin: s.Origin, AllowHTTPLoopback: true})
 			if err != nil {
 				s.t.Fatalf("invitation email for %s refused: %v", invitationID, err)
 			}
@@ -193,7 +194,7 @@ func (s *server) invitation(invitationID string) *ingest.Invitation {
 
 // newestInvitation waits for an invitation email of invitationID whose
 // secret is not notSecret (the email a resend queued).
-func (s *server) newestInvitation(invitationID, notSecret string) *ingest.Invitation {
+func (s *server) newestInvitation(invitationID, notSecret string) *envelope.Invitation {
 	s.t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		files, _ := filepath.Glob(filepath.Join(s.Maildir, "new", "*"))
@@ -202,7 +203,7 @@ func (s *server) newestInvitation(invitationID, notSecret string) *ingest.Invita
 			if err != nil || !bytes.Contains(raw, []byte(invitationID)) {
 				continue
 			}
-			inv, err := ingest.ParseMessageBytes(raw, ingest.Policy{Origin: s.Origin, AllowHTTPLoopback: true})
+			inv, err := ingest.ParseMessageBytes(raw, envelope.Policy{Origin: s.Origin, AllowHTTPLoopback: true})
 			if err == nil && inv.Secret != notSecret {
 				return inv
 			}
@@ -219,7 +220,7 @@ func (s *server) agentPath(invitationID, action string) string {
 // agent is one invited participant driving the API.
 type agent struct {
 	s       *server
-	inv     *ingest.Invitation
+	inv     *envelope.Invitation
 	session string
 	token   string
 	digest  string

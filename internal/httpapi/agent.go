@@ -7,22 +7,23 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
 func (s *Server) registerAgentRoutes(r chi.Router) {
-	r.Route("/api/v1/agent/invitations/{invitationId}", func(r chi.Router) {
+	r.Route(agentroute.Pattern, func(r chi.Router) {
 		r.Use(noStore)
-		r.With(s.limit("exchange")).Post("/exchange", s.handleExchange)
-		r.With(s.limit("claim"), s.requireSession).Post("/claim", s.handleClaim)
+		r.With(s.limit("exchange")).Post(agentroute.Exchange, s.handleExchange)
+		r.With(s.limit("claim"), s.requireSession).Post(agentroute.Claim, s.handleClaim)
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireParticipant)
-			r.Get("/room", s.handleRoom)
-			r.Get("/artifact", s.handleArtifact)
-			r.Head("/artifact", s.handleArtifact)
+			r.Get(agentroute.Room, s.handleRoom)
+			r.Get(agentroute.Artifact, s.handleArtifact)
+			r.Head(agentroute.Artifact, s.handleArtifact)
 		})
-		r.With(s.participantCredential).Post("/events", s.handleEventsCreate)
+		r.With(s.participantCredential).Post(agentroute.Events, s.handleEventsCreate)
 	})
 }
 
@@ -35,7 +36,7 @@ func (s *Server) handleExchange(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	out, err := s.venue.Exchange(r.Context(), chi.URLParam(r, "invitationId"), sec)
+	out, err := s.venue.Exchange(r.Context(), chi.URLParam(r, agentroute.IDParam), sec)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -107,7 +108,7 @@ func (s *Server) handleRoom(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	body, err := s.venue.Room(r.Context(), p)
+	body, err := s.venue.RoomBody(r.Context(), p)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -148,13 +149,13 @@ func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 		err = decodeStrict(b, &in)
 	}
 	if err != nil {
-		if _, authErr := s.venue.AuthParticipant(r.Context(), chi.URLParam(r, "invitationId"), credential(r, venue.SchemeParticipant)); authErr != nil {
+		if _, authErr := s.venue.AuthParticipant(r.Context(), chi.URLParam(r, agentroute.IDParam), credential(r, venue.SchemeParticipant)); authErr != nil {
 			err = authErr
 		}
 		s.writeProblem(w, r, err)
 		return
 	}
-	posted, created, err := s.venue.PostEvent(r.Context(), cred, r.Header.Get("Idempotency-Key"), in)
+	posted, created, err := s.venue.PostEventAs(r.Context(), cred, r.Header.Get("Idempotency-Key"), in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

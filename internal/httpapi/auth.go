@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
@@ -78,7 +79,7 @@ func (s *Server) participantCredential(next http.Handler) http.Handler {
 			s.writeProblem(w, r, &venue.UnauthorizedError{Scheme: venue.SchemeParticipant})
 			return
 		}
-		c := venue.NewParticipantCredential(chi.URLParam(r, "invitationId"), token)
+		c := venue.NewParticipantCredential(chi.URLParam(r, agentroute.IDParam), token)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credentialKey{}, c)))
 	})
 }
@@ -94,7 +95,7 @@ func authenticate[P any](s *Server, scheme string, key any, check func(ctx conte
 			s.writeProblem(w, r, &venue.UnauthorizedError{Scheme: scheme})
 			return
 		}
-		p, err := check(r.Context(), chi.URLParam(r, "invitationId"), token)
+		p, err := check(r.Context(), chi.URLParam(r, agentroute.IDParam), token)
 		if err != nil {
 			s.writeProblem(w, r, err)
 			return

@@ -16,9 +16,8 @@ import (
 	"time"
 
 	"github.com/consensus-md/consensus/internal/contract"
+	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/httpapi"
-	"github.com/consensus-md/consensus/internal/ingest"
-	"github.com/consensus-md/consensus/internal/mail"
 	"github.com/consensus-md/consensus/internal/pgtest"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
@@ -70,7 +69,7 @@ func TestDiscoveryDocuments(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, pgtest.Store(t), 120)
 
-	for _, path := range []string{"/.well-known/consensus-agent", "/.well-known/api-catalog", "/openapi.json", "/llms.txt",
+	for _, path := range []string{"/.well-known/consensus-agent", "/.well-known/api-catalog", "/openapi.json", "/openapi-agent.json", "/llms.txt",
 		"/llms-full.txt", "/api/health", "/problems/not-found", "/invite/7d3c5a8e-4b1f-4c2d-9e6a-0f1b2c3d4e5f"} {
 		resp, body := s.do(t, http.MethodGet, path, nil)
 		if resp.StatusCode != http.StatusOK {
@@ -85,7 +84,7 @@ func TestDiscoveryDocuments(t *testing.T) {
 		t.Errorf("HEAD api-catalog: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	// Deliberately outside the documented parameters: only the answer is checked.
-	for _, path := range []string{"/.well-known/consensus-agent", "/openapi.json", "/llms.txt", "/llms-full.txt"} {
+	for _, path := range []string{"/.well-known/consensus-agent", "/openapi.json", "/openapi-agent.json", "/llms.txt", "/llms-full.txt"} {
 		get, body := s.do(t, http.MethodGet, path, nil)
 		head, none := s.do(t, http.MethodHead, path, nil)
 		if head.StatusCode != http.StatusOK || len(none) != 0 || head.Header.Get("Content-Length") != strconv.Itoa(len(body)) ||
@@ -178,7 +177,7 @@ func TestLLMsTxt(t *testing.T) {
 
 // invitation creates an agreement with one agent through the operator API
 // and reads its invitation email back from the outbox, as the agent would.
-func (s *testServer) invitation(t *testing.T) mail.Envelope {
+func (s *testServer) invitation(t *testing.T) envelope.Envelope {
 	t.Helper()
 	create := fmt.Sprintf(`{"title":"Probe limits","objective":"Check the published limits.","rules":[],"deadline":%q,
 		"participants":[{"displayName":"Prober","kind":"agent","email":"prober@agentmail.to","required":true}]}`,
@@ -192,11 +191,11 @@ func (s *testServer) invitation(t *testing.T) mail.Envelope {
 	if err != nil {
 		t.Fatal(err)
 	}
-	block, err := ingest.ExtractBlock(plain)
+	block, err := envelope.ExtractBlock(plain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var env mail.Envelope
+	var env envelope.Envelope
 	if err := json.Unmarshal(block, &env); err != nil {
 		t.Fatal(err)
 	}

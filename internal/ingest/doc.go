@@ -1,25 +1,15 @@
-// Package ingest reads invitation emails addressed to an invited agent and
-// turns them into validated invitations.
-//
-// An invitation email carries a JSON envelope (schema invitation-email/v1)
-// between the exact lines
-//
-//	---BEGIN CONSENSUS INVITATION V1---
-//	---END CONSENSUS INVITATION V1---
-//
-// of a text/plain part. [ParseMessage] decodes the MIME message, [ExtractBlock]
-// finds the block and [ParseEnvelope] validates it against the embedded schema
-// and the agent guide's five checks: the invite URI is HTTPS on the pinned
-// origin; the exchange (and claim and docs) URLs use the same origin; the
-// invitation UUID is the same in the envelope and every path; the invite
-// fragment is exactly secret=<base64url>; the email proof sits in this email's
-// envelope and is well formed. A failure is a [*CheckError] naming the check.
-// Nothing in this package performs a network request on behalf of an envelope:
-// invite_uri is never fetched, and the secret and proof never appear in an
-// error message, a log value or a state file written through this package's
-// types.
+// Package ingest reads the mailbox of an invited agent and turns invitation
+// emails into validated invitations.
 //
 // A [Source] ([IMAPSource] or [MaildirSource]) yields raw messages that have
-// not been processed yet, and [State] records which invitations were handled
-// so each is processed once.
+// not been processed yet and marks them seen once handled. [ParseMessage]
+// decodes one MIME message (quoted-printable, base64, charsets), searches its
+// inline text/plain parts, and only those, for the invitation block, and
+// validates the one block it finds with internal/envelope, which owns the
+// envelope format and the agent guide's five checks. A refusal is an
+// [*envelope.CheckError] naming the check; ordinary mail is [ErrNoInvitation].
+//
+// Nothing in this package performs a network request on behalf of an
+// envelope: invite_uri is never fetched, and the secret, the proof and the
+// IMAP password never appear in an error message or a log value.
 package ingest

@@ -2,13 +2,9 @@ package ingest
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"log/slog"
-	"math/rand/v2"
 	"net"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,101 +13,6 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 )
-
-// IMAPConfig says how to reach the agent's mailbox.
-type IMAPConfig struct {
-	Addr     string // host[:port]; the port defaults to 993 with TLS, else 143
-	Username string
-	Password string
-	Mailbox  string // default "INBOX"
-	// TLS is implicit TLS (imaps); StartTLS upgrades a plain connection.
-	// With neither, the connection is plaintext, allowed only to a loopback
-	// host (a local test server).
-	TLS       bool
-	StartTLS  bool
-	TLSConfig *tls.Config // nil: system roots, server name from Addr
-	// PollInterval is how often the mailbox is searched when the server lacks
-	// IDLE (default 30s). With IDLE it only bounds how long a missed
-	// notification can delay a message (at least 5 minutes).
-	PollInterval time.Duration
-}
-
-// String formats the configuration without the password.
-func (c IMAPConfig) String() string {
-	return fmt.Sprintf("{Addr:%s Username:%s Password:%s Mailbox:%s TLS:%t StartTLS:%t PollInterval:%s}",
-		c.Addr, c.Username, redacted, c.Mailbox, c.TLS, c.StartTLS, c.PollInterval)
-}
-
-// GoString formats the configuration for %#v without the password.
-func (c IMAPConfig) GoString() string { return "ingest.IMAPConfig" + c.String() }
-
-// LogValue logs the configuration without the password.
-func (c IMAPConfig) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("addr", c.Addr), slog.String("username", c.Username),
-		slog.String("mailbox", c.Mailbox), slog.Bool("tls", c.TLS), slog.Bool("starttls", c.StartTLS))
-}
-
-// ParseIMAPURL reads imaps://user[:password]@host[:port]/MAILBOX (implicit
-// TLS), imap://… (STARTTLS) or imap+plain://… (no TLS; loopback hosts only).
-// A password is better passed separately (set Password afterwards): URLs end
-// up in process listings and logs.
-func ParseIMAPURL(raw string) (IMAPConfig, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return IMAPConfig{}, errors.New("ingest: imap url does not parse")
-	}
-	var cfg IMAPConfig
-	switch u.Scheme {
-	case "imaps":
-		cfg.TLS = true
-	case "imap":
-		cfg.StartTLS = true
-	case "imap+plain":
-	default:
-		return IMAPConfig{}, errors.New("ingest: imap url scheme must be imaps, imap or imap+plain")
-	}
-	if u.User != nil {
-		cfg.Username = u.User.Username()
-		cfg.Password, _ = u.User.Password()
-	}
-	cfg.Addr = u.Host
-	cfg.Mailbox = strings.TrimPrefix(u.Path, "/")
-	return cfg.withDefaults()
-}
-
-// withDefaults fills defaults and validates.
-func (c IMAPConfig) withDefaults() (IMAPConfig, error) {
-	if c.TLS && c.StartTLS {
-		return c, errors.New("ingest: imap: TLS and StartTLS are exclusive")
-	}
-	if c.Addr == "" {
-		return c, errors.New("ingest: imap: Addr is required")
-	}
-	host, port, err := net.SplitHostPort(c.Addr)
-	if err != nil {
-		host, port = strings.Trim(c.Addr, "[]"), "143"
-		if c.TLS {
-			port = "993"
-		}
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || host == "" {
-		return c, errors.New("ingest: imap: Addr must be host[:port]")
-	}
-	c.Addr = net.JoinHostPort(host, port)
-	if !c.TLS && !c.StartTLS && !isLoopbackHost(host) {
-		return c, errors.New("ingest: imap: plaintext LOGIN is allowed only to a loopback host; set TLS or StartTLS")
-	}
-	if c.Username == "" {
-		return c, errors.New("ingest: imap: Username is required")
-	}
-	if c.Mailbox == "" {
-		c.Mailbox = "INBOX"
-	}
-	if c.PollInterval <= 0 {
-		c.PollInterval = 30 * time.Second
-	}
-	return c, nil
-}
 
 // IMAPSource reads unseen messages from one IMAP mailbox. It LOGINs, SELECTs,
 // finds unseen messages with UID SEARCH NOT \Seen and downloads them with
@@ -141,9 +42,6 @@ type IMAPSource struct {
 }
 
 var _ Source = (*IMAPSource)(nil)
-
-// maxFetchBatch bounds how many messages one Fetch downloads.
-const maxFetchBatch = 25
 
 // NewIMAPSource validates cfg; it connects lazily, on the first Fetch.
 func NewIMAPSource(cfg IMAPConfig) (*IMAPSource, error) {
@@ -261,171 +159,6 @@ func (s *IMAPSource) connect(ctx context.Context) error {
 func permanent(err error) bool {
 	var ie *imap.Error
 	return errors.As(err, &ie)
-}
-
-// Fetch returns unseen messages not yet returned by this source, waiting for
-// new mail when there are none. Connection errors are retried with backoff;
-// it returns ctx's error, ErrClosed, or an *imap.Error from the server
-// (wrapped) for a refusal such as failed authentication.
-func (s *IMAPSource) Fetch(ctx context.Context) ([]RawMessage, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for {
-		if s.closed() {
-			return nil, ErrClosed
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		err := s.round(ctx)
-		var msgs []RawMessage
-		if err == nil {
-			msgs, err = s.fetchUnseen(ctx)
-			if err == nil && len(msgs) > 0 {
-				s.backoff = 0
-				return msgs, nil
-			}
-			if err == nil {
-				s.backoff = 0
-				err = s.wait(ctx)
-			}
-		}
-		if err == nil {
-			continue
-		}
-		switch {
-		case s.closed():
-			return nil, ErrClosed
-		case ctx.Err() != nil:
-			s.dropConn() // a command may have been cut short
-			return nil, ctx.Err()
-		case permanent(err):
-			s.dropConn()
-			return nil, err
-		}
-		s.dropConn()
-		if err := s.sleepBackoff(ctx); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// round makes sure a connection exists.
-func (s *IMAPSource) round(ctx context.Context) error {
-	if s.conn() != nil {
-		return nil
-	}
-	return s.connect(ctx)
-}
-
-func (s *IMAPSource) sleepBackoff(ctx context.Context) error {
-	s.backoff = min(max(2*s.backoff, s.minBackoff), s.maxBackoff)
-	d := s.backoff - time.Duration(rand.Int64N(int64(s.backoff)/5+1)) // up to 20% jitter
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.done:
-		return ErrClosed
-	}
-}
-
-func (s *IMAPSource) fetchUnseen(ctx context.Context) ([]RawMessage, error) {
-	c := s.conn()
-	if c == nil {
-		return nil, ErrClosed
-	}
-	stop := bind(ctx, c)
-	defer stop()
-	select { // notifications so far are covered by this search
-	case <-s.newMail:
-	default:
-	}
-	if err := c.Noop().Wait(); err != nil {
-		return nil, fmt.Errorf("ingest: imap: noop: %w", err)
-	}
-	data, err := c.UIDSearch(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
-	if err != nil {
-		return nil, fmt.Errorf("ingest: imap: search: %w", err)
-	}
-	var uids []imap.UID
-	for _, uid := range data.AllUIDs() {
-		if _, ok := s.delivered[uid]; !ok && len(uids) < maxFetchBatch {
-			uids = append(uids, uid)
-		}
-	}
-	if len(uids) == 0 {
-		return nil, nil
-	}
-	section := &imap.FetchItemBodySection{Peek: true}
-	bufs, err := c.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{
-		UID:         true,
-		BodySection: []*imap.FetchItemBodySection{section},
-	}).Collect()
-	if err != nil {
-		return nil, fmt.Errorf("ingest: imap: fetch: %w", err)
-	}
-	var msgs []RawMessage
-	for _, b := range bufs {
-		body := b.FindBodySection(section)
-		if b.UID == 0 || body == nil {
-			continue // expunged meanwhile
-		}
-		s.delivered[b.UID] = struct{}{}
-		msgs = append(msgs, RawMessage{ID: fmt.Sprintf("%d:%d", s.uidValidity, b.UID), Body: body})
-	}
-	return msgs, nil
-}
-
-// wait blocks until the server reports new mail (IDLE) or the poll interval
-// passes.
-func (s *IMAPSource) wait(ctx context.Context) error {
-	c := s.conn()
-	if c == nil {
-		return ErrClosed
-	}
-	if !s.hasIdle {
-		t := time.NewTimer(s.cfg.PollInterval)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		case <-s.done:
-		case <-c.Closed():
-			return errors.New("ingest: imap: connection closed")
-		}
-		return nil
-	}
-	idle, err := c.Idle()
-	if err != nil {
-		return fmt.Errorf("ingest: imap: idle: %w", err)
-	}
-	t := time.NewTimer(s.idleRecheck)
-	defer t.Stop()
-	lost := false
-	select {
-	case <-s.newMail:
-	case <-t.C:
-	case <-ctx.Done():
-	case <-s.done:
-	case <-c.Closed():
-		lost = true
-	}
-	if lost {
-		return errors.New("ingest: imap: connection closed during idle")
-	}
-	// Leaving IDLE (DONE, then the tagged OK) before ctx is bound: a
-	// cancelled ctx is already reported by Fetch.
-	if err := idle.Close(); err != nil {
-		return fmt.Errorf("ingest: imap: idle: %w", err)
-	}
-	if err := idle.Wait(); err != nil {
-		return fmt.Errorf("ingest: imap: idle: %w", err)
-	}
-	return nil
 }
 
 // MarkSeen sets \Seen on the message. It connects when needed (no retry

@@ -14,6 +14,9 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/emersion/go-imap/v2/imapserver"
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
+
+	"github.com/consensus-md/consensus/internal/envelope"
+	"github.com/consensus-md/consensus/internal/envelope/envelopetest"
 )
 
 const (
@@ -42,9 +45,10 @@ func appendMsg(t *testing.T, u *imapmemserver.User, body []byte) imap.UID {
 	return data.UID
 }
 
-// startIMAP runs a real IMAP server (in memory) on a loopback port; caps nil
-// means IMAP4rev1 only, without IDLE.
-func startIMAP(t *testing.T, caps imap.CapSet) (string, *imapmemserver.User) {
+// newIMAPServer builds a real IMAP server (in memory) with the test user and
+// an empty INBOX; opts sets the rest (capabilities, TLS, InsecureAuth). The
+// server is closed when the test ends; the caller makes it serve.
+func newIMAPServer(t *testing.T, opts imapserver.Options) (*imapserver.Server, *imapmemserver.User) {
 	t.Helper()
 	mem := imapmemserver.New()
 	user := imapmemserver.NewUser(imapUser, imapPass)
@@ -52,20 +56,25 @@ func startIMAP(t *testing.T, caps imap.CapSet) (string, *imapmemserver.User) {
 		t.Fatal(err)
 	}
 	mem.AddUser(user)
-	srv := imapserver.New(&imapserver.Options{
-		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
-			return mem.NewSession(), nil, nil
-		},
-		Caps:         caps,
-		InsecureAuth: true,
-		Logger:       testLogger{t},
-	})
+	opts.NewSession = func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
+		return mem.NewSession(), nil, nil
+	}
+	opts.Logger = testLogger{t}
+	srv := imapserver.New(&opts)
+	t.Cleanup(func() { srv.Close() })
+	return srv, user
+}
+
+// startIMAP runs a real IMAP server (in memory) on a loopback port; caps nil
+// means IMAP4rev1 only, without IDLE.
+func startIMAP(t *testing.T, caps imap.CapSet) (string, *imapmemserver.User) {
+	t.Helper()
+	srv, user := newIMAPServer(t, imapserver.Options{Caps: caps, InsecureAuth: true})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String(), user
 }
 
@@ -141,7 +150,7 @@ func testIMAPSource(t *testing.T, caps imap.CapSet, poll time.Duration) {
 	if id1 == "" {
 		t.Fatalf("message uid %d missing from %v", uid1, got)
 	}
-	if inv, err := ParseMessageBytes(got[id1], Policy{}); err != nil || inv.InvitationID != testInvitationID {
+	if inv, err := ParseMessageBytes(got[id1], envelope.Policy{}); err != nil || inv.InvitationID != envelopetest.InvitationID {
 		t.Fatalf("fetched invitation does not parse: %v", err)
 	}
 	// BODY.PEEK: fetching did not mark anything seen.
@@ -176,7 +185,7 @@ func testIMAPSource(t *testing.T, caps imap.CapSet, poll time.Duration) {
 		t.Fatalf("second fetch = %d messages, want the new one only", len(got))
 	}
 	for _, body := range got {
-		if inv, err := ParseMessageBytes(body, Policy{}); err != nil || !strings.HasPrefix(inv.Envelope.Title, "Livraison") {
+		if inv, err := ParseMessageBytes(body, envelope.Policy{}); err != nil || !strings.HasPrefix(inv.Envelope.Title, "Livraison") {
 			t.Fatalf("new message: %v", err)
 		}
 	}
@@ -237,21 +246,8 @@ func TestIMAPSourceReconnects(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
-	mem := imapmemserver.New()
-	user := imapmemserver.NewUser(imapUser, imapPass)
-	if err := user.Create("INBOX", nil); err != nil {
-		t.Fatal(err)
-	}
-	mem.AddUser(user)
+	srv, user := newIMAPServer(t, imapserver.Options{InsecureAuth: true})
 	appendMsg(t, user, readFixture(t, "plain-7bit.rfc822"))
-	srv := imapserver.New(&imapserver.Options{
-		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
-			return mem.NewSession(), nil, nil
-		},
-		InsecureAuth: true,
-		Logger:       testLogger{t},
-	})
-	t.Cleanup(func() { srv.Close() })
 	go func() {
 		time.Sleep(150 * time.Millisecond)
 		ln, err := net.Listen("tcp", addr)

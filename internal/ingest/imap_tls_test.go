@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/emersion/go-imap/v2/imapserver"
-	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
 )
 
 // selfSigned returns a server certificate for 127.0.0.1 and a client config
@@ -54,20 +53,8 @@ func TestIMAPSourceTLS(t *testing.T) {
 	for _, mode := range []string{"starttls", "implicit"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
-			mem := imapmemserver.New()
-			user := imapmemserver.NewUser(imapUser, imapPass)
-			if err := user.Create("INBOX", nil); err != nil {
-				t.Fatal(err)
-			}
-			mem.AddUser(user)
+			srv, user := newIMAPServer(t, imapserver.Options{TLSConfig: serverTLS}) // enables STARTTLS; no InsecureAuth
 			appendMsg(t, user, readFixture(t, "plain-7bit.rfc822"))
-			srv := imapserver.New(&imapserver.Options{
-				NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
-					return mem.NewSession(), nil, nil
-				},
-				TLSConfig: serverTLS, // enables STARTTLS; no InsecureAuth
-				Logger:    testLogger{t},
-			})
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
@@ -80,7 +67,6 @@ func TestIMAPSourceTLS(t *testing.T) {
 				cfg.StartTLS = true
 			}
 			go srv.Serve(ln)
-			t.Cleanup(func() { srv.Close() })
 			src, err := NewIMAPSource(cfg)
 			if err != nil {
 				t.Fatal(err)

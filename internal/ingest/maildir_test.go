@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/consensus-md/consensus/internal/envelope"
+	"github.com/consensus-md/consensus/internal/envelope/envelopetest"
 )
 
 func writeMaildirFile(t *testing.T, dir, sub, name string, body []byte) {
@@ -50,7 +53,7 @@ func TestMaildirSource(t *testing.T) {
 			t.Fatalf("missing %s in %v", id, keys(ids))
 		}
 	}
-	if inv, err := ParseMessageBytes(ids["new/1700000000.1.host"], Policy{}); err != nil || inv.InvitationID != testInvitationID {
+	if inv, err := ParseMessageBytes(ids["new/1700000000.1.host"], envelope.Policy{}); err != nil || inv.InvitationID != envelopetest.InvitationID {
 		t.Fatalf("fetched invitation does not parse: %v", err)
 	}
 

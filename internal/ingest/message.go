@@ -9,10 +9,12 @@ import (
 
 	"github.com/emersion/go-message"
 	_ "github.com/emersion/go-message/charset" // decode ISO-8859-*, Windows-125x and other charsets
+
+	"github.com/consensus-md/consensus/internal/envelope"
 )
 
 // ErrNoInvitation reports a message without any invitation block: ordinary
-// mail a watcher skips silently. It is never a *CheckError.
+// mail a watcher skips silently. It is never an *envelope.CheckError.
 var ErrNoInvitation = errors.New("ingest: message carries no invitation block")
 
 // Limits on an incoming message: an invitation email is a few kilobytes.
@@ -26,14 +28,14 @@ const (
 // ParseMessage reads one RFC 5322 message, decodes its MIME tree
 // (quoted-printable, base64, charsets to UTF-8) and searches the inline
 // text/plain parts, and only those, for invitation blocks. Exactly one block
-// across those parts is parsed with ParseEnvelope under p.
+// across those parts is validated with envelope.Parse under p.
 //
-// It returns ErrNoInvitation when no text/plain part has a marker line, a
-// *CheckError for a malformed block, several blocks, or a refused envelope,
-// and a plain error for a message that cannot be read. Attachments and
-// forwarded messages (message/rfc822) are not searched: the proof must come
-// from this email's own body.
-func ParseMessage(r io.Reader, p Policy) (*Invitation, error) {
+// It returns ErrNoInvitation when no text/plain part has a marker line, an
+// *envelope.CheckError for a malformed block, several blocks, or a refused
+// envelope, and a plain error for a message that cannot be read. Attachments
+// and forwarded messages (message/rfc822) are not searched: the proof must
+// come from this email's own body.
+func ParseMessage(r io.Reader, p envelope.Policy) (*envelope.Invitation, error) {
 	lr := &io.LimitedReader{R: r, N: MaxMessageBytes + 1}
 	entity, rootErr := message.Read(lr)
 	if rootErr != nil && !message.IsUnknownCharset(rootErr) && !message.IsUnknownEncoding(rootErr) {
@@ -59,14 +61,14 @@ func ParseMessage(r io.Reader, p Policy) (*Invitation, error) {
 		if len(body) > maxTextPartBytes {
 			return fmt.Errorf("ingest: text part exceeds %d bytes", maxTextPartBytes)
 		}
-		found, ferr := findBlocks(body)
+		found, ferr := envelope.FindBlocks(body)
 		if ferr != nil {
 			return ferr
 		}
 		if len(found) > 0 && perr != nil {
 			// The block is there but its charset or transfer encoding is
 			// unknown, so the bytes are not the decoded envelope.
-			return checkErr(CheckBlock, "invitation part has an unknown charset or transfer encoding")
+			return &envelope.CheckError{Check: envelope.CheckBlock, Detail: "invitation part has an unknown charset or transfer encoding"}
 		}
 		blocks = append(blocks, found...)
 		return nil
@@ -75,7 +77,7 @@ func ParseMessage(r io.Reader, p Policy) (*Invitation, error) {
 		return nil, fmt.Errorf("ingest: message exceeds %d bytes", MaxMessageBytes)
 	}
 	if err != nil {
-		var ce *CheckError
+		var ce *envelope.CheckError
 		if errors.As(err, &ce) {
 			return nil, ce
 		}
@@ -85,9 +87,9 @@ func ParseMessage(r io.Reader, p Policy) (*Invitation, error) {
 	case 0:
 		return nil, ErrNoInvitation
 	case 1:
-		return ParseEnvelope(blocks[0], p)
+		return envelope.Parse(blocks[0], p)
 	default:
-		return nil, checkErr(CheckBlock, "%d invitation blocks in the message; expected exactly one", len(blocks))
+		return nil, &envelope.CheckError{Check: envelope.CheckBlock, Detail: fmt.Sprintf("%d invitation blocks in the message; expected exactly one", len(blocks))}
 	}
 }
 
@@ -115,6 +117,6 @@ func isInlineText(part *message.Entity) bool {
 }
 
 // ParseMessageBytes is ParseMessage over an in-memory message.
-func ParseMessageBytes(raw []byte, p Policy) (*Invitation, error) {
+func ParseMessageBytes(raw []byte, p envelope.Policy) (*envelope.Invitation, error) {
 	return ParseMessage(bytes.NewReader(raw), p)
 }

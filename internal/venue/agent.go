@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
@@ -24,8 +25,8 @@ type Actions struct {
 }
 
 func (v *Venue) actions(invitationID string) Actions {
-	base := v.Origin + "/api/v1/agent/invitations/" + invitationID
-	return Actions{Claim: base + "/claim", Room: base + "/room", Events: base + "/events", Artifact: base + "/artifact"}
+	u := agentroute.For(v.Origin, invitationID)
+	return Actions{Claim: u.Claim, Room: u.Room, Events: u.Events, Artifact: u.Artifact}
 }
 
 // ParticipantRef names the slot an invitation is for.
@@ -91,7 +92,9 @@ func (v *Venue) Exchange(ctx context.Context, invitationID, inviteSecret string)
 		return nil, fmt.Errorf("venue: exchange: %w", err)
 	}
 	token := secret.NewSessionToken()
-	expires := now.Add(SessionLifetime)
+	// Whole seconds, rounded down: sessionExpiresAt is served in the
+	// deadline shape, and the stored expiry is exactly the served one.
+	expires := now.Add(SessionLifetime).Truncate(time.Second)
 	if inv.ExpiresAt.Before(expires) {
 		expires = inv.ExpiresAt
 	}
@@ -99,7 +102,7 @@ func (v *Venue) Exchange(ctx context.Context, invitationID, inviteSecret string)
 		return nil, fmt.Errorf("venue: exchange: %w", err)
 	}
 	return &Exchanged{
-		SessionToken: token, SessionExpiresAt: canon.FormatTime(expires), InvitationID: inv.ID.String(),
+		SessionToken: token, SessionExpiresAt: canon.FormatSeconds(expires), InvitationID: inv.ID.String(),
 		AgreementID: inv.AgreementID.String(), RevisionNumber: rev.Number, RevisionDigest: rev.RevisionDigest,
 		MarkdownDigest: rev.MarkdownDigest, CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown,
 		Participant: ParticipantRef{ParticipantID: inv.ParticipantID.String(), DisplayName: inv.DisplayName, Kind: inv.Kind},
@@ -269,6 +272,21 @@ type Principal struct {
 	CurrentRevision int
 	Deadline        time.Time
 	OutcomeStatus   string
+	// tokenHash is what a write checks again under the agreement's lock.
+	tokenHash []byte
+}
+
+// credential is the token p authenticated with, for a write to check again.
+func (p *Principal) credential() ParticipantCredential {
+	return ParticipantCredential{invitationID: p.InvitationID, tokenHash: p.tokenHash}
+}
+
+// principalFrom is the principal of a token's owner as its lookup read it.
+func principalFrom(o store.TokenOwner, tokenHash []byte) *Principal {
+	return &Principal{
+		ParticipantID: o.ParticipantID, InvitationID: o.InvitationID, AgreementID: o.AgreementID, Version: o.Version,
+		CurrentRevision: o.CurrentRevision, Deadline: o.Deadline, OutcomeStatus: o.OutcomeStatus, tokenHash: tokenHash,
+	}
 }
 
 // ParticipantCredential is a Consensus-Participant token presented on one
@@ -302,14 +320,12 @@ func (v *Venue) authParticipant(ctx context.Context, c ParticipantCredential) (*
 		if errors.Is(err, room.ErrNotFound) {
 			return nil, unauthorized
 		}
-		return nil, err
+		// The database failed: that is not a bad credential (R-SEC-7).
+		return nil, fmt.Errorf("venue: authenticate participant: %w", err)
 	}
 	if o.InvitationID != c.invitationID || o.RevokedAt != nil || !secret.Equal(o.TokenHash, c.tokenHash) {
 		return nil, unauthorized
 	}
 	v.rooms().learnAgreement(o.InvitationID, o.AgreementID)
-	return &Principal{
-		ParticipantID: o.ParticipantID, InvitationID: o.InvitationID, AgreementID: o.AgreementID, Version: o.Version,
-		CurrentRevision: o.CurrentRevision, Deadline: o.Deadline, OutcomeStatus: o.OutcomeStatus,
-	}, nil
+	return principalFrom(o, c.tokenHash), nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/mail"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
@@ -77,7 +78,7 @@ func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, 
 	rev := room.Revision{
 		Schema: fmt.Sprintf(room.AgreementSchemaFmt, v.Origin), AgreementID: agreementID.String(), Revision: 1,
 		Title: in.Title, Objective: in.Objective, Rules: in.Rules, DecisionRule: room.DecisionRule,
-		Deadline: canon.FormatTime(deadline), LockedAt: canon.FormatTime(now.Truncate(time.Second)), Issuer: v.Origin,
+		Deadline: canon.FormatSeconds(deadline), LockedAt: canon.FormatSeconds(now), Issuer: v.Origin,
 	}
 	type slot struct {
 		participant  uuid.UUID
@@ -169,7 +170,7 @@ func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, 
 
 // queueInvitation seals the email body (it holds the secret and the proof)
 // under the server key and inserts it into the outbox in tx.
-func (v *Venue) queueInvitation(ctx context.Context, tx *store.Tx, env mail.Envelope, invitationID, agreementID uuid.UUID, now time.Time) error {
+func (v *Venue) queueInvitation(ctx context.Context, tx *store.Tx, env envelope.Envelope, invitationID, agreementID uuid.UUID, now time.Time) error {
 	body, err := mail.InvitationBody(env)
 	if err != nil {
 		return err

@@ -1,0 +1,215 @@
+package agentclient
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/consensus-md/consensus/internal/agentroute"
+	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/envelope"
+)
+
+// Agent is one invited agent's runtime over a state directory.
+type Agent struct {
+	State  *State
+	Client *Client
+	Log    *slog.Logger
+	// Policy pins the origin invitations must come from.
+	Policy envelope.Policy
+	// RuntimeEndpoint, when set, is declared in the claim (https only;
+	// Consensus records it and never calls it).
+	RuntimeEndpoint string
+	Now             func() time.Time
+}
+
+func (a *Agent) now() time.Time {
+	if a.Now == nil {
+		return time.Now()
+	}
+	return a.Now()
+}
+
+// VerifyError reports a digest or identity that does not match; the
+// invitation is not claimed.
+type VerifyError struct{ What string }
+
+// Error says what did not match.
+func (e *VerifyError) Error() string { return "agent: verify failed: " + e.What }
+
+// Accept processes one validated invitation: exchange, verify the locked
+// revision against the envelope and the exchange response, claim, and save
+// the record. An invitation already in the state is returned as is. Errors:
+// *VerifyError (nothing claimed), *APIError, network errors.
+func (a *Agent) Accept(ctx context.Context, inv *envelope.Invitation) (*Record, bool, error) {
+	if a.State.Has(inv.InvitationID) {
+		r, err := a.State.Load(inv.InvitationID)
+		return r, false, err
+	}
+	// The checks pinned the origin and the id; every action URL follows from
+	// them, and the envelope's own two must be among them.
+	acts := agentroute.For(inv.Origin, inv.InvitationID)
+	if acts.Exchange != inv.ExchangeURL || acts.Claim != inv.ClaimURL {
+		return nil, false, &VerifyError{"the envelope's exchange or claim URL is not the pinned action URL"}
+	}
+	x, err := a.Client.Exchange(ctx, acts.Exchange, inv.Secret)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := verifyExchange(inv, x, acts); err != nil {
+		return nil, false, err
+	}
+	cl, err := a.Client.Claim(ctx, acts.Claim, x.SessionToken, inv.EmailProof, inv.Inbox, a.RuntimeEndpoint)
+	if err != nil {
+		return nil, false, err
+	}
+	if cl.ParticipantID != inv.ParticipantID || !strings.HasPrefix(cl.ParticipantToken, "csp_") {
+		return nil, false, &VerifyError{"claim answered for another participant"}
+	}
+	var title struct {
+		Title string `json:"title"`
+	}
+	_ = json.Unmarshal(x.CanonicalRevision, &title)
+	r := &Record{
+		InvitationID: inv.InvitationID, AgreementID: inv.AgreementID, ParticipantID: inv.ParticipantID,
+		DisplayName: x.Participant.DisplayName, Title: title.Title, Inbox: inv.Inbox, Origin: inv.Origin,
+		Actions: acts, ParticipantToken: cl.ParticipantToken, BindingDigest: cl.BindingDigest,
+		RevisionNumber: x.RevisionNumber, RevisionDigest: x.RevisionDigest, MarkdownDigest: x.MarkdownDigest,
+		ClaimedAt: a.now().UTC().Format(time.RFC3339),
+	}
+	if err := a.State.Save(r); err != nil {
+		return nil, false, err
+	}
+	return r, true, nil
+}
+
+// verifyExchange recomputes both digests and checks every identifier
+// against the envelope before anything is claimed.
+func verifyExchange(inv *envelope.Invitation, x *Exchanged, acts agentroute.URLs) error {
+	c, err := canon.Transform(x.CanonicalRevision)
+	if err != nil {
+		return &VerifyError{"canonicalRevision is not valid JSON"}
+	}
+	rev := canon.Digest(c)
+	stated, err := canon.ParseDigest(x.RevisionDigest)
+	if err != nil || stated != rev {
+		return &VerifyError{"revisionDigest does not match the canonical revision"}
+	}
+	envDigest, err := canon.ParseDigest(inv.RevisionDigest)
+	if err != nil || envDigest != rev {
+		return &VerifyError{"the revision differs from the one the email names"}
+	}
+	if md, err := canon.ParseDigest(x.MarkdownDigest); err != nil || md != canon.Digest([]byte(x.Markdown)) {
+		return &VerifyError{"markdownDigest does not match the markdown"}
+	}
+	if x.RevisionNumber != inv.RevisionNumber {
+		return &VerifyError{"revisionNumber differs from the email's"}
+	}
+	if x.InvitationID != inv.InvitationID || x.AgreementID != inv.AgreementID || x.Participant.ParticipantID != inv.ParticipantID {
+		return &VerifyError{"the exchange answered for another invitation, agreement or participant"}
+	}
+	var body struct {
+		AgreementID string `json:"agreement_id"`
+		Revision    int    `json:"revision"`
+	}
+	if json.Unmarshal(x.CanonicalRevision, &body) != nil || body.AgreementID != inv.AgreementID || body.Revision != inv.RevisionNumber {
+		return &VerifyError{"the canonical revision names another agreement or revision"}
+	}
+	if x.Actions.Claim != acts.Claim || x.Actions.Room != acts.Room || x.Actions.Events != acts.Events || x.Actions.Artifact != acts.Artifact {
+		return &VerifyError{"the exchange's action URLs differ from the pinned ones"}
+	}
+	return nil
+}
+
+// Room reads the room of a claimed invitation.
+func (a *Agent) Room(ctx context.Context, invitationID string) (*Room, *Record, error) {
+	r, err := a.State.Load(invitationID)
+	if err != nil {
+		return nil, nil, err
+	}
+	room, err := a.Client.Room(ctx, r.Actions.Room, r.ParticipantToken)
+	return room, r, err
+}
+
+// Terminal reports whether action is a final decision.
+func Terminal(action string) bool {
+	return action == "agree" || action == "disagree" || action == "abstain"
+}
+
+// ErrDeclined is returned by Post when the confirmation callback declines.
+var ErrDeclined = errors.New("agent: not confirmed; nothing sent")
+
+// Post sends one room command. A command left pending by an earlier run
+// (crash, lost answer) is sent first with its original Idempotency-Key. Then
+// the room is read for the current revision and digest; for a terminal
+// action confirm (when not nil) sees that room and may decline; the command
+// and a fresh key are persisted (fsynced) before the request, and forgotten
+// once the server answers definitively. On a network error or 5xx the
+// pending command stays, and the next Post or Resume replays it.
+func (a *Agent) Post(ctx context.Context, invitationID, action, body string, confirm func(*Room) error) (*Posted, error) {
+	if _, err := a.Resume(ctx, invitationID); err != nil {
+		return nil, err
+	}
+	room, rec, err := a.Room(ctx, invitationID)
+	if err != nil {
+		return nil, err
+	}
+	if Terminal(action) && confirm != nil {
+		if err := confirm(room); err != nil {
+			return nil, err
+		}
+	}
+	p := &Pending{Key: newKey(), Command: Command{Action: action, Body: body, Revision: room.Revision.Number, Digest: room.Revision.RevisionDigest}}
+	if err := a.State.SavePending(rec.InvitationID, p); err != nil {
+		return nil, err
+	}
+	return a.send(ctx, rec, p)
+}
+
+// Resume sends the command a previous run persisted and did not finish, if
+// any, and returns its result (nil when nothing was pending).
+func (a *Agent) Resume(ctx context.Context, invitationID string) (*Posted, error) {
+	rec, err := a.State.Load(invitationID)
+	if err != nil {
+		return nil, err
+	}
+	p, err := a.State.LoadPending(rec.InvitationID)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	a.Log.Info("agent: replaying a command left pending", slog.String("invitation_id", rec.InvitationID), slog.String("action", p.Command.Action))
+	return a.send(ctx, rec, p)
+}
+
+func (a *Agent) send(ctx context.Context, rec *Record, p *Pending) (*Posted, error) {
+	posted, err := a.Client.PostEvent(ctx, rec.Actions.Events, rec.ParticipantToken, p.Key, p.Command)
+	if err != nil && !definitive(err) {
+		return nil, fmt.Errorf("%w (kept pending; it is replayed with the same Idempotency-Key next time)", err)
+	}
+	if cerr := a.State.ClearPending(rec.InvitationID); cerr != nil {
+		return nil, cerr
+	}
+	return posted, err
+}
+
+// newKey is a fresh Idempotency-Key matching [A-Za-z0-9._:-]{8,128}.
+func newKey() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return "cak-" + hex.EncodeToString(b)
+}
+
+// Artifact downloads and verifies CONSENSUS.md (see Client.Artifact).
+func (a *Agent) Artifact(ctx context.Context, invitationID string) ([]byte, string, error) {
+	rec, err := a.State.Load(invitationID)
+	if err != nil {
+		return nil, "", err
+	}
+	return a.Client.Artifact(ctx, rec.Actions.Artifact, rec.ParticipantToken)
+}

@@ -1,0 +1,189 @@
+package agentclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/consensus-md/consensus/internal/envelope"
+	"github.com/consensus-md/consensus/internal/ingest"
+)
+
+// WatchOptions tune Watch.
+type WatchOptions struct {
+	// Source yields the mailbox's unseen messages (IMAP or Maildir).
+	Source ingest.Source
+	// Exec, when set, is a program run after each claim and whenever a
+	// pending room changes (see RunExec).
+	Exec string
+	// ExecStderr receives the program's standard error; discarded when nil.
+	ExecStderr io.Writer
+	// RoomPoll is how often claimed rooms are read for changes when Exec is
+	// set (default 2s).
+	RoomPoll time.Duration
+	// Claimed, when set, is told about each new claim (tests, the demo).
+	Claimed func(*Record)
+	// UntilFinal ends Watch once at least one room is claimed and every
+	// claimed room has a final outcome.
+	UntilFinal bool
+}
+
+// Watch ingests invitations until ctx ends: each message that passes the
+// five checks is exchanged, verified and claimed, and marked \Seen only
+// after the claim is saved. A message that fails a check (or whose
+// exchange, verification or claim fails) is reported and left unseen, so a
+// person can look at it; it is not retried until the next start. Each
+// invitation is processed once: one already in the state is only marked
+// seen. Watch returns nil when ctx ends.
+func (a *Agent) Watch(ctx context.Context, opt WatchOptions) error {
+	if opt.RoomPoll <= 0 {
+		opt.RoomPoll = 2 * time.Second
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	kick := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	if opt.Exec != "" || opt.UntilFinal {
+		wg.Go(func() { a.execLoop(ctx, cancel, opt, kick) })
+	}
+	defer wg.Wait()
+	defer cancel()
+	for {
+		msgs, err := opt.Source.Fetch(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("agent: mailbox: %w", err)
+		}
+		for _, m := range msgs {
+			rec, fresh := a.handle(ctx, opt.Source, m)
+			if rec != nil && fresh {
+				if opt.Claimed != nil {
+					opt.Claimed(rec)
+				}
+				select {
+				case kick <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+}
+
+// handle processes one message; it returns the record when one exists.
+func (a *Agent) handle(ctx context.Context, src ingest.Source, m ingest.RawMessage) (*Record, bool) {
+	inv, err := ingest.ParseMessageBytes(m.Body, a.Policy)
+	if err != nil {
+		var ce *envelope.CheckError
+		if errors.As(err, &ce) {
+			a.Log.Warn("agent: message refused; left unseen", slog.String("message", m.ID), slog.String("check", ce.Check), slog.String("detail", ce.Detail))
+		} else {
+			a.Log.Warn("agent: message unreadable; left unseen", slog.String("message", m.ID), slog.String("error", err.Error()))
+		}
+		return nil, false
+	}
+	var rec *Record
+	var fresh bool
+	for attempt := 1; ; attempt++ {
+		rec, fresh, err = a.Accept(ctx, inv)
+		var ve *VerifyError
+		if err == nil || errors.As(err, &ve) || definitive(err) || attempt == 3 || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(attempt) * time.Second):
+		}
+	}
+	if err != nil {
+		a.Log.Warn("agent: invitation not claimed; left unseen", slog.Any("invitation", inv), slog.String("error", err.Error()))
+		return nil, false
+	}
+	if fresh {
+		a.Log.Info("agent: claimed", slog.String("invitation_id", rec.InvitationID), slog.String("agreement_id", rec.AgreementID),
+			slog.String("participant_id", rec.ParticipantID), slog.String("revision_digest", rec.RevisionDigest))
+	}
+	if err := src.MarkSeen(ctx, m.ID); err != nil {
+		a.Log.Warn("agent: could not mark the message seen", slog.String("message", m.ID), slog.String("error", err.Error()))
+	}
+	return rec, fresh
+}
+
+// execLoop runs the program for every pending room whose state changed
+// since the program last saw it.
+func (a *Agent) execLoop(ctx context.Context, stop func(), opt WatchOptions, kick <-chan struct{}) {
+	t := time.NewTicker(opt.RoomPoll)
+	defer t.Stop()
+	for {
+		recs, err := a.State.List()
+		if err != nil {
+			a.Log.Warn("agent: state", slog.String("error", err.Error()))
+		}
+		final := len(recs) > 0
+		for _, rec := range recs {
+			if ctx.Err() != nil {
+				return
+			}
+			if status := a.execOnce(ctx, opt, rec); status == "pending" || status == "" {
+				final = false
+			}
+		}
+		if final && opt.UntilFinal {
+			a.Log.Info("agent: every claimed room has a final outcome; stopping")
+			stop()
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-kick:
+		case <-t.C:
+		}
+	}
+}
+
+// execOnce returns the room's outcome status ("" when it could not be read).
+func (a *Agent) execOnce(ctx context.Context, opt WatchOptions, rec *Record) string {
+	if _, err := a.Resume(ctx, rec.InvitationID); err != nil {
+		a.Log.Warn("agent: pending command", slog.String("invitation_id", rec.InvitationID), slog.String("error", err.Error()))
+		return ""
+	}
+	room, err := a.Client.Room(ctx, rec.Actions.Room, rec.ParticipantToken)
+	if err != nil {
+		a.Log.Warn("agent: room", slog.String("invitation_id", rec.InvitationID), slog.String("error", err.Error()))
+		return ""
+	}
+	status := room.Outcome.Status
+	if opt.Exec == "" || (room.ETag != "" && room.ETag == rec.LastRoomETag) {
+		return status
+	}
+	rec.LastRoomETag = room.ETag
+	if err := a.State.Save(rec); err != nil {
+		a.Log.Warn("agent: state", slog.String("error", err.Error()))
+		return status
+	}
+	if status != "pending" {
+		return status
+	}
+	cmd, err := RunExec(ctx, opt.Exec, room.Raw, rec, opt.ExecStderr)
+	if err != nil {
+		a.Log.Warn("agent: --exec program", slog.String("invitation_id", rec.InvitationID), slog.String("error", err.Error()))
+		return status
+	}
+	if cmd.Action == "none" {
+		return status
+	}
+	posted, err := a.Post(ctx, rec.InvitationID, cmd.Action, cmd.Body, nil)
+	if err != nil {
+		a.Log.Warn("agent: --exec command not recorded", slog.String("invitation_id", rec.InvitationID), slog.String("action", cmd.Action), slog.String("error", err.Error()))
+		return status
+	}
+	a.Log.Info("agent: --exec command recorded", slog.String("invitation_id", rec.InvitationID), slog.String("action", cmd.Action),
+		slog.String("event_id", posted.Event.ID), slog.String("outcome", posted.Outcome.Status))
+	return posted.Outcome.Status
+}

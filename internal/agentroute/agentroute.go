@@ -1,0 +1,52 @@
+// Package agentroute is the one definition of the agent API's URL layout.
+// Every invitation has five actions, each under
+// /api/v1/agent/invitations/{invitationId}/: exchange, claim, room, events
+// and artifact. The server routes by these constants; the invitation email,
+// the exchange response and the discovery documents state URLs built by
+// [For]; the invited agent's checks and runtime compare against the same
+// URLs. It is pure: stdlib only, no I/O.
+package agentroute
+
+// Prefix starts the path of every agent action; the invitation id follows.
+const Prefix = "/api/v1/agent/invitations/"
+
+// IDParam names the invitation id in Pattern (chi.URLParam) and in the
+// OpenAPI paths.
+const IDParam = "invitationId"
+
+// Pattern is the chi route pattern of one invitation; the action paths below
+// are mounted under it.
+const Pattern = Prefix + "{" + IDParam + "}"
+
+// The action paths, relative to Pattern (or to one invitation's base URL).
+const (
+	Exchange = "/exchange"
+	Claim    = "/claim"
+	Room     = "/room"
+	Events   = "/events"
+	Artifact = "/artifact"
+)
+
+// URLs are the absolute URLs of one invitation's actions. The JSON names are
+// those the client runtime has stored in its state files since version 1.
+type URLs struct {
+	Exchange string `json:"exchange"`
+	Claim    string `json:"claim"`
+	Room     string `json:"room"`
+	Events   string `json:"events"`
+	Artifact string `json:"artifact"`
+}
+
+// For builds the action URLs of invitationID on origin (scheme://host[:port],
+// no trailing slash). With "{invitationId}" as the id it gives the URL
+// templates the discovery documents publish; with "" as the origin, paths.
+func For(origin, invitationID string) URLs {
+	base := origin + Prefix + invitationID
+	return URLs{
+		Exchange: base + Exchange,
+		Claim:    base + Claim,
+		Room:     base + Room,
+		Events:   base + Events,
+		Artifact: base + Artifact,
+	}
+}

@@ -1,0 +1,66 @@
+package agentroute_test
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/consensus-md/consensus"
+	"github.com/consensus-md/consensus/internal/agentroute"
+)
+
+// TestForSpellsThePublishedURLs pins the layout byte for byte: these URLs are
+// in every invitation email already sent and in every agent's state file.
+func TestForSpellsThePublishedURLs(t *testing.T) {
+	t.Parallel()
+	const id = "0b0e7c1e-3f0a-4c55-9a51-2f4f1c1d8e01"
+	got := agentroute.For("https://consensus.md", id)
+	base := "https://consensus.md/api/v1/agent/invitations/" + id
+	want := agentroute.URLs{Exchange: base + "/exchange", Claim: base + "/claim", Room: base + "/room", Events: base + "/events", Artifact: base + "/artifact"}
+	if got != want {
+		t.Fatalf("For = %+v\nwant %+v", got, want)
+	}
+	if agentroute.Pattern != "/api/v1/agent/invitations/{invitationId}" {
+		t.Fatalf("Pattern = %q", agentroute.Pattern)
+	}
+	js, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{`"exchange":`, `"claim":`, `"room":`, `"events":`, `"artifact":`} {
+		if !strings.Contains(string(js), name) {
+			t.Errorf("JSON %s lacks %s (state files would no longer load)", js, name)
+		}
+	}
+}
+
+// TestLayoutMatchesOpenAPI proves the layout and the published contract name
+// the same agent paths, no more and no fewer.
+func TestLayoutMatchesOpenAPI(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Paths map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(consensus.OpenAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var published []string
+	for p := range doc.Paths {
+		if strings.HasPrefix(p, agentroute.Prefix) {
+			published = append(published, p)
+		}
+	}
+	u := agentroute.For("", "{"+agentroute.IDParam+"}")
+	built := []string{u.Exchange, u.Claim, u.Room, u.Events, u.Artifact}
+	sort.Strings(published)
+	sort.Strings(built)
+	if strings.Join(published, " ") != strings.Join(built, " ") {
+		t.Fatalf("openapi.json agent paths %v\nlayout builds %v", published, built)
+	}
+	for _, p := range built {
+		if !strings.HasPrefix(p, agentroute.Pattern+"/") {
+			t.Errorf("%s is not under Pattern", p)
+		}
+	}
+}

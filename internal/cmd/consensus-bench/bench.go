@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+const (
+	sideService  = "service"
+	sideBaseline = "baseline"
+	// append-flat compares the service with itself: a small room and a large one.
+	sideSmall = "small room"
+	sideLarge = "large room"
+)
+
+// Paths, as named in the results.
+const (
+	pathExchange = "exchange"
+	pathClaim    = "claim"
+	pathFill     = "fill"
+	pathAppend   = "append"
+	pathRead     = "read"
+	path304      = "304"
+	pathFlat     = "append-flat"
+)
+
+type measurement struct {
+	Path     string
+	Size     int // room size in events (read, 304, append-flat)
+	Side     string
+	Round    int
+	F        figures
+	RoomFrom int // events in the room(s) before and after (appends)
+	RoomTo   int
+}
+
+type bench struct {
+	cfg    config
+	cl     *cluster
+	svc    *service
+	static *staticServer
+	world  *world
+	http   *http.Client
+	logDir string
+
+	appendSQL, lookupSQL string
+
+	pprofOK      bool
+	pprofNote    string
+	mu           sync.Mutex
+	profileFiles []string
+
+	notes     []string
+	ms        []measurement
+	meta      meta
+	roomBytes map[int]int // response bytes of a full read, per room size
+	setupTime map[string]time.Duration
+}
+
+func (b *bench) note(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	b.notes = append(b.notes, msg)
+	b.cfg.logf("   note: %s", msg)
+}
+
+func (b *bench) serviceWatch() cpuWatch {
+	return cpuWatch{serverPID: b.svc.pid, rssPID: b.svc.pid, cl: b.cl}
+}
+
+func (b *bench) staticWatch() cpuWatch {
+	return cpuWatch{serverPID: b.static.cmd.Process.Pid, cl: b.cl}
+}
+
+func (b *bench) record(m measurement) {
+	b.ms = append(b.ms, m)
+	label := m.Path
+	if m.Size > 0 {
+		label = fmt.Sprintf("%s@%d", m.Path, m.Size)
+	}
+	extra := ""
+	if m.F.errors() > 0 {
+		extra = "  UNEXPECTED: " + m.F.errorText()
+	}
+	b.cfg.logf("   %-16s %-8s r%d  %9.1f/s  p50 %-9s p99 %-9s%s", label, m.Side, m.Round, m.F.ReqPerSec, fmtDur(m.F.P50), fmtDur(m.F.P99), extra)
+}
+
+func run(ctx context.Context, cfg config) (err error) {
+	began := time.Now()
+	b := &bench{
+		cfg:       cfg,
+		http:      &http.Client{Timeout: time.Minute, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		world:     &world{byInv: map[string]*participant{}, runID: randomText(4)},
+		roomBytes: map[int]int{},
+		setupTime: map[string]time.Duration{},
+	}
+	for _, d := range []string{cfg.WorkDir, filepath.Join(cfg.WorkDir, "bin"), filepath.Join(cfg.WorkDir, "static"), filepath.Join(cfg.WorkDir, "pgbench"), filepath.Dir(cfg.Out)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	// .data is private (secrets, mail); the work directory inherits that.
+	_ = os.Chmod(filepath.Dir(cfg.WorkDir), 0o711)
+	_ = os.Chmod(cfg.WorkDir, 0o700)
+	b.logDir = filepath.Join(cfg.WorkDir, "pgbench")
+	b.meta = collectMeta(cfg)
+
+	cfg.logf("== consensus-bench: %d agreements × %d participants, rooms of %d/%d/%d events, %s per measurement, %d rounds", cfg.Agreements, cfg.Parts, cfg.Sizes[0], cfg.Sizes[1], cfg.Sizes[2], cfg.Duration, cfg.Rounds)
+	cfg.logf("== building consensusd")
+	bin, buildDur, err := buildService(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	b.setupTime["build consensusd"] = buildDur
+
+	cfg.logf("== starting the private PostgreSQL in %s (fsync on)", cfg.PGDir)
+	t := time.Now()
+	if b.cl, err = startCluster(ctx, cfg); err != nil {
+		return err
+	}
+	defer b.cl.stop(cfg)
+	b.setupTime["start PostgreSQL, recreate databases"] = time.Since(t)
+	for k, v := range b.cl.info {
+		b.meta.pg[k] = v
+	}
+
+	cfg.logf("== starting consensusd")
+	if b.svc, err = startService(ctx, cfg, bin, b.cl); err != nil {
+		return err
+	}
+	defer b.svc.stop()
+	b.pprofOK, b.pprofNote = b.probePProf(ctx)
+	cfg.logf("   %s", b.pprofNote)
+
+	if err := b.setup(ctx); err != nil {
+		return err
+	}
+	if b.static, err = startStatic(filepath.Join(cfg.WorkDir, "static")); err != nil {
+		return err
+	}
+	defer b.static.stop()
+
+	steps := []func(context.Context) error{b.warmup, b.readRounds, b.notModifiedRounds, b.flatRounds, b.appendRounds}
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			return err
+		}
+		if err := b.svc.alive(); err != nil {
+			return err
+		}
+	}
+	b.meta.finished = time.Now()
+	b.meta.elapsed = time.Since(began)
+	b.meta.loadAfter = loadAvg()
+
+	report := b.report()
+	if err := os.WriteFile(cfg.Out, []byte(report.markdown), 0o644); err != nil {
+		return err
+	}
+	cfg.logf("")
+	cfg.logf("results: %s (%s in all)", cfg.Out, b.meta.elapsed.Round(time.Second))
+	cfg.logf("")
+	fmt.Fprint(cfg.Stdout, report.ratioTable)
+	if n := b.unexpected(); n > 0 {
+		return fmt.Errorf("%d measurements had unexpected answers (see %s): their figures are not trustworthy", n, cfg.Out)
+	}
+	return nil
+}
+
+func (b *bench) unexpected() int {
+	n := 0
+	for _, m := range b.ms {
+		if m.F.errors() > 0 {
+			n++
+		}
+	}
+	return n
+}
