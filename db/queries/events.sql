@@ -14,11 +14,6 @@ SELECT * FROM events WHERE agreement_id = $1 ORDER BY seq;
 -- events before it lacks.
 SELECT * FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq;
 
--- name: EventGetByTokenKey :one
--- The event the owner of a participant token posted with an idempotency key.
-SELECT e.* FROM events e JOIN participants p ON p.id = e.participant_id
-WHERE p.token_hash = $1 AND e.idempotency_key = $2;
-
 -- name: EventAppend :exec
 -- Appends one event in one statement: the event, its participant's
 -- counters (and decision, when terminal), and the agreement's chain head,

@@ -31,14 +31,18 @@ FROM participants
 WHERE agreement_id = $1
 ORDER BY position;
 
--- name: ParticipantByToken :one
--- The owner of a participant token with its counters. An append runs it
--- after it holds the agreement's lock, so a revocation committed before is
--- in revoked_at.
-SELECT id, agreement_id, invitation_id, token_hash, revoked_at, required, events_revision, event_count,
-       decision, decision_event_id, decision_seq, decision_revision, decided_at
-FROM participants
-WHERE token_hash = $1;
+-- name: ParticipantHolder :one
+-- The owner of a participant token with its counters and, if it posted one
+-- under idempotency key $2, that event. An append runs it after it holds
+-- the agreement's lock, so a revocation committed before is in revoked_at.
+SELECT p.id, p.agreement_id, p.invitation_id, p.token_hash, p.revoked_at, p.required, p.events_revision, p.event_count,
+       p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at,
+       e.id AS prior_id, e.seq AS prior_seq, e.revision AS prior_revision, e.action AS prior_action, e.body AS prior_body,
+       e.command_digest AS prior_command_digest, e.created_at AS prior_created_at, e.prev_hash AS prior_prev_hash,
+       e.hash AS prior_hash
+FROM participants p
+LEFT JOIN events e ON e.participant_id = p.id AND e.idempotency_key = $2
+WHERE p.token_hash = $1;
 
 -- name: ParticipantRule :many
 -- What the decision rule reads of the roster of the agreement of a token's

@@ -115,7 +115,7 @@ type ArtifactResult struct {
 }
 
 func (f *facade) readRoom(ctx context.Context, p *venue.Principal, _ NoInput) *mcp.CallToolResult {
-	view, err := f.room(ctx, p)
+	view, err := f.o.Venue.Room(ctx, p)
 	if err != nil {
 		return f.refuse(ctx, err)
 	}
@@ -142,15 +142,6 @@ func (f *facade) readRoom(ctx context.Context, p *venue.Principal, _ NoInput) *m
 	return result(renderRoom(out), out)
 }
 
-// room reads the room through the same use case as the REST route.
-func (f *facade) room(ctx context.Context, p *venue.Principal) (*venue.RoomView, error) {
-	body, err := f.o.Venue.Room(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	return body.View()
-}
-
 func eventResult(e venue.EventView, names map[string]string) EventResult {
 	return EventResult{ID: e.ID, Seq: e.Seq, ParticipantID: e.ParticipantID, Author: names[e.ParticipantID], Action: e.Action,
 		Body: UntrustedText{Untrusted: true, Text: e.Body}, Revision: e.Revision, CreatedAt: e.CreatedAt, Hash: e.Hash, Prev: e.Prev}
@@ -175,7 +166,7 @@ func (f *facade) decide(ctx context.Context, p *venue.Principal, in DecideInput)
 
 // post runs the events use case, the same call the REST route makes.
 func (f *facade) post(ctx context.Context, p *venue.Principal, key, action, body string, revision int, digest string) *mcp.CallToolResult {
-	posted, created, err := f.o.Venue.PostEvent(ctx, p.Credential(), key, venue.EventInput{Action: &action, Body: &body, Revision: &revision, Digest: &digest})
+	posted, created, err := f.o.Venue.PostEvent(ctx, p, key, venue.EventInput{Action: &action, Body: &body, Revision: &revision, Digest: &digest})
 	if err != nil {
 		return f.refuse(ctx, err)
 	}
@@ -195,7 +186,7 @@ func (f *facade) fetchArtifact(ctx context.Context, p *venue.Principal, _ NoInpu
 	if err != nil {
 		return f.refuse(ctx, err)
 	}
-	view, err := f.room(ctx, p)
+	view, err := f.o.Venue.Room(ctx, p)
 	if err != nil {
 		return f.refuse(ctx, err)
 	}

@@ -107,18 +107,14 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 		return nil
 	})
 	read.add(func(db dbsqlc.DBTX) error {
-		r, err := dbsqlc.New(db).ParticipantByToken(ctx, req.TokenHash)
+		r, err := dbsqlc.New(db).ParticipantHolder(ctx, dbsqlc.ParticipantHolderParams{TokenHash: req.TokenHash, IdempotencyKey: req.IdempotencyKey})
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			return nil
 		case err != nil:
 			return interpretError("get participant by token", err)
 		}
-		st.Holder = &TokenHolder{
-			RosterMember: RosterMember{ID: r.ID, Required: r.Required, RevokedAt: r.RevokedAt, EventsRevision: int(r.EventsRevision),
-				EventCount: int(r.EventCount), Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
-			AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash,
-		}
+		st.Holder, st.Prior = holderFrom(r, req.IdempotencyKey)
 		return nil
 	})
 	read.add(func(db dbsqlc.DBTX) error {
@@ -127,18 +123,6 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 			return interpretError("roster", err)
 		}
 		st.Roster = convert(rows, ruleMemberFrom)
-		return nil
-	})
-	read.add(func(db dbsqlc.DBTX) error {
-		r, err := dbsqlc.New(db).EventGetByTokenKey(ctx, dbsqlc.EventGetByTokenKeyParams{TokenHash: req.TokenHash, IdempotencyKey: req.IdempotencyKey})
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return nil
-		case err != nil:
-			return interpretError("get event by key", err)
-		}
-		e := eventFrom(r)
-		st.Prior = &e
 		return nil
 	})
 	if req.WithRevision {
@@ -174,7 +158,37 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 		return err
 	}
 	write.exec("COMMIT")
-	return tx.send(ctx, &write)
+	if err := tx.send(ctx, &write); err != nil {
+		return err
+	}
+	if s.obs != nil {
+		if w.Event != nil {
+			tell(s.obs, note{noteEvent, w.Event.Action})
+		}
+		if w.Outcome != nil && w.Outcome.Final() {
+			tell(s.obs, note{noteOutcome, w.Outcome.Status})
+		}
+	}
+	return nil
+}
+
+// holderFrom splits the holder row into the holder and the event it posted
+// under the idempotency key, nil if none.
+func holderFrom(r dbsqlc.ParticipantHolderRow, key string) (*TokenHolder, *Event) {
+	h := &TokenHolder{
+		RosterMember: RosterMember{ID: r.ID, Required: r.Required, RevokedAt: r.RevokedAt, EventsRevision: int(r.EventsRevision),
+			EventCount: int(r.EventCount), Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
+		AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash,
+	}
+	if !r.PriorID.Valid || r.PriorSeq == nil || r.PriorRevision == nil || r.PriorAction == nil || r.PriorBody == nil ||
+		r.PriorCommandDigest == nil || r.PriorCreatedAt == nil || r.PriorPrevHash == nil || r.PriorHash == nil {
+		return h, nil
+	}
+	return h, &Event{
+		ID: r.PriorID.UUID, AgreementID: r.AgreementID, Seq: *r.PriorSeq, ParticipantID: r.ID, Revision: int(*r.PriorRevision),
+		Action: *r.PriorAction, Body: *r.PriorBody, IdempotencyKey: key, CommandDigest: *r.PriorCommandDigest, CreatedAt: *r.PriorCreatedAt,
+		PrevHash: *r.PriorPrevHash, Hash: *r.PriorHash,
+	}
 }
 
 // queueWrite queues the statements of w on agreement id.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,7 +19,9 @@ import (
 // runs one statement on its own; InTx runs several in one transaction.
 type Store struct {
 	queries
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	obs    Observer    // see SetObserver (ops.go)
+	schema schemaCheck // see SchemaCurrent (ops.go)
 }
 
 // Tx is one transaction. It has every row method of Store, plus those that
@@ -36,6 +39,8 @@ type Tx struct {
 // type or error.
 type queries struct {
 	q *dbsqlc.Queries
+	// emit takes what was written for the Observer; nil without one.
+	emit func(note)
 }
 
 func pgxConfig(databaseURL string) (*pgxpool.Config, error) {
@@ -45,8 +50,18 @@ func pgxConfig(databaseURL string) (*pgxpool.Config, error) {
 		return nil, errors.New("store: DATABASE_URL is not a valid PostgreSQL connection URL")
 	}
 	cfg.AfterConnect = registerUUID
+	if !strings.Contains(databaseURL, "pool_max_conns") {
+		// pgxpool's default, max(4, CPUs), lets a replica run only four
+		// transactions at once: sixteen concurrent appends then queue for a
+		// connection instead of sharing the WAL flushes of one commit
+		// (make bench: the append rate ratio rose from about 0.3 to 0.45).
+		cfg.MaxConns = DefaultMaxConns
+	}
 	return cfg, nil
 }
+
+// DefaultMaxConns is the pool size when DATABASE_URL sets no pool_max_conns.
+const DefaultMaxConns = 16
 
 // Open connects a pool and checks the server answers.
 func Open(ctx context.Context, databaseURL string) (*Store, error) {
@@ -96,11 +111,19 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
 		return fmt.Errorf("store: begin: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit this is a no-op
-	if err := fn(&Tx{queries: queries{q: dbsqlc.New(tx)}, tx: tx}); err != nil {
+	t := &Tx{queries: queries{q: dbsqlc.New(tx)}, tx: tx}
+	var notes []note // told to the observer once committed
+	if s.obs != nil {
+		t.emit = func(n note) { notes = append(notes, n) }
+	}
+	if err := fn(t); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return interpretError("commit", err)
+	}
+	for _, n := range notes {
+		tell(s.obs, n)
 	}
 	return nil
 }

@@ -62,7 +62,13 @@ type Posted struct {
 	Outcome OutcomeView `json:"outcome"`
 }
 
-// PostEvent stores one event under the agreement's row lock, in the order
+// PostEvent is PostEventAs with the credential p authenticated with: it is
+// checked again under the agreement's lock.
+func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in EventInput) (*Posted, bool, error) {
+	return v.PostEventAs(ctx, p.credential(), key, in)
+}
+
+// PostEventAs stores one event under the agreement's row lock, in the order
 // the contract fixes: the credential (*UnauthorizedError); key and body
 // syntax (*room.ValidationError); idempotent replay (created false) or
 // room.ErrIdempotencyKeyReused; room.ErrRevisionMismatch,
@@ -76,7 +82,7 @@ type Posted struct {
 // credential still answers first. The transaction takes two round trips
 // (store.Append), and the decision rule gets its snapshot from the roster's
 // counters, never from the history.
-func (v *Venue) PostEvent(ctx context.Context, c ParticipantCredential, key string, in EventInput) (posted *Posted, created bool, err error) {
+func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key string, in EventInput) (posted *Posted, created bool, err error) {
 	cmd, err := v.command(key, in)
 	if err != nil {
 		if _, authErr := v.authParticipant(ctx, c); authErr != nil {

@@ -24,9 +24,5 @@ func (v *Venue) AuthParticipantToken(ctx context.Context, token string) (*Princi
 	if err != nil || o.RevokedAt != nil || !secret.Equal(o.TokenHash, hash) {
 		return nil, &UnauthorizedError{Scheme: SchemeParticipant}
 	}
-	v.rooms().learnAgreement(o.InvitationID, o.AgreementID)
-	return &Principal{
-		ParticipantID: o.ParticipantID, InvitationID: o.InvitationID, AgreementID: o.AgreementID, Version: o.Version,
-		CurrentRevision: o.CurrentRevision, Deadline: o.Deadline, OutcomeStatus: o.OutcomeStatus, tokenHash: hash,
-	}, nil
+	return principalFrom(o, hash), nil
 }

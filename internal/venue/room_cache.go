@@ -103,6 +103,29 @@ type roomSnapshot struct {
 	rosterJS  []byte       // the encoded roster array
 	events    []byte       // the encoded events up to agreement.Head.Seq
 	artifact  *store.ArtifactMeta
+
+	middleOnce sync.Once
+	middle     []byte
+}
+
+// shared returns the part of the room every reader of this version is
+// served alike, from "revision" to the events' closing bracket: built once
+// per version on its first full read, it goes out in one write where its
+// pieces would take one each.
+func (s *roomSnapshot) shared() []byte {
+	s.middleOnce.Do(func() {
+		const revisions, roster, events, end = `,"revisions":`, `,"roster":`, `,"events":[`, `],`
+		b := make([]byte, 0, len(s.revision.view)+len(revisions)+len(s.revision.history)+len(roster)+len(s.rosterJS)+len(events)+len(s.events)+len(end))
+		b = append(b, s.revision.view...)
+		b = append(b, revisions...)
+		b = append(b, s.revision.history...)
+		b = append(b, roster...)
+		b = append(b, s.rosterJS...)
+		b = append(b, events...)
+		b = append(b, s.events...)
+		s.middle = append(b, end...)
+	})
+	return s.middle
 }
 
 func newRoomCache(limit int) *roomCache {
@@ -186,6 +209,32 @@ func newRevisionBlock(rev store.Revision) (*revisionBlock, error) {
 		return nil, err
 	}
 	return &revisionBlock{Revision: rev, view: view, history: history}, nil
+}
+
+// revisionReader is what lockedRevision reads through: the store, or a
+// transaction.
+type revisionReader interface {
+	RevisionGet(ctx context.Context, agreementID uuid.UUID, number int) (store.Revision, error)
+	RevisionList(ctx context.Context, agreementID uuid.UUID) ([]store.RevisionSummary, error)
+}
+
+// lockedRevision returns revision number of an agreement from the cache,
+// reading and caching it once: a locked revision never changes.
+func (c *roomCache) lockedRevision(ctx context.Context, r revisionReader, agreementID uuid.UUID, number int) (store.Revision, error) {
+	if b := c.revision(agreementID); b != nil && b.Number == number {
+		return b.Revision, nil
+	}
+	rev, err := r.RevisionGet(ctx, agreementID, number)
+	if err != nil {
+		return store.Revision{}, err
+	}
+	if rev.History, err = r.RevisionList(ctx, agreementID); err != nil {
+		return store.Revision{}, err
+	}
+	if _, err := c.keepRevision(rev); err != nil {
+		return store.Revision{}, err
+	}
+	return rev, nil
 }
 
 // artifact returns the agreement's cached CONSENSUS.md, or nil.
@@ -281,17 +330,19 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 	s := &roomSnapshot{agreement: rs.Agreement, roster: rs.Roster, revision: rev, rule: rule, rosterJS: rosterJS,
 		events: e.events[:len(e.events):len(e.events)], artifact: art}
 	if e.snap == nil || e.snap.agreement.Version < s.agreement.Version {
-		c.resize(e, len(e.events)-grown+len(rosterJS)-sizeOfRoster(e.snap))
+		c.resize(e, len(e.events)-grown+s.cost()-e.snap.cost())
 		e.snap = s
 	}
 	return s, nil
 }
 
-func sizeOfRoster(s *roomSnapshot) int {
+// cost is what a snapshot adds to its entry: its roster and the copy of
+// revision, roster and events its first full read makes (shared).
+func (s *roomSnapshot) cost() int {
 	if s == nil {
 		return 0
 	}
-	return len(s.rosterJS)
+	return 2*len(s.rosterJS) + len(s.revision.view) + len(s.events)
 }
 
 // resize accounts for delta more bytes in e and evicts the least recently

@@ -1,13 +1,11 @@
 package venue
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"time"
 
@@ -186,20 +184,6 @@ type RoomBody struct {
 // Len is the body's length in bytes.
 func (b *RoomBody) Len() int { return b.size }
 
-// View decodes the body into its fields, for a caller that presents the
-// room in another form (the MCP facade).
-func (b *RoomBody) View() (*RoomView, error) {
-	var buf bytes.Buffer
-	if _, err := b.WriteTo(&buf); err != nil {
-		return nil, err
-	}
-	var v RoomView
-	if err := json.Unmarshal(buf.Bytes(), &v); err != nil {
-		return nil, fmt.Errorf("venue: decode room: %w", err)
-	}
-	return &v, nil
-}
-
 // WriteTo writes the body to w.
 func (b *RoomBody) WriteTo(w io.Writer) (int64, error) {
 	var n int64
@@ -220,39 +204,63 @@ func (b *RoomBody) add(parts ...[]byte) {
 	}
 }
 
-// Room returns the room as p reads it, at p's version or later. It reads
-// only what the cache lacks (nothing when another reader already read this
-// version). After the deadline it may persist the expired outcome; it never
-// joins or decides anything.
-func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomBody, error) {
+// roomRead is one participant's room before encoding: a snapshot and what
+// depends on the reader and the clock.
+type roomRead struct {
+	snap     *roomSnapshot
+	outcome  OutcomeView
+	blocking []BlockerView
+	you      You
+	artifact *ArtifactMeta
+	now      time.Time
+	etag     string
+}
+
+// readRoom reads p's room at p's version or later: only what the cache
+// lacks (nothing when another reader already read this version). After the
+// deadline it may persist the expired outcome; it never joins or decides
+// anything.
+func (v *Venue) readRoom(ctx context.Context, p *Principal) (*roomRead, error) {
 	now := v.now()
 	snap, err := v.rooms().snapshot(ctx, v.Store, p.AgreementID, p.Version)
 	if err != nil {
 		return nil, err
 	}
 	a, h := snap.agreement, snap.rule
-	outcome, err := settleExpiry(ctx, v.Store, a, h.Outcome(now))
-	if err != nil {
-		return nil, err
-	}
 	var me store.RosterMember
 	for _, m := range snap.roster {
 		if m.ID == p.ParticipantID {
 			me = m
 		}
 	}
-	you := You{ParticipantID: p.ParticipantID.String(), EventsRemaining: max(0, room.MaxEventsPerParticipant-me.EventsOn(a.CurrentRevision))}
-	if d, ok := counting(h, p.ParticipantID.String()); ok {
-		you.Decision = ptr(d.Action)
+	outcome, err := settleExpiry(ctx, v.Store, a, h.Outcome(now))
+	if err != nil {
+		return nil, err
 	}
-	ov, blocking := outcomeView(outcome), blockingView(h, outcome, snap.roster)
+	r := &roomRead{snap: snap, outcome: outcomeView(outcome), blocking: blockingView(h, outcome, snap.roster), now: now,
+		you:  You{ParticipantID: p.ParticipantID.String(), EventsRemaining: max(0, room.MaxEventsPerParticipant-me.EventsOn(a.CurrentRevision))},
+		etag: roomETag(a.ID, p.ParticipantID, a.Version, lapsed(a.Outcome.Status, a.Deadline, now))}
 	if outcome.Status == room.StatusExpired {
-		ov.BlockedBy = blocking
+		r.outcome.BlockedBy = r.blocking
 	}
-	var artifact *ArtifactMeta
+	if d, ok := counting(h, p.ParticipantID.String()); ok {
+		r.you.Decision = ptr(d.Action)
+	}
 	if outcome.Status == room.StatusReached && snap.artifact != nil {
-		artifact = &ArtifactMeta{URL: v.actions(p.InvitationID.String()).Artifact, SHA256: snap.artifact.SHA256, Bytes: snap.artifact.Bytes}
+		r.artifact = &ArtifactMeta{URL: v.actions(p.InvitationID.String()).Artifact, SHA256: snap.artifact.SHA256, Bytes: snap.artifact.Bytes}
 	}
+	return r, nil
+}
+
+// RoomBody returns the room as p reads it, encoded: the part every reader
+// of the version shares, between a head and a tail of its own. See
+// readRoom.
+func (v *Venue) RoomBody(ctx context.Context, p *Principal) (*RoomBody, error) {
+	r, err := v.readRoom(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	a := r.snap.agreement
 	tail, err := encode(struct {
 		You        You           `json:"you"`
 		Outcome    OutcomeView   `json:"outcome"`
@@ -261,13 +269,38 @@ func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomBody, error) {
 		Deadline   string        `json:"deadline"`
 		Artifact   *ArtifactMeta `json:"artifact"`
 		ServerTime string        `json:"serverTime"`
-	}{you, ov, blocking, a.Head.Hash, canon.FormatSeconds(a.Deadline), artifact, canon.FormatTime(now)})
+	}{r.you, r.outcome, r.blocking, a.Head.Hash, canon.FormatSeconds(a.Deadline), r.artifact, canon.FormatTime(r.now)})
 	if err != nil {
 		return nil, err
 	}
-	body := &RoomBody{ETag: roomETag(a.ID, p.ParticipantID, a.Version, lapsed(a.Outcome.Status, a.Deadline, now))}
+	body := &RoomBody{ETag: r.etag}
 	head := `{"agreementId":"` + a.ID.String() + `","invitationId":"` + p.InvitationID.String() + `","revision":`
-	body.add([]byte(head), snap.revision.view, []byte(`,"revisions":`), snap.revision.history, []byte(`,"roster":`), snap.rosterJS, []byte(`,"events":[`), snap.events,
-		[]byte(`],`), tail[1:], []byte("\n"))
+	body.add([]byte(head), r.snap.shared(), append(tail[1:], '\n'))
 	return body, nil
+}
+
+// Room returns the room as p reads it, as a value (what RoomBody encodes).
+// It decodes the room's cached events, so it costs what the room holds.
+func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomView, error) {
+	r, err := v.readRoom(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	a, rev := r.snap.agreement, r.snap.revision
+	view := &RoomView{
+		AgreementID: a.ID.String(), InvitationID: p.InvitationID.String(),
+		Revision: RevisionView{Number: rev.Number, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest,
+			TermsDigest: rev.TermsDigest, CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown},
+		Revisions: revisionsView(rev.History[:rev.Number]), Roster: rosterView(r.snap.rule, r.snap.roster), Events: []EventView{},
+		You: r.you, Outcome: r.outcome, Blocking: r.blocking,
+		ChainHead: a.Head.Hash, Deadline: canon.FormatSeconds(a.Deadline), Artifact: r.artifact, ServerTime: canon.FormatTime(r.now),
+	}
+	if len(r.snap.events) > 0 {
+		events := make([]byte, 0, len(r.snap.events)+2)
+		events = append(append(append(events, '['), r.snap.events...), ']')
+		if err := json.Unmarshal(events, &view.Events); err != nil {
+			return nil, err
+		}
+	}
+	return view, nil
 }

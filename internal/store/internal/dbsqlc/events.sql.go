@@ -113,37 +113,6 @@ func (q *Queries) EventGetByKey(ctx context.Context, arg EventGetByKeyParams) (E
 	return i, err
 }
 
-const eventGetByTokenKey = `-- name: EventGetByTokenKey :one
-SELECT e.id, e.agreement_id, e.seq, e.participant_id, e.revision, e.action, e.body, e.idempotency_key, e.command_digest, e.created_at, e.prev_hash, e.hash FROM events e JOIN participants p ON p.id = e.participant_id
-WHERE p.token_hash = $1 AND e.idempotency_key = $2
-`
-
-type EventGetByTokenKeyParams struct {
-	TokenHash      []byte
-	IdempotencyKey string
-}
-
-// The event the owner of a participant token posted with an idempotency key.
-func (q *Queries) EventGetByTokenKey(ctx context.Context, arg EventGetByTokenKeyParams) (Event, error) {
-	row := q.db.QueryRow(ctx, eventGetByTokenKey, arg.TokenHash, arg.IdempotencyKey)
-	var i Event
-	err := row.Scan(
-		&i.ID,
-		&i.AgreementID,
-		&i.Seq,
-		&i.ParticipantID,
-		&i.Revision,
-		&i.Action,
-		&i.Body,
-		&i.IdempotencyKey,
-		&i.CommandDigest,
-		&i.CreatedAt,
-		&i.PrevHash,
-		&i.Hash,
-	)
-	return i, err
-}
-
 const eventInsert = `-- name: EventInsert :exec
 INSERT INTO events (id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
                     command_digest, created_at, prev_hash, hash)

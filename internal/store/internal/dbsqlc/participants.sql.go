@@ -51,53 +51,6 @@ func (q *Queries) ParticipantAuth(ctx context.Context, tokenHash []byte) (Partic
 	return i, err
 }
 
-const participantByToken = `-- name: ParticipantByToken :one
-SELECT id, agreement_id, invitation_id, token_hash, revoked_at, required, events_revision, event_count,
-       decision, decision_event_id, decision_seq, decision_revision, decided_at
-FROM participants
-WHERE token_hash = $1
-`
-
-type ParticipantByTokenRow struct {
-	ID               uuid.UUID
-	AgreementID      uuid.UUID
-	InvitationID     uuid.UUID
-	TokenHash        []byte
-	RevokedAt        *time.Time
-	Required         bool
-	EventsRevision   int32
-	EventCount       int32
-	Decision         *string
-	DecisionEventID  uuid.NullUUID
-	DecisionSeq      *int64
-	DecisionRevision *int32
-	DecidedAt        *time.Time
-}
-
-// The owner of a participant token with its counters. An append runs it
-// after it holds the agreement's lock, so a revocation committed before is
-// in revoked_at.
-func (q *Queries) ParticipantByToken(ctx context.Context, tokenHash []byte) (ParticipantByTokenRow, error) {
-	row := q.db.QueryRow(ctx, participantByToken, tokenHash)
-	var i ParticipantByTokenRow
-	err := row.Scan(
-		&i.ID,
-		&i.AgreementID,
-		&i.InvitationID,
-		&i.TokenHash,
-		&i.RevokedAt,
-		&i.Required,
-		&i.EventsRevision,
-		&i.EventCount,
-		&i.Decision,
-		&i.DecisionEventID,
-		&i.DecisionSeq,
-		&i.DecisionRevision,
-		&i.DecidedAt,
-	)
-	return i, err
-}
-
 const participantClaim = `-- name: ParticipantClaim :execrows
 UPDATE participants
 SET state = 'claimed', binding_json = $2, binding_digest = $3, token_hash = $4, claimed_at = $5
@@ -156,6 +109,80 @@ func (q *Queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant
 		&i.DecisionRevision,
 		&i.DecidedAt,
 		&i.InvitationID,
+	)
+	return i, err
+}
+
+const participantHolder = `-- name: ParticipantHolder :one
+SELECT p.id, p.agreement_id, p.invitation_id, p.token_hash, p.revoked_at, p.required, p.events_revision, p.event_count,
+       p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at,
+       e.id AS prior_id, e.seq AS prior_seq, e.revision AS prior_revision, e.action AS prior_action, e.body AS prior_body,
+       e.command_digest AS prior_command_digest, e.created_at AS prior_created_at, e.prev_hash AS prior_prev_hash,
+       e.hash AS prior_hash
+FROM participants p
+LEFT JOIN events e ON e.participant_id = p.id AND e.idempotency_key = $2
+WHERE p.token_hash = $1
+`
+
+type ParticipantHolderParams struct {
+	TokenHash      []byte
+	IdempotencyKey string
+}
+
+type ParticipantHolderRow struct {
+	ID                 uuid.UUID
+	AgreementID        uuid.UUID
+	InvitationID       uuid.UUID
+	TokenHash          []byte
+	RevokedAt          *time.Time
+	Required           bool
+	EventsRevision     int32
+	EventCount         int32
+	Decision           *string
+	DecisionEventID    uuid.NullUUID
+	DecisionSeq        *int64
+	DecisionRevision   *int32
+	DecidedAt          *time.Time
+	PriorID            uuid.NullUUID
+	PriorSeq           *int64
+	PriorRevision      *int32
+	PriorAction        *string
+	PriorBody          *string
+	PriorCommandDigest *string
+	PriorCreatedAt     *time.Time
+	PriorPrevHash      *string
+	PriorHash          *string
+}
+
+// The owner of a participant token with its counters and, if it posted one
+// under idempotency key $2, that event. An append runs it after it holds
+// the agreement's lock, so a revocation committed before is in revoked_at.
+func (q *Queries) ParticipantHolder(ctx context.Context, arg ParticipantHolderParams) (ParticipantHolderRow, error) {
+	row := q.db.QueryRow(ctx, participantHolder, arg.TokenHash, arg.IdempotencyKey)
+	var i ParticipantHolderRow
+	err := row.Scan(
+		&i.ID,
+		&i.AgreementID,
+		&i.InvitationID,
+		&i.TokenHash,
+		&i.RevokedAt,
+		&i.Required,
+		&i.EventsRevision,
+		&i.EventCount,
+		&i.Decision,
+		&i.DecisionEventID,
+		&i.DecisionSeq,
+		&i.DecisionRevision,
+		&i.DecidedAt,
+		&i.PriorID,
+		&i.PriorSeq,
+		&i.PriorRevision,
+		&i.PriorAction,
+		&i.PriorBody,
+		&i.PriorCommandDigest,
+		&i.PriorCreatedAt,
+		&i.PriorPrevHash,
+		&i.PriorHash,
 	)
 	return i, err
 }
