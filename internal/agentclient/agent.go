@@ -102,17 +102,17 @@ func verifyExchange(inv *envelope.Invitation, x *Exchanged, acts agentroute.URLs
 		return &VerifyError{"revisionDigest does not match the canonical revision"}
 	}
 	envDigest, err := canon.ParseDigest(inv.RevisionDigest)
-	if err != nil || envDigest != rev {
-		return &VerifyError{"the revision differs from the one the email names"}
+	if err != nil {
+		return &VerifyError{"the email's revision digest is not a digest"}
+	}
+	if err := emailRevisionLinked(inv.RevisionNumber, envDigest, x, rev); err != nil {
+		return err
 	}
 	if md, err := canon.ParseDigest(x.MarkdownDigest); err != nil || md != canon.Digest([]byte(x.Markdown)) {
 		return &VerifyError{"markdownDigest does not match the markdown"}
 	}
 	if x.TermsDigest != "" && x.TermsDigest != termsOf(x.CanonicalRevision) {
 		return &VerifyError{"termsDigest does not match the canonical revision"}
-	}
-	if x.RevisionNumber != inv.RevisionNumber {
-		return &VerifyError{"revisionNumber differs from the email's"}
 	}
 	if x.InvitationID != inv.InvitationID || x.AgreementID != inv.AgreementID || x.Participant.ParticipantID != inv.ParticipantID {
 		return &VerifyError{"the exchange answered for another invitation, agreement or participant"}
@@ -121,7 +121,7 @@ func verifyExchange(inv *envelope.Invitation, x *Exchanged, acts agentroute.URLs
 		AgreementID string `json:"agreement_id"`
 		Revision    int    `json:"revision"`
 	}
-	if json.Unmarshal(x.CanonicalRevision, &body) != nil || body.AgreementID != inv.AgreementID || body.Revision != inv.RevisionNumber {
+	if json.Unmarshal(x.CanonicalRevision, &body) != nil || body.AgreementID != inv.AgreementID || body.Revision != x.RevisionNumber {
 		return &VerifyError{"the canonical revision names another agreement or revision"}
 	}
 	if x.Actions.Claim != acts.Claim || x.Actions.Room != acts.Room || x.Actions.Events != acts.Events || x.Actions.Artifact != acts.Artifact {

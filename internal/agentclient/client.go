@@ -16,16 +16,18 @@ import (
 
 // Exchanged is the exchange response (the session token is private).
 type Exchanged struct {
-	SessionToken      string          `json:"sessionToken"`
-	SessionExpiresAt  string          `json:"sessionExpiresAt"`
-	InvitationID      string          `json:"invitationId"`
-	AgreementID       string          `json:"agreementId"`
-	RevisionNumber    int             `json:"revisionNumber"`
-	RevisionDigest    string          `json:"revisionDigest"`
-	MarkdownDigest    string          `json:"markdownDigest"`
-	TermsDigest       string          `json:"termsDigest"`
-	CanonicalRevision json.RawMessage `json:"canonicalRevision"`
-	Markdown          string          `json:"markdown"`
+	SessionToken     string `json:"sessionToken"`
+	SessionExpiresAt string `json:"sessionExpiresAt"`
+	InvitationID     string `json:"invitationId"`
+	AgreementID      string `json:"agreementId"`
+	RevisionNumber   int    `json:"revisionNumber"`
+	RevisionDigest   string `json:"revisionDigest"`
+	MarkdownDigest   string `json:"markdownDigest"`
+	TermsDigest      string `json:"termsDigest"`
+	// Revisions is the history of locked revisions, oldest first.
+	Revisions         []RevisionSummary `json:"revisions"`
+	CanonicalRevision json.RawMessage   `json:"canonicalRevision"`
+	Markdown          string            `json:"markdown"`
 	Participant       struct {
 		ParticipantID string `json:"participantId"`
 		DisplayName   string `json:"displayName"`

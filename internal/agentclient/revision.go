@@ -147,3 +147,25 @@ func termsOf(canonical json.RawMessage) string {
 	}
 	return d
 }
+
+// emailRevisionLinked checks the exchanged revision (number x.RevisionNumber,
+// recomputed digest rev) against the one the invitation email names: the
+// same revision, or a later one whose history still lists the email's
+// revision with the email's digest, so the email vouches for the chain.
+func emailRevisionLinked(number int, digest string, x *Exchanged, rev string) error {
+	switch {
+	case x.RevisionNumber == number:
+		if rev != digest {
+			return &VerifyError{"the revision differs from the one the email names"}
+		}
+		return nil
+	case x.RevisionNumber < number:
+		return &VerifyError{"revisionNumber is older than the email's"}
+	}
+	i := slices.IndexFunc(x.Revisions, func(s RevisionSummary) bool { return s.Number == number })
+	last := len(x.Revisions) - 1
+	if i < 0 || x.Revisions[i].RevisionDigest != digest || last < 0 || x.Revisions[last].Number != x.RevisionNumber || x.Revisions[last].RevisionDigest != rev {
+		return &VerifyError{"the revision differs from the one the email names, and its history does not link them"}
+	}
+	return nil
+}

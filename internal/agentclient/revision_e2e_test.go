@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -34,6 +35,48 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// amend locks the next revision of an agreement through the operator API.
+func (f *venueFixture) amend(t *testing.T, agreementID, body string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", f.URL+"/api/v1/admin/agreements/"+agreementID+"/revisions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+f.OperatorToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := f.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("amend %s: %s", body, resp.Status)
+	}
+}
+
+// TestAcceptAfterARevision: an invitation email names the revision current
+// when it was sent; claimed after a later revision, the exchange's history
+// links the email's digest to the current revision, which is verified and
+// recorded. A history that does not list the email's digest is refused.
+func TestAcceptAfterARevision(t *testing.T) {
+	t.Parallel()
+	f := startVenue(t)
+	f.createAgreement(t, "late@agents.test")
+	f.waitForMail(t, 1)
+	inv, err := ingest.ParseMessageBytes(f.Sink.Messages()[0].Data, envelope.Policy{Origin: f.Origin, AllowHTTPLoopback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.amend(t, inv.AgreementID, `{"objective":"Agree to ship version 1.0 on Thursday."}`)
+	forged := *inv
+	forged.RevisionDigest = strings.Repeat("ab", 32)
+	var ve *agentclient.VerifyError
+	if _, _, err := newAgent(t, t.TempDir(), agentclient.NewClient()).Accept(context.Background(), &forged); !errors.As(err, &ve) {
+		t.Fatalf("an email digest the history does not list was accepted: %v", err)
+	}
+	rec, fresh, err := newAgent(t, t.TempDir(), agentclient.NewClient()).Accept(context.Background(), inv)
+	if err != nil || !fresh || rec.RevisionNumber != 2 || rec.RevisionDigest == inv.RevisionDigest || rec.TermsDigest == "" {
+		t.Fatalf("accept after a revision: %+v %v", rec, err)
+	}
 }
 
 // eventually polls cond for up to a minute.
@@ -129,16 +172,7 @@ if grep -q '"decision":null,"eventsRemaining"'; then echo '{"action":"agree"}'; 
 		}
 		return "", 0, false
 	}
-	amend := func(body string) {
-		req, _ := http.NewRequest("POST", f.URL+"/api/v1/admin/agreements/"+rec.AgreementID+"/revisions", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+f.OperatorToken)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := f.Client.Do(req)
-		if err != nil || resp.StatusCode != 201 {
-			t.Fatalf("amend %s: %v %v", body, resp.Status, err)
-		}
-		resp.Body.Close()
-	}
+	amend := func(body string) { f.amend(t, rec.AgreementID, body) }
 
 	eventually(t, "alice's first agree", func() bool { d, r, _ := alice(); return d == "agree" && r == 1 })
 	before := ranSoFar()

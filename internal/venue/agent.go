@@ -38,18 +38,21 @@ type ParticipantRef struct {
 
 // Exchanged is the result of a successful exchange.
 type Exchanged struct {
-	SessionToken      string          `json:"sessionToken"`
-	SessionExpiresAt  string          `json:"sessionExpiresAt"`
-	InvitationID      string          `json:"invitationId"`
-	AgreementID       string          `json:"agreementId"`
-	RevisionNumber    int             `json:"revisionNumber"`
-	RevisionDigest    string          `json:"revisionDigest"`
-	MarkdownDigest    string          `json:"markdownDigest"`
-	TermsDigest       string          `json:"termsDigest"`
-	CanonicalRevision json.RawMessage `json:"canonicalRevision"`
-	Markdown          string          `json:"markdown"`
-	Participant       ParticipantRef  `json:"participant"`
-	Actions           Actions         `json:"actions"`
+	SessionToken     string `json:"sessionToken"`
+	SessionExpiresAt string `json:"sessionExpiresAt"`
+	InvitationID     string `json:"invitationId"`
+	AgreementID      string `json:"agreementId"`
+	RevisionNumber   int    `json:"revisionNumber"`
+	RevisionDigest   string `json:"revisionDigest"`
+	MarkdownDigest   string `json:"markdownDigest"`
+	TermsDigest      string `json:"termsDigest"`
+	// Revisions lists every locked revision, oldest first, so an invitation
+	// sent for an earlier one can be traced to the current one.
+	Revisions         []RevisionSummaryView `json:"revisions"`
+	CanonicalRevision json.RawMessage       `json:"canonicalRevision"`
+	Markdown          string                `json:"markdown"`
+	Participant       ParticipantRef        `json:"participant"`
+	Actions           Actions               `json:"actions"`
 }
 
 // liveInvitation loads an invitation usable on the agent routes now: it
@@ -105,7 +108,8 @@ func (v *Venue) Exchange(ctx context.Context, invitationID, inviteSecret string)
 	return &Exchanged{
 		SessionToken: token, SessionExpiresAt: canon.FormatSeconds(expires), InvitationID: inv.ID.String(),
 		AgreementID: inv.AgreementID.String(), RevisionNumber: rev.Number, RevisionDigest: rev.RevisionDigest,
-		MarkdownDigest: rev.MarkdownDigest, TermsDigest: rev.TermsDigest, CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown,
+		MarkdownDigest: rev.MarkdownDigest, TermsDigest: rev.TermsDigest, Revisions: revisionsView(rev.History[:rev.Number]),
+		CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown,
 		Participant: ParticipantRef{ParticipantID: inv.ParticipantID.String(), DisplayName: inv.DisplayName, Kind: inv.Kind},
 		Actions:     v.actions(inv.ID.String()),
 	}, nil

@@ -1015,6 +1015,9 @@ type ExchangeResponse struct {
 	RevisionDigest Digest `json:"revisionDigest"`
 	RevisionNumber int    `json:"revisionNumber"`
 
+	// Revisions Every locked revision, oldest first; the last is the one returned. An invitation email names the revision current when it was sent; when a later one was locked since, this list links the email's revision number and digest to the current revision.
+	Revisions []RevisionSummary `json:"revisions"`
+
 	// SessionExpiresAt When the session stops working, in whole seconds (rounded down); at most 20 minutes after the exchange, never after the deadline.
 	SessionExpiresAt Deadline `json:"sessionExpiresAt"`
 
