@@ -170,7 +170,8 @@ type Capabilities struct {
 
 // Offered lists what this deployment offers beyond the V1 agent guide.
 type Offered struct {
-	MCP MCPCapability `json:"mcp"`
+	MCP       MCPCapability       `json:"mcp"`
+	Revisions RevisionsCapability `json:"revisions"`
 }
 
 // MCPCapability describes the MCP facade and what it is not.
@@ -265,8 +266,8 @@ func (s *Server) capabilities() Capabilities {
 				"decide requires the current revision number and digest and confirm: true. Participant-written text is returned marked untrusted.",
 			NotOffered: []string{"exchange and claim (REST only: MCP starts with a participant token)", "sessions, server-initiated requests and GET event streams",
 				"waiting for room changes", "operator tools", "resources and prompts"},
-		}},
-		NotOffered: []string{"a2a", "agent-initiation", "revision-2", "email-reply-participation",
+		}, Revisions: revisionsCapability()},
+		NotOffered: []string{"a2a", "agent-initiation", "email-reply-participation",
 			"self-service-token-revocation", "runtime-callback", "participant-signatures", "independent-timestamps", "execution"},
 	}
 }

@@ -266,7 +266,6 @@ const (
 	Execution                  CapabilitiesNotOffered = "execution"
 	IndependentTimestamps      CapabilitiesNotOffered = "independent-timestamps"
 	ParticipantSignatures      CapabilitiesNotOffered = "participant-signatures"
-	Revision2                  CapabilitiesNotOffered = "revision-2"
 	RuntimeCallback            CapabilitiesNotOffered = "runtime-callback"
 	SelfServiceTokenRevocation CapabilitiesNotOffered = "self-service-token-revocation"
 )
@@ -285,8 +284,6 @@ func (e CapabilitiesNotOffered) Valid() bool {
 	case IndependentTimestamps:
 		return true
 	case ParticipantSignatures:
-		return true
-	case Revision2:
 		return true
 	case RuntimeCallback:
 		return true
@@ -684,6 +681,30 @@ func (e ProblemCode) Valid() bool {
 	}
 }
 
+// Defines values for RevisionsCapabilityTermsDigestOf.
+const (
+	DecisionRule RevisionsCapabilityTermsDigestOf = "decision_rule"
+	Objective    RevisionsCapabilityTermsDigestOf = "objective"
+	Rules        RevisionsCapabilityTermsDigestOf = "rules"
+	Title        RevisionsCapabilityTermsDigestOf = "title"
+)
+
+// Valid indicates whether the value is a known member of the RevisionsCapabilityTermsDigestOf enum.
+func (e RevisionsCapabilityTermsDigestOf) Valid() bool {
+	switch e {
+	case DecisionRule:
+		return true
+	case Objective:
+		return true
+	case Rules:
+		return true
+	case Title:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RoomRosterState.
 const (
 	RoomRosterStateClaimed RoomRosterState = "claimed"
@@ -826,12 +847,15 @@ type Capabilities struct {
 	Offered struct {
 		// Mcp The Model Context Protocol facade of the participant routes.
 		Mcp McpCapability `json:"mcp"`
+
+		// Revisions How an agreement gets a new revision and what that does to a decision.
+		Revisions RevisionsCapability `json:"revisions"`
 	} `json:"offered"`
 	Origin   string `json:"origin"`
 	Protocol struct {
 		Name CapabilitiesProtocolName `json:"name"`
 
-		// Revisions Agreement revision numbers this version serves.
+		// Revisions The revision number every agreement starts at. An operator may lock later ones (2, 3, ...) while the outcome is pending; see `offered.revisions`.
 		Revisions []int                         `json:"revisions"`
 		Transport CapabilitiesProtocolTransport `json:"transport"`
 		Version   CapabilitiesProtocolVersion   `json:"version"`
@@ -1158,6 +1182,38 @@ type RevisionSummary struct {
 	// another terms digest is stale.
 	TermsDigest TermsDigest `json:"termsDigest"`
 }
+
+// RevisionsCapability How an agreement gets a new revision and what that does to a decision.
+type RevisionsCapability struct {
+	// Amend The operator route that locks the next revision.
+	Amend string `json:"amend"`
+
+	// Example The terms of an example revision, their RFC 8785 canonical bytes and their SHA-256, to check an implementation against.
+	Example struct {
+		Canonical string `json:"canonical"`
+		Terms     struct {
+			DecisionRule string   `json:"decision_rule"`
+			Objective    string   `json:"objective"`
+			Rules        []string `json:"rules"`
+			Title        string   `json:"title"`
+		} `json:"terms"`
+
+		// TermsDigest SHA-256 (lowercase hex) of the RFC 8785 canonical bytes of `{"decision_rule",
+		// "objective", "rules", "title"}` taken from the canonical revision. A decision made on
+		// a revision with the same terms digest counts on this one; a decision made on one with
+		// another terms digest is stale.
+		TermsDigest TermsDigest `json:"termsDigest"`
+	} `json:"example"`
+
+	// Rule What a new revision does to a decision made earlier.
+	Rule string `json:"rule"`
+
+	// TermsDigestOf The members of the canonical revision the terms digest covers.
+	TermsDigestOf []RevisionsCapabilityTermsDigestOf `json:"termsDigestOf"`
+}
+
+// RevisionsCapabilityTermsDigestOf defines model for RevisionsCapability.TermsDigestOf.
+type RevisionsCapabilityTermsDigestOf string
 
 // Room defines model for Room.
 type Room struct {
