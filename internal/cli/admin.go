@@ -69,19 +69,7 @@ participant's invitation id; secrets and proofs exist only in the emails.`,
   consensus admin create -f agreement.json --output json | jq -r '.participants[].invitationId'`,
 		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			body, err := readBodyFile(env, file)
-			if err != nil {
-				return err
-			}
-			client, err := newAdminClient(env, f)
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			if err := client.do(c.Context(), "POST", "/api/v1/admin/agreements", body, &raw); err != nil {
-				return err
-			}
-			return output(env, out, raw, printCreated)
+			return postFile(c.Context(), env, f, file, "/api/v1/admin/agreements", out, printCreated)
 		},
 	}
 	c.Flags().StringVarP(&file, "file", "f", "", "the agreement as JSON, `FILE` or - for standard input (required)")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,24 +35,30 @@ A final outcome (reached, disagreed, no_consensus, expired) cannot be amended.`,
   consensus admin amend 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b -f changes.json --output json`,
 		Args: command.Args("AGREEMENT_ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			body, err := readBodyFile(env, file)
-			if err != nil {
-				return err
-			}
-			client, err := newAdminClient(env, f)
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			if err := client.do(c.Context(), "POST", "/api/v1/admin/agreements/"+url.PathEscape(args[0])+"/revisions", body, &raw); err != nil {
-				return err
-			}
-			return output(env, out, raw, printAmended)
+			return postFile(c.Context(), env, f, file, "/api/v1/admin/agreements/"+url.PathEscape(args[0])+"/revisions", out, printAmended)
 		},
 	}
 	c.Flags().StringVarP(&file, "file", "f", "", "the changes as JSON, `FILE` or - for standard input (required)")
 	out.register(c)
 	return c
+}
+
+// postFile sends the JSON that -f names to the operator route path and
+// prints the answer in the chosen format, with table for a terminal.
+func postFile(ctx context.Context, env Env, f *adminFlags, file, path string, out outputFlag, table func(io.Writer, json.RawMessage) error) error {
+	body, err := readBodyFile(env, file)
+	if err != nil {
+		return err
+	}
+	client, err := newAdminClient(env, f)
+	if err != nil {
+		return err
+	}
+	var raw json.RawMessage
+	if err := client.do(ctx, "POST", path, body, &raw); err != nil {
+		return err
+	}
+	return output(env, out, raw, table)
 }
 
 // readBodyFile reads the request body named by -f: a file, or standard
