@@ -98,8 +98,8 @@ func (r *reply) String() string {
 		return fmt.Sprintf("%s %s: no answer after %v: %v", r.Method, shortURL(r.URL), r.Elapsed().Round(time.Millisecond), r.Err)
 	}
 	b := r.Body
-	if len(b) > 300 {
-		b = append(b[:300:300], "…"...)
+	if len(b) > 200 {
+		b = append(b[:200:200], "…"...)
 	}
 	return fmt.Sprintf("%s %s: %d after %v: %s", r.Method, shortURL(r.URL), r.Status, r.Elapsed().Round(time.Millisecond), bytes.TrimSpace(b))
 }
@@ -222,15 +222,14 @@ func problemMismatch(r *reply, status int, code string) string {
 		why = append(why, fmt.Sprintf("status %d, want %d", r.Status, status))
 	}
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if mt != "application/problem+json" {
-		why = append(why, fmt.Sprintf("Content-Type %q, want application/problem+json", r.Header.Get("Content-Type")))
-	}
 	var p struct {
 		Type   string
 		Code   string
 		Status int
 	}
-	if err := json.Unmarshal(r.Body, &p); err != nil {
+	if mt != "application/problem+json" {
+		why = append(why, fmt.Sprintf("Content-Type %q, want application/problem+json", r.Header.Get("Content-Type")))
+	} else if err := json.Unmarshal(r.Body, &p); err != nil {
 		why = append(why, "the body is not a JSON problem")
 	} else {
 		if code != "" && p.Code != code {
