@@ -126,9 +126,9 @@ type dbParticipant struct {
 
 type dbEvent struct {
 	ID, AgreementID, ParticipantID, Action, Body, Key, CommandDigest, Prev, Hash string
-	Seq                                                                           int64
-	Revision                                                                      int
-	CreatedAt                                                                     time.Time
+	Seq                                                                          int64
+	Revision                                                                     int
+	CreatedAt                                                                    time.Time
 }
 
 type dbArtifact struct {

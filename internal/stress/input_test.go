@@ -41,7 +41,9 @@ func q(s string) string {
 	return string(b)
 }
 
-func (f *fixture) url(m *member, action string) string { return agentURL(f.base, m.Inv.InvitationID, action) }
+func (f *fixture) url(m *member, action string) string {
+	return agentURL(f.base, m.Inv.InvitationID, action)
+}
 
 func (f *fixture) adminURL(path string) string { return f.base + "/api/v1/admin" + path }
 
