@@ -138,7 +138,9 @@ type request struct {
 	Header        http.Header
 	Body          []byte
 	NoContentType bool
-	Timeout       time.Duration
+	// Chunked sends the body without a Content-Length.
+	Chunked bool
+	Timeout time.Duration
 }
 
 // do sends req with client c and reads the whole answer; transport errors
@@ -147,6 +149,9 @@ func do(c *http.Client, req request) *reply {
 	var rd io.Reader
 	if req.Body != nil {
 		rd = bytes.NewReader(req.Body)
+		if req.Chunked {
+			rd = io.MultiReader(rd) // no Len: sent chunked
+		}
 	}
 	ctx := context.Background()
 	if req.Timeout > 0 {
