@@ -17,6 +17,7 @@ import (
 // made after the load.
 type attempt struct {
 	Kind          string // create, exchange, claim, event, room, revoke, resend, probe-room, probe-event
+	Client        int    // which load client sent it, where that matters
 	ParticipantID string
 	InvitationID  string
 	Key           string // Idempotency-Key of an event
@@ -99,6 +100,8 @@ type load struct {
 	done  atomic.Int64 // participants finished
 	total int
 	http  *http.Client
+	// onAttempt, when set, sees every attempt as it is recorded.
+	onAttempt func(*attempt)
 }
 
 func newLoad(t *testing.T, v *venue, cfg loadConfig) *load {
@@ -130,6 +133,9 @@ func (l *load) call(rng *rand.Rand, a attempt, short bool, build func(base strin
 			fillFrom(&at, r)
 		}
 		l.led.add(&at)
+		if l.onAttempt != nil {
+			l.onAttempt(&at)
+		}
 		retry := r.Err != nil || r.Status == http.StatusServiceUnavailable
 		if !retry || time.Now().After(deadline) {
 			return &at

@@ -23,12 +23,13 @@ func seed(t *testing.T) uint64 {
 	return n
 }
 
-// replicaLoad is the load of the replica and crash tests: small in make
-// test, 100 agreements × 3 participants with STRESS=1.
-func replicaLoad(agreements int) loadConfig {
+// replicaLoad is the load of the replica and crash tests: agreements × 3
+// participants in make test, fullAgreements with STRESS=1 (more comments,
+// more clients at once).
+func replicaLoad(agreements, fullAgreements int) loadConfig {
 	cfg := loadConfig{agreements: agreements, workers: 12, comments: 3, revoke: 0.15, resend: 0.15, double: 0.2, short: 0.1, dup: 0.15, patience: 90 * time.Second}
 	if full() {
-		cfg.agreements, cfg.workers, cfg.comments = 100, 32, 4
+		cfg.agreements, cfg.workers, cfg.comments = fullAgreements, 32, 6
 	}
 	return cfg
 }
@@ -47,7 +48,7 @@ func TestStressReplicas(t *testing.T) {
 	t.Parallel()
 	sd := seed(t)
 	v := newVenue(t, venueOpts{replicas: 3})
-	l := newLoad(t, v, replicaLoad(40))
+	l := newLoad(t, v, replicaLoad(100, 300))
 	ps := l.createAll(rand.New(rand.NewPCG(sd, 0)))
 	start := time.Now()
 	l.run(ps, sd)
@@ -70,7 +71,7 @@ func TestStressCrash(t *testing.T) {
 	t.Parallel()
 	sd := seed(t)
 	v := newVenue(t, venueOpts{replicas: 3})
-	l := newLoad(t, v, replicaLoad(30))
+	l := newLoad(t, v, replicaLoad(40, 200))
 	ps := l.createAll(rand.New(rand.NewPCG(sd, 0)))
 	done := make(chan struct{})
 	start := time.Now()
