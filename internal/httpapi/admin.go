@@ -21,13 +21,8 @@ func (s *Server) registerAdminRoutes(r chi.Router) {
 }
 
 func (s *Server) handleAgreementCreate(w http.ResponseWriter, r *http.Request) {
-	b, err := readBody(r, limitAdmin)
+	in, err := decodeBody[venue.CreateInput](r, limitCreate)
 	if err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
-	var in venue.CreateInput
-	if err := decodeStrict(b, &in); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"net/http"
 	"strconv"
 	"strings"
@@ -58,8 +59,8 @@ func exchangeSecret(r *http.Request) (string, error) {
 	var in struct {
 		Secret *string `json:"secret"`
 	}
-	if len(strings.TrimSpace(string(b))) > 0 {
-		if err := decodeStrict(b, &in); err != nil {
+	if len(bytes.TrimLeft(b, " \t\r\n")) > 0 {
+		if err := decodeObject(b, limitExchange, &in); err != nil {
 			return "", err
 		}
 	}
@@ -78,13 +79,8 @@ func exchangeSecret(r *http.Request) (string, error) {
 // handleClaim runs after requireSession: the session and the invitation
 // are checked before the body is read.
 func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
-	b, err := readBody(r, limitClaim)
+	in, err := decodeBody[venue.ClaimInput](r, limitClaim)
 	if err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
-	var in venue.ClaimInput
-	if err := decodeStrict(b, &in); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
@@ -129,13 +125,8 @@ func etagMatches(header, etag string) bool {
 // handleEventsCreate runs after requireParticipant; the venue checks the
 // rest in the documented order (key and body syntax, replay, revision...).
 func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
-	b, err := readBody(r, limitEvents)
+	in, err := decodeBody[venue.EventInput](r, limitEvents)
 	if err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
-	var in venue.EventInput
-	if err := decodeStrict(b, &in); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}

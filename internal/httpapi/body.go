@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -11,69 +10,73 @@ import (
 	"strings"
 )
 
-// Body limits by route.
-const (
-	limitExchange = 1024
-	limitClaim    = 4096
-	limitEvents   = 20 * 1024
-	limitAdmin    = 256 * 1024
-)
-
-func tooLarge(limit int64) *Error {
-	return &Error{Code: "payload-too-large", Detail: fmt.Sprintf("the body must be at most %d bytes", limit)}
+// bodyLimit is how much of a request body one route takes. Bytes is the
+// route's stated limit, counted on the body in its shortest JSON form (see
+// shortestForm): optional \u escapes and insignificant whitespace do not
+// count. Wire is the most the route reads off the connection, enforced
+// before any parsing; it is at least the longest encoding of the longest
+// legal body (every character a \u escape, every astral character a
+// surrogate pair, member names included), so no legal body is refused for
+// the way it was encoded.
+type bodyLimit struct {
+	Bytes int64
+	Wire  int64
 }
 
-// readBody reads at most limit bytes; one byte more is payload-too-large.
-// The limit applies before any parsing.
-func readBody(r *http.Request, limit int64) ([]byte, error) {
+// Body limits by route.
+var (
+	limitExchange = bodyLimit{Bytes: 1024, Wire: 1024}
+	limitClaim    = bodyLimit{Bytes: 4096, Wire: 4096}
+	limitEvents   = bodyLimit{Bytes: 20 * 1024, Wire: 20 * 1024}
+	limitCreate   = bodyLimit{Bytes: 256 * 1024, Wire: 256 * 1024}
+)
+
+func tooLarge(limit bodyLimit) *Error {
+	if limit.Wire > limit.Bytes {
+		return &Error{Code: "payload-too-large", Detail: fmt.Sprintf("the body must be at most %d bytes in its shortest JSON form and at most %d bytes as sent", limit.Bytes, limit.Wire)}
+	}
+	return &Error{Code: "payload-too-large", Detail: fmt.Sprintf("the body must be at most %d bytes", limit.Bytes)}
+}
+
+// readBody reads the request body, at most limit.Wire bytes; a longer one
+// is payload-too-large before anything is parsed. An absent body returns
+// nil and no error.
+func readBody(r *http.Request, limit bodyLimit) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && r.ContentLength != 0 {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 			return nil, &Error{Code: "unsupported-media-type", Detail: "Content-Type must be application/json"}
 		}
 	}
-	if r.ContentLength > limit {
+	if r.ContentLength > limit.Wire {
 		return nil, tooLarge(limit)
 	}
-	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	b, err := io.ReadAll(io.LimitReader(r.Body, limit.Wire+1))
 	if err != nil {
 		return nil, malformed("the request body could not be read")
 	}
-	if int64(len(b)) > limit {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	if int64(len(b)) > limit.Wire {
 		return nil, tooLarge(limit)
 	}
 	return b, nil
 }
 
-// decodeStrict decodes one JSON object into dst, refusing unknown fields,
-// wrong types and trailing data. Messages name the field, never its value.
-func decodeStrict(b []byte, dst any) error {
-	if len(bytes.TrimSpace(b)) == 0 {
-		return malformed("a JSON object body is required")
+// decodeBody reads and strictly decodes a required JSON object body into
+// a fresh T (see readBody and decodeObject). On error the zero T is
+// returned, so a partly decoded value is never used.
+func decodeBody[T any](r *http.Request, limit bodyLimit) (T, error) {
+	var zero, v T
+	b, err := readBody(r, limit)
+	if err != nil {
+		return zero, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		var te *json.UnmarshalTypeError
-		var se *json.SyntaxError
-		switch {
-		case errors.As(err, &te):
-			return malformed(fmt.Sprintf("field %q has the wrong type (want %s)", te.Field, te.Type))
-		case errors.As(err, &se):
-			return malformed("the body is not valid JSON")
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return malformed("unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field "))
-		default:
-			return malformed("the body must be one JSON object")
-		}
+	if err := decodeObject(b, limit, &v); err != nil {
+		return zero, err
 	}
-	if dec.More() {
-		return malformed("the body must hold exactly one JSON object")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return malformed("the body must hold exactly one JSON object")
-	}
-	return nil
+	return v, nil
 }
 
 // writeJSON writes v as JSON with HTML characters unescaped.

@@ -218,7 +218,7 @@ func (s *Server) capabilities() Capabilities {
 			{venue.SchemeParticipant, "participantToken from claim", []string{"room", "events", "artifact"}, "durable; revocable by the operator"},
 		},
 		Limits: Limits{
-			ExchangeBodyBytes: limitExchange, ClaimBodyBytes: limitClaim, EventsBodyBytes: limitEvents,
+			ExchangeBodyBytes: int(limitExchange.Bytes), ClaimBodyBytes: int(limitClaim.Bytes), EventsBodyBytes: int(limitEvents.Bytes),
 			EventBodyCharacters: room.MaxBody, EventsPerParticipantPerRevision: room.MaxEventsPerParticipant,
 			SessionLifetimeSeconds: int(venue.SessionLifetime.Seconds()), RateLimitPerMinute: max(0, s.limiter.perMinute),
 			IdempotencyKeyPattern: room.IdempotencyKeyPattern,

@@ -191,7 +191,7 @@ func TestWriteProblem(t *testing.T) {
 			code: "invalid-request", field: "inbox", detail: "inbox: is required"},
 		{name: "http field", err: invalidField("limit", "must be a whole number from 1 to 100"), code: "invalid-request", field: "limit",
 			detail: "limit: must be a whole number from 1 to 100"},
-		{name: "too large", err: tooLarge(10), code: "payload-too-large", detail: "the body must be at most 10 bytes"},
+		{name: "too large", err: tooLarge(bodyLimit{Bytes: 10, Wire: 10}), code: "payload-too-large", detail: "the body must be at most 10 bytes"},
 		{name: "session", err: &venue.UnauthorizedError{Scheme: venue.SchemeSession}, code: "unauthorized", challenge: venue.SchemeSession},
 		{name: "operator", err: &Error{Code: "unauthorized", Detail: "x", Challenge: operatorChallenge}, code: "unauthorized", challenge: operatorChallenge},
 		{name: "not found", err: fmt.Errorf("venue: exchange: %w: wrong secret", room.ErrNotFound), code: "not-found",
