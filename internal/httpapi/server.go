@@ -52,7 +52,7 @@ func New(o Options) *Server {
 // Handler returns the router with every route and middleware.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.requestID, s.logRequests, s.recoverPanics, s.refuseQueryCredentials, securityHeaders)
+	r.Use(s.requestID, s.logRequests, s.recoverPanics, s.refuseQueryCredentials, s.refuseRepeatedHeaders, securityHeaders)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, room.ErrNotFound)
 	})
