@@ -39,16 +39,15 @@ func tooLarge(limit bodyLimit) *Error {
 }
 
 // readBody reads the request body, at most limit.Wire bytes; a longer one
-// is payload-too-large before anything is parsed. An absent body returns
-// nil and no error.
+// is payload-too-large before anything is parsed. A body (any byte at all)
+// must be declared application/json, optionally with charset=utf-8;
+// anything else, a missing Content-Type included, is
+// unsupported-media-type. An absent body returns nil and no error.
 func readBody(r *http.Request, limit bodyLimit) ([]byte, error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" && r.ContentLength != 0 {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return nil, &Error{Code: "unsupported-media-type", Detail: "Content-Type must be application/json"}
-		}
-	}
 	if r.ContentLength > limit.Wire {
+		if err := checkContentType(r); err != nil {
+			return nil, err
+		}
 		return nil, tooLarge(limit)
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, limit.Wire+1))
@@ -58,10 +57,34 @@ func readBody(r *http.Request, limit bodyLimit) ([]byte, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
+	if err := checkContentType(r); err != nil {
+		return nil, err
+	}
 	if int64(len(b)) > limit.Wire {
 		return nil, tooLarge(limit)
 	}
 	return b, nil
+}
+
+// checkContentType accepts application/json with no parameter but a
+// UTF-8 charset. JSON exchanged between systems is UTF-8 (RFC 8259), and a
+// body sent as a form or as text was not meant as this JSON.
+func checkContentType(r *http.Request) error {
+	unsupported := &Error{Code: "unsupported-media-type", Detail: "send the body with Content-Type: application/json (charset, if given, utf-8)"}
+	values := r.Header.Values("Content-Type")
+	if len(values) != 1 {
+		return unsupported
+	}
+	mt, params, err := mime.ParseMediaType(values[0])
+	if err != nil || mt != "application/json" {
+		return unsupported
+	}
+	for k, v := range params {
+		if k != "charset" || !strings.EqualFold(v, "utf-8") {
+			return unsupported
+		}
+	}
+	return nil
 }
 
 // decodeBody reads and strictly decodes a required JSON object body into

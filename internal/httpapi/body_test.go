@@ -1,12 +1,15 @@
 package httpapi
 
 import (
+	"context"
 	stdjson "encoding/json"
 	"errors"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/consensus-md/consensus/internal/contract"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
@@ -142,5 +145,48 @@ func TestEtagMatches(t *testing.T) {
 	t.Parallel()
 	if !etagMatches(`"a", "b"`, `"b"`) || !etagMatches(`*`, `"x"`) || etagMatches(`W/"b"`, `"b"`) || etagMatches(``, `"b"`) {
 		t.Fatal("If-None-Match matching")
+	}
+}
+
+// TestJSONBodiesNeedJSONContentType (issue 14, defect 9): a body sent
+// without Content-Type, or as anything but application/json (charset, if
+// given, UTF-8), is 415 before it is parsed; an absent body needs none.
+// The bodies here are malformed on purpose, so a Content-Type that is
+// accepted answers 400 instead, before any lookup.
+func TestJSONBodiesNeedJSONContentType(t *testing.T) {
+	t.Parallel()
+	s := newProblemServer(t, pingFunc(func(context.Context) error { return nil }))
+	path := "/api/v1/agent/invitations/7d3c5a8e-4b1f-4c2d-9e6a-0f1b2c3d4e5f/exchange"
+	for _, tc := range []struct {
+		contentType string
+		status      int
+	}{
+		{"", http.StatusUnsupportedMediaType},
+		{"text/plain", http.StatusUnsupportedMediaType},
+		{"text/plain; charset=utf-8", http.StatusUnsupportedMediaType},
+		{"application/x-www-form-urlencoded", http.StatusUnsupportedMediaType},
+		{"application/json; charset=iso-8859-1", http.StatusUnsupportedMediaType},
+		{"application/json; boundary=x", http.StatusUnsupportedMediaType},
+		{"application/merge-patch+json", http.StatusUnsupportedMediaType},
+		{"application/json", http.StatusBadRequest},
+		{"application/json; charset=utf-8", http.StatusBadRequest},
+		{"Application/JSON;charset=UTF-8", http.StatusBadRequest},
+	} {
+		req, err := http.NewRequest(http.MethodPost, s.origin+path, strings.NewReader(`{"secret":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(contract.SkipRequestHeader, "1")
+		if tc.contentType != "" {
+			req.Header.Set("Content-Type", tc.contentType)
+		}
+		resp, err := s.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("Content-Type %q: %d, want %d", tc.contentType, resp.StatusCode, tc.status)
+		}
 	}
 }

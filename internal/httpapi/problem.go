@@ -96,7 +96,7 @@ var problemTypes = []ProblemType{
 	{Code: "payload-too-large", Status: 413, Title: "Request body too large",
 		Explanation: "The request body exceeds this route's limit: 1,024 bytes for exchange, 4,096 for claim, 20 KiB for events, 256 KiB for operator requests."},
 	{Code: "unsupported-media-type", Status: 415, Title: "Unsupported media type",
-		Explanation: "Send request bodies as application/json."},
+		Explanation: "A request body must be sent with Content-Type: application/json (a charset parameter, if any, must be utf-8). A body without Content-Type, or of another media type, is not parsed. A request without a body needs no Content-Type."},
 	{Code: "rate-limited", Status: 429, Title: "Too many requests",
 		Explanation: "This client address sent too many exchange or claim requests. Wait the number of seconds in Retry-After."},
 	{Code: "internal", Status: 500, Title: "Internal error",
