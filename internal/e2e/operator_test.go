@@ -63,7 +63,7 @@ func TestCreateValidation(t *testing.T) {
 	if r.json(t)["deadline"] != "2031-01-01T00:00:00Z" {
 		t.Fatalf("deadline %s", r.body)
 	}
-	expect(t, s.do("POST", "/api/v1/admin/agreements", invalid(operator()), `{"title":`+strings.Repeat(" ", 300*1024)+`}`), 413, "payload-too-large")
+	expect(t, s.do("POST", "/api/v1/admin/agreements", invalid(operator()), `{"title":`+strings.Repeat(" ", 1<<20)+`}`), 413, "payload-too-large")
 }
 
 func TestOperatorListGetResend(t *testing.T) {

@@ -63,6 +63,10 @@ func (s *Server) handleAgreementGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleParticipantRevoke(w http.ResponseWriter, r *http.Request) {
+	if err := noBody(r); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
 	out, err := s.venue.RevokeParticipant(r.Context(), chi.URLParam(r, "participantId"))
 	if err != nil {
 		s.writeProblem(w, r, err)
@@ -72,6 +76,10 @@ func (s *Server) handleParticipantRevoke(w http.ResponseWriter, r *http.Request)
 }
 
 func (s *Server) handleInvitationResend(w http.ResponseWriter, r *http.Request) {
+	if err := noBody(r); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
 	out, err := s.venue.ResendInvitation(r.Context(), chi.URLParam(r, "invitationId"))
 	if err != nil {
 		s.writeProblem(w, r, err)

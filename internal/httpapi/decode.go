@@ -36,15 +36,15 @@ var memberNames = []string{
 // escaped); a member name twice in one object at any depth; a member the
 // target does not have, including one that differs from a real one only by
 // case or Unicode folding; null anywhere (no request member is nullable);
-// and values of the wrong type or out of range. A body whose shortest
-// encoding (see shortestForm) exceeds limit is payload-too-large. On error
-// dst may be partly filled and must be discarded.
+// and values of the wrong type or out of range. A body whose counted size
+// (see countedSize) exceeds limit.Bytes is payload-too-large. On error dst
+// may be partly filled and must be discarded.
 func decodeObject(b []byte, limit bodyLimit, dst any) error {
-	v, err := shortestForm(b)
+	v, err := checkObject(b)
 	if err != nil {
 		return err
 	}
-	if int64(len(v)) > limit.Bytes {
+	if countedSize(b, v) > limit.Bytes {
 		return tooLarge(limit)
 	}
 	if err := refuseNull(v); err != nil {
@@ -56,13 +56,11 @@ func decodeObject(b []byte, limit bodyLimit, dst any) error {
 	return nil
 }
 
-// shortestForm checks that b is exactly one JSON object, strictly (RFC 7493
-// I-JSON: valid UTF-8, no duplicate names; RFC 8259 syntax), and returns it
-// in its shortest encoding: no insignificant whitespace and every string
-// escaped only where JSON requires. Limits are counted on that form, so a
-// client's encoder choosing \u escapes for non-ASCII text (as Python's
-// json.dumps does) is not penalized for it.
-func shortestForm(b []byte) (jsontext.Value, error) {
+// checkObject checks that b is exactly one JSON object, strictly (RFC 8259
+// syntax, RFC 7493 I-JSON: valid UTF-8, no duplicate names), and returns
+// it in its shortest encoding: no insignificant whitespace and every
+// string escaped only where JSON requires.
+func checkObject(b []byte) (jsontext.Value, error) {
 	trimmed := bytes.TrimLeft(b, " \t\r\n")
 	if len(trimmed) == 0 {
 		return nil, malformed("a JSON object body is required")
@@ -75,6 +73,19 @@ func shortestForm(b []byte) (jsontext.Value, error) {
 		return nil, syntaxProblem(err)
 	}
 	return v, nil
+}
+
+// countedSize is the size a body limit counts: the body as sent, less what
+// optional escapes add to its strings (shortest is b's shortest form, from
+// checkObject). A client whose encoder writes non-ASCII as \u escapes, as
+// Python's json.dumps does by default, is not penalized for it: the same
+// text costs the same whichever way it is escaped. Whitespace counts.
+func countedSize(b []byte, shortest jsontext.Value) int64 {
+	compact := jsontext.Value(bytes.Clone(b))
+	if err := compact.Compact(); err != nil {
+		return int64(len(b)) // unreachable for a body checkObject accepted
+	}
+	return int64(len(b) - (len(compact) - len(shortest)))
 }
 
 // syntaxProblem words a jsontext error without the library's text, which

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -94,7 +95,9 @@ var problemTypes = []ProblemType{
 		Explanation: "Another request wrote the same record at the same moment, and this request recorded nothing. Retry it: a retried claim, or an event with the same Idempotency-Key, replays the first answer when the first request succeeded.",
 		Errors:      []error{room.ErrConflict}, Detail: "A concurrent request wrote the same record first; nothing was recorded. Retry the request."},
 	{Code: "payload-too-large", Status: 413, Title: "Request body too large",
-		Explanation: "The request body exceeds this route's limit: 1,024 bytes for exchange, 4,096 for claim, 20 KiB for events, 256 KiB for operator requests."},
+		Explanation: fmt.Sprintf("The request body exceeds this route's limit: %d bytes for exchange, %d for claim, %d for events, %d for creating an agreement, %d for revoke and resend. "+
+			"A limit counts the body as sent, less what optional \\u escapes add to its strings, so a legal body is never refused for how it is escaped; at most %d bytes of a claim are read.",
+			limitExchange.Bytes, limitClaim.Bytes, limitEvents.Bytes, limitCreate.Bytes, limitNoBody.Bytes, limitClaim.Wire)},
 	{Code: "unsupported-media-type", Status: 415, Title: "Unsupported media type",
 		Explanation: "A request body must be sent with Content-Type: application/json (a charset parameter, if any, must be utf-8). A body without Content-Type, or of another media type, is not parsed. A request without a body needs no Content-Type."},
 	{Code: "rate-limited", Status: 429, Title: "Too many requests",
