@@ -176,3 +176,18 @@ func TestMultiLineFields(t *testing.T) {
 		}
 	}
 }
+
+// TestInboxMustBeDeliverable (issue 14, defect 8): the transports send
+// without SMTPUTF8, so a non-ASCII address (mailbox or domain) is refused
+// when it is given, not when its email fails.
+func TestInboxMustBeDeliverable(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{"josé@agents.example", "agent@bücher.example", "ａgent@agents.example"} {
+		if _, err := NormalizeInbox("participants[0].email", bad); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+	if got, err := NormalizeInbox("email", "agent@xn--bcher-kva.example"); err != nil || got != "agent@xn--bcher-kva.example" {
+		t.Errorf("the ASCII form of an IDN domain: %q %v", got, err)
+	}
+}
