@@ -43,7 +43,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	if err := store.Migrate(ctx, cfg.DatabaseURL); err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	st, err := store.Open(ctx, cfg.DatabaseURL, store.WithTimeout(cfg.DBTimeout))
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	defer transport.Close()
 
 	v := &venue.Venue{Store: st, Keys: keys, Origin: cfg.PublicOrigin, Now: opt.Now}
-	api := httpapi.New(httpapi.Options{Venue: v, Pinger: st, Origin: cfg.PublicOrigin, OperatorTokenHash: cfg.OperatorTokenHash, Logger: log, RateLimit: cfg.RateLimit, Version: cfg.Version})
+	api := httpapi.New(httpapi.Options{Venue: v, Pinger: st, Origin: cfg.PublicOrigin, OperatorTokenHash: cfg.OperatorTokenHash, Logger: log, RateLimit: cfg.RateLimit, Version: cfg.Version, DBTimeout: cfg.DBTimeout})
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
 
 	ln := opt.Listener

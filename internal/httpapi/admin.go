@@ -11,7 +11,7 @@ import (
 
 func (s *Server) registerAdminRoutes(r chi.Router) {
 	r.Route("/api/v1/admin", func(r chi.Router) {
-		r.Use(noStore, s.requireOperator)
+		r.Use(noStore, s.requireOperator, s.boundDatabase)
 		r.Post("/agreements", s.handleAgreementCreate)
 		r.Get("/agreements", s.handleAgreementList)
 		r.Get("/agreements/{agreementId}", s.handleAgreementGet)

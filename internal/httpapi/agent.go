@@ -14,7 +14,7 @@ import (
 
 func (s *Server) registerAgentRoutes(r chi.Router) {
 	r.Route("/api/v1/agent/invitations/{invitationId}", func(r chi.Router) {
-		r.Use(noStore)
+		r.Use(noStore, s.boundDatabase)
 		r.With(s.limit("exchange")).Post("/exchange", s.handleExchange)
 		r.With(s.limit("claim"), s.requireSession).Post("/claim", s.handleClaim)
 		r.Group(func(r chi.Router) {

@@ -161,6 +161,19 @@ func (s *Server) refuseRepeatedHeaders(next http.Handler) http.Handler {
 	})
 }
 
+// boundDatabase gives the request a deadline of the database timeout, so
+// waiting for a pooled connection, connecting and every statement end by
+// then: a database that is down, unreachable or frozen answers 503
+// unavailable (the store reports room.ErrUnavailable) instead of holding
+// the client for as long as the outage lasts.
+func (s *Server) boundDatabase(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), s.dbTimeout)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()

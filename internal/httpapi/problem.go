@@ -105,9 +105,18 @@ var problemTypes = []ProblemType{
 	{Code: "internal", Status: 500, Title: "Internal error",
 		Explanation: "The service failed. Nothing was recorded unless a later read shows it. Quote the X-Request-Id header when reporting it.",
 		Detail:      "The request failed; quote the X-Request-Id header when reporting it."},
+	// The database is down, unreachable or slower than the configured
+	// timeout. It says nothing about the request, so it must never surface
+	// as unauthorized or not-found: a client would drop a valid token.
 	{Code: "unavailable", Status: 503, Title: "Service unavailable",
-		Explanation: "A dependency of the service, such as its database, is unreachable. Retry later."},
+		Explanation: "The service cannot reach its database, or the database did not answer in time. This says nothing about your credential or the resource: keep them. Retry after the number of seconds in Retry-After; retry an event with the same Idempotency-Key, which replays it if it was recorded.",
+		Errors:      []error{room.ErrUnavailable}, Detail: "The database is unavailable or too slow; retry after Retry-After seconds with the same request."},
 }
+
+// retryAfterUnavailable is the Retry-After of a 503, in seconds: long
+// enough that retrying clients do not pile onto a recovering database,
+// short enough that a restart is hardly noticed.
+const retryAfterUnavailable = "2"
 
 // problemByCode indexes problemTypes; the table is fixed, so it is built once.
 var problemByCode = func() map[string]ProblemType {
@@ -201,7 +210,11 @@ func matches(err error, targets []error) bool {
 // sees; the client never sees internals.
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	pt, detail, field, challenge := problemFor(err)
-	if pt.Status >= 500 {
+	switch {
+	case pt.Code == "unavailable":
+		// An outage, not a bug: logged, but not as an error per request.
+		s.log.WarnContext(r.Context(), "database unavailable", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
+	case pt.Status >= 500:
 		s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
 	}
 	var buf bytes.Buffer
@@ -212,6 +225,9 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 	h := w.Header()
 	if challenge != "" {
 		h.Set("WWW-Authenticate", challenge)
+	}
+	if pt.Code == "unavailable" {
+		h.Set("Retry-After", retryAfterUnavailable)
 	}
 	h.Set("Content-Type", "application/problem+json; charset=utf-8")
 	h.Set("Cache-Control", "no-store")

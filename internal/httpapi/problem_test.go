@@ -202,6 +202,8 @@ func TestWriteProblem(t *testing.T) {
 		{name: "resend", err: venue.ErrNotResendable, code: "not-resendable"},
 		{name: "unknown", err: errors.New("pgx: connection reset by db.internal:5432"), code: "internal", hidden: "db.internal", logged: true},
 		{name: "unknown code", err: &Error{Code: "no-such-code", Detail: "bug"}, code: "internal", logged: true},
+		{name: "database down", err: fmt.Errorf("store: get session: %w: %w", room.ErrUnavailable, errors.New("dial unix /run/db.sock: connect: refused")),
+			code: "unavailable", hidden: "db.sock", logged: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
@@ -222,6 +224,9 @@ func TestWriteProblem(t *testing.T) {
 			}
 			if tc.hidden != "" && strings.Contains(rec.Body.String(), tc.hidden) {
 				t.Errorf("the body shows %q: %s", tc.hidden, rec.Body)
+			}
+			if got, want := rec.Header().Get("Retry-After"), map[bool]string{true: "2"}[tc.code == "unavailable"]; got != want {
+				t.Errorf("Retry-After %q, want %q", got, want)
 			}
 			if got := rec.Header().Get("WWW-Authenticate"); got != tc.challenge {
 				t.Errorf("WWW-Authenticate %q, want %q", got, tc.challenge)

@@ -22,6 +22,7 @@ type Server struct {
 	limiter       *rateLimiter
 	version       string
 	healthTimeout time.Duration
+	dbTimeout     time.Duration
 }
 
 // Options configures a Server.
@@ -35,6 +36,9 @@ type Options struct {
 	// RateLimit is exchange and claim requests a minute per client address and route; 0 disables.
 	RateLimit int
 	Version   string
+	// DBTimeout bounds the database work of each request on the agent and
+	// operator routes (CONSENSUS_DB_TIMEOUT); zero means 5 seconds.
+	DBTimeout time.Duration
 }
 
 // New builds a Server. It panics without a Pinger: health would otherwise
@@ -43,9 +47,12 @@ func New(o Options) *Server {
 	if o.Pinger == nil {
 		panic("httpapi: Options.Pinger is required")
 	}
+	if o.DBTimeout <= 0 {
+		o.DBTimeout = 5 * time.Second
+	}
 	return &Server{
 		venue: o.Venue, pinger: o.Pinger, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,
-		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: 2 * time.Second,
+		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: min(2*time.Second, o.DBTimeout), dbTimeout: o.DBTimeout,
 	}
 }
 
