@@ -105,18 +105,56 @@ func TestDecodeObjectAcceptsEveryEncoding(t *testing.T) {
 	}
 }
 
-// FuzzDecodeObject: the strict decoder never panics, refuses only with
-// invalid-request or payload-too-large, and whatever it accepts,
-// encoding/json reads as the very same value: a body it accepts is
-// unambiguous.
-func FuzzDecodeObject(f *testing.F) {
-	for _, s := range []string{`{"secret":"x"}`, `{"secret":"x","extra":1}`, `{"secret":1}`, `{} {}`, `[]`, ``, `null`, `{"secret":"x"}garbage`,
-		`{"action":"comment","action":"agree"}`, `{"ACTION":"x"}`, `{"ſecret":"x"}`, `{"body":"\ud800"}`, "{\"body\":\"\xff\"}", `{"revision":1e400}`, `{"body":null}`} {
+// The fuzz targets of the request bodies, one per route: the strict
+// decoder never panics, refuses only with invalid-request or
+// payload-too-large, and whatever it accepts, encoding/json reads as the
+// very same value: a body it accepts is unambiguous.
+
+// FuzzEventsBody fuzzes the events body.
+func FuzzEventsBody(f *testing.F) {
+	for _, s := range []string{`{"action":"comment","body":"x","revision":1,"digest":"ab"}`, `{"action":"comment","action":"agree"}`, `{"ACTION":"x"}`,
+		`{"body":"\ud800"}`, "{\"body\":\"\xff\"}", `{"revision":1e400}`, `{"revision":1.0}`, `{"body":null}`, `{} {}`, `[]`, ``, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzRouteBody[venue.EventInput](t, b, limitEvents) })
+}
+
+// FuzzExchangeBody fuzzes the exchange body.
+func FuzzExchangeBody(f *testing.F) {
+	for _, s := range []string{`{"secret":"x"}`, `{"secret":"x","extra":1}`, `{"secret":1}`, `{"ſecret":"x"}`, `{"secret":"a","secret":"b"}`, `{"secret":"x"}garbage`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fuzzRouteBody[venue.EventInput](t, b, limitEvents)
+		fuzzRouteBody[struct {
+			Secret *string `json:"secret"`
+		}](t, b, limitExchange)
 	})
+}
+
+// FuzzClaimBody fuzzes the claim body.
+func FuzzClaimBody(f *testing.F) {
+	for _, s := range []string{`{"emailProof":"p","inbox":"a@b.example"}`, `{"emailProof":"p","inbox":"a@b.example","runtimeEndpoint":"https://x"}`,
+		`{"emailProof":"p","emailProof":"q"}`, `{"emailproof":"p"}`, `{"runtimeEndpoint":1e308}`, `{"inbox":"\udfff"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzRouteBody[venue.ClaimInput](t, b, limitClaim) })
+}
+
+// FuzzCreateBody fuzzes the operator's create body.
+func FuzzCreateBody(f *testing.F) {
+	for _, s := range []string{`{"title":"T","objective":"o","rules":["r"],"deadline":"2099-01-01T00:00:00Z","participants":[{"displayName":"A","kind":"agent","email":"a@b.example","required":true}]}`,
+		`{"title":"A","title":"B"}`, `{"participants":[{"Required":true}]}`, `{"rules":[null]}`, `{"participants":[{"required":"true"}]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzRouteBody[venue.CreateInput](t, b, limitCreate) })
+}
+
+// FuzzNoBody fuzzes what revoke and resend accept: nothing, or {}.
+func FuzzNoBody(f *testing.F) {
+	for _, s := range []string{`{}`, ` { } `, `{"reason":"x"}`, `[]`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzRouteBody[struct{}](t, b, limitNoBody) })
 }
 
 // fuzzRouteBody checks decodeObject on b for a route's body type T.
