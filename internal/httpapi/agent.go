@@ -54,7 +54,7 @@ func exchangeSecret(r *http.Request) (string, error) {
 	}
 	header := credential(r, venue.SchemeInvite)
 	if r.Header.Get("Authorization") != "" && header == "" {
-		return "", malformed("the Authorization header must use the Consensus-Invite scheme on this route")
+		return "", invalidField("Authorization", "on this route the header must be exactly: Consensus-Invite <secret>")
 	}
 	var in struct {
 		Secret *string `json:"secret"`
