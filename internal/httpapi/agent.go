@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,7 +15,7 @@ import (
 
 func (s *Server) registerAgentRoutes(r chi.Router) {
 	r.Route(agentroute.Pattern, func(r chi.Router) {
-		r.Use(noStore)
+		r.Use(noStore, s.boundDatabase)
 		r.With(s.limit("exchange")).Post(agentroute.Exchange, s.handleExchange)
 		r.With(s.limit("claim"), s.requireSession).Post(agentroute.Claim, s.handleClaim)
 		r.Group(func(r chi.Router) {
@@ -54,13 +55,13 @@ func exchangeSecret(r *http.Request) (string, error) {
 	}
 	header := credential(r, venue.SchemeInvite)
 	if r.Header.Get("Authorization") != "" && header == "" {
-		return "", malformed("the Authorization header must use the Consensus-Invite scheme on this route")
+		return "", invalidField("Authorization", "on this route the header must be exactly: Consensus-Invite <secret>")
 	}
 	var in struct {
 		Secret *string `json:"secret"`
 	}
-	if len(strings.TrimSpace(string(b))) > 0 {
-		if err := decodeStrict(b, &in); err != nil {
+	if len(bytes.TrimLeft(b, " \t\r\n")) > 0 {
+		if err := decodeObject(b, limitExchange, &in); err != nil {
 			return "", err
 		}
 	}
@@ -79,13 +80,8 @@ func exchangeSecret(r *http.Request) (string, error) {
 // handleClaim runs after requireSession: the session and the invitation
 // are checked before the body is read.
 func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
-	b, err := readBody(r, limitClaim)
+	in, err := decodeBody[venue.ClaimInput](r, limitClaim)
 	if err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
-	var in venue.ClaimInput
-	if err := decodeStrict(b, &in); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
@@ -130,13 +126,8 @@ func etagMatches(header, etag string) bool {
 // handleEventsCreate runs after requireParticipant; the venue checks the
 // rest in the documented order (key and body syntax, replay, revision...).
 func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
-	b, err := readBody(r, limitEvents)
+	in, err := decodeBody[venue.EventInput](r, limitEvents)
 	if err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
-	var in venue.EventInput
-	if err := decodeStrict(b, &in); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}

@@ -3,6 +3,7 @@ package venue
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -130,10 +131,14 @@ type SessionGrant struct {
 // AuthSession checks a Consensus-Session token for the invitation in the
 // path: unknown, expired or another invitation's session is
 // *UnauthorizedError; an invitation no longer usable (revoked, expired,
-// human) is room.ErrNotFound.
+// human) is room.ErrNotFound; a database failure (room.ErrUnavailable)
+// comes back as it is, never as a verdict on the token.
 func (v *Venue) AuthSession(ctx context.Context, invitationID, sessionToken string) (*SessionGrant, error) {
 	now := v.now()
 	sess, err := v.Store.SessionGet(ctx, secret.Hash(sessionToken))
+	if err != nil && !errors.Is(err, room.ErrNotFound) {
+		return nil, err
+	}
 	if err != nil || sess.InvitationID.String() != invitationID || !now.Before(sess.ExpiresAt) {
 		return nil, &UnauthorizedError{Scheme: SchemeSession}
 	}
@@ -218,10 +223,15 @@ type Principal struct {
 }
 
 // AuthParticipant checks a participant token for the invitation in the
-// path: unknown, revoked or another invitation's token is *UnauthorizedError.
+// path: unknown, revoked or another invitation's token is *UnauthorizedError;
+// a database failure (room.ErrUnavailable) comes back as it is, never as a
+// verdict on the token.
 func (v *Venue) AuthParticipant(ctx context.Context, invitationID, token string) (*Principal, error) {
 	unauthorized := &UnauthorizedError{Scheme: SchemeParticipant}
 	p, err := v.Store.ParticipantGetByTokenHash(ctx, secret.Hash(token))
+	if err != nil && !errors.Is(err, room.ErrNotFound) {
+		return nil, err
+	}
 	if err != nil || p.InvitationID.String() != invitationID || p.RevokedAt != nil || !secret.Equal(p.TokenHash, secret.Hash(token)) {
 		return nil, unauthorized
 	}
