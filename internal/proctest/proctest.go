@@ -66,8 +66,14 @@ func ModuleRoot() (string, error) {
 
 // Binary returns the path of a consensusd built with `go build` from this
 // module's ./cmd/consensusd, building it on the first call of the process.
+// PROCTEST_CONSENSUSD names a prebuilt binary to use instead (to judge
+// another build with the same tests); every test that starts one logs it.
 func Binary(tb testing.TB) string {
 	tb.Helper()
+	if bin := os.Getenv("PROCTEST_CONSENSUSD"); bin != "" {
+		tb.Logf("proctest: using PROCTEST_CONSENSUSD=%s, not a fresh build", bin)
+		return bin
+	}
 	buildOnce.Do(func() {
 		root, err := ModuleRoot()
 		if err != nil {
