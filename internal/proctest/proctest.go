@@ -184,6 +184,9 @@ func (c *Cluster) env(listen string) []string {
 		"CONSENSUS_ENV": "local", "DATABASE_URL": c.Config.DatabaseURL, "CONSENSUS_LISTEN": listen,
 		"CONSENSUS_PUBLIC_ORIGIN": c.Config.Origin, "CONSENSUS_OPERATOR_TOKEN": c.Config.OperatorToken,
 		"CONSENSUS_TOKEN_KEY": c.Config.TokenKey, "CONSENSUS_RATE_LIMIT": "0", "CONSENSUS_OUTBOX_POLL": "50ms",
+		// Every replica has its own operations listener; a fixed port would
+		// let only the first one start.
+		"CONSENSUS_OPS_LISTEN": "127.0.0.1:0",
 	}
 	if c.Config.MailURL != "" {
 		m["CONSENSUS_MAIL_URL"] = c.Config.MailURL
