@@ -66,8 +66,14 @@ func ModuleRoot() (string, error) {
 
 // Binary returns the path of a consensusd built with `go build` from this
 // module's ./cmd/consensusd, building it on the first call of the process.
+// PROCTEST_CONSENSUSD names a prebuilt binary to use instead (to judge
+// another build with the same tests); every test that starts one logs it.
 func Binary(tb testing.TB) string {
 	tb.Helper()
+	if bin := os.Getenv("PROCTEST_CONSENSUSD"); bin != "" {
+		tb.Logf("proctest: using PROCTEST_CONSENSUSD=%s, not a fresh build", bin)
+		return bin
+	}
 	buildOnce.Do(func() {
 		root, err := ModuleRoot()
 		if err != nil {
@@ -178,6 +184,9 @@ func (c *Cluster) env(listen string) []string {
 		"CONSENSUS_ENV": "local", "DATABASE_URL": c.Config.DatabaseURL, "CONSENSUS_LISTEN": listen,
 		"CONSENSUS_PUBLIC_ORIGIN": c.Config.Origin, "CONSENSUS_OPERATOR_TOKEN": c.Config.OperatorToken,
 		"CONSENSUS_TOKEN_KEY": c.Config.TokenKey, "CONSENSUS_RATE_LIMIT": "0", "CONSENSUS_OUTBOX_POLL": "50ms",
+		// Every replica has its own operations listener; a fixed port would
+		// let only the first one start.
+		"CONSENSUS_OPS_LISTEN": "127.0.0.1:0",
 	}
 	if c.Config.MailURL != "" {
 		m["CONSENSUS_MAIL_URL"] = c.Config.MailURL

@@ -118,6 +118,7 @@ type dbAgreement struct {
 
 type dbParticipant struct {
 	ID, AgreementID, InvitationID, State string
+	Xmin                                 string // the transaction that wrote the row last
 	Required                             bool
 	BindingJSON, BindingDigest           *string
 	TokenHash                            []byte
@@ -126,6 +127,7 @@ type dbParticipant struct {
 
 type dbEvent struct {
 	ID, AgreementID, ParticipantID, Action, Body, Key, CommandDigest, Prev, Hash string
+	Xmin                                                                         string
 	Seq                                                                          int64
 	Revision                                                                     int
 	CreatedAt                                                                    time.Time
@@ -170,14 +172,14 @@ func loadState(t testing.TB, db *pgxpool.Pool) *dbState {
 		t.Fatal(rows.Err())
 	}
 	rows, err = db.Query(ctx, `SELECT p.id::text, p.agreement_id::text, i.id::text, p.state, p.required, p.binding_json,
-		p.binding_digest, p.token_hash, p.revoked_at
+		p.binding_digest, p.token_hash, p.revoked_at, p.xmin::text
 		FROM participants p JOIN invitations i ON i.participant_id = p.id`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
 		p := &dbParticipant{}
-		if err := rows.Scan(&p.ID, &p.AgreementID, &p.InvitationID, &p.State, &p.Required, &p.BindingJSON, &p.BindingDigest, &p.TokenHash, &p.RevokedAt); err != nil {
+		if err := rows.Scan(&p.ID, &p.AgreementID, &p.InvitationID, &p.State, &p.Required, &p.BindingJSON, &p.BindingDigest, &p.TokenHash, &p.RevokedAt, &p.Xmin); err != nil {
 			t.Fatal(err)
 		}
 		s.Participants[p.ID] = p
@@ -186,13 +188,13 @@ func loadState(t testing.TB, db *pgxpool.Pool) *dbState {
 		t.Fatal(rows.Err())
 	}
 	rows, err = db.Query(ctx, `SELECT id::text, agreement_id::text, participant_id::text, action, body, idempotency_key,
-		command_digest, prev_hash, hash, seq, revision, created_at FROM events ORDER BY agreement_id, seq`)
+		command_digest, prev_hash, hash, seq, revision, created_at, xmin::text FROM events ORDER BY agreement_id, seq`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
 		var e dbEvent
-		if err := rows.Scan(&e.ID, &e.AgreementID, &e.ParticipantID, &e.Action, &e.Body, &e.Key, &e.CommandDigest, &e.Prev, &e.Hash, &e.Seq, &e.Revision, &e.CreatedAt); err != nil {
+		if err := rows.Scan(&e.ID, &e.AgreementID, &e.ParticipantID, &e.Action, &e.Body, &e.Key, &e.CommandDigest, &e.Prev, &e.Hash, &e.Seq, &e.Revision, &e.CreatedAt, &e.Xmin); err != nil {
 			t.Fatal(err)
 		}
 		s.Events = append(s.Events, e)
@@ -242,6 +244,10 @@ func loadState(t testing.TB, db *pgxpool.Pool) *dbState {
 //     (whose bytes match its digest and name that event) and nothing else
 //     has one;
 //   - every participant's state agrees with its binding and its events;
+//   - no terminal decision of a revoked participant was written after the
+//     revoke: the transaction that stored it is not the last writer of a
+//     participant row that already holds revoked_at (it set the state to
+//     decided, so it saw the revoke committed);
 //   - a sent email's sealed body is erased.
 func (s *dbState) violations(origin string) []string {
 	var out []string
@@ -364,6 +370,13 @@ func (s *dbState) violations(origin string) []string {
 		}
 		if bound && canon.Digest([]byte(*p.BindingJSON)) != *p.BindingDigest {
 			bad("participant %s: binding digest does not match its binding", p.ID)
+		}
+		if p.RevokedAt != nil {
+			for _, e := range s.Events {
+				if e.ParticipantID == p.ID && room.IsTerminal(e.Action) && e.Xmin == p.Xmin {
+					bad("participant %s: its %s (event %s) was stored by a transaction that saw its revoke", p.ID, e.Action, e.ID)
+				}
+			}
 		}
 	}
 	if s.SentSealed > 0 {

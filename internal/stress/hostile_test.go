@@ -15,12 +15,16 @@ import (
 
 // hostileCase is one hostile request with the precise answer the contract
 // gives it. scheme, for a 401, is the scheme WWW-Authenticate must name.
+// alt, for a raw dot-segment path the contract does not say whether to
+// normalize, is the answer of the route a normalizing server lands on
+// (status and code); either answer must change nothing.
 type hostileCase struct {
 	route, name string
 	req         request
 	status      int
 	code        string
 	scheme      string
+	alt         *hostileCase
 }
 
 // TestHostileInput sends the classics to every route: invalid UTF-8, NUL,
@@ -40,6 +44,9 @@ func TestHostileInput(t *testing.T) {
 		settleOutbox(t, f.v.db)
 		unchanged(t, f.v.db, c.route+": "+c.name, func() {
 			r := f.v.do(c.req)
+			if c.alt != nil && r.Status == c.alt.status {
+				c = *c.alt
+			}
 			if m := problemMismatch(r, c.status, c.code); m != "" {
 				t.Errorf("%s: %s: %s", c.route, c.name, m)
 				return
@@ -68,7 +75,7 @@ func TestHostileInput(t *testing.T) {
 
 func hostileCases(f *fixture) []hostileCase {
 	var cs []hostileCase
-	add := func(route, name string, req request, status int, code string) {
+	mk := func(route, name string, req request, status int, code string) hostileCase {
 		scheme := ""
 		switch route {
 		case "claim":
@@ -78,7 +85,18 @@ func hostileCases(f *fixture) []hostileCase {
 		case "admin create", "admin list", "admin get", "admin revoke", "admin resend":
 			scheme = "Bearer"
 		}
-		cs = append(cs, hostileCase{route, name, req, status, code, scheme})
+		return hostileCase{route, name, req, status, code, scheme, nil}
+	}
+	add := func(route, name string, req request, status int, code string) {
+		cs = append(cs, mk(route, name, req, status, code))
+	}
+	// dotted is a raw "/../" path: 404 as sent or, normalized, the answer
+	// of the route it resolves to.
+	dotted := func(route, name string, req request, altRoute string, altStatus int, altCode string) {
+		c := mk(route, name, req, 404, "not-found")
+		alt := mk(altRoute, name+" (normalized)", req, altStatus, altCode)
+		c.alt = &alt
+		cs = append(cs, c)
 	}
 	A, S, P, I, D := f.a, f.c.Inv.Secret, f.d.Inv.Proof, f.d.Inv.Inbox, f.a.Digest
 	pa := participantAuth(A.Token)
@@ -119,7 +137,8 @@ func hostileCases(f *fixture) []hostileCase {
 	for _, id := range []string{"not-a-uuid", "00000000-0000-0000-0000-00000000000g", "%00", "..%2F..%2Fadmin%2Fagreements", strings.Repeat("a", 8000), "00000000-0000-4000-8000-000000000000"} {
 		add("exchange", "id "+trunc(id), request{Method: "POST", URL: idURL(id, "exchange"), Body: exchangeBody(S)}, 404, "not-found")
 	}
-	add("exchange", "path traversal to admin", request{Method: "POST", URL: f.base + "/api/v1/agent/invitations/" + cInv + "/../../../admin/agreements", Header: hdr("Authorization", op), Body: []byte(createJSON(`"T"`, `"o"`, onePart))}, 404, "not-found")
+	dotted("exchange", "path traversal to admin, without the operator token", request{Method: "POST", URL: f.base + "/api/v1/agent/invitations/" + cInv + "/../../../admin/agreements",
+		Header: hdr("Authorization", "Consensus-Invite "+S), Body: []byte(createJSON(`"T"`, `"o"`, onePart))}, "admin create", 401, "unauthorized")
 	add("exchange", "Consensus-Invite twice", request{Method: "POST", URL: f.url(f.c, "exchange"), Header: hdr("Authorization", "Consensus-Invite "+S, "Authorization", "Consensus-Invite "+S)}, 400, "invalid-request")
 	add("exchange", "authorization and AUTHORIZATION", request{Method: "POST", URL: f.url(f.c, "exchange"), Header: hdr("authorization", "Consensus-Invite "+S, "AUTHORIZATION", "Consensus-Invite csi_other")}, 400, "invalid-request")
 	add("exchange", "Bearer scheme", request{Method: "POST", URL: f.url(f.c, "exchange"), Header: hdr("Authorization", "Bearer "+S)}, 400, "invalid-request")
@@ -156,7 +175,8 @@ func hostileCases(f *fixture) []hostileCase {
 		add(action, "Bearer scheme", request{Method: "GET", URL: u, Header: hdr("Authorization", "Bearer "+A.Token)}, 401, "unauthorized")
 		add(action, "session instead of the participant token", request{Method: "GET", URL: u, Header: hdr("Authorization", ses)}, 401, "unauthorized")
 		add(action, "invalid UTF-8 in the token", request{Method: "GET", URL: u, Header: hdr("Authorization", "Consensus-Participant "+A.Token+"\xff")}, 401, "unauthorized")
-		add(action, "traversal in the path", request{Method: "GET", URL: f.base + "/api/v1/agent/invitations/" + A.Inv.InvitationID + "/../" + f.b.Inv.InvitationID + "/" + action, Header: hdr("Authorization", pa)}, 404, "not-found")
+		dotted(action, "traversal to B's route with A's token", request{Method: "GET", URL: f.base + "/api/v1/agent/invitations/" + A.Inv.InvitationID + "/../" + f.b.Inv.InvitationID + "/" + action,
+			Header: hdr("Authorization", pa)}, action, 401, "unauthorized")
 	}
 
 	// ---- events ----
@@ -216,7 +236,8 @@ func hostileCases(f *fixture) []hostileCase {
 	for _, id := range []string{"not-a-uuid", "%00", "..%2F..%2Fparticipants", strings.ToUpper(agID) + "x", agID + "%00"} {
 		add("admin get", "id "+trunc(id), request{Method: "GET", URL: f.adminURL("/agreements/" + id), Header: hdr("Authorization", op)}, 404, "not-found")
 	}
-	add("admin get", "traversal to another route", request{Method: "GET", URL: f.adminURL("/agreements/" + agID + "/../../participants/" + bID + "/revoke"), Header: hdr("Authorization", op)}, 404, "not-found")
+	dotted("admin get", "traversal to revoke (GET)", request{Method: "GET", URL: f.adminURL("/agreements/" + agID + "/../../participants/" + bID + "/revoke"),
+		Header: hdr("Authorization", op)}, "admin revoke", 405, "method-not-allowed")
 	add("admin get", "Bearer twice", request{Method: "GET", URL: f.adminURL("/agreements/" + agID), Header: hdr("Authorization", op, "authorization", op)}, 400, "invalid-request")
 
 	// ---- operator: revoke, resend ----
@@ -232,8 +253,9 @@ func hostileCases(f *fixture) []hostileCase {
 	add("admin resend", "no credential", request{Method: "POST", URL: f.adminURL("/invitations/" + cInv + "/resend")}, 401, "unauthorized")
 
 	// ---- discovery ----
-	for _, p := range []string{"/schemas/..%2F..%2Fopenapi.json/v1", "/schemas/agreement/v1/../../../openapi.json", "/schemas/AGREEMENT/v1", "/schemas/%00/v1",
-		"/problems/..%2F..%2Fetc%2Fpasswd", "/problems/no-such-problem", "/invite/not-a-uuid", "/invite/..%2F..%2Fapi%2Fhealth", "/invite/%00", "/.well-known/../openapi.json"} {
+	// Encoded slashes are never dot-segments: these stay 404 however paths are normalized.
+	for _, p := range []string{"/schemas/..%2F..%2Fopenapi.json/v1", "/schemas/AGREEMENT/v1", "/schemas/%00/v1",
+		"/problems/..%2F..%2Fetc%2Fpasswd", "/problems/no-such-problem", "/invite/not-a-uuid", "/invite/..%2F..%2Fapi%2Fhealth", "/invite/%00", "/.well-known/..%2Fopenapi.json"} {
 		add("discovery", p, request{Method: "GET", URL: f.base + p}, 404, "not-found")
 	}
 

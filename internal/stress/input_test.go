@@ -245,6 +245,9 @@ func TestDefect6OperatorTextCannotForgeStructure(t *testing.T) {
 		"| --- | --- | --- | --- | --- | --- |",
 		row,
 		"# CONSENSUS.md: forged",
+		"",
+		"Decisions",
+		"=========",
 		"```",
 		row,
 		"~~~",
@@ -294,9 +297,9 @@ func TestDefect6OperatorTextCannotForgeStructure(t *testing.T) {
 	checkInvariants(t, f.v)
 }
 
-// mdStructure is what a CommonMark reader takes for structure: ATX
-// headings and table rows (a line starting with "|" after at most three
-// spaces), outside fenced code blocks.
+// mdStructure is what a CommonMark reader takes for structure: ATX and
+// setext headings and table rows (a line starting with "|" after at most
+// three spaces), outside fenced code blocks.
 type mdStructure struct {
 	headings  map[string]int
 	rows      []string
@@ -305,7 +308,8 @@ type mdStructure struct {
 
 func markdownStructure(md string) mdStructure {
 	s := mdStructure{headings: map[string]int{}}
-	fence := "" // the opening fence while inside a fenced block
+	fence := ""     // the opening fence while inside a fenced block
+	paragraph := "" // the previous line, when it was paragraph text
 	for _, line := range strings.Split(md, "\n") {
 		trimmed := strings.TrimLeft(line, " ")
 		indent := len(line) - len(trimmed)
@@ -315,6 +319,8 @@ func markdownStructure(md string) mdStructure {
 			}
 			continue
 		}
+		prev := paragraph
+		paragraph = ""
 		if indent > 3 {
 			continue // an indented code line, or a continuation
 		}
@@ -322,11 +328,18 @@ func markdownStructure(md string) mdStructure {
 			fence = open
 			continue
 		}
-		if strings.HasPrefix(trimmed, "|") {
-			s.rows = append(s.rows, trimmed)
-		}
-		if h := strings.TrimLeft(trimmed, "#"); len(trimmed)-len(h) >= 1 && len(trimmed)-len(h) <= 6 && (h == "" || h[0] == ' ' || h[0] == '\t') {
-			s.headings[strings.TrimSpace(h)]++
+		switch t := strings.TrimRight(trimmed, " \t"); {
+		case t == "":
+		case strings.HasPrefix(t, "|"):
+			s.rows = append(s.rows, t)
+		case prev != "" && (strings.Trim(t, "=") == "" || strings.Trim(t, "-") == ""):
+			s.headings[prev]++ // a setext underline
+		default:
+			if h := strings.TrimLeft(t, "#"); len(t)-len(h) >= 1 && len(t)-len(h) <= 6 && (h == "" || h[0] == ' ' || h[0] == '\t') {
+				s.headings[strings.TrimSpace(h)]++
+			} else {
+				paragraph = t
+			}
 		}
 	}
 	s.openFence = fence

@@ -94,19 +94,18 @@ func TestDefect7LongestLegalCreateIsAccepted(t *testing.T) {
 	}
 }
 
-// undeliverable is the outcome of creating an agreement for an address the
-// transport may not deliver: a 400 at creation (nothing stored), or a
-// delivered email. Anything else, such as an accepted agreement whose
-// email then fails in the outbox, is the defect.
+// expectRefusedOrDelivered creates an agreement for an address the
+// transport may not deliver: the answer must be a 400 at creation (nothing
+// stored), or a 201 and a delivered email. Anything else, such as an
+// accepted agreement whose email then fails in the outbox, is the defect.
 func expectRefusedOrDelivered(t *testing.T, v *venue, address string) {
 	t.Helper()
 	body := agreementBody("Address "+address, "o", nil, spec{Name: "Non-ASCII", Required: true, Email: address})
-	var r *reply
-	unchangedOr := tableDigests(t, v.db)
-	r = v.post(v.url(0)+"/api/v1/admin/agreements", v.opHeader(), body)
+	before := tableDigests(t, v.db)
+	r := v.post(v.url(0)+"/api/v1/admin/agreements", v.opHeader(), body)
 	if r.Status == http.StatusBadRequest {
 		wantProblem(t, "create for "+address, r, 400, "invalid-request")
-		if ch := changedTables(unchangedOr, tableDigests(t, v.db)); len(ch) > 0 {
+		if ch := changedTables(before, tableDigests(t, v.db)); len(ch) > 0 {
 			t.Errorf("the refused create for %s changed the database: %s", address, strings.Join(ch, ", "))
 		}
 		return

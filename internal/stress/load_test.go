@@ -174,7 +174,7 @@ func fillFrom(a *attempt, r *reply) {
 type lp struct {
 	pid, inv, agreement string
 	required            bool
-	revokeAt            string // "", "exchange", "claim", "events"
+	revokeAt            string // "", "exchange", "claim", "events", "decide" (revoke and decision at once)
 	resendAt            string // "", "exchange", "claim"
 	decision            string // agree, disagree, abstain or "" (silent)
 	double              bool
@@ -209,7 +209,7 @@ func (l *load) createAll(rng *rand.Rand) []*lp {
 				x.decision = ""
 			}
 			if rng.Float64() < l.cfg.revoke {
-				x.revokeAt = []string{"exchange", "claim", "events"}[rng.IntN(3)]
+				x.revokeAt = []string{"exchange", "claim", "events", "decide"}[rng.IntN(4)]
 			}
 			if rng.Float64() < l.cfg.resend {
 				x.resendAt = []string{"exchange", "claim"}[rng.IntN(2)]
@@ -441,8 +441,8 @@ func (l *load) participant(rng *rand.Rand, p *lp) {
 			return request{Method: "GET", URL: agentURL(base, p.inv, "room"), Header: hdr("Authorization", participantAuth(token))}
 		})
 	}
-	if p.revokeAt == "events" {
-		revokeNow()
+	if p.revokeAt == "events" || p.revokeAt == "decide" {
+		revokeNow() // for "decide", the decision below races the revoke
 	}
 	switch {
 	case p.decision == "":

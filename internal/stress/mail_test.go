@@ -185,14 +185,3 @@ func (m *mailbox) wait(t testing.TB, invitationID string, accept func(invite) bo
 	}
 	return inv
 }
-
-// messagesTo returns every message addressed to rcpt (any case).
-func (m *mailbox) messagesTo(rcpt string) []*mailMsg {
-	var out []*mailMsg
-	for _, msg := range m.scan() {
-		if strings.Contains(strings.ToLower(msg.To), strings.ToLower(rcpt)) {
-			out = append(out, msg)
-		}
-	}
-	return out
-}

@@ -13,8 +13,9 @@ import (
 	"github.com/consensus-md/consensus/internal/proctest"
 )
 
-// outageWindow is when the database was gone: from the moment the stop
-// (or the freeze) completed to the moment it was back.
+// outageWindow is when the database was surely gone: from the moment the
+// stop (or the freeze) completed to the moment the test began to bring it
+// back. Recovery is timed from the moment it was back.
 type outageWindow struct {
 	phase       string
 	from, to    time.Time
@@ -112,8 +113,9 @@ func TestStressDatabaseOutage(t *testing.T) {
 				t.Errorf("database %s: replica %d health: %s", phase, i, m)
 			}
 		}
-		up()
 		w.to = time.Now()
+		up()
+		back := time.Now()
 		eventually(60*time.Second, func() bool {
 			for _, r := range v.c.Replicas {
 				if v.do(request{Method: "GET", URL: r.URL() + "/api/health", Timeout: 5 * time.Second}).Status != http.StatusOK {
@@ -122,11 +124,11 @@ func TestStressDatabaseOutage(t *testing.T) {
 			}
 			return true
 		})
-		w.recoveries = time.Since(w.to)
-		if !eventually(60*time.Second, func() bool { return allSince(&okSince, w.to) }) {
+		w.recoveries = time.Since(back)
+		if !eventually(60*time.Second, func() bool { return allSince(&okSince, back) }) {
 			t.Errorf("database %s: the clients did not recover within 60s of PostgreSQL's return, without a restart", phase)
 		}
-		w.clientsBack = time.Since(w.to)
+		w.clientsBack = time.Since(back)
 		windows = append(windows, w)
 	}
 	outage("stopped", func() { pg.Stop(t) }, func() { pg.Start(t) })

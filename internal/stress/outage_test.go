@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -218,14 +217,4 @@ func TestDefect2DatabaseOutageIsUnavailable(t *testing.T) {
 	wantStatus(t, "events after recovery", v.postEvent(base, f.joined, "after-outage-1", "comment", "after"), http.StatusCreated)
 	wantStatus(t, "exchange after recovery", v.post(agentURL(base, f.invitedOne.Inv.InvitationID, "exchange"), nil, exchangeBody(f.invitedOne.Inv.Secret)), http.StatusOK)
 	checkInvariants(t, v)
-}
-
-// sortedKeys is a helper for stable reports.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
