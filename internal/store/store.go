@@ -30,7 +30,8 @@ type Store struct {
 
 // Tx is one transaction. It has every row method of Store, plus those that
 // only mean something while a transaction holds its locks (AgreementLock,
-// EventAppendState).
+// AgreementBump). The hot paths run their own pipelined transactions
+// (Append).
 type Tx struct {
 	queries
 	tx pgx.Tx
@@ -74,8 +75,19 @@ func pgxConfig(databaseURL string) (*pgxpool.Config, error) {
 		// pgx errors can include the URL, and with it a password: say less.
 		return nil, errors.New("store: DATABASE_URL is not a valid PostgreSQL connection URL")
 	}
+	cfg.AfterConnect = registerUUID
+	if !strings.Contains(databaseURL, "pool_max_conns") {
+		// pgxpool's default, max(4, CPUs), lets a replica run only four
+		// transactions at once: sixteen concurrent appends then queue for a
+		// connection instead of sharing the WAL flushes of one commit
+		// (make bench: the append rate ratio rose from about 0.3 to 0.45).
+		cfg.MaxConns = DefaultMaxConns
+	}
 	return cfg, nil
 }
+
+// DefaultMaxConns is the pool size when DATABASE_URL sets no pool_max_conns.
+const DefaultMaxConns = 16
 
 // bound applies the timeout to the serving pool's connections (not to
 // Migrate's, whose DDL may rightly run long).
