@@ -134,9 +134,11 @@ func (p *Postgres) Freeze(tb testing.TB) {
 	// Wait until every frozen process is really stopped (state T).
 	deadline := time.Now().Add(10 * time.Second)
 	for _, pid := range p.frozen {
-		for procState(pid) != 'T' && procState(pid) != 0 {
+		// A backend that exits meanwhile stays a zombie (Z) under its stopped
+		// postmaster, or is gone (0): neither will ever reach T.
+		for st := procState(pid); st != 'T' && st != 't' && st != 'Z' && st != 'X' && st != 0; st = procState(pid) {
 			if time.Now().After(deadline) {
-				tb.Fatalf("proctest: freeze: process %d did not stop", pid)
+				tb.Fatalf("proctest: freeze: process %d did not stop (state %q)", pid, st)
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
