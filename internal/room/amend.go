@@ -68,7 +68,7 @@ func Amend(prev Revision, a Amendment, lockedAt time.Time) (Revision, Change, er
 			c.Deadline, c.PreviousDeadline = true, prev.Deadline
 		}
 	}
-	if err := ValidateRevisionText(next.Title, next.Objective, next.Rules); err != nil {
+	if err := validateAmendment(prev, a); err != nil {
 		return Revision{}, Change{}, err
 	}
 	if len(prev.Participants)+len(a.Add) > MaxParticipants {
@@ -89,4 +89,24 @@ func Amend(prev Revision, a Amendment, lockedAt time.Time) (Revision, Change, er
 	}
 	c.Terms = before != after
 	return next, c, nil
+}
+
+// validateAmendment checks the text a revision changes, with the limits of
+// a new agreement. What it keeps is not checked again: a revision locked
+// under older rules stays amendable.
+func validateAmendment(prev Revision, a Amendment) error {
+	if a.Title != nil && *a.Title != prev.Title {
+		if err := ValidateLine("title", *a.Title, 1, MaxTitle); err != nil {
+			return err
+		}
+	}
+	if a.Objective != nil && *a.Objective != prev.Objective {
+		if err := ValidateMultiline("objective", *a.Objective, 1, MaxObjective); err != nil {
+			return err
+		}
+	}
+	if a.Rules != nil && !slices.Equal(*a.Rules, prev.Rules) {
+		return validateRules(*a.Rules)
+	}
+	return nil
 }

@@ -168,6 +168,9 @@ func TestAmend(t *testing.T) {
 	str := func(s string) *string { return &s }
 	rules := func(r ...string) *[]string { return &r }
 	added := Participant{ParticipantID: "n", DisplayName: "New", Kind: KindAgent, Required: true}
+	// sampleRevision's title holds U+2028, which a new title may not: a
+	// revision locked before that rule stays amendable as long as the
+	// title is kept (the "deadline only" case).
 	cases := []struct {
 		name  string
 		a     Amendment
@@ -184,6 +187,8 @@ func TestAmend(t *testing.T) {
 		{"rules removed", Amendment{Rules: rules()}, true, ""},
 		{"same rules are no change", Amendment{Rules: rules(prev.Rules...)}, false, "change nothing"},
 		{"blank title", Amendment{Title: str(" ")}, false, "title"},
+		{"title on two lines", Amendment{Title: str("Two\nlines")}, false, "title"},
+		{"rule with an escape sequence", Amendment{Rules: rules("\x1b[2J")}, false, "rules[0]"},
 		{"long objective", Amendment{Objective: str(strings.Repeat("o", MaxObjective+1))}, false, "objective"},
 		{"too many participants", Amendment{Add: make([]Participant, MaxParticipants-1)}, false, "at most 50"},
 	}

@@ -36,7 +36,7 @@ func newSlots(in []ParticipantInput, taken map[string]bool) ([]slot, error) {
 	slots := make([]slot, len(in))
 	for i, p := range in {
 		field := fmt.Sprintf("participants[%d]", i)
-		if err := room.ValidateText(field+".displayName", p.DisplayName, 1, room.MaxDisplayName); err != nil {
+		if err := room.ValidateLine(field+".displayName", p.DisplayName, 1, room.MaxDisplayName); err != nil {
 			return nil, err
 		}
 		if p.Kind != room.KindAgent && p.Kind != room.KindHuman {
