@@ -214,19 +214,14 @@ func (v *Venue) readRoom(ctx context.Context, p *Principal) (*roomRead, error) {
 		return nil, err
 	}
 	a := snap.agreement
-	decisions := make([]room.Event, 0, len(snap.roster))
-	members := make([]room.Member, len(snap.roster))
 	var me store.RosterMember
-	for i, m := range snap.roster {
-		members[i] = m.Member()
-		if d, ok := m.DecisionOn(a.CurrentRevision); ok {
-			decisions = append(decisions, d)
-		}
+	for _, m := range snap.roster {
 		if m.ID == p.ParticipantID {
 			me = m
+			break
 		}
 	}
-	outcome, err := settleExpiry(ctx, v.Store, a, room.Evaluate(a.CurrentRevision, members, decisions, a.Deadline, now))
+	outcome, err := settleExpiry(ctx, v.Store, a, snap.outcome(now))
 	if err != nil {
 		return nil, err
 	}
