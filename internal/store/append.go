@@ -67,13 +67,15 @@ type AppendWrite struct {
 }
 
 // Append runs one append as a transaction of two round trips. The first
-// sends BEGIN, locks the agreement (SELECT … FOR UPDATE) and, after the
-// lock is granted, reads the roster with its counters, the idempotency key
-// and, if asked, the current revision. decide judges that state (it must
-// not have effects outside the transaction: a deadlock reruns it) and
-// returns what to write; the second round trip writes it and commits. An
-// error from decide rolls back and comes back unchanged. Store errors are
-// interpreted; room.ErrNotFound means the agreement does not exist.
+// sends BEGIN, locks the agreement of the token's holder (SELECT … FOR
+// UPDATE) and, after the lock is granted, reads the holder (revoked?
+// counters), the event it stored under the idempotency key, what the rule
+// needs of the roster and, if asked, the current revision. decide judges
+// that state (it must not have effects outside the transaction: a deadlock
+// reruns it) and returns what to write; the second round trip writes it in
+// one statement and commits. An unknown token locks nothing and reaches
+// decide with a nil Holder. An error from decide rolls back and comes back
+// unchanged; store errors are interpreted.
 func (s *Store) Append(ctx context.Context, req AppendRequest, decide func(st *AppendState) (AppendWrite, error)) error {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
