@@ -42,9 +42,10 @@ type AppendState struct {
 	// then nothing was locked).
 	Holder    *TokenHolder
 	Agreement Agreement
-	// Roster holds what the decision rule reads of every participant:
-	// ID, Required and Decision.
-	Roster []RosterMember
+	// Roster holds what the decision rule reads of every participant that
+	// is required or has decided: ID, Required and Decision. (An optional
+	// participant without a decision changes no outcome.)
+	Roster []RuleMember
 	// Prior is the holder's event stored under the idempotency key, nil if
 	// the key is new.
 	Prior *Event
@@ -66,13 +67,15 @@ type AppendWrite struct {
 }
 
 // Append runs one append as a transaction of two round trips. The first
-// sends BEGIN, locks the agreement (SELECT … FOR UPDATE) and, after the
-// lock is granted, reads the roster with its counters, the idempotency key
-// and, if asked, the current revision. decide judges that state (it must
-// not have effects outside the transaction: a deadlock reruns it) and
-// returns what to write; the second round trip writes it and commits. An
-// error from decide rolls back and comes back unchanged. Store errors are
-// interpreted; room.ErrNotFound means the agreement does not exist.
+// sends BEGIN, locks the agreement of the token's holder (SELECT … FOR
+// UPDATE) and, after the lock is granted, reads the holder (revoked?
+// counters), the event it stored under the idempotency key, what the rule
+// needs of the roster and, if asked, the current revision. decide judges
+// that state (it must not have effects outside the transaction: a deadlock
+// reruns it) and returns what to write; the second round trip writes it in
+// one statement and commits. An unknown token locks nothing and reaches
+// decide with a nil Holder. An error from decide rolls back and comes back
+// unchanged; store errors are interpreted.
 func (s *Store) Append(ctx context.Context, req AppendRequest, decide func(st *AppendState) (AppendWrite, error)) error {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
@@ -118,12 +121,12 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 		return nil
 	})
 	read.add(func(db dbsqlc.DBTX) error {
-		rows, err := dbsqlc.New(db).ParticipantRule(ctx, req.TokenHash)
+		r, err := dbsqlc.New(db).ParticipantRule(ctx, req.TokenHash)
 		if err != nil {
 			return interpretError("roster", err)
 		}
-		st.Roster = convert(rows, ruleMemberFrom)
-		return nil
+		st.Roster, err = ruleMembersFrom(r)
+		return err
 	})
 	if req.WithRevision {
 		read.add(func(db dbsqlc.DBTX) error {
@@ -176,8 +179,9 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 // under the idempotency key, nil if none.
 func holderFrom(r dbsqlc.ParticipantHolderRow, key string) (*TokenHolder, *Event) {
 	h := &TokenHolder{
-		RosterMember: RosterMember{ID: r.ID, Required: r.Required, RevokedAt: r.RevokedAt, EventsRevision: int(r.EventsRevision),
-			EventCount: int(r.EventCount), Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
+		RosterMember: RosterMember{
+			RuleMember: RuleMember{ID: r.ID, Required: r.Required, Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
+			RevokedAt:  r.RevokedAt, EventsRevision: int(r.EventsRevision), EventCount: int(r.EventCount)},
 		AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash,
 	}
 	if !r.PriorID.Valid || r.PriorSeq == nil || r.PriorRevision == nil || r.PriorAction == nil || r.PriorBody == nil ||

@@ -30,10 +30,17 @@ type BlockerView struct {
 // decision rule needs; a bug, never a state of the data.
 var errNoHistory = errors.New("venue: the current revision was read without its history")
 
+// ruleMember is a roster entry as ruleOf reads it: store.RuleMember, or
+// store.RosterMember, which also knows whether the member claimed.
+type ruleMember interface {
+	Member() room.Member
+	DecisionEvent() (room.Event, bool)
+}
+
 // ruleOf is the room as the decision rule reads it (room.History): the
 // current revision, the terms digest of every revision, the roster and each
 // member's standing decision. rev must carry its History.
-func ruleOf(a store.Agreement, rev store.Revision, roster []store.RosterMember) (room.History, error) {
+func ruleOf[M ruleMember](a store.Agreement, rev store.Revision, roster []M) (room.History, error) {
 	if len(rev.History) < rev.Number {
 		return room.History{}, errNoHistory
 	}

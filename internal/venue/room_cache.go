@@ -1,11 +1,10 @@
 package venue
 
 import (
-	"bytes"
 	"container/list"
 	"context"
-	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -103,9 +102,21 @@ type roomSnapshot struct {
 	rosterJS  []byte       // the encoded roster array
 	events    []byte       // the encoded events up to agreement.Head.Seq
 	artifact  *store.ArtifactMeta
+	// early and late are the rule's outcome of this version before and at
+	// or after the deadline: Evaluate reads the clock only to compare it
+	// with the deadline, so every reader of the version needs one of two.
+	early, late room.Outcome
 
 	middleOnce sync.Once
 	middle     []byte
+}
+
+// outcome is room.Evaluate of this version at now.
+func (s *roomSnapshot) outcome(now time.Time) room.Outcome {
+	if now.Before(s.agreement.Deadline) {
+		return s.early
+	}
+	return s.late
 }
 
 // shared returns the part of the room every reader of this version is
@@ -192,23 +203,6 @@ func sizeOf(b *revisionBlock) int {
 		return 0
 	}
 	return len(b.view) + len(b.history)
-}
-
-// newRevisionBlock encodes rev, which must come with its History.
-func newRevisionBlock(rev store.Revision) (*revisionBlock, error) {
-	if len(rev.History) < rev.Number {
-		return nil, errNoHistory
-	}
-	view, err := encode(RevisionView{Number: rev.Number, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest,
-		TermsDigest: rev.TermsDigest, CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown})
-	if err != nil {
-		return nil, err
-	}
-	history, err := encode(revisionsView(rev.History[:rev.Number]))
-	if err != nil {
-		return nil, err
-	}
-	return &revisionBlock{Revision: rev, view: view, history: history}, nil
 }
 
 // revisionReader is what lockedRevision reads through: the store, or a
@@ -328,7 +322,8 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 	e.head = rs.Agreement.Head.Seq
 	e.artifact = art
 	s := &roomSnapshot{agreement: rs.Agreement, roster: rs.Roster, revision: rev, rule: rule, rosterJS: rosterJS,
-		events: e.events[:len(e.events):len(e.events)], artifact: art}
+		events: e.events[:len(e.events):len(e.events)], artifact: art,
+		early: rule.Outcome(time.Time{}), late: rule.Outcome(rs.Agreement.Deadline)}
 	if e.snap == nil || e.snap.agreement.Version < s.agreement.Version {
 		c.resize(e, len(e.events)-grown+s.cost()-e.snap.cost())
 		e.snap = s
@@ -364,36 +359,4 @@ func (c *roomCache) resize(e *cachedRoom, delta int) {
 			return
 		}
 	}
-}
-
-// encodeEvents encodes events as the room shows them, joined by commas.
-func encodeEvents(events []store.Event) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := newEncoder(&buf)
-	for i, ev := range events {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		if err := enc.Encode(eventView(ev)); err != nil {
-			return nil, err
-		}
-		buf.Truncate(buf.Len() - 1) // Encode's newline
-	}
-	return buf.Bytes(), nil
-}
-
-// encode is JSON as every response is written: no HTML escaping, no
-// trailing newline.
-func encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := newEncoder(&buf).Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-func newEncoder(buf *bytes.Buffer) *json.Encoder {
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	return enc
 }

@@ -231,9 +231,10 @@ func (v *Venue) readRoom(ctx context.Context, p *Principal) (*roomRead, error) {
 	for _, m := range snap.roster {
 		if m.ID == p.ParticipantID {
 			me = m
+			break
 		}
 	}
-	outcome, err := settleExpiry(ctx, v.Store, a, h.Outcome(now))
+	outcome, err := settleExpiry(ctx, v.Store, a, snap.outcome(now))
 	if err != nil {
 		return nil, err
 	}
