@@ -14,7 +14,7 @@ import (
 
 func (s *Server) registerAgentRoutes(r chi.Router) {
 	r.Route(agentroute.Pattern, func(r chi.Router) {
-		r.Use(noStore)
+		r.Use(noStore, family(agentroute.KindAgent))
 		r.With(s.limit("exchange")).Post(agentroute.Exchange, s.handleExchange)
 		r.With(s.limit("claim"), s.requireSession).Post(agentroute.Claim, s.handleClaim)
 		r.Group(func(r chi.Router) {
@@ -36,7 +36,7 @@ func (s *Server) handleExchange(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	out, err := s.venue.Exchange(r.Context(), chi.URLParam(r, agentroute.IDParam), sec)
+	out, err := s.venue.Exchange(r.Context(), familyFrom(r.Context()), chi.URLParam(r, agentroute.IDParam), sec)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

@@ -56,14 +56,18 @@ func (s *Server) requireOperator(next http.Handler) http.Handler {
 // in the path (the session, then the invitation: venue.AuthSession) and
 // puts the grant in the context for sessionFrom.
 func (s *Server) requireSession(next http.Handler) http.Handler {
-	return authenticate(s, venue.SchemeSession, sessionKey{}, s.venue.AuthSession, next)
+	return authenticate(s, venue.SchemeSession, sessionKey{}, func(ctx context.Context, id, token string) (*venue.SessionGrant, error) {
+		return s.venue.AuthSession(ctx, familyFrom(ctx), id, token)
+	}, next)
 }
 
 // requireParticipant checks the Consensus-Participant credential for the
 // invitation in the path and puts the principal in the context for
 // participantFrom.
 func (s *Server) requireParticipant(next http.Handler) http.Handler {
-	return authenticate(s, venue.SchemeParticipant, participantKey{}, s.venue.AuthParticipant, next)
+	return authenticate(s, venue.SchemeParticipant, participantKey{}, func(ctx context.Context, id, token string) (*venue.Principal, error) {
+		return s.venue.AuthParticipant(ctx, familyFrom(ctx), id, token)
+	}, next)
 }
 
 // authenticate is the middleware of one invitation credential: the token

@@ -69,6 +69,7 @@ func (s *Server) Handler() http.Handler {
 		s.writeProblem(w, req, &Error{Code: "method-not-allowed", Detail: "this route does not accept " + req.Method})
 	})
 	s.registerAgentRoutes(r)
+	s.registerHumanRoutes(r)
 	s.registerAdminRoutes(r)
 	s.registerDiscoveryRoutes(r)
 	return r

@@ -15,7 +15,8 @@ import (
 	"github.com/consensus-md/consensus/internal/store"
 )
 
-// Actions are the absolute URLs of the agent routes of one invitation.
+// Actions are the absolute URLs of the routes of one invitation, in the
+// family of its kind (agentroute.ForKind).
 type Actions struct {
 	Claim    string `json:"claim"`
 	Room     string `json:"room"`
@@ -23,8 +24,8 @@ type Actions struct {
 	Artifact string `json:"artifact"`
 }
 
-func (v *Venue) actions(invitationID string) Actions {
-	u := agentroute.For(v.Origin, invitationID)
+func (v *Venue) actions(kind, invitationID string) Actions {
+	u := agentroute.ForKind(v.Origin, kind, invitationID)
 	return Actions{Claim: u.Claim, Room: u.Room, Events: u.Events, Artifact: u.Artifact}
 }
 
@@ -50,10 +51,11 @@ type Exchanged struct {
 	Actions           Actions         `json:"actions"`
 }
 
-// liveInvitation loads an invitation usable on the agent routes now: it
-// exists, is an agent invitation, is not revoked and its deadline has not
-// passed. Every other case is room.ErrNotFound, indistinguishable by design.
-func (v *Venue) liveInvitation(ctx context.Context, invitationID string, now time.Time) (store.InvitationDetail, error) {
+// liveInvitation loads an invitation usable now on the routes of the family
+// of kind (room.KindAgent or room.KindHuman): it exists, its participant is
+// of that kind, it is not revoked and its deadline has not passed. Every
+// other case is room.ErrNotFound, indistinguishable by design.
+func (v *Venue) liveInvitation(ctx context.Context, kind, invitationID string, now time.Time) (store.InvitationDetail, error) {
 	id, err := parseID(invitationID)
 	if err != nil {
 		return store.InvitationDetail{}, err
@@ -62,7 +64,7 @@ func (v *Venue) liveInvitation(ctx context.Context, invitationID string, now tim
 	if err != nil {
 		return store.InvitationDetail{}, err
 	}
-	if inv.Kind != room.KindAgent || inv.RevokedAt != nil || !now.Before(inv.ExpiresAt) {
+	if inv.Kind != kind || inv.RevokedAt != nil || !now.Before(inv.ExpiresAt) {
 		return store.InvitationDetail{}, room.ErrNotFound
 	}
 	return inv, nil
@@ -70,11 +72,12 @@ func (v *Venue) liveInvitation(ctx context.Context, invitationID string, now tim
 
 // Exchange trades the invitation secret for a session of at most 20
 // minutes, never beyond the invitation's expiry. It records nothing about
-// approval. Unknown id, wrong secret, expired, revoked and wrong kind all
-// return room.ErrNotFound.
-func (v *Venue) Exchange(ctx context.Context, invitationID, inviteSecret string) (*Exchanged, error) {
+// approval. kind names the family of the route (room.KindAgent or
+// room.KindHuman). Unknown id, wrong secret, expired, revoked and an
+// invitation of the other kind all return room.ErrNotFound.
+func (v *Venue) Exchange(ctx context.Context, kind, invitationID, inviteSecret string) (*Exchanged, error) {
 	now := canon.Now(v.now())
-	inv, err := v.liveInvitation(ctx, invitationID, now)
+	inv, err := v.liveInvitation(ctx, kind, invitationID, now)
 	if err != nil {
 		return nil, err
 	}
@@ -98,11 +101,13 @@ func (v *Venue) Exchange(ctx context.Context, invitationID, inviteSecret string)
 		AgreementID: inv.AgreementID.String(), RevisionNumber: rev.Number, RevisionDigest: rev.RevisionDigest,
 		MarkdownDigest: rev.MarkdownDigest, CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown,
 		Participant: ParticipantRef{ParticipantID: inv.ParticipantID.String(), DisplayName: inv.DisplayName, Kind: inv.Kind},
-		Actions:     v.actions(inv.ID.String()),
+		Actions:     v.actions(inv.Kind, inv.ID.String()),
 	}, nil
 }
 
-// ClaimInput is the claim body. Pointers tell a missing field from an empty one.
+// ClaimInput is the claim body. Pointers tell a missing field from an empty
+// one. A person's claim carries EmailProof only: the proof shows that its
+// sender reads the invited mailbox, so the binding records that address.
 type ClaimInput struct {
 	EmailProof      *string `json:"emailProof"`
 	Inbox           *string `json:"inbox"`
@@ -126,16 +131,16 @@ type SessionGrant struct {
 }
 
 // AuthSession checks a Consensus-Session token for the invitation in the
-// path: unknown, expired or another invitation's session is
-// *UnauthorizedError; an invitation no longer usable (revoked, expired,
-// human) is room.ErrNotFound.
-func (v *Venue) AuthSession(ctx context.Context, invitationID, sessionToken string) (*SessionGrant, error) {
+// path of a route of the family of kind: unknown, expired or another
+// invitation's session is *UnauthorizedError; an invitation no longer
+// usable (revoked, expired, of the other kind) is room.ErrNotFound.
+func (v *Venue) AuthSession(ctx context.Context, kind, invitationID, sessionToken string) (*SessionGrant, error) {
 	now := v.now()
 	sess, err := v.Store.SessionGet(ctx, secret.Hash(sessionToken))
 	if err != nil || sess.InvitationID.String() != invitationID || !now.Before(sess.ExpiresAt) {
 		return nil, &UnauthorizedError{Scheme: SchemeSession}
 	}
-	inv, err := v.liveInvitation(ctx, invitationID, now)
+	inv, err := v.liveInvitation(ctx, kind, invitationID, now)
 	if err != nil {
 		return nil, err
 	}
@@ -146,12 +151,23 @@ func (v *Venue) AuthSession(ctx context.Context, invitationID, sessionToken stri
 // The participant token is derived from the binding, so an identical claim
 // replays the same token; a different claim after the first is
 // room.ErrClaimConflict. Errors, in the order checked: *room.ValidationError
-// (body), room.ErrProofMismatch, room.ErrClaimConflict.
+// (body), room.ErrProofMismatch, room.ErrClaimConflict. A person's claim
+// (a human invitation) takes the proof alone and binds the invited address,
+// with no runtime endpoint.
 func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Claimed, error) {
 	now := canon.Now(v.now())
 	inv := g.inv
 	if in.EmailProof == nil || *in.EmailProof == "" {
 		return nil, &room.ValidationError{Field: "emailProof", Reason: "is required: the email_proof from the invitation email"}
+	}
+	if inv.Kind == room.KindHuman {
+		if in.Inbox != nil {
+			return nil, &room.ValidationError{Field: "inbox", Reason: "is not accepted on a person's claim: the proof alone shows the invited mailbox"}
+		}
+		if in.RuntimeEndpoint != nil {
+			return nil, &room.ValidationError{Field: "runtimeEndpoint", Reason: "is not accepted on a person's claim"}
+		}
+		in.Inbox = &inv.Email
 	}
 	if in.Inbox == nil {
 		return nil, &room.ValidationError{Field: "inbox", Reason: "is required: the address the invitation was sent to"}
@@ -204,7 +220,7 @@ func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Cla
 	}
 	return &Claimed{
 		ParticipantToken: token, ParticipantID: inv.ParticipantID.String(), BindingDigest: digest, Binding: binding,
-		Assurance: room.Assurance, CountsAsSignature: false, Actions: v.actions(inv.ID.String()),
+		Assurance: room.Assurance, CountsAsSignature: false, Actions: v.actions(inv.Kind, inv.ID.String()),
 	}, nil
 }
 
@@ -213,15 +229,19 @@ type Principal struct {
 	ParticipantID uuid.UUID
 	InvitationID  uuid.UUID
 	AgreementID   uuid.UUID
+	// Kind is the participant's kind, which names its route family.
+	Kind string
 }
 
 // AuthParticipant checks a participant token for the invitation in the
-// path: unknown, revoked or another invitation's token is *UnauthorizedError.
-func (v *Venue) AuthParticipant(ctx context.Context, invitationID, token string) (*Principal, error) {
+// path of a route of the family of kind: unknown, revoked, another
+// invitation's token or a token of the other family is *UnauthorizedError,
+// so a token says nothing on the other family's routes.
+func (v *Venue) AuthParticipant(ctx context.Context, kind, invitationID, token string) (*Principal, error) {
 	unauthorized := &UnauthorizedError{Scheme: SchemeParticipant}
 	p, err := v.Store.ParticipantGetByTokenHash(ctx, secret.Hash(token))
-	if err != nil || p.InvitationID.String() != invitationID || p.RevokedAt != nil || !secret.Equal(p.TokenHash, secret.Hash(token)) {
+	if err != nil || p.InvitationID.String() != invitationID || p.RevokedAt != nil || p.Kind != kind || !secret.Equal(p.TokenHash, secret.Hash(token)) {
 		return nil, unauthorized
 	}
-	return &Principal{ParticipantID: p.ID, InvitationID: p.InvitationID, AgreementID: p.AgreementID}, nil
+	return &Principal{ParticipantID: p.ID, InvitationID: p.InvitationID, AgreementID: p.AgreementID, Kind: p.Kind}, nil
 }

@@ -206,7 +206,7 @@ func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomView, error) {
 		if err != nil {
 			return nil, err
 		}
-		view.Artifact = &ArtifactMeta{URL: v.actions(p.InvitationID.String()).Artifact, SHA256: art.SHA256, Bytes: len(art.Body)}
+		view.Artifact = &ArtifactMeta{URL: v.actions(p.Kind, p.InvitationID.String()).Artifact, SHA256: art.SHA256, Bytes: len(art.Body)}
 	}
 	return view, nil
 }
