@@ -72,5 +72,6 @@ func (s *Server) Handler() http.Handler {
 	s.registerHumanRoutes(r)
 	s.registerAdminRoutes(r)
 	s.registerDiscoveryRoutes(r)
+	s.registerPageRoutes(r)
 	return r
 }
