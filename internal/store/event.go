@@ -58,6 +58,9 @@ func (q queries) EventInsert(ctx context.Context, e Event) error {
 		Action: e.Action, Body: e.Body, IdempotencyKey: e.IdempotencyKey, CommandDigest: e.CommandDigest,
 		CreatedAt: e.CreatedAt, PrevHash: e.PrevHash, Hash: e.Hash,
 	})
+	if err == nil {
+		q.note(noteEvent, e.Action)
+	}
 	return interpretError("insert event", err)
 }
 
