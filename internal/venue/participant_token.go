@@ -23,5 +23,5 @@ func (v *Venue) AuthParticipantToken(ctx context.Context, token string) (*Princi
 	if err != nil || p.RevokedAt != nil || !secret.Equal(p.TokenHash, secret.Hash(token)) {
 		return nil, &UnauthorizedError{Scheme: SchemeParticipant}
 	}
-	return &Principal{ParticipantID: p.ID, InvitationID: p.InvitationID, AgreementID: p.AgreementID}, nil
+	return &Principal{ParticipantID: p.ID, InvitationID: p.InvitationID, AgreementID: p.AgreementID, Kind: p.Kind}, nil
 }
