@@ -13,18 +13,7 @@ import (
 )
 
 func (s *Server) registerAgentRoutes(r chi.Router) {
-	r.Route(agentroute.Pattern, func(r chi.Router) {
-		r.Use(noStore, family(agentroute.KindAgent))
-		r.With(s.limit("exchange")).Post(agentroute.Exchange, s.handleExchange)
-		r.With(s.limit("claim"), s.requireSession).Post(agentroute.Claim, s.handleClaim)
-		r.Group(func(r chi.Router) {
-			r.Use(s.requireParticipant)
-			r.Get(agentroute.Room, s.handleRoom)
-			r.Post(agentroute.Events, s.handleEventsCreate)
-			r.Get(agentroute.Artifact, s.handleArtifact)
-			r.Head(agentroute.Artifact, s.handleArtifact)
-		})
-	})
+	r.Route(agentroute.Pattern, s.invitationRoutes(agentroute.KindAgent, s.handleClaim))
 }
 
 // handleExchange trades the invitation secret for a session. Exchange has

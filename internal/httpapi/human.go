@@ -38,10 +38,17 @@ func familyFrom(ctx context.Context) string {
 // and answers, for human invitations, except that claim takes the email
 // proof alone.
 func (s *Server) registerHumanRoutes(r chi.Router) {
-	r.Route(agentroute.HumanPattern, func(r chi.Router) {
-		r.Use(noStore, family(agentroute.KindHuman))
+	r.Route(agentroute.HumanPattern, s.invitationRoutes(agentroute.KindHuman, s.handleHumanClaim))
+}
+
+// invitationRoutes mounts one family's five actions: the same handlers and
+// authentication for both, with the family's kind in the context and its
+// own claim handler.
+func (s *Server) invitationRoutes(kind string, claim http.HandlerFunc) func(chi.Router) {
+	return func(r chi.Router) {
+		r.Use(noStore, family(kind))
 		r.With(s.limit("exchange")).Post(agentroute.Exchange, s.handleExchange)
-		r.With(s.limit("claim"), s.requireSession).Post(agentroute.Claim, s.handleHumanClaim)
+		r.With(s.limit("claim"), s.requireSession).Post(agentroute.Claim, claim)
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireParticipant)
 			r.Get(agentroute.Room, s.handleRoom)
@@ -49,7 +56,7 @@ func (s *Server) registerHumanRoutes(r chi.Router) {
 			r.Get(agentroute.Artifact, s.handleArtifact)
 			r.Head(agentroute.Artifact, s.handleArtifact)
 		})
-	})
+	}
 }
 
 // humanClaimInput is a person's claim body: the proof code alone. Any other
