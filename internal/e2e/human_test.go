@@ -120,9 +120,17 @@ func TestHumanFamily(t *testing.T) {
 	p.token, p.pid = first["participantToken"].(string), first["participantId"].(string)
 
 	t.Run("tokens are unknown to the other family", func(t *testing.T) {
+		post := func(path string, a *agent) *response {
+			h := a.auth()
+			h["Idempotency-Key"] = "cross-family-1"
+			return s.do("POST", path, h, map[string]any{"action": "comment", "body": "wrong door", "revision": 1, "digest": p.digest})
+		}
 		for _, r := range []*response{
 			s.do("GET", s.agentPath(p.inv.InvitationID, "room"), p.auth(), nil),
 			s.do("GET", s.humanPath(ag.inv.InvitationID, "room"), ag.auth(), nil),
+			s.do("GET", s.agentPath(p.inv.InvitationID, "artifact"), p.auth(), nil),
+			post(s.agentPath(p.inv.InvitationID, "events"), p),
+			post(s.humanPath(ag.inv.InvitationID, "events"), ag),
 		} {
 			expect(t, r, 401, "unauthorized")
 			if r.Header.Get("WWW-Authenticate") != "Consensus-Participant" {

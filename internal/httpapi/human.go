@@ -52,10 +52,10 @@ func (s *Server) invitationRoutes(kind string, claim http.HandlerFunc) func(chi.
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireParticipant)
 			r.Get(agentroute.Room, s.handleRoom)
-			r.Post(agentroute.Events, s.handleEventsCreate)
 			r.Get(agentroute.Artifact, s.handleArtifact)
 			r.Head(agentroute.Artifact, s.handleArtifact)
 		})
+		r.With(s.participantCredential).Post(agentroute.Events, s.handleEventsCreate)
 	}
 }
 

@@ -92,13 +92,13 @@ func TestOutboxDepthAndDeliveries(t *testing.T) {
 	h := &heard{}
 	st.SetObserver(h)
 	ctx := context.Background()
-	id, pid := agreement(t, st)
-	inv := uuid.New()
-	now := time.Now().UTC()
-	if err := st.InvitationInsert(ctx, store.Invitation{ID: inv, AgreementID: id, ParticipantID: pid, SecretHash: []byte("s"),
-		ProofHash: []byte("p"), ExpiresAt: now.Add(time.Hour), IssuedAt: now}); err != nil {
-		t.Fatal(err)
+	id, _ := agreement(t, st)
+	invs, err := st.InvitationListByAgreement(ctx, id) // the participant's, made with it
+	if err != nil || len(invs) != 1 {
+		t.Fatalf("invitations %+v, %v", invs, err)
 	}
+	inv := invs[0].ID
+	now := time.Now().UTC()
 	var ids []uuid.UUID
 	for i := range 3 {
 		m := store.OutboxMessage{ID: uuid.New(), InvitationID: inv, AgreementID: id, Recipient: "a@example.test", Subject: "s",
