@@ -136,6 +136,7 @@ async function submitClaim(ev) {
     input.value = '';
     say('Your place is claimed.');
     await enterRoom();
+    $('heading').focus(); // the form is gone: start reading the room from the top
   } catch (e) {
     say('');
     if (e.status === 403) {
