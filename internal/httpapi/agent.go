@@ -14,18 +14,7 @@ import (
 )
 
 func (s *Server) registerAgentRoutes(r chi.Router) {
-	r.Route(agentroute.Pattern, func(r chi.Router) {
-		r.Use(noStore, s.boundDatabase)
-		r.With(s.limit("exchange")).Post(agentroute.Exchange, s.handleExchange)
-		r.With(s.limit("claim"), s.requireSession).Post(agentroute.Claim, s.handleClaim)
-		r.Group(func(r chi.Router) {
-			r.Use(s.requireParticipant)
-			r.Get(agentroute.Room, s.handleRoom)
-			r.Get(agentroute.Artifact, s.handleArtifact)
-			r.Head(agentroute.Artifact, s.handleArtifact)
-		})
-		r.With(s.participantCredential).Post(agentroute.Events, s.handleEventsCreate)
-	})
+	r.Route(agentroute.Pattern, s.invitationRoutes(agentroute.KindAgent, s.handleClaim))
 }
 
 // handleExchange trades the invitation secret for a session. Exchange has
@@ -37,7 +26,7 @@ func (s *Server) handleExchange(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	out, err := s.venue.Exchange(r.Context(), chi.URLParam(r, agentroute.IDParam), sec)
+	out, err := s.venue.Exchange(r.Context(), familyFrom(r.Context()), chi.URLParam(r, agentroute.IDParam), sec)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -141,7 +130,7 @@ func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 	cred := credentialFrom(r.Context())
 	in, err := decodeBody[venue.EventInput](r, limitEvents)
 	if err != nil {
-		if _, authErr := s.venue.AuthParticipant(r.Context(), chi.URLParam(r, agentroute.IDParam), credential(r, venue.SchemeParticipant)); authErr != nil {
+		if _, authErr := s.venue.AuthParticipant(r.Context(), familyFrom(r.Context()), chi.URLParam(r, agentroute.IDParam), credential(r, venue.SchemeParticipant)); authErr != nil {
 			err = authErr
 		}
 		s.writeProblem(w, r, err)

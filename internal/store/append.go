@@ -175,7 +175,7 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 // under the idempotency key, nil if none.
 func holderFrom(r dbsqlc.ParticipantHolderRow, key string) (*TokenHolder, *Event) {
 	h := &TokenHolder{
-		RosterMember: RosterMember{ID: r.ID, Required: r.Required, RevokedAt: r.RevokedAt, EventsRevision: int(r.EventsRevision),
+		RosterMember: RosterMember{ID: r.ID, Kind: r.Kind, Required: r.Required, RevokedAt: r.RevokedAt, EventsRevision: int(r.EventsRevision),
 			EventCount: int(r.EventCount), Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
 		AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash,
 	}
