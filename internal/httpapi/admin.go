@@ -26,7 +26,9 @@ func (s *Server) handleAgreementCreate(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	out, err := s.venue.CreateAgreement(r.Context(), in)
+	ctx, cancel := s.afterBody(r)
+	defer cancel()
+	out, err := s.venue.CreateAgreement(ctx, in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

@@ -26,7 +26,9 @@ func (s *Server) handleExchange(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	out, err := s.venue.Exchange(r.Context(), familyFrom(r.Context()), chi.URLParam(r, agentroute.IDParam), sec)
+	ctx, cancel := s.afterBody(r)
+	defer cancel()
+	out, err := s.venue.Exchange(ctx, familyFrom(r.Context()), chi.URLParam(r, agentroute.IDParam), sec)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -74,7 +76,9 @@ func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	out, err := s.venue.Claim(r.Context(), sessionFrom(r.Context()), in)
+	ctx, cancel := s.afterBody(r)
+	defer cancel()
+	out, err := s.venue.Claim(ctx, sessionFrom(r.Context()), in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -129,14 +133,16 @@ func etagMatches(header, etag string) bool {
 func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 	cred := credentialFrom(r.Context())
 	in, err := decodeBody[venue.EventInput](r, limitEvents)
+	ctx, cancel := s.afterBody(r)
+	defer cancel()
 	if err != nil {
-		if _, authErr := s.venue.AuthParticipant(r.Context(), familyFrom(r.Context()), chi.URLParam(r, agentroute.IDParam), credential(r, venue.SchemeParticipant)); authErr != nil {
+		if _, authErr := s.venue.AuthParticipant(ctx, familyFrom(r.Context()), chi.URLParam(r, agentroute.IDParam), credential(r, venue.SchemeParticipant)); authErr != nil {
 			err = authErr
 		}
 		s.writeProblem(w, r, err)
 		return
 	}
-	posted, created, err := s.venue.PostEventAs(r.Context(), cred, r.Header.Get("Idempotency-Key"), in)
+	posted, created, err := s.venue.PostEventAs(ctx, cred, r.Header.Get("Idempotency-Key"), in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

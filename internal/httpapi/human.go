@@ -72,7 +72,9 @@ func (s *Server) handleHumanClaim(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	out, err := s.venue.Claim(r.Context(), sessionFrom(r.Context()), venue.ClaimInput{EmailProof: in.EmailProof})
+	ctx, cancel := s.afterBody(r)
+	defer cancel()
+	out, err := s.venue.Claim(ctx, sessionFrom(r.Context()), venue.ClaimInput{EmailProof: in.EmailProof})
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

@@ -170,6 +170,15 @@ func (s *Server) boundDatabase(next http.Handler) http.Handler {
 	})
 }
 
+// afterBody bounds the database work a handler does once it has read the
+// request body. boundDatabase's deadline started with the request, and a
+// body may take up to the server's read timeout to arrive: a slow but
+// legal upload must not leave its database work no time (and answer 503).
+// The body is in hand, so the client's cancellation no longer matters.
+func (s *Server) afterBody(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(r.Context()), s.dbTimeout)
+}
+
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
