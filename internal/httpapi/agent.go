@@ -14,18 +14,7 @@ import (
 )
 
 func (s *Server) registerAgentRoutes(r chi.Router) {
-	r.Route(agentroute.Pattern, func(r chi.Router) {
-		r.Use(noStore, s.boundDatabase)
-		r.With(s.limit("exchange")).Post(agentroute.Exchange, s.handleExchange)
-		r.With(s.limit("claim"), s.requireSession).Post(agentroute.Claim, s.handleClaim)
-		r.Group(func(r chi.Router) {
-			r.Use(s.requireParticipant)
-			r.Get(agentroute.Room, s.handleRoom)
-			r.Get(agentroute.Artifact, s.handleArtifact)
-			r.Head(agentroute.Artifact, s.handleArtifact)
-		})
-		r.With(s.participantCredential).Post(agentroute.Events, s.handleEventsCreate)
-	})
+	r.Route(agentroute.Pattern, s.invitationRoutes(agentroute.KindAgent, s.handleClaim))
 }
 
 // handleExchange trades the invitation secret for a session. Exchange has
@@ -39,7 +28,7 @@ func (s *Server) handleExchange(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.afterBody(r)
 	defer cancel()
-	out, err := s.venue.Exchange(ctx, chi.URLParam(r, agentroute.IDParam), sec)
+	out, err := s.venue.Exchange(ctx, familyFrom(r.Context()), chi.URLParam(r, agentroute.IDParam), sec)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -147,7 +136,7 @@ func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.afterBody(r)
 	defer cancel()
 	if err != nil {
-		if _, authErr := s.venue.AuthParticipant(ctx, chi.URLParam(r, agentroute.IDParam), credential(r, venue.SchemeParticipant)); authErr != nil {
+		if _, authErr := s.venue.AuthParticipant(ctx, familyFrom(r.Context()), chi.URLParam(r, agentroute.IDParam), credential(r, venue.SchemeParticipant)); authErr != nil {
 			err = authErr
 		}
 		s.writeProblem(w, r, err)

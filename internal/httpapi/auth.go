@@ -90,14 +90,18 @@ func (s *Server) requireOperator(next http.Handler) http.Handler {
 // in the path (the session, then the invitation: venue.AuthSession) and
 // puts the grant in the context for sessionFrom.
 func (s *Server) requireSession(next http.Handler) http.Handler {
-	return authenticate(s, venue.SchemeSession, sessionKey{}, s.venue.AuthSession, next)
+	return authenticate(s, venue.SchemeSession, sessionKey{}, func(ctx context.Context, id, token string) (*venue.SessionGrant, error) {
+		return s.venue.AuthSession(ctx, familyFrom(ctx), id, token)
+	}, next)
 }
 
 // requireParticipant checks the Consensus-Participant credential for the
 // invitation in the path and puts the principal in the context for
 // participantFrom.
 func (s *Server) requireParticipant(next http.Handler) http.Handler {
-	return authenticate(s, venue.SchemeParticipant, participantKey{}, s.venue.AuthParticipant, next)
+	return authenticate(s, venue.SchemeParticipant, participantKey{}, func(ctx context.Context, id, token string) (*venue.Principal, error) {
+		return s.venue.AuthParticipant(ctx, familyFrom(ctx), id, token)
+	}, next)
 }
 
 // participantCredential reads the Consensus-Participant token of a write
@@ -112,7 +116,7 @@ func (s *Server) participantCredential(next http.Handler) http.Handler {
 			s.writeProblem(w, r, &venue.UnauthorizedError{Scheme: venue.SchemeParticipant})
 			return
 		}
-		c := venue.NewParticipantCredential(chi.URLParam(r, agentroute.IDParam), token)
+		c := venue.NewParticipantCredential(familyFrom(r.Context()), chi.URLParam(r, agentroute.IDParam), token)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credentialKey{}, c)))
 	})
 }

@@ -90,8 +90,10 @@ func (s *Server) Handler() http.Handler {
 		s.writeProblem(w, req, &Error{Code: "method-not-allowed", Detail: "this route does not accept " + req.Method})
 	})
 	s.registerAgentRoutes(r)
+	s.registerHumanRoutes(r)
 	s.registerAdminRoutes(r)
 	s.registerDiscoveryRoutes(r)
+	s.registerPageRoutes(r)
 	s.registerMCPRoutes(r)
 	return r
 }

@@ -198,12 +198,7 @@ func (v *Venue) GetAgreement(ctx context.Context, agreementID string) (*Agreemen
 	if err != nil {
 		return nil, err
 	}
-	decisions := map[uuid.UUID]string{}
-	for _, m := range roster {
-		if d, ok := counting(rule, m.ID.String()); ok {
-			decisions[m.ID] = d.Action
-		}
-	}
+	decisions := countedDecisions(rule)
 	invByParticipant := map[uuid.UUID]uuid.UUID{}
 	for _, inv := range invs {
 		invByParticipant[inv.ParticipantID] = inv.ID

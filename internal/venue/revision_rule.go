@@ -3,6 +3,8 @@ package venue
 import (
 	"errors"
 
+	"github.com/google/uuid"
+
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store"
@@ -96,12 +98,14 @@ func blockingView(h room.History, o room.Outcome, roster []store.RosterMember) [
 	return out
 }
 
-// counting returns participant id's decision that counts on the current
-// revision, if any: a stale one does not.
-func counting(h room.History, id string) (room.Event, bool) {
-	s, ok := h.Standings()[id]
-	if !ok || s.Stale {
-		return room.Event{}, false
+// countedDecisions maps each member to its decision that counts on the
+// current revision; a stale one does not.
+func countedDecisions(h room.History) map[uuid.UUID]string {
+	out := map[uuid.UUID]string{}
+	for id, s := range h.Standings() {
+		if u, err := uuid.Parse(id); err == nil && !s.Stale {
+			out[u] = s.Event.Action
+		}
 	}
-	return s.Event, true
+	return out
 }

@@ -106,9 +106,25 @@ type roomSnapshot struct {
 	// or after the deadline: Evaluate reads the clock only to compare it
 	// with the deadline, so every reader of the version needs one of two.
 	early, late room.Outcome
+	// earlyBlocking and lateBlocking are the blocking lists of those two
+	// outcomes; counted holds each member's decision that counts.
+	earlyBlocking, lateBlocking []BlockerView
+	counted                     map[uuid.UUID]string
 
 	middleOnce sync.Once
 	middle     []byte
+}
+
+// blocking is the blocking list for outcome o, made once per version for
+// the two outcomes the rule can give.
+func (s *roomSnapshot) blocking(o room.Outcome) []BlockerView {
+	switch o {
+	case s.early:
+		return s.earlyBlocking
+	case s.late:
+		return s.lateBlocking
+	}
+	return blockingView(s.rule, o, s.roster)
 }
 
 // outcome is room.Evaluate of this version at now.
@@ -323,7 +339,8 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 	e.artifact = art
 	s := &roomSnapshot{agreement: rs.Agreement, roster: rs.Roster, revision: rev, rule: rule, rosterJS: rosterJS,
 		events: e.events[:len(e.events):len(e.events)], artifact: art,
-		early: rule.Outcome(time.Time{}), late: rule.Outcome(rs.Agreement.Deadline)}
+		early: rule.Outcome(time.Time{}), late: rule.Outcome(rs.Agreement.Deadline), counted: countedDecisions(rule)}
+	s.earlyBlocking, s.lateBlocking = blockingView(rule, s.early, rs.Roster), blockingView(rule, s.late, rs.Roster)
 	if e.snap == nil || e.snap.agreement.Version < s.agreement.Version {
 		c.resize(e, len(e.events)-grown+s.cost()-e.snap.cost())
 		e.snap = s

@@ -226,7 +226,7 @@ func (v *Venue) readRoom(ctx context.Context, p *Principal) (*roomRead, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, h := snap.agreement, snap.rule
+	a := snap.agreement
 	var me store.RosterMember
 	for _, m := range snap.roster {
 		if m.ID == p.ParticipantID {
@@ -238,17 +238,17 @@ func (v *Venue) readRoom(ctx context.Context, p *Principal) (*roomRead, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &roomRead{snap: snap, outcome: outcomeView(outcome), blocking: blockingView(h, outcome, snap.roster), now: now,
+	r := &roomRead{snap: snap, outcome: outcomeView(outcome), blocking: snap.blocking(outcome), now: now,
 		you:  You{ParticipantID: p.ParticipantID.String(), EventsRemaining: max(0, room.MaxEventsPerParticipant-me.EventsOn(a.CurrentRevision))},
 		etag: roomETag(a.ID, p.ParticipantID, a.Version, lapsed(a.Outcome.Status, a.Deadline, now))}
 	if outcome.Status == room.StatusExpired {
 		r.outcome.BlockedBy = r.blocking
 	}
-	if d, ok := counting(h, p.ParticipantID.String()); ok {
-		r.you.Decision = ptr(d.Action)
+	if d, ok := snap.counted[p.ParticipantID]; ok {
+		r.you.Decision = ptr(d)
 	}
 	if outcome.Status == room.StatusReached && snap.artifact != nil {
-		r.artifact = &ArtifactMeta{URL: v.actions(p.InvitationID.String()).Artifact, SHA256: snap.artifact.SHA256, Bytes: snap.artifact.Bytes}
+		r.artifact = &ArtifactMeta{URL: v.actions(p.Kind, p.InvitationID.String()).Artifact, SHA256: snap.artifact.SHA256, Bytes: snap.artifact.Bytes}
 	}
 	return r, nil
 }

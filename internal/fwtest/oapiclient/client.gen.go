@@ -774,7 +774,7 @@ func (e RoomRosterState) Valid() bool {
 // Action defines model for Action.
 type Action string
 
-// Actions Absolute action URLs of this invitation, built from the public origin.
+// Actions Absolute action URLs of this invitation, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person).
 type Actions struct {
 	Artifact string `json:"artifact"`
 	Claim    string `json:"claim"`
@@ -991,7 +991,7 @@ type ClaimRequest struct {
 
 // ClaimResponse defines model for ClaimResponse.
 type ClaimResponse struct {
-	// Actions Absolute action URLs of this invitation, built from the public origin.
+	// Actions Absolute action URLs of this invitation, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person).
 	Actions   Actions                `json:"actions"`
 	Assurance ClaimResponseAssurance `json:"assurance"`
 
@@ -1084,7 +1084,7 @@ type ExchangeRequest struct {
 
 // ExchangeResponse defines model for ExchangeResponse.
 type ExchangeResponse struct {
-	// Actions Absolute action URLs of this invitation, built from the public origin.
+	// Actions Absolute action URLs of this invitation, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person).
 	Actions     Actions `json:"actions"`
 	AgreementId Uuid    `json:"agreementId"`
 
