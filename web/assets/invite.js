@@ -218,6 +218,8 @@ async function render() {
   if (me) lines.push(el('p', 'You take part as ' + me.displayName + (me.required ? ' (required).' : ' (optional: your decision is recorded but does not change the outcome).')));
   if (room.you.decision) lines.push(el('p', null, {}, 'Your decision is recorded: ', el('strong', room.you.decision), '. It is final.'));
   else if (final) lines.push(el('p', 'The outcome is final, so no decision can be recorded any more.'));
+  else if (me && me.stale) lines.push(el('p', 'Your ' + me.decision + ' was recorded on revision ' + me.revision +
+    '. The title, objective or rules have changed since, so it no longer counts: read this revision and decide again.'));
   else lines.push(el('p', 'You have not decided yet.'));
   lines.push(el('p', 'Your access is kept only in this browser tab. If you close it, open the link in your invitation email again.', { class: 'small muted' }));
   fill($('you'), lines);
