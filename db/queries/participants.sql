@@ -17,7 +17,7 @@ WHERE id = $1 AND binding_digest IS NULL;
 -- name: ParticipantAuth :one
 -- A participant token's owner with what every participant route needs, in
 -- one indexed lookup: a 304 answers from this row alone.
-SELECT p.id, p.agreement_id, p.token_hash, p.revoked_at, p.invitation_id,
+SELECT p.id, p.agreement_id, p.token_hash, p.revoked_at, p.invitation_id, p.kind,
        a.version, a.current_revision, a.deadline, a.outcome_status
 FROM participants p
 JOIN agreements a ON a.id = p.agreement_id
@@ -35,7 +35,7 @@ ORDER BY position;
 -- The owner of a participant token with its counters and, if it posted one
 -- under idempotency key $2, that event. An append runs it after it holds
 -- the agreement's lock, so a revocation committed before is in revoked_at.
-SELECT p.id, p.agreement_id, p.invitation_id, p.token_hash, p.revoked_at, p.required, p.events_revision, p.event_count,
+SELECT p.id, p.agreement_id, p.invitation_id, p.token_hash, p.revoked_at, p.kind, p.required, p.events_revision, p.event_count,
        p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at,
        e.id AS prior_id, e.seq AS prior_seq, e.revision AS prior_revision, e.action AS prior_action, e.body AS prior_body,
        e.command_digest AS prior_command_digest, e.created_at AS prior_created_at, e.prev_hash AS prior_prev_hash,

@@ -38,5 +38,15 @@ tools/lint.sh
 echo "== deploy artifacts (make test-deploy)"
 make --no-print-directory test-deploy
 
+# The people's browser test drives chromium through the pinned
+# playwright-core and axe-core of tools/browser.
+if [[ ! -d tools/browser/node_modules || tools/browser/package-lock.json -nt tools/browser/node_modules ]]; then
+  npm ci --prefix tools/browser --no-audit --no-fund --loglevel=error
+  touch tools/browser/node_modules
+fi
+
+# -artifacts keeps what tests save with t.ArtifactDir (the browser test's
+# screenshots) under .data/test-output/_artifacts.
 echo "== go test -race"
-go test -race -count=1 -timeout 15m ./...
+mkdir -p .data/test-output
+go test -race -count=1 -timeout 15m -artifacts -outputdir "$root/.data/test-output" ./...

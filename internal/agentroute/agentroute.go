@@ -1,7 +1,8 @@
-// Package agentroute is the one definition of the agent API's URL layout.
-// Every invitation has five actions, each under
-// /api/v1/agent/invitations/{invitationId}/: exchange, claim, room, events
-// and artifact. The server routes by these constants; the invitation email,
+// Package agentroute is the one definition of the invitation API's URL
+// layout. Every invitation has five actions, each under
+// /api/v1/agent/invitations/{invitationId}/ for an agent's invitation and
+// under /api/v1/human/invitations/{invitationId}/ for a person's: exchange,
+// claim, room, events and artifact. The server routes by these constants; the invitation email,
 // the exchange response and the discovery documents state URLs built by
 // [For]; the invited agent's checks and runtime compare against the same
 // URLs. It is pure: stdlib only, no I/O.
@@ -10,6 +11,11 @@ package agentroute
 // Prefix starts the path of every agent action; the invitation id follows.
 const Prefix = "/api/v1/agent/invitations/"
 
+// HumanPrefix starts the path of every action of a person's invitation: the
+// same actions as an agent's, in a family of their own, so that each
+// family's invitations are unknown to the other's routes (SPEC §13).
+const HumanPrefix = "/api/v1/human/invitations/"
+
 // IDParam names the invitation id in Pattern (chi.URLParam) and in the
 // OpenAPI paths.
 const IDParam = "invitationId"
@@ -17,6 +23,24 @@ const IDParam = "invitationId"
 // Pattern is the chi route pattern of one invitation; the action paths below
 // are mounted under it.
 const Pattern = Prefix + "{" + IDParam + "}"
+
+// HumanPattern is the chi route pattern of a person's invitation.
+const HumanPattern = HumanPrefix + "{" + IDParam + "}"
+
+// The participant kinds, as the roster spells them; each names a family.
+const (
+	KindAgent = "agent"
+	KindHuman = "human"
+)
+
+// PrefixOf returns the prefix of the family serving invitations of kind:
+// HumanPrefix for KindHuman, Prefix for anything else.
+func PrefixOf(kind string) string {
+	if kind == KindHuman {
+		return HumanPrefix
+	}
+	return Prefix
+}
 
 // The action paths, relative to Pattern (or to one invitation's base URL).
 const (
@@ -41,7 +65,13 @@ type URLs struct {
 // no trailing slash). With "{invitationId}" as the id it gives the URL
 // templates the discovery documents publish; with "" as the origin, paths.
 func For(origin, invitationID string) URLs {
-	base := origin + Prefix + invitationID
+	return ForKind(origin, KindAgent, invitationID)
+}
+
+// ForKind builds the action URLs of invitationID in the family of kind, as
+// For does for an agent's.
+func ForKind(origin, kind, invitationID string) URLs {
+	base := origin + PrefixOf(kind) + invitationID
 	return URLs{
 		Exchange: base + Exchange,
 		Claim:    base + Claim,

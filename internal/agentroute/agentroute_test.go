@@ -24,6 +24,14 @@ func TestForSpellsThePublishedURLs(t *testing.T) {
 	if agentroute.Pattern != "/api/v1/agent/invitations/{invitationId}" {
 		t.Fatalf("Pattern = %q", agentroute.Pattern)
 	}
+	human := agentroute.ForKind("https://consensus.md", agentroute.KindHuman, id)
+	hbase := "https://consensus.md/api/v1/human/invitations/" + id
+	if hwant := (agentroute.URLs{Exchange: hbase + "/exchange", Claim: hbase + "/claim", Room: hbase + "/room", Events: hbase + "/events", Artifact: hbase + "/artifact"}); human != hwant {
+		t.Fatalf("ForKind(human) = %+v\nwant %+v", human, hwant)
+	}
+	if agentroute.HumanPattern != "/api/v1/human/invitations/{invitationId}" || agentroute.ForKind("https://consensus.md", agentroute.KindAgent, id) != want {
+		t.Fatalf("HumanPattern = %q, or ForKind(agent) differs from For", agentroute.HumanPattern)
+	}
 	js, err := json.Marshal(got)
 	if err != nil {
 		t.Fatal(err)
@@ -36,8 +44,15 @@ func TestForSpellsThePublishedURLs(t *testing.T) {
 }
 
 // TestLayoutMatchesOpenAPI proves the layout and the published contract name
-// the same agent paths, no more and no fewer.
+// the same paths in each family, no more and no fewer.
 func TestLayoutMatchesOpenAPI(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{agentroute.KindAgent, agentroute.KindHuman} {
+		t.Run(kind, func(t *testing.T) { layoutMatchesOpenAPI(t, kind) })
+	}
+}
+
+func layoutMatchesOpenAPI(t *testing.T, kind string) {
 	t.Parallel()
 	var doc struct {
 		Paths map[string]json.RawMessage `json:"paths"`
@@ -47,11 +62,11 @@ func TestLayoutMatchesOpenAPI(t *testing.T) {
 	}
 	var published []string
 	for p := range doc.Paths {
-		if strings.HasPrefix(p, agentroute.Prefix) {
+		if strings.HasPrefix(p, agentroute.PrefixOf(kind)) {
 			published = append(published, p)
 		}
 	}
-	u := agentroute.For("", "{"+agentroute.IDParam+"}")
+	u := agentroute.ForKind("", kind, "{"+agentroute.IDParam+"}")
 	built := []string{u.Exchange, u.Claim, u.Room, u.Events, u.Artifact}
 	sort.Strings(published)
 	sort.Strings(built)
@@ -59,7 +74,7 @@ func TestLayoutMatchesOpenAPI(t *testing.T) {
 		t.Fatalf("openapi.json agent paths %v\nlayout builds %v", published, built)
 	}
 	for _, p := range built {
-		if !strings.HasPrefix(p, agentroute.Pattern+"/") {
+		if !strings.HasPrefix(p, agentroute.PrefixOf(kind)+"{"+agentroute.IDParam+"}/") {
 			t.Errorf("%s is not under Pattern", p)
 		}
 	}

@@ -53,6 +53,8 @@ func register() {
 		}
 		openapi3filter.RegisterBodyDecoder("text/markdown", text)
 		openapi3filter.RegisterBodyDecoder("text/html", text)
+		openapi3filter.RegisterBodyDecoder("text/css", text)
+		openapi3filter.RegisterBodyDecoder("text/javascript", text)
 		openapi3filter.RegisterBodyDecoder("application/linkset+json", openapi3filter.JSONBodyDecoder)
 		openapi3filter.RegisterBodyDecoder("application/schema+json", openapi3filter.JSONBodyDecoder)
 	})

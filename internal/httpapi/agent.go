@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,18 +14,7 @@ import (
 )
 
 func (s *Server) registerAgentRoutes(r chi.Router) {
-	r.Route(agentroute.Pattern, func(r chi.Router) {
-		r.Use(noStore)
-		r.With(s.limit("exchange")).Post(agentroute.Exchange, s.handleExchange)
-		r.With(s.limit("claim"), s.requireSession).Post(agentroute.Claim, s.handleClaim)
-		r.Group(func(r chi.Router) {
-			r.Use(s.requireParticipant)
-			r.Get(agentroute.Room, s.handleRoom)
-			r.Get(agentroute.Artifact, s.handleArtifact)
-			r.Head(agentroute.Artifact, s.handleArtifact)
-		})
-		r.With(s.participantCredential).Post(agentroute.Events, s.handleEventsCreate)
-	})
+	r.Route(agentroute.Pattern, s.invitationRoutes(agentroute.KindAgent, s.handleClaim))
 }
 
 // handleExchange trades the invitation secret for a session. Exchange has
@@ -36,7 +26,9 @@ func (s *Server) handleExchange(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	out, err := s.venue.Exchange(r.Context(), chi.URLParam(r, agentroute.IDParam), sec)
+	ctx, cancel := s.afterBody(r)
+	defer cancel()
+	out, err := s.venue.Exchange(ctx, familyFrom(r.Context()), chi.URLParam(r, agentroute.IDParam), sec)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -54,13 +46,13 @@ func exchangeSecret(r *http.Request) (string, error) {
 	}
 	header := credential(r, venue.SchemeInvite)
 	if r.Header.Get("Authorization") != "" && header == "" {
-		return "", malformed("the Authorization header must use the Consensus-Invite scheme on this route")
+		return "", invalidField("Authorization", "on this route the header must be exactly: Consensus-Invite <secret>")
 	}
 	var in struct {
 		Secret *string `json:"secret"`
 	}
-	if len(strings.TrimSpace(string(b))) > 0 {
-		if err := decodeStrict(b, &in); err != nil {
+	if len(bytes.TrimLeft(b, " \t\r\n")) > 0 {
+		if err := decodeObject(b, limitExchange, &in); err != nil {
 			return "", err
 		}
 	}
@@ -79,17 +71,14 @@ func exchangeSecret(r *http.Request) (string, error) {
 // handleClaim runs after requireSession: the session and the invitation
 // are checked before the body is read.
 func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
-	b, err := readBody(r, limitClaim)
+	in, err := decodeBody[venue.ClaimInput](r, limitClaim)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
-	var in venue.ClaimInput
-	if err := decodeStrict(b, &in); err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
-	out, err := s.venue.Claim(r.Context(), sessionFrom(r.Context()), in)
+	ctx, cancel := s.afterBody(r)
+	defer cancel()
+	out, err := s.venue.Claim(ctx, sessionFrom(r.Context()), in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -143,19 +132,17 @@ func etagMatches(header, etag string) bool {
 // credential is known good, so a bad credential still answers first.
 func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 	cred := credentialFrom(r.Context())
-	var in venue.EventInput
-	b, err := readBody(r, limitEvents)
-	if err == nil {
-		err = decodeStrict(b, &in)
-	}
+	in, err := decodeBody[venue.EventInput](r, limitEvents)
+	ctx, cancel := s.afterBody(r)
+	defer cancel()
 	if err != nil {
-		if _, authErr := s.venue.AuthParticipant(r.Context(), chi.URLParam(r, agentroute.IDParam), credential(r, venue.SchemeParticipant)); authErr != nil {
+		if _, authErr := s.venue.AuthParticipant(ctx, familyFrom(r.Context()), chi.URLParam(r, agentroute.IDParam), credential(r, venue.SchemeParticipant)); authErr != nil {
 			err = authErr
 		}
 		s.writeProblem(w, r, err)
 		return
 	}
-	posted, created, err := s.venue.PostEventAs(r.Context(), cred, r.Header.Get("Idempotency-Key"), in)
+	posted, created, err := s.venue.PostEventAs(ctx, cred, r.Header.Get("Idempotency-Key"), in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

@@ -27,15 +27,48 @@ type (
 // operatorChallenge is the WWW-Authenticate answer of the operator API.
 const operatorChallenge = `Bearer realm="consensus-operator"`
 
-// credential returns the token of an Authorization header in the given
-// scheme (case-insensitive scheme, one space), or "".
+// credential returns the token of the Authorization header when it uses
+// the given scheme (see parseAuthorization), or "".
 func credential(r *http.Request, scheme string) string {
-	h := r.Header.Get("Authorization")
-	name, value, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(name, scheme) {
+	got, token, ok := parseAuthorization(r.Header.Get("Authorization"))
+	if !ok || !strings.EqualFold(got, scheme) {
 		return ""
 	}
-	return strings.TrimSpace(value)
+	return token
+}
+
+// parseAuthorization splits "<scheme> <token68>" (RFC 9110 §11.4): a
+// scheme of token characters, one or more spaces, then one credential of
+// token68 characters and nothing else. Anything else (two credentials,
+// parameters, non-ASCII bytes) is not a credential of any scheme; the
+// route then answers as it does to a missing one.
+func parseAuthorization(h string) (scheme, token string, ok bool) {
+	scheme, rest, found := strings.Cut(h, " ")
+	token = strings.TrimLeft(rest, " ")
+	if !found || scheme == "" || token == "" {
+		return "", "", false
+	}
+	for i := 0; i < len(scheme); i++ {
+		if !isTokenChar(scheme[i]) {
+			return "", "", false
+		}
+	}
+	body := strings.TrimRight(token, "=")
+	if body == "" {
+		return "", "", false
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+			return "", "", false
+		}
+	}
+	return scheme, token, true
+}
+
+// isTokenChar reports an RFC 9110 tchar.
+func isTokenChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
 // requireOperator checks the Bearer operator token against its configured
@@ -57,14 +90,18 @@ func (s *Server) requireOperator(next http.Handler) http.Handler {
 // in the path (the session, then the invitation: venue.AuthSession) and
 // puts the grant in the context for sessionFrom.
 func (s *Server) requireSession(next http.Handler) http.Handler {
-	return authenticate(s, venue.SchemeSession, sessionKey{}, s.venue.AuthSession, next)
+	return authenticate(s, venue.SchemeSession, sessionKey{}, func(ctx context.Context, id, token string) (*venue.SessionGrant, error) {
+		return s.venue.AuthSession(ctx, familyFrom(ctx), id, token)
+	}, next)
 }
 
 // requireParticipant checks the Consensus-Participant credential for the
 // invitation in the path and puts the principal in the context for
 // participantFrom.
 func (s *Server) requireParticipant(next http.Handler) http.Handler {
-	return authenticate(s, venue.SchemeParticipant, participantKey{}, s.venue.AuthParticipant, next)
+	return authenticate(s, venue.SchemeParticipant, participantKey{}, func(ctx context.Context, id, token string) (*venue.Principal, error) {
+		return s.venue.AuthParticipant(ctx, familyFrom(ctx), id, token)
+	}, next)
 }
 
 // participantCredential reads the Consensus-Participant token of a write
@@ -79,7 +116,7 @@ func (s *Server) participantCredential(next http.Handler) http.Handler {
 			s.writeProblem(w, r, &venue.UnauthorizedError{Scheme: venue.SchemeParticipant})
 			return
 		}
-		c := venue.NewParticipantCredential(chi.URLParam(r, agentroute.IDParam), token)
+		c := venue.NewParticipantCredential(familyFrom(r.Context()), chi.URLParam(r, agentroute.IDParam), token)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credentialKey{}, c)))
 	})
 }

@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"io/fs"
 	"net/http"
@@ -11,7 +9,6 @@ import (
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/google/uuid"
 
 	consensus "github.com/consensus-md/consensus"
 	"github.com/consensus-md/consensus/internal/agentroute"
@@ -46,7 +43,6 @@ func (s *Server) registerDiscoveryRoutes(r chi.Router) {
 	r.Get("/llms-full.txt", d.llmsFull.serve)
 	r.Head("/llms-full.txt", d.llmsFull.serve)
 	r.Get("/schemas/{name}/v1", s.handleSchema(d.schemas))
-	r.Get("/invite/{invitationId}", s.handleInvitePage(d.invitePage))
 }
 
 // document is a public document rendered once for the configured origin.
@@ -73,8 +69,8 @@ func (d document) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 type discoveryDocs struct {
-	capabilities, apiCatalog, openapi, openapiAgent, llms, llmsFull, invitePage document
-	schemas                                                                     map[string]document
+	capabilities, apiCatalog, openapi, openapiAgent, llms, llmsFull document
+	schemas                                                         map[string]document
 }
 
 // discoveryDocuments renders every public document for s.origin. The
@@ -100,11 +96,6 @@ func (s *Server) discoveryDocuments() discoveryDocs {
 		llmsFull:     document{body: web("llms-full.txt"), contentType: "text/plain; charset=utf-8"},
 		schemas:      map[string]document{},
 	}
-	page := web("invite.html")
-	d.invitePage = document{body: page, contentType: "text/html; charset=utf-8", extra: http.Header{
-		"Cache-Control":           {"no-store"},
-		"Content-Security-Policy": {invitePagePolicy(page)},
-	}}
 	entries, _ := fs.ReadDir(consensus.Schemas, "schemas")
 	for _, e := range entries {
 		b, err := fs.ReadFile(consensus.Schemas, "schemas/"+e.Name()+"/v1.json")
@@ -113,18 +104,6 @@ func (s *Server) discoveryDocuments() discoveryDocs {
 		}
 	}
 	return d
-}
-
-// invitePagePolicy allows nothing but the page's one style block, by hash.
-func invitePagePolicy(page []byte) string {
-	style := ""
-	if _, rest, ok := bytes.Cut(page, []byte("<style>")); ok {
-		if css, _, ok := bytes.Cut(rest, []byte("</style>")); ok {
-			sum := sha256.Sum256(css)
-			style = "; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-		}
-	}
-	return "default-src 'none'" + style + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
 
 var schemaNameRE = regexp.MustCompile(`^[a-z][a-z-]*$`)
@@ -138,19 +117,6 @@ func (s *Server) handleSchema(schemas map[string]document) http.HandlerFunc {
 			return
 		}
 		doc.serve(w, r)
-	}
-}
-
-// handleInvitePage serves the static page invite_uri opens. It reads
-// nothing: the secret in the fragment never reaches the server.
-func (s *Server) handleInvitePage(page document) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id := chi.URLParam(r, "invitationId")
-		if u, err := uuid.Parse(id); err != nil || u.String() != id {
-			s.writeProblem(w, r, room.ErrNotFound)
-			return
-		}
-		page.serve(w, r)
 	}
 }
 
@@ -210,14 +176,24 @@ type CredentialScheme struct {
 // Limits are the limits the service enforces, from the same constants the
 // handlers use.
 type Limits struct {
-	ExchangeBodyBytes               int    `json:"exchangeBodyBytes"`
-	ClaimBodyBytes                  int    `json:"claimBodyBytes"`
-	EventsBodyBytes                 int    `json:"eventsBodyBytes"`
-	EventBodyCharacters             int    `json:"eventBodyCharacters"`
-	EventsPerParticipantPerRevision int    `json:"eventsPerParticipantPerRevision"`
-	SessionLifetimeSeconds          int    `json:"sessionLifetimeSeconds"`
-	RateLimitPerMinute              int    `json:"rateLimitPerMinute"`
-	IdempotencyKeyPattern           string `json:"idempotencyKeyPattern"`
+	ExchangeBodyBytes int `json:"exchangeBodyBytes"`
+	ClaimBodyBytes    int `json:"claimBodyBytes"`
+	EventsBodyBytes   int `json:"eventsBodyBytes"`
+	// ReadBodyBytes is the most each route reads as sent, before parsing.
+	ReadBodyBytes                   ReadLimits `json:"readBodyBytes"`
+	EventBodyCharacters             int        `json:"eventBodyCharacters"`
+	EventsPerParticipantPerRevision int        `json:"eventsPerParticipantPerRevision"`
+	SessionLifetimeSeconds          int        `json:"sessionLifetimeSeconds"`
+	RateLimitPerMinute              int        `json:"rateLimitPerMinute"`
+	IdempotencyKeyPattern           string     `json:"idempotencyKeyPattern"`
+}
+
+// ReadLimits are, per agent route with a body, the most it reads as sent:
+// at least the longest encoding of its longest legal body.
+type ReadLimits struct {
+	Exchange int `json:"exchange"`
+	Claim    int `json:"claim"`
+	Events   int `json:"events"`
 }
 
 func (s *Server) capabilities() Capabilities {
@@ -239,7 +215,8 @@ func (s *Server) capabilities() Capabilities {
 			{venue.SchemeParticipant, "participantToken from claim", []string{"room", "events", "artifact"}, "durable; revocable by the operator"},
 		},
 		Limits: Limits{
-			ExchangeBodyBytes: limitExchange, ClaimBodyBytes: limitClaim, EventsBodyBytes: limitEvents,
+			ExchangeBodyBytes: int(limitExchange.Bytes), ClaimBodyBytes: int(limitClaim.Bytes), EventsBodyBytes: int(limitEvents.Bytes),
+			ReadBodyBytes:       ReadLimits{Exchange: int(limitExchange.Wire), Claim: int(limitClaim.Wire), Events: int(limitEvents.Wire)},
 			EventBodyCharacters: room.MaxBody, EventsPerParticipantPerRevision: room.MaxEventsPerParticipant,
 			SessionLifetimeSeconds: int(venue.SessionLifetime.Seconds()), RateLimitPerMinute: max(0, s.limiter.perMinute),
 			IdempotencyKeyPattern: room.IdempotencyKeyPattern,

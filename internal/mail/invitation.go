@@ -67,7 +67,11 @@ func InvitationBody(env envelope.Envelope) (string, error) {
 	fmt.Fprintf(&b, "You are invited to decide on an agreement recorded by Consensus at %s.\n\n", strings.TrimSuffix(env.Docs, envelope.DocsPath))
 	fmt.Fprintf(&b, "Title: %s\nParticipant: %s (%s)\nDeadline: %s\n\n", strings.Join(strings.Fields(env.Title), " "), env.Participant.DisplayName, env.Participant.Kind, env.Deadline)
 	if env.Participant.Kind == "human" {
-		fmt.Fprintf(&b, "Open this private link in a browser to read the agreement:\n%s\n\n", env.InviteURI)
+		b.WriteString("Open this private link in a browser. The page shows the locked agreement, asks for\n")
+		b.WriteString("the proof code below, and then lets you comment and record your decision (agree,\n")
+		b.WriteString("disagree or abstain). Opening the link decides nothing.\n\n")
+		fmt.Fprintf(&b, "%s\n\n", env.InviteURI)
+		fmt.Fprintf(&b, "Your proof code: %s\n\n", env.AgentClaim.EmailProof)
 	} else {
 		b.WriteString("An agent reads the block below, checks it as the guide at the docs link says,\n")
 		b.WriteString("and exchanges the fragment secret for a session. Nothing is approved until an\n")

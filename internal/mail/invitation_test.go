@@ -44,6 +44,11 @@ func TestInvitationEmailPassesTheAgentChecks(t *testing.T) {
 			if inv.Envelope != env || inv.Secret != envelopetest.Secret || inv.EmailProof != envelopetest.Proof {
 				t.Fatalf("the email did not carry the envelope intact: %v", inv)
 			}
+			// A person reads the link and the proof code above the block.
+			human := strings.Contains(body, "\n"+env.InviteURI+"\n") && strings.Contains(body, "\nYour proof code: "+envelopetest.Proof+"\n")
+			if human != (kind == "human") {
+				t.Errorf("the %s email shows the link and proof code to a person: %v\n%s", kind, human, body)
+			}
 			if !strings.Contains(body, "\n"+envelope.BeginMarker+"\n{") || !strings.HasSuffix(body, "}\n"+envelope.EndMarker+"\n") {
 				t.Fatalf("body does not end in the envelope block:\n%s", body)
 			}

@@ -180,7 +180,7 @@ func holderFrom(r dbsqlc.ParticipantHolderRow, key string) (*TokenHolder, *Event
 	h := &TokenHolder{
 		RosterMember: RosterMember{
 			RuleMember: RuleMember{ID: r.ID, Required: r.Required, Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
-			RevokedAt:  r.RevokedAt, EventsRevision: int(r.EventsRevision), EventCount: int(r.EventCount)},
+			Kind:       r.Kind, RevokedAt: r.RevokedAt, EventsRevision: int(r.EventsRevision), EventCount: int(r.EventCount)},
 		AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash,
 	}
 	if !r.PriorID.Valid || r.PriorSeq == nil || r.PriorRevision == nil || r.PriorAction == nil || r.PriorBody == nil ||

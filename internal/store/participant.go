@@ -46,6 +46,8 @@ type TokenOwner struct {
 	InvitationID  uuid.UUID
 	TokenHash     []byte
 	RevokedAt     *time.Time
+	// Kind is the participant's kind (agent or human).
+	Kind string
 	// Version, CurrentRevision, Deadline and OutcomeStatus are the
 	// agreement's as of the lookup.
 	Version         int64
@@ -110,7 +112,7 @@ func (q queries) ParticipantGetByTokenHash(ctx context.Context, tokenHash []byte
 		return TokenOwner{}, interpretError("get participant by token", err)
 	}
 	return TokenOwner{
-		ParticipantID: r.ID, AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash, RevokedAt: r.RevokedAt,
+		ParticipantID: r.ID, AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash, RevokedAt: r.RevokedAt, Kind: r.Kind,
 		Version: r.Version, CurrentRevision: int(r.CurrentRevision), Deadline: r.Deadline, OutcomeStatus: r.OutcomeStatus,
 	}, nil
 }

@@ -16,7 +16,8 @@ import (
 	"github.com/consensus-md/consensus/internal/store"
 )
 
-// Actions are the absolute URLs of the agent routes of one invitation.
+// Actions are the absolute URLs of the routes of one invitation, in the
+// family of its kind (agentroute.ForKind).
 type Actions struct {
 	Claim    string `json:"claim"`
 	Room     string `json:"room"`
@@ -24,8 +25,8 @@ type Actions struct {
 	Artifact string `json:"artifact"`
 }
 
-func (v *Venue) actions(invitationID string) Actions {
-	u := agentroute.For(v.Origin, invitationID)
+func (v *Venue) actions(kind, invitationID string) Actions {
+	u := agentroute.ForKind(v.Origin, kind, invitationID)
 	return Actions{Claim: u.Claim, Room: u.Room, Events: u.Events, Artifact: u.Artifact}
 }
 
@@ -51,10 +52,11 @@ type Exchanged struct {
 	Actions           Actions         `json:"actions"`
 }
 
-// liveInvitation loads an invitation usable on the agent routes now: it
-// exists, is an agent invitation, is not revoked and its deadline has not
-// passed. Every other case is room.ErrNotFound, indistinguishable by design.
-func (v *Venue) liveInvitation(ctx context.Context, invitationID string, now time.Time) (store.InvitationDetail, error) {
+// liveInvitation loads an invitation usable now on the routes of the family
+// of kind (room.KindAgent or room.KindHuman): it exists, its participant is
+// of that kind, it is not revoked and its deadline has not passed. Every
+// other case is room.ErrNotFound, indistinguishable by design.
+func (v *Venue) liveInvitation(ctx context.Context, kind, invitationID string, now time.Time) (store.InvitationDetail, error) {
 	id, err := parseID(invitationID)
 	if err != nil {
 		return store.InvitationDetail{}, err
@@ -63,24 +65,25 @@ func (v *Venue) liveInvitation(ctx context.Context, invitationID string, now tim
 	if err != nil {
 		return store.InvitationDetail{}, err
 	}
-	if !usable(inv, now) {
+	if !usable(inv, kind, now) {
 		return store.InvitationDetail{}, room.ErrNotFound
 	}
 	return inv, nil
 }
 
-// usable reports whether inv admits the agent routes at now.
-func usable(inv store.InvitationDetail, now time.Time) bool {
-	return inv.Kind == room.KindAgent && inv.RevokedAt == nil && now.Before(inv.ExpiresAt)
+// usable reports whether inv admits the routes of the family of kind at now.
+func usable(inv store.InvitationDetail, kind string, now time.Time) bool {
+	return inv.Kind == kind && inv.RevokedAt == nil && now.Before(inv.ExpiresAt)
 }
 
 // Exchange trades the invitation secret for a session of at most 20
 // minutes, never beyond the invitation's expiry. It records nothing about
-// approval. Unknown id, wrong secret, expired, revoked and wrong kind all
-// return room.ErrNotFound.
-func (v *Venue) Exchange(ctx context.Context, invitationID, inviteSecret string) (*Exchanged, error) {
+// approval. kind names the family of the route (room.KindAgent or
+// room.KindHuman). Unknown id, wrong secret, expired, revoked and an
+// invitation of the other kind all return room.ErrNotFound.
+func (v *Venue) Exchange(ctx context.Context, kind, invitationID, inviteSecret string) (*Exchanged, error) {
 	now := canon.Now(v.now())
-	inv, err := v.liveInvitation(ctx, invitationID, now)
+	inv, err := v.liveInvitation(ctx, kind, invitationID, now)
 	if err != nil {
 		return nil, err
 	}
@@ -106,11 +109,13 @@ func (v *Venue) Exchange(ctx context.Context, invitationID, inviteSecret string)
 		AgreementID: inv.AgreementID.String(), RevisionNumber: rev.Number, RevisionDigest: rev.RevisionDigest,
 		MarkdownDigest: rev.MarkdownDigest, CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown,
 		Participant: ParticipantRef{ParticipantID: inv.ParticipantID.String(), DisplayName: inv.DisplayName, Kind: inv.Kind},
-		Actions:     v.actions(inv.ID.String()),
+		Actions:     v.actions(inv.Kind, inv.ID.String()),
 	}, nil
 }
 
-// ClaimInput is the claim body. Pointers tell a missing field from an empty one.
+// ClaimInput is the claim body. Pointers tell a missing field from an empty
+// one. A person's claim carries EmailProof only: the proof shows that its
+// sender reads the invited mailbox, so the binding records that address.
 type ClaimInput struct {
 	EmailProof      *string `json:"emailProof"`
 	Inbox           *string `json:"inbox"`
@@ -136,17 +141,22 @@ type SessionGrant struct {
 }
 
 // AuthSession checks a Consensus-Session token for the invitation in the
-// path: unknown, expired or another invitation's session is
-// *UnauthorizedError; an invitation no longer usable (revoked, expired,
-// human) is room.ErrNotFound.
-func (v *Venue) AuthSession(ctx context.Context, invitationID, sessionToken string) (*SessionGrant, error) {
+// path of a route of the family of kind: unknown, expired or another
+// invitation's session is *UnauthorizedError; an invitation no longer
+// usable (revoked, expired, of the other kind) is room.ErrNotFound; a
+// database failure (room.ErrUnavailable) comes back as it is, never as a
+// verdict on the token.
+func (v *Venue) AuthSession(ctx context.Context, kind, invitationID, sessionToken string) (*SessionGrant, error) {
 	now := v.now()
 	hash := secret.Hash(sessionToken)
 	sess, err := v.Store.SessionGet(ctx, hash)
+	if err != nil && !errors.Is(err, room.ErrNotFound) {
+		return nil, err
+	}
 	if err != nil || sess.InvitationID.String() != invitationID || !now.Before(sess.ExpiresAt) {
 		return nil, &UnauthorizedError{Scheme: SchemeSession}
 	}
-	inv, err := v.liveInvitation(ctx, invitationID, now)
+	inv, err := v.liveInvitation(ctx, kind, invitationID, now)
 	if err != nil {
 		return nil, err
 	}
@@ -162,10 +172,21 @@ func (v *Venue) AuthSession(ctx context.Context, invitationID, sessionToken stri
 // once revoked or expired), the proof again (a resend replaced it) and
 // room.ErrClaimConflict. Checking under the lock that revocation takes
 // means a claim either commits before a revoke or is refused (R-SEC-6).
+// A person's claim (a human invitation) takes the proof alone and binds
+// the invited address, with no runtime endpoint.
 func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Claimed, error) {
 	now := canon.Now(v.now())
 	if in.EmailProof == nil || *in.EmailProof == "" {
 		return nil, &room.ValidationError{Field: "emailProof", Reason: "is required: the email_proof from the invitation email"}
+	}
+	if g.inv.Kind == room.KindHuman {
+		if in.Inbox != nil {
+			return nil, &room.ValidationError{Field: "inbox", Reason: "is not accepted on a person's claim: the proof alone shows the invited mailbox"}
+		}
+		if in.RuntimeEndpoint != nil {
+			return nil, &room.ValidationError{Field: "runtimeEndpoint", Reason: "is not accepted on a person's claim"}
+		}
+		in.Inbox = &g.inv.Email
 	}
 	if in.Inbox == nil {
 		return nil, &room.ValidationError{Field: "inbox", Reason: "is required: the address the invitation was sent to"}
@@ -201,7 +222,7 @@ func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Cla
 		if err != nil {
 			return err
 		}
-		if !usable(inv, now) {
+		if !usable(inv, g.inv.Kind, now) {
 			return room.ErrNotFound
 		}
 		if !proves(inv, proofHash, inbox) {
@@ -243,7 +264,7 @@ func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Cla
 		}
 		out = &Claimed{
 			ParticipantToken: token, ParticipantID: inv.ParticipantID.String(), BindingDigest: digest, Binding: binding,
-			Assurance: room.Assurance, CountsAsSignature: false, Actions: v.actions(inv.ID.String()),
+			Assurance: room.Assurance, CountsAsSignature: false, Actions: v.actions(inv.Kind, inv.ID.String()),
 		}
 		return nil
 	})
@@ -272,45 +293,51 @@ type Principal struct {
 	CurrentRevision int
 	Deadline        time.Time
 	OutcomeStatus   string
+	// Kind is the participant's kind, which names its route family.
+	Kind string
 	// tokenHash is what a write checks again under the agreement's lock.
 	tokenHash []byte
 }
 
 // credential is the token p authenticated with, for a write to check again.
 func (p *Principal) credential() ParticipantCredential {
-	return ParticipantCredential{invitationID: p.InvitationID, tokenHash: p.tokenHash}
+	return ParticipantCredential{kind: p.Kind, invitationID: p.InvitationID, tokenHash: p.tokenHash}
 }
 
 // principalFrom is the principal of a token's owner as its lookup read it.
 func principalFrom(o store.TokenOwner, tokenHash []byte) *Principal {
 	return &Principal{
 		ParticipantID: o.ParticipantID, InvitationID: o.InvitationID, AgreementID: o.AgreementID, Version: o.Version,
-		CurrentRevision: o.CurrentRevision, Deadline: o.Deadline, OutcomeStatus: o.OutcomeStatus, tokenHash: tokenHash,
+		CurrentRevision: o.CurrentRevision, Deadline: o.Deadline, OutcomeStatus: o.OutcomeStatus, Kind: o.Kind, tokenHash: tokenHash,
 	}
 }
 
 // ParticipantCredential is a Consensus-Participant token presented on one
-// invitation's routes, not checked yet; only the token's hash is kept. A
-// write checks it under the agreement's lock (PostEvent).
+// invitation's routes in the family of kind, not checked yet; only the
+// token's hash is kept. A write checks it under the agreement's lock
+// (PostEvent).
 type ParticipantCredential struct {
+	kind         string
 	invitationID uuid.UUID // uuid.Nil for a malformed path id, which no token matches
 	tokenHash    []byte
 }
 
 // NewParticipantCredential keeps token, presented on the routes of
-// invitationID, for a later check.
-func NewParticipantCredential(invitationID, token string) ParticipantCredential {
+// invitationID in the family of kind, for a later check.
+func NewParticipantCredential(kind, invitationID, token string) ParticipantCredential {
 	id, _ := parseID(invitationID)
-	return ParticipantCredential{invitationID: id, tokenHash: secret.Hash(token)}
+	return ParticipantCredential{kind: kind, invitationID: id, tokenHash: secret.Hash(token)}
 }
 
 // AuthParticipant checks a participant token for the invitation in the
-// path: unknown, revoked or another invitation's token is
-// *UnauthorizedError. It is one indexed lookup. A write checks the token
-// again under the agreement's lock (R-SEC-6); a read is answered as of this
-// check.
-func (v *Venue) AuthParticipant(ctx context.Context, invitationID, token string) (*Principal, error) {
-	return v.authParticipant(ctx, NewParticipantCredential(invitationID, token))
+// path of a route of the family of kind: unknown, revoked, another
+// invitation's token or a token of the other family is *UnauthorizedError,
+// so a token says nothing on the other family's routes; a database failure
+// (room.ErrUnavailable) comes back as it is, never as a verdict on the
+// token. It is one indexed lookup. A write checks the token again under the
+// agreement's lock (R-SEC-6); a read is answered as of this check.
+func (v *Venue) AuthParticipant(ctx context.Context, kind, invitationID, token string) (*Principal, error) {
+	return v.authParticipant(ctx, NewParticipantCredential(kind, invitationID, token))
 }
 
 func (v *Venue) authParticipant(ctx context.Context, c ParticipantCredential) (*Principal, error) {
@@ -323,7 +350,7 @@ func (v *Venue) authParticipant(ctx context.Context, c ParticipantCredential) (*
 		// The database failed: that is not a bad credential (R-SEC-7).
 		return nil, fmt.Errorf("venue: authenticate participant: %w", err)
 	}
-	if o.InvitationID != c.invitationID || o.RevokedAt != nil || !secret.Equal(o.TokenHash, c.tokenHash) {
+	if o.InvitationID != c.invitationID || o.RevokedAt != nil || o.Kind != c.kind || !secret.Equal(o.TokenHash, c.tokenHash) {
 		return nil, unauthorized
 	}
 	v.rooms().learnAgreement(o.InvitationID, o.AgreementID)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/pgtest"
+	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
 )
@@ -53,7 +54,7 @@ func newBenchRoom(b *testing.B, n int) *benchRoom {
 		if err != nil || !ok {
 			b.Fatal(ok, err)
 		}
-		r.creds = append(r.creds, NewParticipantCredential(p.InvitationID, token))
+		r.creds = append(r.creds, NewParticipantCredential(room.KindAgent, p.InvitationID, token))
 		r.tokens, r.invs = append(r.tokens, token), append(r.invs, p.InvitationID)
 	}
 	return r
@@ -86,7 +87,7 @@ func BenchmarkRoomNotModified(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		p, err := r.v.AuthParticipant(ctx, r.invs[0], r.tokens[0])
+		p, err := r.v.AuthParticipant(ctx, room.KindAgent, r.invs[0], r.tokens[0])
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -104,7 +105,7 @@ func BenchmarkRoomBody(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		p, err := r.v.AuthParticipant(ctx, r.invs[1], r.tokens[1])
+		p, err := r.v.AuthParticipant(ctx, room.KindAgent, r.invs[1], r.tokens[1])
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -101,7 +101,7 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 		refusal, posted, created = nil, nil, false
 		now := canon.Now(v.now())
 		a, me := st.Agreement, st.Holder
-		if me == nil || me.InvitationID != c.invitationID || me.RevokedAt != nil || !secret.Equal(me.TokenHash, c.tokenHash) {
+		if me == nil || me.InvitationID != c.invitationID || me.RevokedAt != nil || me.Kind != c.kind || !secret.Equal(me.TokenHash, c.tokenHash) {
 			return store.AppendWrite{}, &UnauthorizedError{Scheme: SchemeParticipant}
 		}
 		agreementID = a.ID

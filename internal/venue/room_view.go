@@ -232,7 +232,7 @@ func (v *Venue) readRoom(ctx context.Context, p *Principal) (*roomRead, error) {
 		r.you.Decision = ptr(d.Action)
 	}
 	if outcome.Status == room.StatusReached && snap.artifact != nil {
-		r.artifact = &ArtifactMeta{URL: v.actions(p.InvitationID.String()).Artifact, SHA256: snap.artifact.SHA256, Bytes: snap.artifact.Bytes}
+		r.artifact = &ArtifactMeta{URL: v.actions(p.Kind, p.InvitationID.String()).Artifact, SHA256: snap.artifact.SHA256, Bytes: snap.artifact.Bytes}
 	}
 	return r, nil
 }

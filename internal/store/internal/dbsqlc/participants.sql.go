@@ -13,7 +13,7 @@ import (
 )
 
 const participantAuth = `-- name: ParticipantAuth :one
-SELECT p.id, p.agreement_id, p.token_hash, p.revoked_at, p.invitation_id,
+SELECT p.id, p.agreement_id, p.token_hash, p.revoked_at, p.invitation_id, p.kind,
        a.version, a.current_revision, a.deadline, a.outcome_status
 FROM participants p
 JOIN agreements a ON a.id = p.agreement_id
@@ -26,6 +26,7 @@ type ParticipantAuthRow struct {
 	TokenHash       []byte
 	RevokedAt       *time.Time
 	InvitationID    uuid.UUID
+	Kind            string
 	Version         int64
 	CurrentRevision int32
 	Deadline        time.Time
@@ -43,6 +44,7 @@ func (q *Queries) ParticipantAuth(ctx context.Context, tokenHash []byte) (Partic
 		&i.TokenHash,
 		&i.RevokedAt,
 		&i.InvitationID,
+		&i.Kind,
 		&i.Version,
 		&i.CurrentRevision,
 		&i.Deadline,
@@ -114,7 +116,7 @@ func (q *Queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant
 }
 
 const participantHolder = `-- name: ParticipantHolder :one
-SELECT p.id, p.agreement_id, p.invitation_id, p.token_hash, p.revoked_at, p.required, p.events_revision, p.event_count,
+SELECT p.id, p.agreement_id, p.invitation_id, p.token_hash, p.revoked_at, p.kind, p.required, p.events_revision, p.event_count,
        p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at,
        e.id AS prior_id, e.seq AS prior_seq, e.revision AS prior_revision, e.action AS prior_action, e.body AS prior_body,
        e.command_digest AS prior_command_digest, e.created_at AS prior_created_at, e.prev_hash AS prior_prev_hash,
@@ -135,6 +137,7 @@ type ParticipantHolderRow struct {
 	InvitationID       uuid.UUID
 	TokenHash          []byte
 	RevokedAt          *time.Time
+	Kind               string
 	Required           bool
 	EventsRevision     int32
 	EventCount         int32
@@ -166,6 +169,7 @@ func (q *Queries) ParticipantHolder(ctx context.Context, arg ParticipantHolderPa
 		&i.InvitationID,
 		&i.TokenHash,
 		&i.RevokedAt,
+		&i.Kind,
 		&i.Required,
 		&i.EventsRevision,
 		&i.EventCount,

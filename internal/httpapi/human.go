@@ -1,0 +1,83 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/consensus-md/consensus/internal/agentroute"
+	"github.com/consensus-md/consensus/internal/venue"
+)
+
+// A route family serves the invitations of one participant kind: the agent
+// API under agentroute.Pattern, the human API (the routes the invitation
+// page calls) under agentroute.HumanPattern. Both run the same handlers and
+// the same venue use cases; the family travels in the request context so
+// that the venue can refuse an invitation of the other kind (SPEC §13).
+
+type familyKey struct{}
+
+// family marks every request of a route group as belonging to the family
+// of kind.
+func family(kind string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), familyKey{}, kind)))
+		})
+	}
+}
+
+// familyFrom returns the family kind the route group set. A handler mounted
+// outside a family is a programming error (see principal).
+func familyFrom(ctx context.Context) string {
+	return principal[string](ctx, familyKey{}, "familyFrom outside a route family")
+}
+
+// registerHumanRoutes mounts the human API: the agent API's routes, rules
+// and answers, for human invitations, except that claim takes the email
+// proof alone.
+func (s *Server) registerHumanRoutes(r chi.Router) {
+	r.Route(agentroute.HumanPattern, s.invitationRoutes(agentroute.KindHuman, s.handleHumanClaim))
+}
+
+// invitationRoutes mounts one family's five actions: the same handlers and
+// authentication for both, with the family's kind in the context and its
+// own claim handler.
+func (s *Server) invitationRoutes(kind string, claim http.HandlerFunc) func(chi.Router) {
+	return func(r chi.Router) {
+		r.Use(noStore, s.boundDatabase, family(kind))
+		r.With(s.limit("exchange")).Post(agentroute.Exchange, s.handleExchange)
+		r.With(s.limit("claim"), s.requireSession).Post(agentroute.Claim, claim)
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireParticipant)
+			r.Get(agentroute.Room, s.handleRoom)
+			r.Get(agentroute.Artifact, s.handleArtifact)
+			r.Head(agentroute.Artifact, s.handleArtifact)
+		})
+		r.With(s.participantCredential).Post(agentroute.Events, s.handleEventsCreate)
+	}
+}
+
+// humanClaimInput is a person's claim body: the proof code alone. Any other
+// member (an inbox, a runtime endpoint) is refused as unknown.
+type humanClaimInput struct {
+	EmailProof *string `json:"emailProof"`
+}
+
+// handleHumanClaim runs after requireSession, as handleClaim does.
+func (s *Server) handleHumanClaim(w http.ResponseWriter, r *http.Request) {
+	in, err := decodeBody[humanClaimInput](r, limitClaim)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	ctx, cancel := s.afterBody(r)
+	defer cancel()
+	out, err := s.venue.Claim(ctx, sessionFrom(r.Context()), venue.ClaimInput{EmailProof: in.EmailProof})
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}

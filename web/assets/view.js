@@ -1,0 +1,144 @@
+// Rendering. Every piece of text that came from the service or from a
+// participant is set with textContent (through el), never parsed as HTML.
+
+export const $ = id => document.getElementById(id);
+
+/** Creates an element with text content and attributes; children follow. */
+export function el(tag, text, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null && text !== '') e.textContent = String(text);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  for (const c of children) if (c) e.append(c);
+  return e;
+}
+
+/** Replaces the children of a container. */
+export function fill(container, children) {
+  container.replaceChildren(...children.filter(Boolean));
+}
+
+const localFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'long' });
+const shortFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+/** A time in the reader's time zone, with the zone's name. */
+export function localTime(iso) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time';
+  return localFormat.format(d) + ' (' + zone + ')';
+}
+
+/** A time as recorded: UTC. */
+export function utcTime(iso) {
+  return iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z').replace(/Z$/, ' UTC');
+}
+
+export function shortTime(iso) {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : shortFormat.format(d);
+}
+
+const kindWords = { agent: 'AI agent', human: 'person' };
+const actionWords = {
+  comment: 'commented', question: 'asked a question', change_request: 'requested a change',
+  agree: 'agreed', disagree: 'disagreed', abstain: 'abstained',
+};
+const decisionWords = { agree: 'Agreed', disagree: 'Disagreed', abstain: 'Abstained' };
+const stateWords = { invited: 'has not claimed their place yet', claimed: 'has claimed their place, no decision yet', decided: 'has decided' };
+
+/** One participant of the locked revision (or of the room, with state). */
+function person(p, youId) {
+  const li = el('li', null, {}, el('span', p.display_name ?? p.displayName, { class: 'name' }));
+  li.append(el('span', kindWords[p.kind] || p.kind, { class: 'tag' }));
+  li.append(el('span', (p.required ? 'required' : 'optional'), { class: 'tag' }));
+  if ((p.participant_id ?? p.participantId) === youId) li.append(el('span', 'you', { class: 'tag' }));
+  if (p.state) {
+    const decided = p.decision ? decisionWords[p.decision] + ' · ' + shortTime(p.decidedAt) : stateWords[p.state] || p.state;
+    li.append(el('div', decided, { class: 'small muted' }));
+  }
+  return li;
+}
+
+/** Shows the locked revision: what the person is asked to decide on. */
+export function showRevision(rev, digests, youId) {
+  $('a-title').textContent = rev.title;
+  $('a-revision').textContent = 'Revision ' + rev.revision + ', locked ' + utcTime(rev.locked_at);
+  $('a-deadline-local').textContent = localTime(rev.deadline);
+  $('a-deadline-utc').textContent = 'That is ' + utcTime(rev.deadline) + '.';
+  $('a-objective').textContent = rev.objective;
+  const rules = Array.isArray(rev.rules) ? rev.rules : [];
+  fill($('a-rules'), rules.map(r => el('li', r)));
+  $('a-rules').hidden = rules.length === 0;
+  $('a-norules').hidden = rules.length !== 0;
+  fill($('roster'), (rev.participants || []).map(p => person(p, youId)));
+  $('a-revdigest').textContent = digests.revisionDigest;
+  $('a-mddigest').textContent = digests.markdownDigest;
+  $('a-markdown').textContent = digests.markdown;
+}
+
+/** Shows whether a digest recomputed in this browser matches the stated one. */
+export function showCheck(id, matches) {
+  const e = $(id);
+  e.textContent = matches
+    ? '✓ Recomputed in this browser: it matches.'
+    : '✗ Recomputed in this browser: it does NOT match. Do not decide; tell the operator.';
+  e.className = 'small ' + (matches ? '' : 'error');
+}
+
+const outcomeText = {
+  pending: 'the agreement is open and waiting for decisions.',
+  reached: 'every required participant agreed.',
+  disagreed: 'a required participant disagreed, so the agreement ended without consensus.',
+  no_consensus: 'a required participant abstained, so the agreement ended without consensus.',
+  expired: 'the deadline passed before every required participant decided. Nothing more can be recorded.',
+};
+
+/** Shows the outcome, what it waits for, and the participants' states. */
+export function showOutcome(room) {
+  const o = room.outcome;
+  const box = $('outcome');
+  box.className = 'box ' + (o.status === 'pending' ? 'status-pending' : o.status === 'reached' ? 'status-reached' : 'status-final');
+  const when = o.decidedAt ? ' Final since ' + localTime(o.decidedAt) + '.' : ' The deadline is ' + localTime(room.deadline) + '.';
+  fill(box, [el('p', null, {}, el('strong', o.status, { 'data-outcome': o.status }), ' — ' + (outcomeText[o.status] || '') + when)]);
+  const names = new Map(room.roster.map(p => [p.participantId, p]));
+  let waiting;
+  if (o.status === 'pending') {
+    waiting = room.roster.filter(p => p.required && !p.decision).map(p => el('li', null, {},
+      el('span', p.displayName, { class: 'name' }), ' ' + (p.state === 'invited' ? 'has not claimed their place yet.' : 'has not decided yet.')));
+  } else if (o.status === 'expired') {
+    waiting = room.roster.filter(p => p.required && !p.decision).map(p => el('li', null, {},
+      el('span', p.displayName, { class: 'name' }), ' did not decide before the deadline.'));
+  } else {
+    const deciding = room.events.find(e => e.id === o.decidingEventId);
+    const who = deciding && names.get(deciding.participantId);
+    const text = o.status === 'reached' ? 'Nothing: the last required agreement came from ' : 'Settled by ';
+    waiting = who ? [el('li', null, {}, text, el('span', who.displayName, { class: 'name' }), '.')] : [];
+  }
+  $('blocking-title').textContent = o.status === 'pending' ? 'What the outcome is waiting for'
+    : o.status === 'expired' ? 'Who did not decide in time' : 'What settled it';
+  fill($('blocking'), waiting.length ? waiting : [el('li', 'Nothing.')]);
+  fill($('roster'), room.roster.map(p => person(p, room.you.participantId)));
+}
+
+/** Shows the events in sequence order with their authors and times. */
+export function showEvents(room) {
+  const names = new Map(room.roster.map(p => [p.participantId, p.displayName]));
+  const items = room.events.map(e => {
+    const li = el('li', null, { 'data-seq': String(e.seq) });
+    const mine = e.participantId === room.you.participantId ? ' (you)' : '';
+    li.append(el('div', null, {}, el('span', (names.get(e.participantId) || 'A participant') + mine, { class: 'who' }),
+      ' ' + (actionWords[e.action] || e.action)));
+    li.append(el('div', '#' + e.seq + ' · ' + localTime(e.createdAt), { class: 'meta' }));
+    if (e.body) li.append(el('p', e.body, { class: 'body' }));
+    return li;
+  });
+  fill($('events'), items);
+  $('no-events').hidden = items.length !== 0;
+}
+
+/** Counts Unicode characters (code points), as the service does. */
+export function characters(s) {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
