@@ -104,6 +104,8 @@ func (r results) QueryRow(context.Context, string, ...any) pgx.Row              
 // last, instead of taking a round trip each.
 type pipedTx struct {
 	conn *pgxpool.Conn
+	// timeout bounds the rollback, as InTx's (the store's database timeout).
+	timeout time.Duration
 }
 
 // beginPiped acquires a connection for a pipelined transaction.
@@ -112,7 +114,11 @@ func (s *Store) beginPiped(ctx context.Context) (*pipedTx, error) {
 	if err != nil {
 		return nil, interpretError("acquire", err)
 	}
-	return &pipedTx{conn: conn}, nil
+	t := &pipedTx{conn: conn, timeout: s.timeout}
+	if t.timeout <= 0 {
+		t.timeout = DefaultTimeout
+	}
+	return t, nil
 }
 
 // send runs p on the transaction's connection.
@@ -126,7 +132,7 @@ func (t *pipedTx) close(ctx context.Context) {
 		return
 	}
 	if t.conn.Conn().PgConn().TxStatus() != 'I' && !t.conn.Conn().IsClosed() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.timeout)
 		if _, err := t.conn.Exec(rctx, "ROLLBACK"); err != nil {
 			_ = t.conn.Conn().Close(rctx)
 		}
