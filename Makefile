@@ -22,13 +22,14 @@ test: ## run every check against a private PostgreSQL it starts itself
 test-deploy: ## check deploy/: render the Kubernetes overlays, Dockerfile, systemd unit (own Go module)
 	cd deploy/kubernetes && $(GO) vet ./... && $(GO) test -count=1 ./...
 
-generate: ## regenerate sqlc code, openapi.json, docs/cli.md and docs/configuration.md
+generate: ## regenerate sqlc code, openapi.json, openapi-agent.json, its Go client, docs/cli.md and docs/configuration.md
 	cd db && $(SQLC) generate
-	$(GO) run ./internal/cmd/openapi-bundle -o openapi.json api
+	$(GO) run ./internal/cmd/openapi-bundle -o openapi.json -agent openapi-agent.json -schemas schemas api
+	$(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2 -config internal/fwtest/oapiclient/oapi-codegen.yaml openapi-agent.json
 	$(GO) run ./internal/cli/gendocs -o docs
 
 verify: generate ## regenerate, then fail if anything generated differs from what is committed
-	git diff --exit-code -- internal/store/internal/dbsqlc openapi.json docs/cli.md docs/configuration.md
+	git diff --exit-code -- internal/store/internal/dbsqlc openapi.json openapi-agent.json internal/fwtest/oapiclient docs/cli.md docs/configuration.md
 
 lint: ## gofmt, go vet, staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -28,6 +28,13 @@ var Migrations embed.FS
 //go:embed openapi.json
 var OpenAPI []byte
 
+// OpenAPIAgent is openapi-agent.json, the part of the contract an invited
+// participant calls, generated from api/ with openapi.json. Written with the
+// same origin, replaced the same way.
+//
+//go:embed openapi-agent.json
+var OpenAPIAgent []byte
+
 // Web holds the static documents under web/: llms.txt, llms-full.txt and the
 // invitation page. They too are written with the origin https://consensus.md.
 //

@@ -75,11 +75,29 @@ func ParseDigest(s string) (string, error) {
 // ZeroHash is the prev value of the first event of a chain.
 const ZeroHash = "0000000000000000000000000000000000000000000000000000000000000000"
 
-// FormatTime renders an instant the way every hashed and published object
-// shows it: UTC, RFC 3339, fractional seconds only when present (the store
-// keeps microseconds, so a value round-trips through PostgreSQL unchanged).
+// Layouts of the two timestamp shapes the service emits (SPEC R-FW): whole
+// seconds for deadlines and expiries, which people and operators set; exactly
+// six fractional digits for instants the service records, the precision
+// PostgreSQL keeps. A fixed width means a served string never changes when
+// a value's last digits happen to be zero.
+const (
+	secondsLayout = "2006-01-02T15:04:05Z"
+	instantLayout = "2006-01-02T15:04:05.000000Z"
+)
+
+// FormatTime renders an instant the service records (an event's created_at,
+// a decision, a finalization, the server clock): UTC, RFC 3339, exactly six
+// fractional digits, truncated (never rounded) to the microsecond. The event
+// chain hashes this string, and the API serves the same string.
 func FormatTime(t time.Time) string {
-	return t.UTC().Format(time.RFC3339Nano)
+	return t.UTC().Format(instantLayout)
+}
+
+// FormatSeconds renders a deadline or an expiry: UTC, RFC 3339, whole
+// seconds, truncated. Callers pass values already whole (deadlines refuse
+// fractions, session expiries are truncated when issued).
+func FormatSeconds(t time.Time) string {
+	return t.UTC().Format(secondsLayout)
 }
 
 // Now returns t truncated to the precision PostgreSQL stores (microseconds),

@@ -116,11 +116,22 @@ func TestParseDigest(t *testing.T) {
 func TestFormatTime(t *testing.T) {
 	t.Parallel()
 	loc := time.FixedZone("x", 2*3600)
-	if got := FormatTime(time.Date(2026, 12, 31, 2, 0, 0, 0, loc)); got != "2026-12-31T00:00:00Z" {
-		t.Fatal(got)
+	cases := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"instant, whole second", FormatTime(time.Date(2026, 12, 31, 2, 0, 0, 0, loc)), "2026-12-31T00:00:00.000000Z"},
+		{"instant, trailing zeros kept", FormatTime(time.Date(2026, 1, 2, 3, 4, 5, 120000000, time.UTC)), "2026-01-02T03:04:05.120000Z"},
+		{"instant, truncated not rounded", FormatTime(time.Date(2026, 1, 2, 3, 4, 5, 123456999, time.UTC)), "2026-01-02T03:04:05.123456Z"},
+		{"instant after Now", FormatTime(Now(time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC))), "2026-01-02T03:04:05.123456Z"},
+		{"seconds, offset normalized", FormatSeconds(time.Date(2026, 12, 31, 2, 0, 0, 0, loc)), "2026-12-31T00:00:00Z"},
+		{"seconds, fraction dropped", FormatSeconds(time.Date(2026, 1, 2, 3, 4, 5, 999999999, time.UTC)), "2026-01-02T03:04:05Z"},
 	}
-	if got := FormatTime(Now(time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC))); got != "2026-01-02T03:04:05.123456Z" {
-		t.Fatal(got)
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("%s: got %s, want %s", c.name, c.got, c.want)
+		}
 	}
 }
 

@@ -91,7 +91,7 @@ func TestRoomPersistsExpiry(t *testing.T) {
 	expect(t, a.post("agree-before-deadline", "agree", ""), 201, "")
 	s.Clock.Advance(time.Hour)
 	o := a.room().json(t)["outcome"].(map[string]any)
-	if o["status"] != "expired" || o["decidedAt"] != deadline.UTC().Format(time.RFC3339) || o["decidingEventId"] != nil {
+	if o["status"] != "expired" || o["decidedAt"] != deadline.UTC().Format("2006-01-02T15:04:05.000000Z") || o["decidingEventId"] != nil {
 		t.Fatalf("outcome %v", o)
 	}
 	expect(t, a.post("comment-after-deadline", "comment", "late"), 409, "room-closed")

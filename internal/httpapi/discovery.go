@@ -39,6 +39,8 @@ func (s *Server) registerDiscoveryRoutes(r chi.Router) {
 	r.Head("/.well-known/api-catalog", d.apiCatalog.serve)
 	r.Get("/openapi.json", d.openapi.serve)
 	r.Head("/openapi.json", d.openapi.serve)
+	r.Get("/openapi-agent.json", d.openapiAgent.serve)
+	r.Head("/openapi-agent.json", d.openapiAgent.serve)
 	r.Get("/llms.txt", d.llms.serve)
 	r.Head("/llms.txt", d.llms.serve)
 	r.Get("/llms-full.txt", d.llmsFull.serve)
@@ -71,8 +73,8 @@ func (d document) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 type discoveryDocs struct {
-	capabilities, apiCatalog, openapi, llms, llmsFull, invitePage document
-	schemas                                                       map[string]document
+	capabilities, apiCatalog, openapi, openapiAgent, llms, llmsFull, invitePage document
+	schemas                                                                     map[string]document
 }
 
 // discoveryDocuments renders every public document for s.origin. The
@@ -92,10 +94,11 @@ func (s *Server) discoveryDocuments() discoveryDocs {
 		capabilities: document{body: mustJSON(s.capabilities()), contentType: "application/json; charset=utf-8"},
 		apiCatalog: document{body: mustJSON(s.apiCatalog()), contentType: apiCatalogType,
 			extra: http.Header{"Link": {"<" + s.origin + `/.well-known/api-catalog>; rel="api-catalog"`}}},
-		openapi:  document{body: rewrite(consensus.OpenAPI), contentType: "application/json; charset=utf-8"},
-		llms:     document{body: web("llms.txt"), contentType: "text/plain; charset=utf-8"},
-		llmsFull: document{body: web("llms-full.txt"), contentType: "text/plain; charset=utf-8"},
-		schemas:  map[string]document{},
+		openapi:      document{body: rewrite(consensus.OpenAPI), contentType: "application/json; charset=utf-8"},
+		openapiAgent: document{body: rewrite(consensus.OpenAPIAgent), contentType: "application/json; charset=utf-8"},
+		llms:         document{body: web("llms.txt"), contentType: "text/plain; charset=utf-8"},
+		llmsFull:     document{body: web("llms-full.txt"), contentType: "text/plain; charset=utf-8"},
+		schemas:      map[string]document{},
 	}
 	page := web("invite.html")
 	d.invitePage = document{body: page, contentType: "text/html; charset=utf-8", extra: http.Header{
@@ -161,7 +164,24 @@ type Capabilities struct {
 	Limits      Limits              `json:"limits"`
 	Schemas     map[string]string   `json:"schemas"`
 	Documents   map[string]string   `json:"documents"`
+	Offered     Offered             `json:"offered"`
 	NotOffered  []string            `json:"notOffered"`
+}
+
+// Offered lists what this deployment offers beyond the V1 agent guide.
+type Offered struct {
+	MCP MCPCapability `json:"mcp"`
+}
+
+// MCPCapability describes the MCP facade and what it is not.
+type MCPCapability struct {
+	Endpoint   string   `json:"endpoint"`
+	Transport  string   `json:"transport"`
+	Stateless  bool     `json:"stateless"`
+	Credential string   `json:"credential"`
+	Tools      []string `json:"tools"`
+	Rules      string   `json:"rules"`
+	NotOffered []string `json:"notOffered"`
 }
 
 // CapabilityProtocol names the protocol and its version.
@@ -231,13 +251,22 @@ func (s *Server) capabilities() Capabilities {
 			"participantBinding": s.origin + "/schemas/participant-binding/v1",
 		},
 		Documents: map[string]string{
-			"openapi":    s.origin + "/openapi.json",
-			"apiCatalog": s.origin + "/.well-known/api-catalog",
-			"health":     s.origin + "/api/health",
-			"llms":       s.origin + "/llms.txt",
-			"llmsFull":   s.origin + "/llms-full.txt",
+			"openapi":      s.origin + "/openapi.json",
+			"openapiAgent": s.origin + "/openapi-agent.json",
+			"apiCatalog":   s.origin + "/.well-known/api-catalog",
+			"health":       s.origin + "/api/health",
+			"llms":         s.origin + "/llms.txt",
+			"llmsFull":     s.origin + "/llms-full.txt",
 		},
-		NotOffered: []string{"a2a", "mcp", "agent-initiation", "revision-2", "email-reply-participation",
+		Offered: Offered{MCP: MCPCapability{
+			Endpoint: s.origin + "/mcp", Transport: "streamable-http", Stateless: true, Credential: venue.SchemeParticipant,
+			Tools: []string{"read_room", "post_advisory", "decide", "fetch_artifact"},
+			Rules: "Each tool runs the use case of the matching REST route under the same rules and order of checks; it adds no power the REST API lacks. " +
+				"decide requires the current revision number and digest and confirm: true. Participant-written text is returned marked untrusted.",
+			NotOffered: []string{"exchange and claim (REST only: MCP starts with a participant token)", "sessions, server-initiated requests and GET event streams",
+				"waiting for room changes", "operator tools", "resources and prompts"},
+		}},
+		NotOffered: []string{"a2a", "agent-initiation", "revision-2", "email-reply-participation",
 			"self-service-token-revocation", "runtime-callback", "participant-signatures", "independent-timestamps", "execution"},
 	}
 }
@@ -251,8 +280,11 @@ type link struct {
 // apiCatalog is the RFC 9727 linkset: one entry anchored at the agent API.
 func (s *Server) apiCatalog() map[string]any {
 	return map[string]any{"linkset": []map[string]any{{
-		"anchor":       s.origin + "/api/v1/agent",
-		"service-desc": []link{{Href: s.origin + "/openapi.json", Type: "application/vnd.oai.openapi+json;version=3.1", Title: "OpenAPI 3.1 description"}},
+		"anchor": s.origin + "/api/v1/agent",
+		"service-desc": []link{
+			{Href: s.origin + "/openapi.json", Type: "application/vnd.oai.openapi+json;version=3.1", Title: "OpenAPI 3.1 description"},
+			{Href: s.origin + "/openapi-agent.json", Type: "application/vnd.oai.openapi+json;version=3.1", Title: "OpenAPI 3.1 description of the invited participant's routes only"},
+		},
 		"service-doc": []link{
 			{Href: s.origin + "/llms-full.txt", Type: "text/plain", Title: "Complete agent reference"},
 			{Href: s.origin + "/llms.txt", Type: "text/plain", Title: "Concise machine index"},

@@ -69,7 +69,7 @@ func TestDiscoveryDocuments(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, pgtest.Store(t), 120)
 
-	for _, path := range []string{"/.well-known/consensus-agent", "/.well-known/api-catalog", "/openapi.json", "/llms.txt",
+	for _, path := range []string{"/.well-known/consensus-agent", "/.well-known/api-catalog", "/openapi.json", "/openapi-agent.json", "/llms.txt",
 		"/llms-full.txt", "/api/health", "/problems/not-found", "/invite/7d3c5a8e-4b1f-4c2d-9e6a-0f1b2c3d4e5f"} {
 		resp, body := s.do(t, http.MethodGet, path, nil)
 		if resp.StatusCode != http.StatusOK {
@@ -84,7 +84,7 @@ func TestDiscoveryDocuments(t *testing.T) {
 		t.Errorf("HEAD api-catalog: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	// Deliberately outside the documented parameters: only the answer is checked.
-	for _, path := range []string{"/.well-known/consensus-agent", "/openapi.json", "/llms.txt", "/llms-full.txt"} {
+	for _, path := range []string{"/.well-known/consensus-agent", "/openapi.json", "/openapi-agent.json", "/llms.txt", "/llms-full.txt"} {
 		get, body := s.do(t, http.MethodGet, path, nil)
 		head, none := s.do(t, http.MethodHead, path, nil)
 		if head.StatusCode != http.StatusOK || len(none) != 0 || head.Header.Get("Content-Length") != strconv.Itoa(len(body)) ||

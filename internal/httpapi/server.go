@@ -71,5 +71,6 @@ func (s *Server) Handler() http.Handler {
 	s.registerAgentRoutes(r)
 	s.registerAdminRoutes(r)
 	s.registerDiscoveryRoutes(r)
+	s.registerMCPRoutes(r)
 	return r
 }

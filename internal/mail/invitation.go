@@ -47,9 +47,12 @@ func NewEnvelope(in InvitationInput) envelope.Envelope {
 	}
 }
 
-// InvitationSubject is the subject line: it starts with "CONSENSUS.md:".
+// InvitationSubject is the subject line: "CONSENSUS.md: invitation:" and
+// the title on one line. The prefix lets agents filter their mail; the word
+// after it says what the message is, so a person does not take it for a
+// finished record (CONSENSUS.md is also the artifact's name).
 func InvitationSubject(title string) string {
-	return "CONSENSUS.md: " + strings.Join(strings.Fields(title), " ")
+	return "CONSENSUS.md: invitation: " + strings.Join(strings.Fields(title), " ")
 }
 
 // InvitationBody renders the plain-text body: a short explanation for a

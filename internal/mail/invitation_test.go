@@ -50,3 +50,12 @@ func TestInvitationEmailPassesTheAgentChecks(t *testing.T) {
 		})
 	}
 }
+
+// TestInvitationSubject: the subject keeps the CONSENSUS.md: prefix, reads
+// as an invitation and holds the title on one line.
+func TestInvitationSubject(t *testing.T) {
+	t.Parallel()
+	if got := mail.InvitationSubject("Ship\n  v2  on Friday"); got != "CONSENSUS.md: invitation: Ship v2 on Friday" {
+		t.Fatalf("subject %q", got)
+	}
+}

@@ -66,12 +66,12 @@ type Snapshot struct {
 // Admit decides whether participant may post cmd now, checking in the order
 // the contract fixes: revision, room closed, already decided, event limit.
 // It returns the outcome as of now (which the caller persists when it became
-// final by expiry) and ErrRevisionMismatch, ErrRoomClosed, ErrAlreadyDecided
-// or ErrEventLimit.
+// final by expiry) and *RevisionMismatchError (which matches
+// ErrRevisionMismatch), ErrRoomClosed, ErrAlreadyDecided or ErrEventLimit.
 func Admit(s Snapshot, cmd Command, now time.Time) (Outcome, error) {
 	out := Evaluate(s.Revision, s.Roster, s.Events, s.Deadline, now)
 	if cmd.Revision != s.Revision || cmd.RevisionDigest != s.RevisionDigest {
-		return out, ErrRevisionMismatch
+		return out, &RevisionMismatchError{Revision: s.Revision, Digest: s.RevisionDigest}
 	}
 	if out.Final() {
 		return out, ErrRoomClosed

@@ -32,6 +32,22 @@ var (
 	ErrProofMismatch = errors.New("the email proof or inbox does not match this invitation")
 )
 
+// RevisionMismatchError is the ErrRevisionMismatch that Admit returns: it
+// names the revision a command must carry instead, so the refusal tells
+// the participant what to send (after verifying that revision).
+type RevisionMismatchError struct {
+	Revision int
+	Digest   string
+}
+
+// Error names the current revision number and digest.
+func (e *RevisionMismatchError) Error() string {
+	return fmt.Sprintf("the command does not name the current revision: it is revision %d with digest %s; read the room and verify that revision before sending its number and digest", e.Revision, e.Digest)
+}
+
+// Is reports whether target is ErrRevisionMismatch.
+func (e *RevisionMismatchError) Is(target error) bool { return target == ErrRevisionMismatch }
+
 // ValidationError reports one invalid input. Field names the body member,
 // header or query parameter at fault; it is empty when the input as a whole
 // is malformed. It matches ErrInvalid with errors.Is, so callers that only

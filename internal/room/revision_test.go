@@ -52,7 +52,7 @@ func TestParseDeadline(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	got, err := ParseDeadline("2026-12-31T02:00:00+02:00", now)
-	if err != nil || canon.FormatTime(got) != "2026-12-31T00:00:00Z" {
+	if err != nil || canon.FormatSeconds(got) != "2026-12-31T00:00:00Z" {
 		t.Fatalf("%v %v", got, err)
 	}
 	for _, bad := range []string{"2026-12-31T00:00:00.5Z", "2026-12-31", "tomorrow", "2026-12-01T00:00:00Z", "2026-12-02T00:00:00Z", ""} {

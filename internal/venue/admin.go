@@ -125,7 +125,7 @@ func summary(a store.Agreement, title string, now time.Time) AgreementSummary {
 		o = room.Outcome{Status: room.StatusExpired, DecidedAt: a.Deadline}
 	}
 	return AgreementSummary{AgreementID: a.ID.String(), Title: title, RevisionNumber: a.CurrentRevision,
-		Deadline: canon.FormatTime(a.Deadline), CreatedAt: canon.FormatTime(a.CreatedAt), Outcome: outcomeView(o)}
+		Deadline: canon.FormatSeconds(a.Deadline), CreatedAt: canon.FormatTime(a.CreatedAt), Outcome: outcomeView(o)}
 }
 
 func encodeCursor(t time.Time, id uuid.UUID) string {

@@ -86,7 +86,9 @@ func (v *Venue) Exchange(ctx context.Context, invitationID, inviteSecret string)
 		return nil, fmt.Errorf("venue: exchange: %w", err)
 	}
 	token := secret.NewSessionToken()
-	expires := now.Add(SessionLifetime)
+	// Whole seconds, rounded down: sessionExpiresAt is served in the
+	// deadline shape, and the stored expiry is exactly the served one.
+	expires := now.Add(SessionLifetime).Truncate(time.Second)
 	if inv.ExpiresAt.Before(expires) {
 		expires = inv.ExpiresAt
 	}
@@ -94,7 +96,7 @@ func (v *Venue) Exchange(ctx context.Context, invitationID, inviteSecret string)
 		return nil, fmt.Errorf("venue: exchange: %w", err)
 	}
 	return &Exchanged{
-		SessionToken: token, SessionExpiresAt: canon.FormatTime(expires), InvitationID: inv.ID.String(),
+		SessionToken: token, SessionExpiresAt: canon.FormatSeconds(expires), InvitationID: inv.ID.String(),
 		AgreementID: inv.AgreementID.String(), RevisionNumber: rev.Number, RevisionDigest: rev.RevisionDigest,
 		MarkdownDigest: rev.MarkdownDigest, CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown,
 		Participant: ParticipantRef{ParticipantID: inv.ParticipantID.String(), DisplayName: inv.DisplayName, Kind: inv.Kind},

@@ -78,7 +78,7 @@ func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, 
 	rev := room.Revision{
 		Schema: fmt.Sprintf(room.AgreementSchemaFmt, v.Origin), AgreementID: agreementID.String(), Revision: 1,
 		Title: in.Title, Objective: in.Objective, Rules: in.Rules, DecisionRule: room.DecisionRule,
-		Deadline: canon.FormatTime(deadline), LockedAt: canon.FormatTime(now.Truncate(time.Second)), Issuer: v.Origin,
+		Deadline: canon.FormatSeconds(deadline), LockedAt: canon.FormatSeconds(now), Issuer: v.Origin,
 	}
 	type slot struct {
 		participant  uuid.UUID

@@ -179,7 +179,7 @@ func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomView, error) {
 		Revision: RevisionView{Number: rev.Number, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest,
 			CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown},
 		Roster: make([]RosterEntry, 0, len(parts)), Events: make([]EventView, 0, len(events)),
-		Outcome: outcomeView(outcome), ChainHead: canon.ZeroHash, Deadline: canon.FormatTime(a.Deadline),
+		Outcome: outcomeView(outcome), ChainHead: canon.ZeroHash, Deadline: canon.FormatSeconds(a.Deadline),
 		ServerTime: canon.FormatTime(now),
 	}
 	mine := 0

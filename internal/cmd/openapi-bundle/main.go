@@ -1,11 +1,15 @@
 // Command openapi-bundle merges the OpenAPI source fragments under api/ into
 // one JSON document: api/openapi.yaml first, then every other api/*.yaml in
 // name order. Each fragment is part of one document (paths, components), so
-// mappings merge key by key and a key defined twice is an error. Keys keep
-// their source order and the output is indented JSON with a final newline,
-// so regenerating an unchanged source gives identical bytes.
+// mappings merge key by key and a key defined twice is an error. The JSON
+// Schemas the sources reference by their public URL are copied in as
+// components (see embedSchemas), so the document needs nothing outside
+// itself. With -agent it also writes the invited participant's subset (see
+// agentDocument). Keys keep their source order and the output is indented
+// JSON with a final newline, so regenerating an unchanged source gives
+// identical bytes.
 //
-// Usage: go run ./internal/cmd/openapi-bundle [-o openapi.json] [api-dir]
+// Usage: go run ./internal/cmd/openapi-bundle [-o openapi.json] [-agent openapi-agent.json] [-schemas schemas] [api-dir]
 package main
 
 import (
@@ -25,23 +29,58 @@ import (
 
 func main() {
 	out := flag.String("o", "openapi.json", "output file")
+	agentOut := flag.String("agent", "", "also write the invited participant's subset to this file")
+	schemasDir := flag.String("schemas", "schemas", "directory of the published JSON Schemas")
 	flag.Parse()
 	dir := "api"
 	if flag.NArg() > 0 {
 		dir = flag.Arg(0)
 	}
-	b, err := bundle(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "openapi-bundle:", err)
-		os.Exit(1)
-	}
-	if err := os.WriteFile(*out, b, 0o644); err != nil {
+	if err := run(dir, *schemasDir, *out, *agentOut); err != nil {
 		fmt.Fprintln(os.Stderr, "openapi-bundle:", err)
 		os.Exit(1)
 	}
 }
 
-func bundle(dir string) ([]byte, error) {
+func run(dir, schemasDir, out, agentOut string) error {
+	doc, err := bundle(dir, schemasDir)
+	if err != nil {
+		return err
+	}
+	b, err := encode(doc)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		return err
+	}
+	if agentOut == "" {
+		return nil
+	}
+	agent, err := agentDocument(doc)
+	if err != nil {
+		return fmt.Errorf("agent document: %w", err)
+	}
+	if b, err = encode(agent); err != nil {
+		return err
+	}
+	return os.WriteFile(agentOut, b, 0o644)
+}
+
+// encode writes doc as indented JSON with a final newline.
+func encode(doc *yaml.Node) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := writeJSON(&buf, doc, ""); err != nil {
+		return nil, err
+	}
+	buf.WriteByte('\n')
+	if !json.Valid(buf.Bytes()) {
+		return nil, errors.New("produced invalid JSON")
+	}
+	return buf.Bytes(), nil
+}
+
+func bundle(dir, schemasDir string) (*yaml.Node, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
 		return nil, err
@@ -77,15 +116,10 @@ func bundle(dir string) ([]byte, error) {
 			return nil, err
 		}
 	}
-	var buf bytes.Buffer
-	if err := writeJSON(&buf, doc, ""); err != nil {
+	if err := embedSchemas(doc, schemasDir); err != nil {
 		return nil, err
 	}
-	buf.WriteByte('\n')
-	if !json.Valid(buf.Bytes()) {
-		return nil, errors.New("produced invalid JSON")
-	}
-	return buf.Bytes(), nil
+	return doc, nil
 }
 
 // merge adds src's keys to dst; both are mappings. Shared keys must both

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+func (b *bench) readRoom(size int) *agreement {
+	for _, a := range b.world.ags {
+		if a.readSize == size {
+			return a
+		}
+	}
+	panic("no room of size " + fmt.Sprint(size))
+}
+
+// readTargeter reads a random participant's room; with etags, conditionally.
+func readTargeter(a *agreement, conditional bool) vegeta.Targeter {
+	ts := make([]vegeta.Target, len(a.parts))
+	for i, p := range a.parts {
+		h := http.Header{"Authorization": p.auth["Authorization"]}
+		if conditional {
+			h.Set("If-None-Match", p.etag)
+		}
+		ts[i] = vegeta.Target{Method: http.MethodGet, URL: p.roomURL, Header: h}
+	}
+	return func(t *vegeta.Target) error {
+		*t = ts[rand.IntN(len(ts))]
+		return nil
+	}
+}
+
+// staticTargeter sends the same request shape (a participant's credential
+// header) to the baseline server.
+func (b *bench) staticTargeter(a *agreement, size int) vegeta.Targeter {
+	ts := make([]vegeta.Target, len(a.parts))
+	for i, p := range a.parts {
+		ts[i] = vegeta.Target{Method: http.MethodGet, URL: b.static.url(size), Header: http.Header{"Authorization": p.auth["Authorization"]}}
+	}
+	return func(t *vegeta.Target) error {
+		*t = ts[rand.IntN(len(ts))]
+		return nil
+	}
+}
+
+func (b *bench) pause(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(b.cfg.Pause):
+	}
+}
+
+// sides orders A and B for round r: A/B in odd rounds, B/A in even ones, so
+// a slow drift of the machine does not favour one side.
+func sides(r int) []string {
+	if r%2 == 1 {
+		return []string{sideService, sideBaseline}
+	}
+	return []string{sideBaseline, sideService}
+}
+
+// warmup runs each service read path briefly, unrecorded.
+func (b *bench) warmup(ctx context.Context) error {
+	if b.cfg.Warmup <= 0 {
+		return nil
+	}
+	b.cfg.logf("== warm-up (%s per path, not recorded)", b.cfg.Warmup)
+	for _, size := range b.cfg.Sizes {
+		a := b.readRoom(size)
+		for _, cond := range []bool{false, true} {
+			if _, err := runAttack(ctx, b.serviceWatch(), attack{Targeter: readTargeter(a, cond), Conns: b.cfg.Conns, Duration: b.cfg.Warmup}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (b *bench) readRounds(ctx context.Context) error {
+	cfg := b.cfg
+	cfg.logf("== full room read vs the same bytes from memory (%d connections)", cfg.Conns)
+	for r := 1; r <= cfg.Rounds; r++ {
+		for _, size := range cfg.Sizes {
+			a := b.readRoom(size)
+			for _, side := range sides(r) {
+				b.pause(ctx)
+				var f figures
+				var err error
+				if side == sideService {
+					f, err = runAttack(ctx, b.serviceWatch(), attack{Targeter: readTargeter(a, false), Conns: cfg.Conns, Duration: cfg.Duration, Expect: http.StatusOK})
+				} else {
+					f, err = runAttack(ctx, b.staticWatch(), attack{Targeter: b.staticTargeter(a, size), Conns: cfg.Conns, Duration: cfg.Duration, Expect: http.StatusOK})
+				}
+				if err != nil {
+					return err
+				}
+				b.record(measurement{Path: pathRead, Size: size, Side: side, Round: r, F: f})
+			}
+		}
+	}
+	for _, size := range cfg.Sizes {
+		b.profilePass(ctx, fmt.Sprintf("read-%d", size), attack{Targeter: readTargeter(b.readRoom(size), false), Conns: cfg.Conns, Expect: http.StatusOK})
+	}
+	return nil
+}
+
+func (b *bench) lookupBaseline(ctx context.Context, r int) error {
+	f, err := runPgbench(ctx, b.cl, b.logDir, pgbenchRun{
+		Name: fmt.Sprintf("lookup-r%d", r), Script: b.lookupSQL, Conns: b.cfg.Conns, Duration: b.cfg.Duration,
+		Vars: map[string]string{"tokens": fmt.Sprint(b.cfg.Agreements * b.cfg.Parts)},
+	})
+	if err != nil {
+		return err
+	}
+	b.record(measurement{Path: path304, Side: sideBaseline, Round: r, F: f})
+	return nil
+}
+
+// notModifiedRounds: GET room with the current ETag at each size vs
+// pgbench's one indexed lookup (once a round: it does not depend on size).
+func (b *bench) notModifiedRounds(ctx context.Context) error {
+	cfg := b.cfg
+	cfg.logf("== 304 (If-None-Match) vs pgbench, one indexed lookup (-M prepared, %d clients)", cfg.Conns)
+	for r := 1; r <= cfg.Rounds; r++ {
+		for _, side := range sides(r) {
+			if side == sideBaseline {
+				b.pause(ctx)
+				if err := b.lookupBaseline(ctx, r); err != nil {
+					return err
+				}
+				continue
+			}
+			for _, size := range cfg.Sizes {
+				b.pause(ctx)
+				f, err := runAttack(ctx, b.serviceWatch(), attack{Targeter: readTargeter(b.readRoom(size), true), Conns: cfg.Conns, Duration: cfg.Duration, Expect: http.StatusNotModified})
+				if err != nil {
+					return err
+				}
+				b.record(measurement{Path: path304, Size: size, Side: sideService, Round: r, F: f})
+			}
+		}
+	}
+	for _, size := range cfg.Sizes {
+		b.profilePass(ctx, fmt.Sprintf("304-%d", size), attack{Targeter: readTargeter(b.readRoom(size), true), Conns: cfg.Conns, Expect: http.StatusNotModified})
+	}
+	return nil
+}
+
+// flatRounds: a fixed number of appends into a fresh small room, then into
+// the large room, same connections; the ratio of their rates says whether
+// an append's cost grows with the room's history. A count, not a duration,
+// bounds how much the small room grows while it is measured.
+func (b *bench) flatRounds(ctx context.Context) error {
+	cfg := b.cfg
+	large := b.world.ags[0]
+	cfg.logf("== append cost by room size: %d appends, %d connections, into a room of %d vs the room of %d", cfg.FlatN, cfg.FlatConns, cfg.Sizes[0], large.stored.Load())
+	for r := 1; r <= cfg.FlatRounds; r++ {
+		small := b.world.ags[2+r]
+		for _, side := range sides(r) {
+			room, label := small, sideSmall
+			if side == sideBaseline {
+				room, label = large, sideLarge // the large room is the small one's reference
+			}
+			if err := b.cl.checkpoint(ctx); err != nil {
+				return err
+			}
+			b.pause(ctx)
+			pk := &picker{w: b.world, ags: []*agreement{room}}
+			from := int(room.stored.Load())
+			f, err := runAttack(ctx, b.serviceWatch(), attack{Targeter: pk.countTargeter(cfg.FlatN), Conns: cfg.FlatConns, Expect: http.StatusCreated, OnResult: b.world.countStored})
+			if err != nil {
+				return err
+			}
+			if pk.exhausted {
+				b.note("flatness round %d: the room of agreement %d ran out of event slots", r, room.index+1)
+			}
+			b.record(measurement{Path: pathFlat, Size: from, Side: label, Round: r, F: f, RoomFrom: from, RoomTo: int(room.stored.Load())})
+		}
+	}
+	return nil
+}
+
+func (b *bench) storedTotal() int {
+	n := 0
+	for _, a := range b.world.ags {
+		n += int(a.stored.Load())
+	}
+	return n
+}
+
+// appendRounds: comments spread over every room (a random room per
+// request, rotating participants) vs pgbench's minimal append transaction
+// with the same rooms and clients. A checkpoint before each side keeps one
+// side from paying for the other's dirty buffers.
+func (b *bench) appendRounds(ctx context.Context) error {
+	cfg := b.cfg
+	cfg.logf("== event append vs pgbench's minimal append (%d connections, %d agreements)", cfg.Conns, cfg.Agreements)
+	pk := &picker{w: b.world, ags: b.world.ags}
+	for r := 1; r <= cfg.Rounds; r++ {
+		for _, side := range sides(r) {
+			if err := b.cl.checkpoint(ctx); err != nil {
+				return err
+			}
+			b.pause(ctx)
+			if side == sideBaseline {
+				f, err := runPgbench(ctx, b.cl, b.logDir, pgbenchRun{
+					Name: fmt.Sprintf("append-r%d", r), Script: b.appendSQL, Conns: cfg.Conns, Duration: cfg.Duration,
+					Vars: map[string]string{"agreements": fmt.Sprint(cfg.Agreements), "participants": fmt.Sprint(cfg.Parts)},
+				})
+				if err != nil {
+					return err
+				}
+				b.record(measurement{Path: pathAppend, Side: side, Round: r, F: f})
+				continue
+			}
+			from := b.storedTotal()
+			f, err := runAttack(ctx, b.serviceWatch(), attack{Targeter: pk.randomTargeter(), Conns: cfg.Conns, Duration: cfg.Duration, Expect: http.StatusCreated, OnResult: b.world.countStored})
+			if err != nil {
+				return err
+			}
+			if pk.exhausted {
+				b.note("append round %d stopped early: every participant has posted %d events on the revision (SPEC §4 limit); shorten -duration", r, eventLimit)
+			}
+			b.record(measurement{Path: pathAppend, Side: side, Round: r, F: f, RoomFrom: from, RoomTo: b.storedTotal()})
+		}
+	}
+	if err := b.cl.checkpoint(ctx); err != nil {
+		return err
+	}
+	b.profilePass(ctx, "append", attack{Targeter: pk.randomTargeter(), Conns: cfg.Conns, Expect: http.StatusCreated, OnResult: b.world.countStored})
+	return nil
+}

@@ -1,0 +1,214 @@
+package fwtest_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/fwtest"
+	"github.com/consensus-md/consensus/internal/fwtest/oapiclient"
+	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/servertest"
+)
+
+// oapiCodegen is the generator an agent developer runs, at the version the
+// committed client was made with.
+const oapiCodegen = "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2"
+
+// TestGoClientIsCurrent regenerates the oapi-codegen client from
+// openapi-agent.json and fails when the committed one differs: run
+// `make generate`.
+func TestGoClientIsCurrent(t *testing.T) {
+	t.Parallel()
+	cfg, err := os.ReadFile(filepath.Join(root, "internal/fwtest/oapiclient/oapi-codegen.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "client.gen.go")
+	tmpCfg := filepath.Join(t.TempDir(), "oapi-codegen.yaml")
+	cfg = bytes.Replace(cfg, []byte("output: internal/fwtest/oapiclient/client.gen.go"), []byte("output: "+out), 1)
+	if err := os.WriteFile(tmpCfg, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, 5*time.Minute, nil, "go", "run", oapiCodegen, "-config", tmpCfg, "openapi-agent.json")
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := os.ReadFile(filepath.Join(root, "internal/fwtest/oapiclient/client.gen.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, committed) {
+		t.Fatal("internal/fwtest/oapiclient/client.gen.go is stale: run make generate")
+	}
+}
+
+// withAuth sets the Authorization header the security scheme describes;
+// the generated client leaves API keys to the caller.
+func withAuth(value string) oapiclient.RequestEditorFn {
+	return func(_ context.Context, r *http.Request) error {
+		r.Header.Set("Authorization", value)
+		return nil
+	}
+}
+
+// goFlow runs exchange → claim → room → comment → agree → artifact with the
+// generated Go client against baseURL (the server, or Prism in front of it)
+// and checks every digest and hash the way an agent would.
+func goFlow(t *testing.T, baseURL string, hc *http.Client, inv fwtest.Invite) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := oapiclient.NewClientWithResponses(baseURL, oapiclient.WithHTTPClient(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := uuid.MustParse(inv.InvitationID)
+	ex, err := c.ExchangeInvitationWithResponse(ctx, id, oapiclient.ExchangeRequest{Secret: &inv.Secret})
+	if err != nil {
+		t.Fatalf("exchange: %v", err)
+	}
+	if ex.JSON200 == nil {
+		t.Fatalf("exchange: HTTP %d: %s", ex.StatusCode(), ex.Body)
+	}
+	// Verify the revision from the bytes received, not a re-encoding.
+	var raw struct {
+		CanonicalRevision json.RawMessage `json:"canonicalRevision"`
+	}
+	if err := json.Unmarshal(ex.Body, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if cb, err := canon.Transform(raw.CanonicalRevision); err != nil || canon.Digest(cb) != ex.JSON200.RevisionDigest {
+		t.Fatalf("revisionDigest does not verify: %v", err)
+	}
+	cl, err := c.ClaimSlotWithResponse(ctx, id, oapiclient.ClaimRequest{EmailProof: inv.EmailProof, Inbox: inv.Inbox},
+		withAuth("Consensus-Session "+ex.JSON200.SessionToken))
+	if err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	if cl.JSON200 == nil {
+		t.Fatalf("claim: HTTP %d: %s", cl.StatusCode(), cl.Body)
+	}
+	participant := withAuth("Consensus-Participant " + cl.JSON200.ParticipantToken)
+	rm, err := c.ReadRoomWithResponse(ctx, id, &oapiclient.ReadRoomParams{}, participant)
+	if err != nil {
+		t.Fatalf("room: %v", err)
+	}
+	if rm.JSON200 == nil {
+		t.Fatalf("room: HTTP %d: %s", rm.StatusCode(), rm.Body)
+	}
+	digest := rm.JSON200.Revision.RevisionDigest
+	text := "Weekdays suit the Go agent."
+	cm, err := c.PostEventWithResponse(ctx, id, &oapiclient.PostEventParams{IdempotencyKey: "go-comment-0001"},
+		oapiclient.EventRequest{Action: oapiclient.ActionComment, Body: &text, Revision: 1, Digest: digest}, participant)
+	if err != nil {
+		t.Fatalf("comment: %v", err)
+	}
+	if cm.JSON201 == nil {
+		t.Fatalf("comment: HTTP %d: %s", cm.StatusCode(), cm.Body)
+	}
+	// The agent's own event hash recomputes from served fields. The client
+	// decoded createdAt as a time; the fixed six-digit shape makes
+	// re-formatting it give back the very string that was hashed.
+	ev := cm.JSON201.Event
+	_, cmdDigest, err := canon.DigestOf(room.Command{
+		Schema: baseURLOrigin(t, rm.JSON200.Revision.CanonicalRevision.Issuer) + "/schemas/room-command/v1", Version: 1,
+		AgreementID: rm.JSON200.AgreementId.String(), InvitationID: inv.InvitationID, ParticipantID: cl.JSON200.ParticipantId.String(),
+		Revision: ev.Revision, RevisionDigest: digest, Action: string(ev.Action), Body: ev.Body,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, hash, err := canon.DigestOf(map[string]any{"prev": ev.Prev, "seq": ev.Seq, "command_digest": cmdDigest,
+		"created_at": ev.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000Z")})
+	if err != nil || hash != ev.Hash {
+		t.Fatalf("the event hash does not recompute from the served fields: %v", err)
+	}
+	wrong := strings.Repeat("0", 64)
+	stale, err := c.PostEventWithResponse(ctx, id, &oapiclient.PostEventParams{IdempotencyKey: "go-agree-stale"},
+		oapiclient.EventRequest{Action: oapiclient.ActionAgree, Revision: 1, Digest: wrong}, participant)
+	if err != nil {
+		t.Fatalf("a wrong digest: %v", err)
+	}
+	if stale.ApplicationproblemJSON409 == nil || !strings.Contains(stale.ApplicationproblemJSON409.Detail, digest) {
+		t.Fatalf("a wrong digest: HTTP %d: %s", stale.StatusCode(), stale.Body)
+	}
+	ag, err := c.PostEventWithResponse(ctx, id, &oapiclient.PostEventParams{IdempotencyKey: "go-agree-0001"},
+		oapiclient.EventRequest{Action: oapiclient.ActionAgree, Revision: 1, Digest: "sha256:" + digest}, participant)
+	if err != nil {
+		t.Fatalf("agree: %v", err)
+	}
+	if ag.JSON201 == nil || ag.JSON201.Outcome.Status != oapiclient.Reached {
+		t.Fatalf("agree: HTTP %d: %s", ag.StatusCode(), ag.Body)
+	}
+	art, err := c.GetArtifactWithResponse(ctx, id, &oapiclient.GetArtifactParams{}, participant)
+	if err != nil {
+		t.Fatalf("artifact: %v", err)
+	}
+	if art.StatusCode() != http.StatusOK {
+		t.Fatalf("artifact: HTTP %d: %s", art.StatusCode(), art.Body)
+	}
+	sum := sha256.Sum256(art.Body)
+	h := art.HTTPResponse.Header
+	if h.Get("X-Consensus-SHA256") != canon.Digest(art.Body) || h.Get("Content-Digest") != "sha-256=:"+base64.StdEncoding.EncodeToString(sum[:])+":" {
+		t.Fatal("the artifact bytes do not match their digest headers")
+	}
+	after, err := c.ReadRoomWithResponse(ctx, id, &oapiclient.ReadRoomParams{}, participant)
+	if err != nil || after.JSON200 == nil || after.JSON200.Artifact == nil || after.JSON200.Artifact.Sha256 != canon.Digest(art.Body) {
+		t.Fatalf("the room does not name the artifact: %v", err)
+	}
+}
+
+// baseURLOrigin is the issuer the revision names, which is the origin
+// every schema URL of this deployment uses.
+func baseURLOrigin(t *testing.T, issuer string) string {
+	t.Helper()
+	if !strings.HasPrefix(issuer, "http") {
+		t.Fatalf("issuer %q", issuer)
+	}
+	return issuer
+}
+
+// TestGoClientFlow drives the flow with the oapi-codegen client through
+// the contract-checking transport.
+func TestGoClientFlow(t *testing.T) {
+	t.Parallel()
+	s := servertest.New(t, servertest.Options{})
+	goFlow(t, s.URL, s.Client, fwtest.Agreement(t, s, "Go client"))
+}
+
+// TestTypeScriptClientFlow generates a TypeScript client from the served
+// /openapi-agent.json with openapi-typescript, type-checks tools/fw/flow.mts
+// against it with tsc, and runs it with node (openapi-fetch) against the
+// server.
+func TestTypeScriptClientFlow(t *testing.T) {
+	t.Parallel()
+	bin := nodeTools(t)
+	s := servertest.New(t, servertest.Options{})
+	inv := fwtest.Agreement(t, s, "TypeScript client")
+	run(t, 2*time.Minute, nil, filepath.Join(bin, "openapi-typescript"), s.URL+"/openapi-agent.json", "-o", "tools/fw/gen/consensus.d.ts")
+	run(t, 3*time.Minute, nil, filepath.Join(bin, "tsc"), "-p", "tools/fw/tsconfig.json")
+	out := run(t, time.Minute, []string{
+		"CONSENSUS_BASE_URL=" + s.URL, "CONSENSUS_INVITATION_ID=" + inv.InvitationID, "CONSENSUS_SECRET=" + inv.Secret,
+		"CONSENSUS_EMAIL_PROOF=" + inv.EmailProof, "CONSENSUS_INBOX=" + inv.Inbox,
+	}, "node", "tools/fw/out/flow.mjs")
+	var res struct {
+		OK      bool   `json:"ok"`
+		Outcome string `json:"outcome"`
+		Events  int    `json:"events"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out), &res); err != nil || !res.OK || res.Outcome != "reached" || res.Events != 2 {
+		t.Fatalf("flow.mts printed %s (%v)", out, err)
+	}
+}

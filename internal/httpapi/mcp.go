@@ -1,0 +1,106 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/consensus-md/consensus/internal/mcpfacade"
+	"github.com/consensus-md/consensus/internal/venue"
+)
+
+// registerMCPRoutes mounts the MCP facade at /mcp behind the participant
+// middleware: every request, not just a session's first, is authenticated,
+// so a revoked token is refused at once. Only POST is served (the handler
+// is stateless and keeps no streams); other methods get the router's 405.
+func (s *Server) registerMCPRoutes(r chi.Router) {
+	h := mcpfacade.Handler(mcpfacade.Options{
+		Venue: s.venue,
+		Principal: func(ctx context.Context) (*venue.Principal, bool) {
+			p, ok := ctx.Value(participantKey{}).(*venue.Principal)
+			return p, ok
+		},
+		Describe: s.refusal,
+		Version:  s.version,
+	})
+	r.With(noStore, s.requireParticipantToken).Post("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&mcpWriter{ResponseWriter: w, s: s, r: r}, r)
+	})
+}
+
+// requireParticipantToken is requireParticipant for a route without an
+// invitation in its path: the token names its invitation.
+func (s *Server) requireParticipantToken(next http.Handler) http.Handler {
+	return authenticate(s, venue.SchemeParticipant, participantKey{}, func(ctx context.Context, _, token string) (*venue.Principal, error) {
+		return s.venue.AuthParticipantToken(ctx, token)
+	}, next)
+}
+
+// refusal describes err for a tool result with the row of the problem
+// table the REST route would answer with.
+func (s *Server) refusal(ctx context.Context, err error) mcpfacade.Refusal {
+	pt, detail, _, _ := problemFor(err)
+	if pt.Status >= 500 {
+		s.log.ErrorContext(ctx, "mcp tool failed", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
+	}
+	return mcpfacade.Refusal{Code: pt.Code, Status: pt.Status, Title: pt.Title, Detail: detail,
+		Type: s.origin + "/problems/" + pt.Code, Explanation: pt.Explanation}
+}
+
+// mcpWriter keeps the SDK's answers inside the contract: JSON carries its
+// charset, nothing is stored by a cache, and the SDK's plain-text HTTP errors (a wrong Accept or
+// Content-Type, a body too large, malformed JSON-RPC) become the problem
+// answers every other route gives.
+type mcpWriter struct {
+	http.ResponseWriter
+	s       *Server
+	r       *http.Request
+	wrote   bool
+	refused bool
+}
+
+func (w *mcpWriter) WriteHeader(code int) {
+	if w.wrote {
+		return
+	}
+	w.wrote = true
+	h := w.Header()
+	ct := h.Get("Content-Type")
+	if code >= 400 && strings.HasPrefix(ct, "text/plain") {
+		w.refused = true
+		h.Del("Content-Type")
+		h.Del("X-Content-Type-Options")
+		var err error
+		switch code {
+		case http.StatusRequestEntityTooLarge:
+			err = tooLarge(mcpfacade.MaxRequestBytes)
+		case http.StatusUnsupportedMediaType:
+			err = &Error{Code: "unsupported-media-type", Detail: "Content-Type must be application/json"}
+		case http.StatusBadRequest:
+			err = malformed("the MCP request is malformed: send one JSON-RPC message as JSON, with Accept: application/json, text/event-stream")
+		default:
+			err = &Error{Code: "internal", Detail: "the MCP handler answered HTTP " + http.StatusText(code)}
+		}
+		w.s.writeProblem(w.ResponseWriter, w.r, err)
+		return
+	}
+	if ct == "application/json" {
+		h.Set("Content-Type", "application/json; charset=utf-8")
+	}
+	// The SDK marks its answers no-cache; room content is private: no-store.
+	h.Set("Cache-Control", "no-store")
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *mcpWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.refused {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}

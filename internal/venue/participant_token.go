@@ -1,0 +1,27 @@
+package venue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/secret"
+)
+
+// AuthParticipantToken checks a participant token on a route that names no
+// invitation (/mcp): the token alone names its participant, invitation and
+// agreement. Unknown or revoked is *UnauthorizedError, as AuthParticipant
+// answers on the invitation routes. It reads the participant's row on
+// every call, so a revocation takes effect on the next request.
+func (v *Venue) AuthParticipantToken(ctx context.Context, token string) (*Principal, error) {
+	p, err := v.Store.ParticipantGetByTokenHash(ctx, secret.Hash(token))
+	if err != nil && !errors.Is(err, room.ErrNotFound) {
+		// The database failed: that is not a bad credential (R-SEC-7).
+		return nil, fmt.Errorf("venue: authenticate participant: %w", err)
+	}
+	if err != nil || p.RevokedAt != nil || !secret.Equal(p.TokenHash, secret.Hash(token)) {
+		return nil, &UnauthorizedError{Scheme: SchemeParticipant}
+	}
+	return &Principal{ParticipantID: p.ID, InvitationID: p.InvitationID, AgreementID: p.AgreementID}, nil
+}
