@@ -105,10 +105,15 @@ func big(n, perEach int) scenario {
 }
 
 // TestRecordSize logs the record's size for the closing note of issue 12:
-// 3 and 50 participants deciding without comments, and with 5,000 events.
+// 3 and 50 participants deciding without comments, and (RECORD_TIMING=1)
+// 50 participants with 5,000 events.
 func TestRecordSize(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct{ n, per int }{{3, 0}, {50, 0}, {3, 10}, {50, 99}} {
+	sizes := []struct{ n, per int }{{3, 0}, {50, 0}, {3, 10}}
+	if os.Getenv("RECORD_TIMING") != "" {
+		sizes = append(sizes, struct{ n, per int }{50, 99})
+	}
+	for _, c := range sizes {
 		_, b, _ := big(c.n, c.per).signed(t)
 		rep := Verify(b, Options{Keys: testKeys(serviceKey)})
 		if !rep.OK() || !rep.Authenticated() {
