@@ -40,3 +40,13 @@ func Verify(pub ed25519.PublicKey, msg []byte, sig string) error {
 
 // EncodeSignature writes raw signature bytes as unpadded base64url.
 func EncodeSignature(sig []byte) string { return b64.EncodeToString(sig) }
+
+// DecodeSeed decodes an unpadded base64url Ed25519 seed (the d of a private
+// OKP JWK, 32 bytes).
+func DecodeSeed(d string) ([]byte, error) {
+	b, err := b64.DecodeString(d)
+	if err != nil || len(b) != ed25519.SeedSize {
+		return nil, errors.New("jwk: d must be a 32-byte seed in unpadded base64url")
+	}
+	return b, nil
+}
