@@ -20,7 +20,27 @@ ORDER BY a.created_at DESC, a.id DESC
 LIMIT $1;
 
 -- name: AgreementSetOutcome :execrows
--- Only a pending outcome ever changes: the first terminal fact wins.
+-- Only a pending outcome ever changes: the first terminal fact wins. The
+-- change is a new version of the room.
 UPDATE agreements
-SET outcome_status = $2, outcome_decided_at = $3, outcome_event_id = $4
+SET outcome_status = $2, outcome_decided_at = $3, outcome_event_id = $4, version = version + 1
 WHERE id = $1 AND outcome_status = 'pending';
+
+-- name: AgreementLockByParticipant :one
+-- Locks the agreement of a participant, as AgreementGetForUpdate does.
+SELECT a.* FROM agreements a JOIN participants p ON p.agreement_id = a.id
+WHERE p.id = $1
+FOR UPDATE OF a;
+
+-- name: AgreementBump :exec
+-- A change the room shows that is not an event or an outcome (a claim, a
+-- revocation): a new version, so ETags and waiting readers see it.
+UPDATE agreements SET version = version + 1 WHERE id = $1;
+
+-- name: AgreementLockByToken :one
+-- Locks the agreement of a participant token's owner, as
+-- AgreementGetForUpdate does. Nothing else this statement reads of the
+-- participant is fresh after a wait for the lock: read it again.
+SELECT a.* FROM agreements a JOIN participants p ON p.agreement_id = a.id
+WHERE p.token_hash = $1
+FOR UPDATE OF a;

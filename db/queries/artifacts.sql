@@ -3,3 +3,7 @@ INSERT INTO artifacts (agreement_id, revision, body, sha256, finalized_at) VALUE
 
 -- name: ArtifactGet :one
 SELECT * FROM artifacts WHERE agreement_id = $1;
+
+-- name: ArtifactMeta :one
+-- What the room says about CONSENSUS.md, without its bytes.
+SELECT sha256, octet_length(body)::integer AS bytes FROM artifacts WHERE agreement_id = $1;

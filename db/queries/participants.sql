@@ -1,6 +1,6 @@
 -- name: ParticipantInsert :exec
-INSERT INTO participants (id, agreement_id, position, display_name, kind, email, required)
-VALUES ($1, $2, $3, $4, $5, $6, $7);
+INSERT INTO participants (id, agreement_id, position, display_name, kind, email, required, invitation_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
 
 -- name: ParticipantListByAgreement :many
 SELECT * FROM participants WHERE agreement_id = $1 ORDER BY position;
@@ -8,20 +8,48 @@ SELECT * FROM participants WHERE agreement_id = $1 ORDER BY position;
 -- name: ParticipantGet :one
 SELECT * FROM participants WHERE id = $1;
 
--- name: ParticipantGetByTokenHash :one
-SELECT p.*, i.id AS invitation_id
-FROM participants p
-JOIN invitations i ON i.participant_id = p.id
-WHERE p.token_hash = $1;
-
 -- name: ParticipantClaim :execrows
 -- The first claim fixes the binding; later claims must replay it exactly.
 UPDATE participants
 SET state = 'claimed', binding_json = $2, binding_digest = $3, token_hash = $4, claimed_at = $5
 WHERE id = $1 AND binding_digest IS NULL;
 
--- name: ParticipantSetDecided :exec
-UPDATE participants SET state = 'decided' WHERE id = $1;
+-- name: ParticipantAuth :one
+-- A participant token's owner with what every participant route needs, in
+-- one indexed lookup: a 304 answers from this row alone.
+SELECT p.id, p.agreement_id, p.token_hash, p.revoked_at, p.invitation_id,
+       a.version, a.current_revision, a.deadline, a.outcome_status
+FROM participants p
+JOIN agreements a ON a.id = p.agreement_id
+WHERE p.token_hash = $1;
+
+-- name: ParticipantRoster :many
+-- The roster with its counters, in position order.
+SELECT id, display_name, kind, required, state, revoked_at, events_revision, event_count,
+       decision, decision_event_id, decision_seq, decision_revision, decided_at
+FROM participants
+WHERE agreement_id = $1
+ORDER BY position;
+
+-- name: ParticipantHolder :one
+-- The owner of a participant token with its counters and, if it posted one
+-- under idempotency key $2, that event. An append runs it after it holds
+-- the agreement's lock, so a revocation committed before is in revoked_at.
+SELECT p.id, p.agreement_id, p.invitation_id, p.token_hash, p.revoked_at, p.required, p.events_revision, p.event_count,
+       p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at,
+       e.id AS prior_id, e.seq AS prior_seq, e.revision AS prior_revision, e.action AS prior_action, e.body AS prior_body,
+       e.command_digest AS prior_command_digest, e.created_at AS prior_created_at, e.prev_hash AS prior_prev_hash,
+       e.hash AS prior_hash
+FROM participants p
+LEFT JOIN events e ON e.participant_id = p.id AND e.idempotency_key = $2
+WHERE p.token_hash = $1;
+
+-- name: ParticipantRule :many
+-- What the decision rule reads of the roster of the agreement of a token's
+-- owner: who is required and each decision.
+SELECT id, required, decision, decision_event_id, decision_seq, decision_revision, decided_at
+FROM participants
+WHERE agreement_id = (SELECT t.agreement_id FROM participants t WHERE t.token_hash = $1);
 
 -- name: ParticipantRevoke :one
 UPDATE participants SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1

@@ -20,10 +20,10 @@ func (s *Server) registerAgentRoutes(r chi.Router) {
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireParticipant)
 			r.Get(agentroute.Room, s.handleRoom)
-			r.Post(agentroute.Events, s.handleEventsCreate)
 			r.Get(agentroute.Artifact, s.handleArtifact)
 			r.Head(agentroute.Artifact, s.handleArtifact)
 		})
+		r.With(s.participantCredential).Post(agentroute.Events, s.handleEventsCreate)
 	})
 }
 
@@ -97,23 +97,32 @@ func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// handleRoom answers a matching If-None-Match from the credential lookup
+// alone (the room's ETag derives from the version it read); otherwise it
+// writes the room, which the venue assembles mostly from cached parts.
 func (s *Server) handleRoom(w http.ResponseWriter, r *http.Request) {
-	view, err := s.venue.Room(r.Context(), participantFrom(r.Context()))
-	if err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
-	etag, err := view.ETag()
-	if err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
-	w.Header().Set("ETag", etag)
-	if etagMatches(r.Header.Get("If-None-Match"), etag) {
+	p := participantFrom(r.Context())
+	inm := r.Header.Get("If-None-Match")
+	if etag := s.venue.RoomETag(p); inm != "" && etagMatches(inm, etag) {
+		w.Header().Set("ETag", etag)
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	writeJSON(w, http.StatusOK, view)
+	body, err := s.venue.Room(r.Context(), p)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("ETag", body.ETag)
+	if inm != "" && etagMatches(inm, body.ETag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(body.Len()))
+	w.WriteHeader(http.StatusOK)
+	_, _ = body.WriteTo(w)
 }
 
 // etagMatches implements If-None-Match with strong comparison of a list.
@@ -127,20 +136,26 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
-// handleEventsCreate runs after requireParticipant; the venue checks the
-// rest in the documented order (key and body syntax, replay, revision...).
+// handleEventsCreate runs after participantCredential, which only read the
+// token: the venue checks it in the transaction that stores the event, and
+// the rest in the documented order (key and body syntax, replay,
+// revision...). A body that cannot be read or decoded answers only once the
+// credential is known good, so a bad credential still answers first.
 func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
-	b, err := readBody(r, limitEvents)
-	if err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
+	cred := credentialFrom(r.Context())
 	var in venue.EventInput
-	if err := decodeStrict(b, &in); err != nil {
+	b, err := readBody(r, limitEvents)
+	if err == nil {
+		err = decodeStrict(b, &in)
+	}
+	if err != nil {
+		if _, authErr := s.venue.AuthParticipant(r.Context(), chi.URLParam(r, "invitationId"), credential(r, venue.SchemeParticipant)); authErr != nil {
+			err = authErr
+		}
 		s.writeProblem(w, r, err)
 		return
 	}
-	posted, created, err := s.venue.PostEvent(r.Context(), participantFrom(r.Context()), r.Header.Get("Idempotency-Key"), in)
+	posted, created, err := s.venue.PostEvent(r.Context(), cred, r.Header.Get("Idempotency-Key"), in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

@@ -21,6 +21,7 @@ import (
 type (
 	sessionKey     struct{}
 	participantKey struct{}
+	credentialKey  struct{}
 )
 
 // operatorChallenge is the WWW-Authenticate answer of the operator API.
@@ -66,6 +67,23 @@ func (s *Server) requireParticipant(next http.Handler) http.Handler {
 	return authenticate(s, venue.SchemeParticipant, participantKey{}, s.venue.AuthParticipant, next)
 }
 
+// participantCredential reads the Consensus-Participant token of a write
+// route without checking it: the venue checks it in the transaction that
+// writes, under the agreement's lock that revocation takes (R-SEC-6), which
+// spares a lookup. A missing token answers 401 here, as requireParticipant
+// would.
+func (s *Server) participantCredential(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token := credential(r, venue.SchemeParticipant)
+		if token == "" {
+			s.writeProblem(w, r, &venue.UnauthorizedError{Scheme: venue.SchemeParticipant})
+			return
+		}
+		c := venue.NewParticipantCredential(chi.URLParam(r, "invitationId"), token)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credentialKey{}, c)))
+	})
+}
+
 // authenticate is the middleware of one invitation credential: the token
 // of the scheme, checked by check for the invitation in the path, and what
 // check returns stored under key. A missing token is the same
@@ -94,6 +112,11 @@ func sessionFrom(ctx context.Context) *venue.SessionGrant {
 // participantFrom returns the principal requireParticipant stored.
 func participantFrom(ctx context.Context) *venue.Principal {
 	return principal[*venue.Principal](ctx, participantKey{}, "participantFrom without requireParticipant on the route")
+}
+
+// credentialFrom returns the credential participantCredential stored.
+func credentialFrom(ctx context.Context) venue.ParticipantCredential {
+	return principal[venue.ParticipantCredential](ctx, credentialKey{}, "credentialFrom without participantCredential on the route")
 }
 
 // principal reads what an authentication middleware stored. A handler

@@ -20,6 +20,11 @@ type Agreement struct {
 	// outcome never changes after that.
 	Outcome   room.Outcome
 	CreatedAt time.Time
+	// Version changes in the transaction of every event, outcome change,
+	// revision, claim and revocation: equal versions mean an equal room.
+	Version int64
+	// Head is the last link of the event chain.
+	Head ChainHead
 }
 
 // AgreementKey is an agreement's position in the newest-first list: the
@@ -44,7 +49,8 @@ func agreementFrom(r dbsqlc.Agreement) Agreement {
 	if r.OutcomeEventID.Valid {
 		o.DecidingEventID = r.OutcomeEventID.UUID.String()
 	}
-	return Agreement{ID: r.ID, CurrentRevision: int(r.CurrentRevision), Deadline: r.Deadline, Outcome: o, CreatedAt: r.CreatedAt}
+	return Agreement{ID: r.ID, CurrentRevision: int(r.CurrentRevision), Deadline: r.Deadline, Outcome: o, CreatedAt: r.CreatedAt,
+		Version: r.Version, Head: ChainHead{Seq: r.HeadSeq, Hash: r.HeadHash}}
 }
 
 // AgreementInsert stores a new agreement at revision 1 with a pending
@@ -75,6 +81,23 @@ func (tx *Tx) AgreementLock(ctx context.Context, id uuid.UUID) (Agreement, error
 	return agreementFrom(r), nil
 }
 
+// AgreementLockByParticipant locks the agreement of a participant, as
+// AgreementLock does, and returns it; room.ErrNotFound if the participant
+// does not exist.
+func (tx *Tx) AgreementLockByParticipant(ctx context.Context, participantID uuid.UUID) (Agreement, error) {
+	r, err := tx.q.AgreementLockByParticipant(ctx, participantID)
+	if err != nil {
+		return Agreement{}, interpretError("lock agreement of participant", err)
+	}
+	return agreementFrom(r), nil
+}
+
+// AgreementBump records a change the room shows that is neither an event
+// nor an outcome (a claim, a revocation) as a new version of the room.
+func (tx *Tx) AgreementBump(ctx context.Context, id uuid.UUID) error {
+	return interpretError("bump agreement version", tx.q.AgreementBump(ctx, id))
+}
+
 // AgreementList returns up to limit agreements, newest first, starting after
 // before (nil: from the newest).
 func (q queries) AgreementList(ctx context.Context, limit int, before *AgreementKey) ([]ListedAgreement, error) {
@@ -90,7 +113,8 @@ func (q queries) AgreementList(ctx context.Context, limit int, before *Agreement
 	for i, r := range rows {
 		out[i] = ListedAgreement{
 			Agreement: agreementFrom(dbsqlc.Agreement{ID: r.ID, CurrentRevision: r.CurrentRevision, Deadline: r.Deadline,
-				OutcomeStatus: r.OutcomeStatus, OutcomeDecidedAt: r.OutcomeDecidedAt, OutcomeEventID: r.OutcomeEventID, CreatedAt: r.CreatedAt}),
+				OutcomeStatus: r.OutcomeStatus, OutcomeDecidedAt: r.OutcomeDecidedAt, OutcomeEventID: r.OutcomeEventID, CreatedAt: r.CreatedAt,
+				Version: r.Version, HeadSeq: r.HeadSeq, HeadHash: r.HeadHash}),
 			Canonical: []byte(r.CanonicalJson),
 		}
 	}
@@ -98,20 +122,28 @@ func (q queries) AgreementList(ctx context.Context, limit int, before *Agreement
 }
 
 // AgreementSetOutcome stores o as the agreement's outcome if the stored one
-// is still pending (the first terminal fact wins) and reports whether it
-// did. o.DecidingEventID is empty for an expiry.
+// is still pending (the first terminal fact wins), as a new version, and
+// reports whether it did. o.DecidingEventID is empty for an expiry.
 func (q queries) AgreementSetOutcome(ctx context.Context, id uuid.UUID, o room.Outcome) (bool, error) {
-	p := dbsqlc.AgreementSetOutcomeParams{ID: id, OutcomeStatus: o.Status, OutcomeDecidedAt: &o.DecidedAt}
-	if o.DecidingEventID != "" {
-		eventID, err := uuid.Parse(o.DecidingEventID)
-		if err != nil {
-			return false, fmt.Errorf("store: set outcome: deciding event id: %w", err)
-		}
-		p.OutcomeEventID = uuid.NullUUID{UUID: eventID, Valid: true}
+	eventID, err := decidingEvent(o)
+	if err != nil {
+		return false, err
 	}
-	n, err := q.q.AgreementSetOutcome(ctx, p)
+	n, err := q.q.AgreementSetOutcome(ctx, dbsqlc.AgreementSetOutcomeParams{ID: id, OutcomeStatus: o.Status, OutcomeDecidedAt: &o.DecidedAt, OutcomeEventID: eventID})
 	if err != nil {
 		return false, interpretError("set outcome", err)
 	}
 	return n == 1, nil
+}
+
+// decidingEvent parses an outcome's deciding event id; an expiry has none.
+func decidingEvent(o room.Outcome) (uuid.NullUUID, error) {
+	if o.DecidingEventID == "" {
+		return uuid.NullUUID{}, nil
+	}
+	id, err := uuid.Parse(o.DecidingEventID)
+	if err != nil {
+		return uuid.NullUUID{}, fmt.Errorf("store: set outcome: deciding event id: %w", err)
+	}
+	return uuid.NullUUID{UUID: id, Valid: true}, nil
 }

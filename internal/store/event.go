@@ -2,12 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
 )
@@ -53,12 +51,7 @@ func eventFrom(r dbsqlc.Event) Event {
 // EventInsert appends e. A taken sequence number or a participant's reused
 // idempotency key is room.ErrConflict.
 func (q queries) EventInsert(ctx context.Context, e Event) error {
-	err := q.q.EventInsert(ctx, dbsqlc.EventInsertParams{
-		ID: e.ID, AgreementID: e.AgreementID, Seq: e.Seq, ParticipantID: e.ParticipantID, Revision: int32(e.Revision),
-		Action: e.Action, Body: e.Body, IdempotencyKey: e.IdempotencyKey, CommandDigest: e.CommandDigest,
-		CreatedAt: e.CreatedAt, PrevHash: e.PrevHash, Hash: e.Hash,
-	})
-	return interpretError("insert event", err)
+	return interpretError("insert event", q.q.EventInsert(ctx, eventParams(e)))
 }
 
 // EventGetByKey reads the event a participant posted with an idempotency
@@ -80,74 +73,19 @@ func (q queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUID
 	return convert(rows, eventFrom), nil
 }
 
-// EventListTerminal returns the terminal events (agree, disagree, abstain)
-// of one revision in sequence order.
-func (q queries) EventListTerminal(ctx context.Context, agreementID uuid.UUID, revision int) ([]Event, error) {
-	rows, err := q.q.EventListTerminal(ctx, dbsqlc.EventListTerminalParams{AgreementID: agreementID, Revision: int32(revision)})
+// EventListAfter returns an agreement's events after seq, in sequence order.
+func (q queries) EventListAfter(ctx context.Context, agreementID uuid.UUID, seq int64) ([]Event, error) {
+	rows, err := q.q.EventListAfter(ctx, dbsqlc.EventListAfterParams{AgreementID: agreementID, Seq: seq})
 	if err != nil {
-		return nil, interpretError("list terminal events", err)
+		return nil, interpretError("list events after", err)
 	}
 	return convert(rows, eventFrom), nil
 }
 
-// EventCountByParticipant counts a participant's events on one revision.
-func (q queries) EventCountByParticipant(ctx context.Context, participantID uuid.UUID, revision int) (int, error) {
-	n, err := q.q.EventCountByParticipant(ctx, dbsqlc.EventCountByParticipantParams{ParticipantID: participantID, Revision: int32(revision)})
-	if err != nil {
-		return 0, interpretError("count events", err)
+func eventParams(e Event) dbsqlc.EventInsertParams {
+	return dbsqlc.EventInsertParams{
+		ID: e.ID, AgreementID: e.AgreementID, Seq: e.Seq, ParticipantID: e.ParticipantID, Revision: int32(e.Revision),
+		Action: e.Action, Body: e.Body, IdempotencyKey: e.IdempotencyKey, CommandDigest: e.CommandDigest,
+		CreatedAt: e.CreatedAt, PrevHash: e.PrevHash, Hash: e.Hash,
 	}
-	return int(n), nil
-}
-
-// EventChainHead returns the last link of an agreement's chain; see
-// ChainHead for an empty one.
-func (q queries) EventChainHead(ctx context.Context, agreementID uuid.UUID) (ChainHead, error) {
-	r, err := q.q.EventChainHead(ctx, agreementID)
-	err = interpretError("get chain head", err)
-	switch {
-	case err == nil:
-		return ChainHead{Seq: r.Seq, Hash: r.Hash}, nil
-	case errors.Is(err, room.ErrNotFound):
-		return ChainHead{Hash: canon.ZeroHash}, nil
-	default:
-		return ChainHead{}, err
-	}
-}
-
-// AppendState is what appending an event to an agreement needs to know,
-// read while the transaction holds the agreement's lock.
-type AppendState struct {
-	// Revision is the agreement's current revision.
-	Revision Revision
-	Roster   []Participant
-	// Terminal holds the terminal events of the current revision.
-	Terminal []Event
-	// ParticipantEvents counts the appending participant's events on the
-	// current revision.
-	ParticipantEvents int
-	Head              ChainHead
-}
-
-// EventAppendState reads what appending an event by participantID to a
-// needs, after AgreementLock(a.ID) in the same transaction, so nothing it
-// read can change before the event is stored.
-func (tx *Tx) EventAppendState(ctx context.Context, a Agreement, participantID uuid.UUID) (AppendState, error) {
-	var s AppendState
-	var err error
-	if s.Revision, err = tx.RevisionGet(ctx, a.ID, a.CurrentRevision); err != nil {
-		return AppendState{}, err
-	}
-	if s.Roster, err = tx.ParticipantListByAgreement(ctx, a.ID); err != nil {
-		return AppendState{}, err
-	}
-	if s.Terminal, err = tx.EventListTerminal(ctx, a.ID, a.CurrentRevision); err != nil {
-		return AppendState{}, err
-	}
-	if s.ParticipantEvents, err = tx.EventCountByParticipant(ctx, participantID, a.CurrentRevision); err != nil {
-		return AppendState{}, err
-	}
-	if s.Head, err = tx.EventChainHead(ctx, a.ID); err != nil {
-		return AppendState{}, err
-	}
-	return s, nil
 }

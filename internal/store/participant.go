@@ -14,11 +14,13 @@ import (
 type Participant struct {
 	ID          uuid.UUID
 	AgreementID uuid.UUID
-	Position    int
-	DisplayName string
-	Kind        string
-	Email       string
-	Required    bool
+	// InvitationID is the slot's invitation, fixed at creation.
+	InvitationID uuid.UUID
+	Position     int
+	DisplayName  string
+	Kind         string
+	Email        string
+	Required     bool
 	// State is invited, claimed or decided.
 	State string
 	// BindingJSON and BindingDigest are empty until the first claim fixes
@@ -35,11 +37,21 @@ func (p Participant) Member() room.Member {
 	return room.Member{ID: p.ID.String(), Required: p.Required}
 }
 
-// TokenOwner is the participant a participant token was issued to, with the
-// invitation it was claimed through.
+// TokenOwner is the participant a participant token was issued to, with
+// the invitation it was claimed through and its agreement's state: what
+// every participant route needs, from one indexed lookup.
 type TokenOwner struct {
-	Participant
-	InvitationID uuid.UUID
+	ParticipantID uuid.UUID
+	AgreementID   uuid.UUID
+	InvitationID  uuid.UUID
+	TokenHash     []byte
+	RevokedAt     *time.Time
+	// Version, CurrentRevision, Deadline and OutcomeStatus are the
+	// agreement's as of the lookup.
+	Version         int64
+	CurrentRevision int
+	Deadline        time.Time
+	OutcomeStatus   string
 }
 
 // Claim is what the first claim of a slot fixes: the canonical binding, its
@@ -53,19 +65,21 @@ type Claim struct {
 
 func participantFrom(r dbsqlc.Participant) Participant {
 	return Participant{
-		ID: r.ID, AgreementID: r.AgreementID, Position: int(r.Position), DisplayName: r.DisplayName, Kind: r.Kind,
+		ID: r.ID, AgreementID: r.AgreementID, InvitationID: r.InvitationID, Position: int(r.Position), DisplayName: r.DisplayName, Kind: r.Kind,
 		Email: r.Email, Required: r.Required, State: r.State, BindingJSON: deref(r.BindingJson),
 		BindingDigest: deref(r.BindingDigest), TokenHash: r.TokenHash, ClaimedAt: r.ClaimedAt, RevokedAt: r.RevokedAt,
 	}
 }
 
 // ParticipantInsert stores a new, invited slot from p's ID, AgreementID,
-// Position, DisplayName, Kind, Email and Required; the other fields start
-// empty. A taken position is room.ErrConflict.
+// InvitationID, Position, DisplayName, Kind, Email and Required; the other
+// fields start empty. A taken position is room.ErrConflict. The invitation
+// must be inserted in the same transaction (the reference is checked at
+// commit).
 func (q queries) ParticipantInsert(ctx context.Context, p Participant) error {
 	err := q.q.ParticipantInsert(ctx, dbsqlc.ParticipantInsertParams{
 		ID: p.ID, AgreementID: p.AgreementID, Position: int32(p.Position), DisplayName: p.DisplayName,
-		Kind: p.Kind, Email: p.Email, Required: p.Required,
+		Kind: p.Kind, Email: p.Email, Required: p.Required, InvitationID: p.InvitationID,
 	})
 	return interpretError("insert participant", err)
 }
@@ -91,17 +105,13 @@ func (q queries) ParticipantListByAgreement(ctx context.Context, agreementID uui
 // ParticipantGetByTokenHash finds the owner of a participant token by the
 // token's hash, or room.ErrNotFound.
 func (q queries) ParticipantGetByTokenHash(ctx context.Context, tokenHash []byte) (TokenOwner, error) {
-	r, err := q.q.ParticipantGetByTokenHash(ctx, tokenHash)
+	r, err := q.q.ParticipantAuth(ctx, tokenHash)
 	if err != nil {
 		return TokenOwner{}, interpretError("get participant by token", err)
 	}
 	return TokenOwner{
-		Participant: participantFrom(dbsqlc.Participant{
-			ID: r.ID, AgreementID: r.AgreementID, Position: r.Position, DisplayName: r.DisplayName, Kind: r.Kind, Email: r.Email,
-			Required: r.Required, State: r.State, BindingJson: r.BindingJson, BindingDigest: r.BindingDigest, TokenHash: r.TokenHash,
-			ClaimedAt: r.ClaimedAt, RevokedAt: r.RevokedAt,
-		}),
-		InvitationID: r.InvitationID,
+		ParticipantID: r.ID, AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash, RevokedAt: r.RevokedAt,
+		Version: r.Version, CurrentRevision: int(r.CurrentRevision), Deadline: r.Deadline, OutcomeStatus: r.OutcomeStatus,
 	}, nil
 }
 
@@ -116,12 +126,6 @@ func (q queries) ParticipantClaim(ctx context.Context, id uuid.UUID, c Claim) (b
 		return false, interpretError("claim participant", err)
 	}
 	return n == 1, nil
-}
-
-// ParticipantSetDecided records that the participant made its terminal
-// decision.
-func (q queries) ParticipantSetDecided(ctx context.Context, id uuid.UUID) error {
-	return interpretError("set participant decided", q.q.ParticipantSetDecided(ctx, id))
 }
 
 // ParticipantRevoke marks the participant revoked at at, keeping an earlier

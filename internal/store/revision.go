@@ -38,8 +38,12 @@ func (q queries) RevisionGet(ctx context.Context, agreementID uuid.UUID, number 
 	if err != nil {
 		return Revision{}, interpretError("get revision", err)
 	}
+	return revisionFrom(r), nil
+}
+
+func revisionFrom(r dbsqlc.Revision) Revision {
 	return Revision{
 		AgreementID: r.AgreementID, Number: int(r.Number), Canonical: []byte(r.CanonicalJson), Markdown: r.Markdown,
 		RevisionDigest: r.RevisionDigest, MarkdownDigest: r.MarkdownDigest, LockedAt: r.LockedAt,
-	}, nil
+	}
 }

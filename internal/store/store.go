@@ -23,7 +23,8 @@ type Store struct {
 
 // Tx is one transaction. It has every row method of Store, plus those that
 // only mean something while a transaction holds its locks (AgreementLock,
-// EventAppendState).
+// AgreementBump). The hot paths run their own pipelined transactions
+// (Append).
 type Tx struct {
 	queries
 	tx pgx.Tx
@@ -43,6 +44,7 @@ func pgxConfig(databaseURL string) (*pgxpool.Config, error) {
 		// pgx errors can include the URL, and with it a password: say less.
 		return nil, errors.New("store: DATABASE_URL is not a valid PostgreSQL connection URL")
 	}
+	cfg.AfterConnect = registerUUID
 	return cfg, nil
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/pgtest"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store"
@@ -32,8 +31,13 @@ func agreement(t *testing.T, st *store.Store) (uuid.UUID, uuid.UUID) {
 			RevisionDigest: "sha256:r", MarkdownDigest: "sha256:m", LockedAt: now}); err != nil {
 			return err
 		}
-		return tx.ParticipantInsert(ctx, store.Participant{ID: pid, AgreementID: id, DisplayName: "A", Kind: room.KindAgent,
-			Email: "a@example.test", Required: true})
+		iid := uuid.New()
+		if err := tx.ParticipantInsert(ctx, store.Participant{ID: pid, AgreementID: id, InvitationID: iid, DisplayName: "A", Kind: room.KindAgent,
+			Email: "a@example.test", Required: true}); err != nil {
+			return err
+		}
+		return tx.InvitationInsert(ctx, store.Invitation{ID: iid, ParticipantID: pid, AgreementID: id, SecretHash: []byte{1}, ProofHash: []byte{2},
+			ExpiresAt: now.Add(time.Hour), IssuedAt: now})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -186,59 +190,6 @@ func TestAgreementOutcome(t *testing.T) {
 	}
 	if list, err := st.AgreementList(ctx, 10, &store.AgreementKey{CreatedAt: list[0].CreatedAt, ID: id}); err != nil || len(list) != 0 {
 		t.Fatalf("the page after the only agreement: %+v, %v", list, err)
-	}
-}
-
-func TestEventAppendState(t *testing.T) {
-	t.Parallel()
-	st := pgtest.Store(t)
-	ctx := context.Background()
-	id, pid := agreement(t, st)
-	if head, err := st.EventChainHead(ctx, id); err != nil || head != (store.ChainHead{Hash: canon.ZeroHash}) {
-		t.Fatalf("head of an empty chain: %+v, %v", head, err)
-	}
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	events := []store.Event{
-		{ID: uuid.New(), AgreementID: id, Seq: 1, ParticipantID: pid, Revision: 1, Action: room.ActionComment, Body: "hi",
-			IdempotencyKey: "k1", CommandDigest: "sha256:c1", CreatedAt: now, PrevHash: canon.ZeroHash, Hash: "h1"},
-		{ID: uuid.New(), AgreementID: id, Seq: 2, ParticipantID: pid, Revision: 1, Action: room.ActionAgree,
-			IdempotencyKey: "k2", CommandDigest: "sha256:c2", CreatedAt: now, PrevHash: "h1", Hash: "h2"},
-	}
-	for _, e := range events {
-		if err := st.EventInsert(ctx, e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dup := events[1]
-	dup.ID, dup.Seq = uuid.New(), 3
-	if err := st.EventInsert(ctx, dup); !errors.Is(err, room.ErrConflict) {
-		t.Fatalf("a reused idempotency key: %v", err)
-	}
-	if e, err := st.EventGetByKey(ctx, pid, "k1"); err != nil || !sameEvent(e, events[0]) {
-		t.Fatalf("by key: %+v, %v", e, err)
-	}
-	err := st.InTx(ctx, func(tx *store.Tx) error {
-		a, err := tx.AgreementLock(ctx, id)
-		if err != nil {
-			return err
-		}
-		s, err := tx.EventAppendState(ctx, a, pid)
-		if err != nil {
-			return err
-		}
-		if s.Revision.Number != 1 || s.Revision.RevisionDigest != "sha256:r" || len(s.Roster) != 1 || s.Roster[0].ID != pid ||
-			len(s.Terminal) != 1 || !sameEvent(s.Terminal[0], events[1]) || s.ParticipantEvents != 2 || s.Head != (store.ChainHead{Seq: 2, Hash: "h2"}) {
-			t.Errorf("append state %+v", s)
-		}
-		got := s.Terminal[0].RoomEvent()
-		got.CreatedAt = got.CreatedAt.UTC()
-		if got != (room.Event{ID: events[1].ID.String(), Seq: 2, ParticipantID: pid.String(), Revision: 1, Action: room.ActionAgree, CreatedAt: now}) {
-			t.Errorf("room event %+v", got)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 

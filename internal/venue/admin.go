@@ -185,25 +185,27 @@ func (v *Venue) GetAgreement(ctx context.Context, agreementID string) (*Agreemen
 	for _, at := range attempts {
 		history[at.OutboxID] = append(history[at.OutboxID], Attempt{Attempt: at.Attempt, AttemptedAt: canon.FormatTime(at.AttemptedAt), OK: at.OK, Reply: at.Reply})
 	}
-	events, err := v.Store.EventListByAgreement(ctx, id)
+	roster, err := v.Store.ParticipantRoster(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	decisions := map[uuid.UUID]string{}
+	for _, m := range roster {
+		if d, ok := m.DecisionOn(a.CurrentRevision); ok {
+			decisions[m.ID] = d.Action
+		}
 	}
 	invByParticipant := map[uuid.UUID]uuid.UUID{}
 	for _, inv := range invs {
 		invByParticipant[inv.ParticipantID] = inv.ID
 	}
-	decisions := room.Decisions(a.CurrentRevision, roomEvents(events))
 	d := &AgreementDetail{AgreementSummary: summary(a, revision.Title, v.now()), RevisionDigest: rev.RevisionDigest,
-		MarkdownDigest: rev.MarkdownDigest, ChainHead: canon.ZeroHash, EventCount: len(events)}
-	if len(events) > 0 {
-		d.ChainHead = events[len(events)-1].Hash
-	}
+		MarkdownDigest: rev.MarkdownDigest, ChainHead: a.Head.Hash, EventCount: int(a.Head.Seq)}
 	for _, p := range parts {
 		ap := AdminParticipant{ParticipantID: p.ID.String(), InvitationID: invByParticipant[p.ID].String(), DisplayName: p.DisplayName,
 			Kind: p.Kind, Email: p.Email, Required: p.Required, State: p.State, Revoked: p.RevokedAt != nil, Deliveries: []Delivery{}}
-		if dec, ok := decisions[p.ID.String()]; ok {
-			ap.Decision = ptr(dec.Action)
+		if dec, ok := decisions[p.ID]; ok {
+			ap.Decision = ptr(dec)
 		}
 		for _, m := range mails {
 			if m.InvitationID != invByParticipant[p.ID] {
@@ -234,7 +236,11 @@ type Revoked struct {
 }
 
 // RevokeParticipant makes the participant's token and invitation stop
-// working at once, on every replica (each request reads revoked_at).
+// working at once, on every replica (each request reads revoked_at). It
+// takes the agreement's row lock, which every write of an event or a claim
+// holds while it checks its credential, so once it returns nothing more
+// from the participant is stored (R-SEC-6): a write in flight either
+// committed before or is refused. It is a new version of the room.
 // Revoking twice keeps the first time. Returns room.ErrNotFound.
 func (v *Venue) RevokeParticipant(ctx context.Context, participantID string) (*Revoked, error) {
 	id, err := parseID(participantID)
@@ -242,7 +248,17 @@ func (v *Venue) RevokeParticipant(ctx context.Context, participantID string) (*R
 		return nil, err
 	}
 	now := canon.Now(v.now())
-	p, err := v.Store.ParticipantRevoke(ctx, id, now)
+	var p store.Participant
+	err = v.Store.InTx(ctx, func(tx *store.Tx) error {
+		a, err := tx.AgreementLockByParticipant(ctx, id)
+		if err != nil {
+			return err
+		}
+		if p, err = tx.ParticipantRevoke(ctx, id, now); err != nil {
+			return err
+		}
+		return tx.AgreementBump(ctx, a.ID)
+	})
 	if err != nil {
 		return nil, err
 	}

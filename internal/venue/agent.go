@@ -3,6 +3,7 @@ package venue
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -62,10 +63,15 @@ func (v *Venue) liveInvitation(ctx context.Context, invitationID string, now tim
 	if err != nil {
 		return store.InvitationDetail{}, err
 	}
-	if inv.Kind != room.KindAgent || inv.RevokedAt != nil || !now.Before(inv.ExpiresAt) {
+	if !usable(inv, now) {
 		return store.InvitationDetail{}, room.ErrNotFound
 	}
 	return inv, nil
+}
+
+// usable reports whether inv admits the agent routes at now.
+func usable(inv store.InvitationDetail, now time.Time) bool {
+	return inv.Kind == room.KindAgent && inv.RevokedAt == nil && now.Before(inv.ExpiresAt)
 }
 
 // Exchange trades the invitation secret for a session of at most 20
@@ -125,6 +131,8 @@ type Claimed struct {
 // SessionGrant is a session token checked for one usable invitation.
 type SessionGrant struct {
 	inv store.InvitationDetail
+	// sessionHash is what a claim checks again under the agreement's lock.
+	sessionHash []byte
 }
 
 // AuthSession checks a Consensus-Session token for the invitation in the
@@ -133,7 +141,8 @@ type SessionGrant struct {
 // human) is room.ErrNotFound.
 func (v *Venue) AuthSession(ctx context.Context, invitationID, sessionToken string) (*SessionGrant, error) {
 	now := v.now()
-	sess, err := v.Store.SessionGet(ctx, secret.Hash(sessionToken))
+	hash := secret.Hash(sessionToken)
+	sess, err := v.Store.SessionGet(ctx, hash)
 	if err != nil || sess.InvitationID.String() != invitationID || !now.Before(sess.ExpiresAt) {
 		return nil, &UnauthorizedError{Scheme: SchemeSession}
 	}
@@ -141,17 +150,20 @@ func (v *Venue) AuthSession(ctx context.Context, invitationID, sessionToken stri
 	if err != nil {
 		return nil, err
 	}
-	return &SessionGrant{inv: inv}, nil
+	return &SessionGrant{inv: inv, sessionHash: hash}, nil
 }
 
 // Claim binds the slot to the inbox that proves it holds the email proof.
 // The participant token is derived from the binding, so an identical claim
 // replays the same token; a different claim after the first is
 // room.ErrClaimConflict. Errors, in the order checked: *room.ValidationError
-// (body), room.ErrProofMismatch, room.ErrClaimConflict.
+// (body), room.ErrProofMismatch, then, under the agreement's lock, the
+// session again (*UnauthorizedError), the invitation again (room.ErrNotFound
+// once revoked or expired), the proof again (a resend replaced it) and
+// room.ErrClaimConflict. Checking under the lock that revocation takes
+// means a claim either commits before a revoke or is refused (R-SEC-6).
 func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Claimed, error) {
 	now := canon.Now(v.now())
-	inv := g.inv
 	if in.EmailProof == nil || *in.EmailProof == "" {
 		return nil, &room.ValidationError{Field: "emailProof", Reason: "is required: the email_proof from the invitation email"}
 	}
@@ -167,63 +179,142 @@ func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Cla
 			return nil, err
 		}
 	}
-	proofOK := secret.Equal(secret.Hash(*in.EmailProof), inv.ProofHash)
-	if !proofOK || inbox != inv.Email {
+	proofHash := secret.Hash(*in.EmailProof)
+	if !proves(g.inv, proofHash, inbox) {
 		return nil, room.ErrProofMismatch
 	}
-	rev, err := v.Store.RevisionGet(ctx, inv.AgreementID, inv.CurrentRevision)
-	if err != nil {
-		return nil, fmt.Errorf("venue: claim: %w", err)
-	}
-	binding := room.Binding{
-		Schema: fmt.Sprintf(room.BindingSchemaFmt, v.Origin), Version: 1, AgreementID: inv.AgreementID.String(),
-		InvitationID: inv.ID.String(), ParticipantID: inv.ParticipantID.String(), Inbox: inbox,
-		RuntimeEndpoint: in.RuntimeEndpoint, Assurance: room.Assurance, Revision: rev.Number, RevisionDigest: rev.RevisionDigest,
-	}
-	canonical, digest, err := canon.DigestOf(binding)
-	if err != nil {
-		return nil, err
-	}
-	token := v.Keys.ParticipantToken(digest)
+	var out *Claimed
 	err = v.Store.InTx(ctx, func(tx *store.Tx) error {
-		claimed, err := tx.ParticipantClaim(ctx, inv.ParticipantID, store.Claim{
-			BindingJSON: string(canonical), BindingDigest: digest, TokenHash: secret.Hash(token), ClaimedAt: now,
-		})
-		if err != nil || claimed {
+		if _, err := tx.AgreementLock(ctx, g.inv.AgreementID); err != nil {
 			return err
 		}
-		p, err := tx.ParticipantGet(ctx, inv.ParticipantID)
+		sess, err := tx.SessionGet(ctx, g.sessionHash)
+		switch {
+		case errors.Is(err, room.ErrNotFound):
+			return &UnauthorizedError{Scheme: SchemeSession}
+		case err != nil:
+			return err
+		case sess.InvitationID != g.inv.ID || !now.Before(sess.ExpiresAt):
+			return &UnauthorizedError{Scheme: SchemeSession}
+		}
+		inv, err := tx.InvitationGet(ctx, g.inv.ID)
 		if err != nil {
 			return err
 		}
-		if p.BindingDigest != digest {
-			return room.ErrClaimConflict
+		if !usable(inv, now) {
+			return room.ErrNotFound
+		}
+		if !proves(inv, proofHash, inbox) {
+			return room.ErrProofMismatch
+		}
+		rev, err := tx.RevisionGet(ctx, inv.AgreementID, inv.CurrentRevision)
+		if err != nil {
+			return fmt.Errorf("venue: claim: %w", err)
+		}
+		binding := room.Binding{
+			Schema: fmt.Sprintf(room.BindingSchemaFmt, v.Origin), Version: 1, AgreementID: inv.AgreementID.String(),
+			InvitationID: inv.ID.String(), ParticipantID: inv.ParticipantID.String(), Inbox: inbox,
+			RuntimeEndpoint: in.RuntimeEndpoint, Assurance: room.Assurance, Revision: rev.Number, RevisionDigest: rev.RevisionDigest,
+		}
+		canonical, digest, err := canon.DigestOf(binding)
+		if err != nil {
+			return err
+		}
+		token := v.Keys.ParticipantToken(digest)
+		claimed, err := tx.ParticipantClaim(ctx, inv.ParticipantID, store.Claim{
+			BindingJSON: string(canonical), BindingDigest: digest, TokenHash: secret.Hash(token), ClaimedAt: now,
+		})
+		switch {
+		case err != nil:
+			return err
+		case claimed:
+			// The roster shows the slot claimed: a new version of the room.
+			if err := tx.AgreementBump(ctx, inv.AgreementID); err != nil {
+				return err
+			}
+		default:
+			p, err := tx.ParticipantGet(ctx, inv.ParticipantID)
+			if err != nil {
+				return err
+			}
+			if p.BindingDigest != digest {
+				return room.ErrClaimConflict
+			}
+		}
+		out = &Claimed{
+			ParticipantToken: token, ParticipantID: inv.ParticipantID.String(), BindingDigest: digest, Binding: binding,
+			Assurance: room.Assurance, CountsAsSignature: false, Actions: v.actions(inv.ID.String()),
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Claimed{
-		ParticipantToken: token, ParticipantID: inv.ParticipantID.String(), BindingDigest: digest, Binding: binding,
-		Assurance: room.Assurance, CountsAsSignature: false, Actions: v.actions(inv.ID.String()),
-	}, nil
+	return out, nil
 }
 
-// Principal is an authenticated participant on one invitation's routes.
+// proves reports whether proofHash and inbox are those inv was sent with;
+// the proof is compared in constant time.
+func proves(inv store.InvitationDetail, proofHash []byte, inbox string) bool {
+	proofOK := secret.Equal(proofHash, inv.ProofHash)
+	return proofOK && inbox == inv.Email
+}
+
+// Principal is an authenticated participant on one invitation's routes,
+// with its agreement's state as of the credential check.
 type Principal struct {
 	ParticipantID uuid.UUID
 	InvitationID  uuid.UUID
 	AgreementID   uuid.UUID
+	// Version, CurrentRevision, Deadline and OutcomeStatus are the
+	// agreement's when the credential was checked: enough for a room ETag.
+	Version         int64
+	CurrentRevision int
+	Deadline        time.Time
+	OutcomeStatus   string
+	// credential is the token the check accepted (its hash only).
+	credential ParticipantCredential
+}
+
+// ParticipantCredential is a Consensus-Participant token presented on one
+// invitation's routes, not checked yet; only the token's hash is kept. A
+// write checks it under the agreement's lock (PostEvent).
+type ParticipantCredential struct {
+	invitationID uuid.UUID // uuid.Nil for a malformed path id, which no token matches
+	tokenHash    []byte
+}
+
+// NewParticipantCredential keeps token, presented on the routes of
+// invitationID, for a later check.
+func NewParticipantCredential(invitationID, token string) ParticipantCredential {
+	id, _ := parseID(invitationID)
+	return ParticipantCredential{invitationID: id, tokenHash: secret.Hash(token)}
 }
 
 // AuthParticipant checks a participant token for the invitation in the
-// path: unknown, revoked or another invitation's token is *UnauthorizedError.
+// path: unknown, revoked or another invitation's token is
+// *UnauthorizedError. It is one indexed lookup. A write checks the token
+// again under the agreement's lock (R-SEC-6); a read is answered as of this
+// check.
 func (v *Venue) AuthParticipant(ctx context.Context, invitationID, token string) (*Principal, error) {
+	return v.authParticipant(ctx, NewParticipantCredential(invitationID, token))
+}
+
+func (v *Venue) authParticipant(ctx context.Context, c ParticipantCredential) (*Principal, error) {
 	unauthorized := &UnauthorizedError{Scheme: SchemeParticipant}
-	p, err := v.Store.ParticipantGetByTokenHash(ctx, secret.Hash(token))
-	if err != nil || p.InvitationID.String() != invitationID || p.RevokedAt != nil || !secret.Equal(p.TokenHash, secret.Hash(token)) {
+	o, err := v.Store.ParticipantGetByTokenHash(ctx, c.tokenHash)
+	if err != nil {
+		if errors.Is(err, room.ErrNotFound) {
+			return nil, unauthorized
+		}
+		return nil, err
+	}
+	if o.InvitationID != c.invitationID || o.RevokedAt != nil || !secret.Equal(o.TokenHash, c.tokenHash) {
 		return nil, unauthorized
 	}
-	return &Principal{ParticipantID: p.ID, InvitationID: p.InvitationID, AgreementID: p.AgreementID}, nil
+	v.rooms().learnAgreement(o.InvitationID, o.AgreementID)
+	return &Principal{
+		ParticipantID: o.ParticipantID, InvitationID: o.InvitationID, AgreementID: o.AgreementID, Version: o.Version,
+		CurrentRevision: o.CurrentRevision, Deadline: o.Deadline, OutcomeStatus: o.OutcomeStatus, credential: c,
+	}, nil
 }

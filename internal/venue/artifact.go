@@ -21,8 +21,17 @@ type Artifact struct {
 }
 
 // Artifact returns the stored CONSENSUS.md, or ErrArtifactNotReady unless
-// the outcome is reached.
+// the outcome is reached. The outcome comes from the credential check, which
+// read it with the agreement's version; an artifact is stored in the
+// transaction that reaches the outcome and never changes, so once read it
+// is served from memory.
 func (v *Venue) Artifact(ctx context.Context, p *Principal) (*Artifact, error) {
+	if p.OutcomeStatus != room.StatusReached {
+		return nil, ErrArtifactNotReady
+	}
+	if a := v.rooms().artifact(p.AgreementID); a != nil {
+		return a, nil
+	}
 	art, err := v.Store.ArtifactGet(ctx, p.AgreementID)
 	if err != nil {
 		if errors.Is(err, room.ErrNotFound) {
@@ -30,7 +39,9 @@ func (v *Venue) Artifact(ctx context.Context, p *Principal) (*Artifact, error) {
 		}
 		return nil, err
 	}
-	return &Artifact{Body: art.Body, SHA256: art.SHA256, AgreementID: art.AgreementID.String(), Revision: art.Revision, FinalizedAt: canon.FormatTime(art.FinalizedAt)}, nil
+	a := &Artifact{Body: art.Body, SHA256: art.SHA256, AgreementID: art.AgreementID.String(), Revision: art.Revision, FinalizedAt: canon.FormatTime(art.FinalizedAt)}
+	v.rooms().keepArtifact(p.AgreementID, a)
+	return a, nil
 }
 
 // renderArtifact writes CONSENSUS.md for a reached outcome: the locked

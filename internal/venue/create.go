@@ -135,7 +135,7 @@ func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, 
 		}
 		for i, s := range slots {
 			if err := tx.ParticipantInsert(ctx, store.Participant{
-				ID: s.participant, AgreementID: agreementID, Position: i, DisplayName: s.in.DisplayName,
+				ID: s.participant, AgreementID: agreementID, InvitationID: s.invitation, Position: i, DisplayName: s.in.DisplayName,
 				Kind: s.in.Kind, Email: s.email, Required: *s.in.Required,
 			}); err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
 )
 
@@ -23,8 +24,10 @@ type EventInput struct {
 }
 
 // command checks the key and the body's syntax and returns the normalized
-// room-command/v1 object. Errors are *room.ValidationError.
-func (v *Venue) command(p *Principal, key string, in EventInput) (room.Command, error) {
+// room-command/v1 object, save the ids of its author, which only the
+// credential check under the agreement's lock names. Errors are
+// *room.ValidationError.
+func (v *Venue) command(key string, in EventInput) (room.Command, error) {
 	if !room.ValidIdempotencyKey(key) {
 		return room.Command{}, &room.ValidationError{Field: "Idempotency-Key", Reason: "header is required and must match " + room.IdempotencyKeyPattern}
 	}
@@ -48,8 +51,7 @@ func (v *Venue) command(p *Principal, key string, in EventInput) (room.Command, 
 		return room.Command{}, &room.ValidationError{Field: "digest", Reason: err.Error()}
 	}
 	return room.Command{
-		Schema: fmt.Sprintf(room.RoomCommandSchemaFmt, v.Origin), Version: 1, AgreementID: p.AgreementID.String(),
-		InvitationID: p.InvitationID.String(), ParticipantID: p.ParticipantID.String(), Revision: *in.Revision,
+		Schema: fmt.Sprintf(room.RoomCommandSchemaFmt, v.Origin), Version: 1, Revision: *in.Revision,
 		RevisionDigest: digest, Action: *in.Action, Body: body,
 	}, nil
 }
@@ -61,112 +63,125 @@ type Posted struct {
 }
 
 // PostEvent stores one event under the agreement's row lock, in the order
-// the contract fixes: key and body syntax (*room.ValidationError); then
-// idempotent replay (created false) or room.ErrIdempotencyKeyReused; then
-// room.ErrRevisionMismatch, room.ErrRoomClosed, room.ErrAlreadyDecided,
-// room.ErrEventLimit. A terminal decision that completes the rule finalizes
-// the outcome and, when reached, stores CONSENSUS.md in the same transaction.
-func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in EventInput) (posted *Posted, created bool, err error) {
-	cmd, err := v.command(p, key, in)
+// the contract fixes: the credential (*UnauthorizedError); key and body
+// syntax (*room.ValidationError); idempotent replay (created false) or
+// room.ErrIdempotencyKeyReused; room.ErrRevisionMismatch,
+// room.ErrRoomClosed, room.ErrAlreadyDecided, room.ErrEventLimit. A
+// terminal decision that completes the rule finalizes the outcome and, when
+// reached, stores CONSENSUS.md in the same transaction.
+//
+// The credential is checked in the transaction that stores the event,
+// after it took the agreement's lock, which revocation takes too (R-SEC-6);
+// it is looked up before only when the body is malformed, so that a bad
+// credential still answers first. The transaction takes two round trips
+// (store.Append), and the decision rule gets its snapshot from the roster's
+// counters, never from the history.
+func (v *Venue) PostEvent(ctx context.Context, c ParticipantCredential, key string, in EventInput) (posted *Posted, created bool, err error) {
+	cmd, err := v.command(key, in)
 	if err != nil {
+		if _, authErr := v.authParticipant(ctx, c); authErr != nil {
+			return nil, false, authErr
+		}
 		return nil, false, err
 	}
-	_, cmdDigest, err := canon.DigestOf(cmd)
-	if err != nil {
-		return nil, false, err
+	var rev *revisionBlock
+	if id, ok := v.rooms().agreementOf(c.invitationID); ok {
+		rev = v.rooms().revision(id)
 	}
 	var refusal error
-	err = v.Store.InTx(ctx, func(tx *store.Tx) error {
+	var agreementID uuid.UUID // the credential's, once checked
+	req := store.AppendRequest{TokenHash: c.tokenHash, IdempotencyKey: key, WithRevision: rev == nil}
+	decide := func(st *store.AppendState) (store.AppendWrite, error) {
 		refusal, posted, created = nil, nil, false
 		now := canon.Now(v.now())
-		a, err := tx.AgreementLock(ctx, p.AgreementID)
-		if err != nil {
-			return err
+		a, me := st.Agreement, st.Holder
+		if me == nil || me.InvitationID != c.invitationID || me.RevokedAt != nil || !secret.Equal(me.TokenHash, c.tokenHash) {
+			return store.AppendWrite{}, &UnauthorizedError{Scheme: SchemeParticipant}
 		}
-		prior, err := tx.EventGetByKey(ctx, p.ParticipantID, key)
-		switch {
-		case err == nil:
+		agreementID = a.ID
+		cmd.AgreementID, cmd.InvitationID, cmd.ParticipantID = a.ID.String(), me.InvitationID.String(), me.ID.String()
+		cmdDigest := commandDigest(cmd)
+		if prior := st.Prior; prior != nil {
 			if prior.CommandDigest != cmdDigest {
 				refusal = room.ErrIdempotencyKeyReused
-				return nil
+				return store.AppendWrite{}, nil
 			}
-			posted = &Posted{Event: eventView(prior), Outcome: outcomeView(a.Outcome)}
-			return nil
-		case !errors.Is(err, room.ErrNotFound):
-			return err
+			posted = &Posted{Event: eventView(*prior), Outcome: outcomeView(a.Outcome)}
+			return store.AppendWrite{}, nil
 		}
-		st, err := tx.EventAppendState(ctx, a, p.ParticipantID)
-		if err != nil {
-			return err
+		if st.Revision != nil {
+			var err error
+			if rev, err = v.rooms().keepRevision(*st.Revision); err != nil {
+				return store.AppendWrite{}, err
+			}
 		}
-		snap := room.Snapshot{Revision: a.CurrentRevision, RevisionDigest: st.Revision.RevisionDigest, Deadline: a.Deadline,
-			Roster: members(st.Roster), Events: roomEvents(st.Terminal), ParticipantEvents: st.ParticipantEvents}
+		if rev == nil || rev.AgreementID != a.ID || rev.Number != a.CurrentRevision {
+			return store.AppendWrite{}, errNewRevision
+		}
+		snap := room.Snapshot{Revision: a.CurrentRevision, RevisionDigest: rev.RevisionDigest, Deadline: a.Deadline,
+			Roster: make([]room.Member, len(st.Roster)), ParticipantEvents: me.EventsOn(a.CurrentRevision)}
+		for i, m := range st.Roster {
+			snap.Roster[i] = m.Member()
+			if d, ok := m.DecisionOn(a.CurrentRevision); ok {
+				snap.Events = append(snap.Events, d)
+			}
+		}
 		outcome, admitErr := room.Admit(snap, cmd, now)
-		if _, err := settleExpiry(ctx, tx, a, outcome); err != nil {
-			return err
-		}
 		if admitErr != nil {
 			refusal = admitErr
-			return nil // commit: an expiry found here is persisted
+			if !a.Outcome.Final() && outcome.Status == room.StatusExpired {
+				return store.AppendWrite{Outcome: &outcome}, nil // the expiry found here is stored
+			}
+			return store.AppendWrite{}, nil
 		}
 		e := store.Event{
-			ID: uuid.New(), AgreementID: a.ID, Seq: st.Head.Seq + 1, ParticipantID: p.ParticipantID, Revision: a.CurrentRevision,
-			Action: cmd.Action, Body: cmd.Body, IdempotencyKey: key, CommandDigest: cmdDigest, CreatedAt: now, PrevHash: st.Head.Hash,
+			ID: uuid.New(), AgreementID: a.ID, Seq: a.Head.Seq + 1, ParticipantID: me.ID, Revision: a.CurrentRevision,
+			Action: cmd.Action, Body: cmd.Body, IdempotencyKey: key, CommandDigest: cmdDigest, CreatedAt: now, PrevHash: a.Head.Hash,
 		}
-		if e.Hash, err = chainHash(e); err != nil {
-			return err
-		}
-		if err := tx.EventInsert(ctx, e); err != nil {
-			return err
-		}
+		e.Hash = chainHash(e)
+		w := store.AppendWrite{Event: &e}
 		final := a.Outcome
 		if room.IsTerminal(cmd.Action) {
-			if err := tx.ParticipantSetDecided(ctx, p.ParticipantID); err != nil {
-				return err
-			}
+			var err error
 			snap.Events = append(snap.Events, e.RoomEvent())
-			if final, err = v.finalize(ctx, tx, a, st.Revision, snap, e, now); err != nil {
-				return err
+			if final, w.Artifact, err = finalize(rev.Revision, snap, e, now); err != nil {
+				return store.AppendWrite{}, err
+			}
+			if final.Final() {
+				w.Outcome = &final
 			}
 		}
 		posted, created = &Posted{Event: eventView(e), Outcome: outcomeView(final)}, true
-		return nil
-	})
+		return w, nil
+	}
+	if err = v.Store.Append(ctx, req, decide); errors.Is(err, errNewRevision) {
+		// Not the revision cached: read the current one with the append.
+		req.WithRevision = true
+		err = v.Store.Append(ctx, req, decide)
+	}
 	if err != nil {
 		return nil, false, err
 	}
+	v.rooms().learnAgreement(c.invitationID, agreementID)
 	if refusal != nil {
 		return nil, false, refusal
 	}
 	return posted, created, nil
 }
 
-// chainHash is sha256(JCS({prev, seq, command_digest, created_at})).
-func chainHash(e store.Event) (string, error) {
-	_, d, err := canon.DigestOf(map[string]any{
-		"prev": e.PrevHash, "seq": e.Seq, "command_digest": e.CommandDigest, "created_at": canon.FormatTime(e.CreatedAt),
-	})
-	return d, err
-}
+// errNewRevision: the cached revision is not the agreement's current one.
+var errNewRevision = errors.New("venue: a newer revision than the one cached")
 
-// finalize evaluates the rule after a terminal event and persists a final
-// outcome; a reached outcome also stores CONSENSUS.md.
-func (v *Venue) finalize(ctx context.Context, tx *store.Tx, a store.Agreement, rev store.Revision, snap room.Snapshot, last store.Event, now time.Time) (room.Outcome, error) {
+// finalize evaluates the rule after the terminal event last; a reached
+// outcome comes with the CONSENSUS.md to store with it.
+func finalize(rev store.Revision, snap room.Snapshot, last store.Event, now time.Time) (room.Outcome, *store.Artifact, error) {
 	outcome := room.Evaluate(snap.Revision, snap.Roster, snap.Events, snap.Deadline, now)
-	if !outcome.Final() {
-		return outcome, nil
-	}
-	if _, err := tx.AgreementSetOutcome(ctx, a.ID, outcome); err != nil {
-		return outcome, err
-	}
 	if outcome.Status != room.StatusReached {
-		return outcome, nil
+		return outcome, nil, nil
 	}
 	md, err := renderArtifact(rev, snap, last, outcome, now)
 	if err != nil {
-		return outcome, err
+		return outcome, nil, err
 	}
-	return outcome, tx.ArtifactInsert(ctx, store.Artifact{
-		AgreementID: a.ID, Revision: a.CurrentRevision, Body: md, SHA256: canon.Digest(md), FinalizedAt: now,
-	})
+	return outcome, &store.Artifact{AgreementID: last.AgreementID, Revision: snap.Revision, Body: md, SHA256: canon.Digest(md), FinalizedAt: now}, nil
 }

@@ -23,5 +23,15 @@ func (v *Venue) AuthParticipantToken(ctx context.Context, token string) (*Princi
 	if err != nil || p.RevokedAt != nil || !secret.Equal(p.TokenHash, secret.Hash(token)) {
 		return nil, &UnauthorizedError{Scheme: SchemeParticipant}
 	}
-	return &Principal{ParticipantID: p.ID, InvitationID: p.InvitationID, AgreementID: p.AgreementID}, nil
+	v.rooms().learnAgreement(p.InvitationID, p.AgreementID)
+	return &Principal{
+		ParticipantID: p.ParticipantID, InvitationID: p.InvitationID, AgreementID: p.AgreementID, Version: p.Version,
+		CurrentRevision: p.CurrentRevision, Deadline: p.Deadline, OutcomeStatus: p.OutcomeStatus,
+		credential: ParticipantCredential{invitationID: p.InvitationID, tokenHash: secret.Hash(token)},
+	}, nil
 }
+
+// Credential is the token p was authenticated with, for a write that must
+// check it again under the agreement's lock (PostEvent): a participant
+// revoked since this check is refused there.
+func (p *Principal) Credential() ParticipantCredential { return p.credential }

@@ -3,8 +3,11 @@ package venue
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"io"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -67,7 +70,8 @@ type ArtifactMeta struct {
 	Bytes  int    `json:"bytes"`
 }
 
-// RoomView is the room as one participant reads it.
+// RoomView is the room as one participant reads it: the wire form that
+// Room writes, field for field in this order, from cached parts.
 type RoomView struct {
 	AgreementID  string        `json:"agreementId"`
 	InvitationID string        `json:"invitationId"`
@@ -82,16 +86,42 @@ type RoomView struct {
 	ServerTime   string        `json:"serverTime"`
 }
 
-// ETag is a strong validator over everything but serverTime.
-func (r *RoomView) ETag() (string, error) {
-	c := *r
-	c.ServerTime = ""
-	b, err := json.Marshal(c)
-	if err != nil {
-		return "", err
+// roomViewFormat names the shape of RoomView in every room ETag. Change it
+// whenever the bytes Room writes for the same state change, so no client
+// keeps a body of the old shape under a matching tag.
+const roomViewFormat = "consensus-room-view/1"
+
+// roomETag is the strong validator of one participant's room: the room is a
+// function of the agreement's version (which every change the room shows
+// bumps, in the transaction that makes it), of who reads it, and of whether
+// the deadline has passed while the stored outcome is pending (the expiry a
+// read shows before anything stores it). serverTime is not in it.
+func roomETag(agreementID, participantID uuid.UUID, version int64, lapsed bool) string {
+	b := make([]byte, 0, len(roomViewFormat)+16+16+8+1)
+	b = append(b, roomViewFormat...)
+	b = append(b, agreementID[:]...)
+	b = append(b, participantID[:]...)
+	b = binary.BigEndian.AppendUint64(b, uint64(version))
+	if lapsed {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
 	}
 	sum := sha256.Sum256(b)
-	return `"` + hex.EncodeToString(sum[:16]) + `"`, nil
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
+}
+
+// lapsed reports whether the deadline has passed while the stored outcome
+// is pending.
+func lapsed(outcomeStatus string, deadline, now time.Time) bool {
+	return outcomeStatus == room.StatusPending && !now.Before(deadline)
+}
+
+// RoomETag is the ETag of p's room as of p's authentication, computed
+// without reading anything more: an If-None-Match that matches it is
+// answered 304 at the cost of the credential lookup alone.
+func (v *Venue) RoomETag(p *Principal) string {
+	return roomETag(p.AgreementID, p.ParticipantID, p.Version, lapsed(p.OutcomeStatus, p.Deadline, v.now()))
 }
 
 func eventView(e store.Event) EventView {
@@ -112,24 +142,6 @@ func outcomeView(o room.Outcome) OutcomeView {
 	return v
 }
 
-// roomEvents is the chain as the decision rule sees it.
-func roomEvents(events []store.Event) []room.Event {
-	out := make([]room.Event, len(events))
-	for i, e := range events {
-		out[i] = e.RoomEvent()
-	}
-	return out
-}
-
-// members is the roster as the decision rule sees it.
-func members(ps []store.Participant) []room.Member {
-	out := make([]room.Member, len(ps))
-	for i, p := range ps {
-		out[i] = p.Member()
-	}
-	return out
-}
-
 // outcomeSetter is what settleExpiry writes through: the store outside a
 // transaction (reading the room), a transaction inside one (posting).
 type outcomeSetter interface {
@@ -148,65 +160,86 @@ func settleExpiry(ctx context.Context, s outcomeSetter, a store.Agreement, evalu
 	return evaluated, nil
 }
 
-// Room returns the room as p reads it. After the deadline it may persist the
-// expired outcome; it never joins or decides anything.
-func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomView, error) {
-	now := v.now()
-	a, err := v.Store.AgreementGet(ctx, p.AgreementID)
-	if err != nil {
-		return nil, err
-	}
-	rev, err := v.Store.RevisionGet(ctx, a.ID, a.CurrentRevision)
-	if err != nil {
-		return nil, err
-	}
-	parts, err := v.Store.ParticipantListByAgreement(ctx, a.ID)
-	if err != nil {
-		return nil, err
-	}
-	events, err := v.Store.EventListByAgreement(ctx, a.ID)
-	if err != nil {
-		return nil, err
-	}
-	devents := roomEvents(events)
-	outcome, err := settleExpiry(ctx, v.Store, a, room.Evaluate(a.CurrentRevision, members(parts), devents, a.Deadline, now))
-	if err != nil {
-		return nil, err
-	}
-	decisions := room.Decisions(a.CurrentRevision, devents)
-	view := &RoomView{
-		AgreementID: a.ID.String(), InvitationID: p.InvitationID.String(),
-		Revision: RevisionView{Number: rev.Number, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest,
-			CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown},
-		Roster: make([]RosterEntry, 0, len(parts)), Events: make([]EventView, 0, len(events)),
-		Outcome: outcomeView(outcome), ChainHead: canon.ZeroHash, Deadline: canon.FormatSeconds(a.Deadline),
-		ServerTime: canon.FormatTime(now),
-	}
-	mine := 0
-	for _, e := range events {
-		view.Events = append(view.Events, eventView(e))
-		view.ChainHead = e.Hash
-		if e.ParticipantID == p.ParticipantID && e.Revision == a.CurrentRevision {
-			mine++
-		}
-	}
-	for _, pt := range parts {
-		entry := RosterEntry{ParticipantID: pt.ID.String(), DisplayName: pt.DisplayName, Kind: pt.Kind, Required: pt.Required, State: pt.State}
-		if d, ok := decisions[pt.ID.String()]; ok {
-			entry.Decision, entry.DecidedAt = ptr(d.Action), ptr(canon.FormatTime(d.CreatedAt))
-		}
-		view.Roster = append(view.Roster, entry)
-	}
-	view.You = You{ParticipantID: p.ParticipantID.String(), EventsRemaining: max(0, room.MaxEventsPerParticipant-mine)}
-	if d, ok := decisions[p.ParticipantID.String()]; ok {
-		view.You.Decision = ptr(d.Action)
-	}
-	if outcome.Status == room.StatusReached {
-		art, err := v.Store.ArtifactGet(ctx, a.ID)
+// RoomBody is an encoded room, written from parts shared with other
+// readers of the same version.
+type RoomBody struct {
+	// ETag is the strong validator of these bytes (serverTime aside).
+	ETag  string
+	parts [][]byte
+	size  int
+}
+
+// Len is the body's length in bytes.
+func (b *RoomBody) Len() int { return b.size }
+
+// WriteTo writes the body to w.
+func (b *RoomBody) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for _, p := range b.parts {
+		m, err := w.Write(p)
+		n += int64(m)
 		if err != nil {
-			return nil, err
+			return n, err
 		}
-		view.Artifact = &ArtifactMeta{URL: v.actions(p.InvitationID.String()).Artifact, SHA256: art.SHA256, Bytes: len(art.Body)}
 	}
-	return view, nil
+	return n, nil
+}
+
+func (b *RoomBody) add(parts ...[]byte) {
+	for _, p := range parts {
+		b.parts = append(b.parts, p)
+		b.size += len(p)
+	}
+}
+
+// Room returns the room as p reads it, at p's version or later. It reads
+// only what the cache lacks (nothing when another reader already read this
+// version). After the deadline it may persist the expired outcome; it never
+// joins or decides anything.
+func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomBody, error) {
+	now := v.now()
+	snap, err := v.rooms().snapshot(ctx, v.Store, p.AgreementID, p.Version)
+	if err != nil {
+		return nil, err
+	}
+	a := snap.agreement
+	decisions := make([]room.Event, 0, len(snap.roster))
+	members := make([]room.Member, len(snap.roster))
+	var me store.RosterMember
+	for i, m := range snap.roster {
+		members[i] = m.Member()
+		if d, ok := m.DecisionOn(a.CurrentRevision); ok {
+			decisions = append(decisions, d)
+		}
+		if m.ID == p.ParticipantID {
+			me = m
+		}
+	}
+	outcome, err := settleExpiry(ctx, v.Store, a, room.Evaluate(a.CurrentRevision, members, decisions, a.Deadline, now))
+	if err != nil {
+		return nil, err
+	}
+	you := You{ParticipantID: p.ParticipantID.String(), EventsRemaining: max(0, room.MaxEventsPerParticipant-me.EventsOn(a.CurrentRevision))}
+	if d, ok := me.DecisionOn(a.CurrentRevision); ok {
+		you.Decision = ptr(d.Action)
+	}
+	var artifact *ArtifactMeta
+	if outcome.Status == room.StatusReached && snap.artifact != nil {
+		artifact = &ArtifactMeta{URL: v.actions(p.InvitationID.String()).Artifact, SHA256: snap.artifact.SHA256, Bytes: snap.artifact.Bytes}
+	}
+	tail, err := encode(struct {
+		You        You           `json:"you"`
+		Outcome    OutcomeView   `json:"outcome"`
+		ChainHead  string        `json:"chainHead"`
+		Deadline   string        `json:"deadline"`
+		Artifact   *ArtifactMeta `json:"artifact"`
+		ServerTime string        `json:"serverTime"`
+	}{you, outcomeView(outcome), a.Head.Hash, canon.FormatSeconds(a.Deadline), artifact, canon.FormatTime(now)})
+	if err != nil {
+		return nil, err
+	}
+	body := &RoomBody{ETag: roomETag(a.ID, p.ParticipantID, a.Version, lapsed(a.Outcome.Status, a.Deadline, now))}
+	head := `{"agreementId":"` + a.ID.String() + `","invitationId":"` + p.InvitationID.String() + `","revision":`
+	body.add([]byte(head), snap.shared(), append(tail[1:], '\n'))
+	return body, nil
 }

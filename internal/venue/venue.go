@@ -7,6 +7,7 @@ package venue
 
 import (
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -53,9 +54,22 @@ type Venue struct {
 	Keys   *secret.Keys
 	Origin string
 	Now    func() time.Time
+	// RoomCacheBytes bounds the memory the room cache keeps (encoded
+	// revisions, events, rosters and artifacts); zero means
+	// DefaultRoomCacheBytes.
+	RoomCacheBytes int
+
+	cacheOnce sync.Once
+	cache     *roomCache
 }
 
 func (v *Venue) now() time.Time { return v.Now().UTC() }
+
+// rooms is the venue's room cache, made on first use.
+func (v *Venue) rooms() *roomCache {
+	v.cacheOnce.Do(func() { v.cache = newRoomCache(v.RoomCacheBytes) })
+	return v.cache
+}
 
 // parseID parses a UUID from a path; anything malformed is not found.
 func parseID(s string) (uuid.UUID, error) {

@@ -1441,7 +1441,8 @@ type ClientInterface interface {
 	// The exact revision, the roster with each decision, every event in sequence order,
 	// your own state, the outcome, the chain head and, once reached, the artifact's
 	// metadata. A GET never joins or decides; after the deadline it may persist `expired`.
-	// The strong `ETag` covers everything but `serverTime`; `If-None-Match` answers 304.
+	// The strong `ETag` covers everything but `serverTime`; `If-None-Match` answers 304. It may
+	// change when nothing visible did (another participant's revocation), never the other way round.
 	//
 	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
 	//
@@ -1699,7 +1700,8 @@ func (c *Client) ExchangeInvitation(ctx context.Context, invitationId Invitation
 // The exact revision, the roster with each decision, every event in sequence order,
 // your own state, the outcome, the chain head and, once reached, the artifact's
 // metadata. A GET never joins or decides; after the deadline it may persist `expired`.
-// The strong `ETag` covers everything but `serverTime`; `If-None-Match` answers 304.
+// The strong `ETag` covers everything but `serverTime`; `If-None-Match` answers 304. It may
+// change when nothing visible did (another participant's revocation), never the other way round.
 //
 // Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
 //
@@ -2273,7 +2275,8 @@ type ClientWithResponsesInterface interface {
 	// The exact revision, the roster with each decision, every event in sequence order,
 	// your own state, the outcome, the chain head and, once reached, the artifact's
 	// metadata. A GET never joins or decides; after the deadline it may persist `expired`.
-	// The strong `ETag` covers everything but `serverTime`; `If-None-Match` answers 304.
+	// The strong `ETag` covers everything but `serverTime`; `If-None-Match` answers 304. It may
+	// change when nothing visible did (another participant's revocation), never the other way round.
 	//
 	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
 	//
@@ -3498,7 +3501,8 @@ func (c *ClientWithResponses) ExchangeInvitationWithResponse(ctx context.Context
 // The exact revision, the roster with each decision, every event in sequence order,
 // your own state, the outcome, the chain head and, once reached, the artifact's
 // metadata. A GET never joins or decides; after the deadline it may persist `expired`.
-// The strong `ETag` covers everything but `serverTime`; `If-None-Match` answers 304.
+// The strong `ETag` covers everything but `serverTime`; `If-None-Match` answers 304. It may
+// change when nothing visible did (another participant's revocation), never the other way round.
 //
 // Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
 //

@@ -12,8 +12,19 @@ import (
 	"github.com/google/uuid"
 )
 
+const agreementBump = `-- name: AgreementBump :exec
+UPDATE agreements SET version = version + 1 WHERE id = $1
+`
+
+// A change the room shows that is not an event or an outcome (a claim, a
+// revocation): a new version, so ETags and waiting readers see it.
+func (q *Queries) AgreementBump(ctx context.Context, id uuid.UUID) error {
+	_, err := q.db.Exec(ctx, agreementBump, id)
+	return err
+}
+
 const agreementGet = `-- name: AgreementGet :one
-SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at FROM agreements WHERE id = $1
+SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash FROM agreements WHERE id = $1
 `
 
 func (q *Queries) AgreementGet(ctx context.Context, id uuid.UUID) (Agreement, error) {
@@ -27,12 +38,15 @@ func (q *Queries) AgreementGet(ctx context.Context, id uuid.UUID) (Agreement, er
 		&i.OutcomeDecidedAt,
 		&i.OutcomeEventID,
 		&i.CreatedAt,
+		&i.Version,
+		&i.HeadSeq,
+		&i.HeadHash,
 	)
 	return i, err
 }
 
 const agreementGetForUpdate = `-- name: AgreementGetForUpdate :one
-SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at FROM agreements WHERE id = $1 FOR UPDATE
+SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash FROM agreements WHERE id = $1 FOR UPDATE
 `
 
 // Serializes every write to one agreement across replicas.
@@ -47,6 +61,9 @@ func (q *Queries) AgreementGetForUpdate(ctx context.Context, id uuid.UUID) (Agre
 		&i.OutcomeDecidedAt,
 		&i.OutcomeEventID,
 		&i.CreatedAt,
+		&i.Version,
+		&i.HeadSeq,
+		&i.HeadHash,
 	)
 	return i, err
 }
@@ -68,7 +85,7 @@ func (q *Queries) AgreementInsert(ctx context.Context, arg AgreementInsertParams
 }
 
 const agreementList = `-- name: AgreementList :many
-SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, r.canonical_json
+SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, r.canonical_json
 FROM agreements a
 JOIN revisions r ON r.agreement_id = a.id AND r.number = a.current_revision
 WHERE ($2::timestamptz IS NULL
@@ -91,6 +108,9 @@ type AgreementListRow struct {
 	OutcomeDecidedAt *time.Time
 	OutcomeEventID   uuid.NullUUID
 	CreatedAt        time.Time
+	Version          int64
+	HeadSeq          int64
+	HeadHash         string
 	CanonicalJson    string
 }
 
@@ -112,6 +132,9 @@ func (q *Queries) AgreementList(ctx context.Context, arg AgreementListParams) ([
 			&i.OutcomeDecidedAt,
 			&i.OutcomeEventID,
 			&i.CreatedAt,
+			&i.Version,
+			&i.HeadSeq,
+			&i.HeadHash,
 			&i.CanonicalJson,
 		); err != nil {
 			return nil, err
@@ -124,9 +147,61 @@ func (q *Queries) AgreementList(ctx context.Context, arg AgreementListParams) ([
 	return items, nil
 }
 
+const agreementLockByParticipant = `-- name: AgreementLockByParticipant :one
+SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash FROM agreements a JOIN participants p ON p.agreement_id = a.id
+WHERE p.id = $1
+FOR UPDATE OF a
+`
+
+// Locks the agreement of a participant, as AgreementGetForUpdate does.
+func (q *Queries) AgreementLockByParticipant(ctx context.Context, id uuid.UUID) (Agreement, error) {
+	row := q.db.QueryRow(ctx, agreementLockByParticipant, id)
+	var i Agreement
+	err := row.Scan(
+		&i.ID,
+		&i.CurrentRevision,
+		&i.Deadline,
+		&i.OutcomeStatus,
+		&i.OutcomeDecidedAt,
+		&i.OutcomeEventID,
+		&i.CreatedAt,
+		&i.Version,
+		&i.HeadSeq,
+		&i.HeadHash,
+	)
+	return i, err
+}
+
+const agreementLockByToken = `-- name: AgreementLockByToken :one
+SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash FROM agreements a JOIN participants p ON p.agreement_id = a.id
+WHERE p.token_hash = $1
+FOR UPDATE OF a
+`
+
+// Locks the agreement of a participant token's owner, as
+// AgreementGetForUpdate does. Nothing else this statement reads of the
+// participant is fresh after a wait for the lock: read it again.
+func (q *Queries) AgreementLockByToken(ctx context.Context, tokenHash []byte) (Agreement, error) {
+	row := q.db.QueryRow(ctx, agreementLockByToken, tokenHash)
+	var i Agreement
+	err := row.Scan(
+		&i.ID,
+		&i.CurrentRevision,
+		&i.Deadline,
+		&i.OutcomeStatus,
+		&i.OutcomeDecidedAt,
+		&i.OutcomeEventID,
+		&i.CreatedAt,
+		&i.Version,
+		&i.HeadSeq,
+		&i.HeadHash,
+	)
+	return i, err
+}
+
 const agreementSetOutcome = `-- name: AgreementSetOutcome :execrows
 UPDATE agreements
-SET outcome_status = $2, outcome_decided_at = $3, outcome_event_id = $4
+SET outcome_status = $2, outcome_decided_at = $3, outcome_event_id = $4, version = version + 1
 WHERE id = $1 AND outcome_status = 'pending'
 `
 
@@ -137,7 +212,8 @@ type AgreementSetOutcomeParams struct {
 	OutcomeEventID   uuid.NullUUID
 }
 
-// Only a pending outcome ever changes: the first terminal fact wins.
+// Only a pending outcome ever changes: the first terminal fact wins. The
+// change is a new version of the room.
 func (q *Queries) AgreementSetOutcome(ctx context.Context, arg AgreementSetOutcomeParams) (int64, error) {
 	result, err := q.db.Exec(ctx, agreementSetOutcome,
 		arg.ID,

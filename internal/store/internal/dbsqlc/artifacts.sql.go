@@ -51,3 +51,20 @@ func (q *Queries) ArtifactInsert(ctx context.Context, arg ArtifactInsertParams) 
 	)
 	return err
 }
+
+const artifactMeta = `-- name: ArtifactMeta :one
+SELECT sha256, octet_length(body)::integer AS bytes FROM artifacts WHERE agreement_id = $1
+`
+
+type ArtifactMetaRow struct {
+	Sha256 string
+	Bytes  int32
+}
+
+// What the room says about CONSENSUS.md, without its bytes.
+func (q *Queries) ArtifactMeta(ctx context.Context, agreementID uuid.UUID) (ArtifactMetaRow, error) {
+	row := q.db.QueryRow(ctx, artifactMeta, agreementID)
+	var i ArtifactMetaRow
+	err := row.Scan(&i.Sha256, &i.Bytes)
+	return i, err
+}

@@ -12,36 +12,76 @@ import (
 	"github.com/google/uuid"
 )
 
-const eventChainHead = `-- name: EventChainHead :one
-SELECT seq, hash FROM events WHERE agreement_id = $1 ORDER BY seq DESC LIMIT 1
+const eventAppend = `-- name: EventAppend :exec
+WITH event AS (
+    INSERT INTO events (id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
+                        command_digest, created_at, prev_hash, hash)
+    VALUES ($7, $6, $1, $8, $9,
+            $10, $11, $12, $13,
+            $14, $15, $2)
+), counted AS (
+    UPDATE participants
+    SET event_count       = CASE WHEN events_revision = $9 THEN event_count + 1 ELSE 1 END,
+        events_revision   = $9,
+        state             = CASE WHEN $16::boolean THEN 'decided' ELSE state END,
+        decision          = CASE WHEN $16 THEN $10 ELSE decision END,
+        decision_event_id = CASE WHEN $16 THEN $7 ELSE decision_event_id END,
+        decision_seq      = CASE WHEN $16 THEN $1 ELSE decision_seq END,
+        decision_revision = CASE WHEN $16 THEN $9 ELSE decision_revision END,
+        decided_at        = CASE WHEN $16 THEN $14 ELSE decided_at END
+    WHERE participants.id = $8
+)
+UPDATE agreements
+SET head_seq = $1, head_hash = $2, version = version + 1,
+    outcome_status     = coalesce($3, outcome_status),
+    outcome_decided_at = coalesce($4, outcome_decided_at),
+    outcome_event_id   = coalesce($5, outcome_event_id)
+WHERE agreements.id = $6
 `
 
-type EventChainHeadRow struct {
-	Seq  int64
-	Hash string
+type EventAppendParams struct {
+	Seq              int64
+	Hash             string
+	OutcomeStatus    *string
+	OutcomeDecidedAt *time.Time
+	OutcomeEventID   uuid.NullUUID
+	AgreementID      uuid.UUID
+	ID               uuid.UUID
+	ParticipantID    uuid.UUID
+	Revision         int32
+	Action           string
+	Body             string
+	IdempotencyKey   string
+	CommandDigest    string
+	CreatedAt        time.Time
+	PrevHash         string
+	Terminal         bool
 }
 
-func (q *Queries) EventChainHead(ctx context.Context, agreementID uuid.UUID) (EventChainHeadRow, error) {
-	row := q.db.QueryRow(ctx, eventChainHead, agreementID)
-	var i EventChainHeadRow
-	err := row.Scan(&i.Seq, &i.Hash)
-	return i, err
-}
-
-const eventCountByParticipant = `-- name: EventCountByParticipant :one
-SELECT count(*) FROM events WHERE participant_id = $1 AND revision = $2
-`
-
-type EventCountByParticipantParams struct {
-	ParticipantID uuid.UUID
-	Revision      int32
-}
-
-func (q *Queries) EventCountByParticipant(ctx context.Context, arg EventCountByParticipantParams) (int64, error) {
-	row := q.db.QueryRow(ctx, eventCountByParticipant, arg.ParticipantID, arg.Revision)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
+// Appends one event in one statement: the event, its participant's
+// counters (and decision, when terminal), and the agreement's chain head,
+// version and, when the event decided it, outcome. The caller holds the
+// agreement's lock and has seen the outcome pending.
+func (q *Queries) EventAppend(ctx context.Context, arg EventAppendParams) error {
+	_, err := q.db.Exec(ctx, eventAppend,
+		arg.Seq,
+		arg.Hash,
+		arg.OutcomeStatus,
+		arg.OutcomeDecidedAt,
+		arg.OutcomeEventID,
+		arg.AgreementID,
+		arg.ID,
+		arg.ParticipantID,
+		arg.Revision,
+		arg.Action,
+		arg.Body,
+		arg.IdempotencyKey,
+		arg.CommandDigest,
+		arg.CreatedAt,
+		arg.PrevHash,
+		arg.Terminal,
+	)
+	return err
 }
 
 const eventGetByKey = `-- name: EventGetByKey :one
@@ -112,12 +152,19 @@ func (q *Queries) EventInsert(ctx context.Context, arg EventInsertParams) error 
 	return err
 }
 
-const eventListByAgreement = `-- name: EventListByAgreement :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash FROM events WHERE agreement_id = $1 ORDER BY seq
+const eventListAfter = `-- name: EventListAfter :many
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq
 `
 
-func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Event, error) {
-	rows, err := q.db.Query(ctx, eventListByAgreement, agreementID)
+type EventListAfterParams struct {
+	AgreementID uuid.UUID
+	Seq         int64
+}
+
+// The events after seq, in order: what a cache that holds seq and the
+// events before it lacks.
+func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) ([]Event, error) {
+	rows, err := q.db.Query(ctx, eventListAfter, arg.AgreementID, arg.Seq)
 	if err != nil {
 		return nil, err
 	}
@@ -149,19 +196,12 @@ func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUI
 	return items, nil
 }
 
-const eventListTerminal = `-- name: EventListTerminal :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash FROM events
-WHERE agreement_id = $1 AND revision = $2 AND action IN ('agree', 'disagree', 'abstain')
-ORDER BY seq
+const eventListByAgreement = `-- name: EventListByAgreement :many
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash FROM events WHERE agreement_id = $1 ORDER BY seq
 `
 
-type EventListTerminalParams struct {
-	AgreementID uuid.UUID
-	Revision    int32
-}
-
-func (q *Queries) EventListTerminal(ctx context.Context, arg EventListTerminalParams) ([]Event, error) {
-	rows, err := q.db.Query(ctx, eventListTerminal, arg.AgreementID, arg.Revision)
+func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Event, error) {
+	rows, err := q.db.Query(ctx, eventListByAgreement, agreementID)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,9 @@ type Agreement struct {
 	OutcomeDecidedAt *time.Time
 	OutcomeEventID   uuid.NullUUID
 	CreatedAt        time.Time
+	Version          int64
+	HeadSeq          int64
+	HeadHash         string
 }
 
 type Artifact struct {
@@ -78,19 +81,27 @@ type OutboxAttempt struct {
 }
 
 type Participant struct {
-	ID            uuid.UUID
-	AgreementID   uuid.UUID
-	Position      int32
-	DisplayName   string
-	Kind          string
-	Email         string
-	Required      bool
-	State         string
-	BindingJson   *string
-	BindingDigest *string
-	TokenHash     []byte
-	ClaimedAt     *time.Time
-	RevokedAt     *time.Time
+	ID               uuid.UUID
+	AgreementID      uuid.UUID
+	Position         int32
+	DisplayName      string
+	Kind             string
+	Email            string
+	Required         bool
+	State            string
+	BindingJson      *string
+	BindingDigest    *string
+	TokenHash        []byte
+	ClaimedAt        *time.Time
+	RevokedAt        *time.Time
+	EventsRevision   int32
+	EventCount       int32
+	Decision         *string
+	DecisionEventID  uuid.NullUUID
+	DecisionSeq      *int64
+	DecisionRevision *int32
+	DecidedAt        *time.Time
+	InvitationID     uuid.UUID
 }
 
 type Revision struct {

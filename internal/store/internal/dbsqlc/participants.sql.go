@@ -12,6 +12,45 @@ import (
 	"github.com/google/uuid"
 )
 
+const participantAuth = `-- name: ParticipantAuth :one
+SELECT p.id, p.agreement_id, p.token_hash, p.revoked_at, p.invitation_id,
+       a.version, a.current_revision, a.deadline, a.outcome_status
+FROM participants p
+JOIN agreements a ON a.id = p.agreement_id
+WHERE p.token_hash = $1
+`
+
+type ParticipantAuthRow struct {
+	ID              uuid.UUID
+	AgreementID     uuid.UUID
+	TokenHash       []byte
+	RevokedAt       *time.Time
+	InvitationID    uuid.UUID
+	Version         int64
+	CurrentRevision int32
+	Deadline        time.Time
+	OutcomeStatus   string
+}
+
+// A participant token's owner with what every participant route needs, in
+// one indexed lookup: a 304 answers from this row alone.
+func (q *Queries) ParticipantAuth(ctx context.Context, tokenHash []byte) (ParticipantAuthRow, error) {
+	row := q.db.QueryRow(ctx, participantAuth, tokenHash)
+	var i ParticipantAuthRow
+	err := row.Scan(
+		&i.ID,
+		&i.AgreementID,
+		&i.TokenHash,
+		&i.RevokedAt,
+		&i.InvitationID,
+		&i.Version,
+		&i.CurrentRevision,
+		&i.Deadline,
+		&i.OutcomeStatus,
+	)
+	return i, err
+}
+
 const participantClaim = `-- name: ParticipantClaim :execrows
 UPDATE participants
 SET state = 'claimed', binding_json = $2, binding_digest = $3, token_hash = $4, claimed_at = $5
@@ -42,7 +81,7 @@ func (q *Queries) ParticipantClaim(ctx context.Context, arg ParticipantClaimPara
 }
 
 const participantGet = `-- name: ParticipantGet :one
-SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at FROM participants WHERE id = $1
+SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id FROM participants WHERE id = $1
 `
 
 func (q *Queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant, error) {
@@ -62,69 +101,106 @@ func (q *Queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant
 		&i.TokenHash,
 		&i.ClaimedAt,
 		&i.RevokedAt,
-	)
-	return i, err
-}
-
-const participantGetByTokenHash = `-- name: ParticipantGetByTokenHash :one
-SELECT p.id, p.agreement_id, p.position, p.display_name, p.kind, p.email, p.required, p.state, p.binding_json, p.binding_digest, p.token_hash, p.claimed_at, p.revoked_at, i.id AS invitation_id
-FROM participants p
-JOIN invitations i ON i.participant_id = p.id
-WHERE p.token_hash = $1
-`
-
-type ParticipantGetByTokenHashRow struct {
-	ID            uuid.UUID
-	AgreementID   uuid.UUID
-	Position      int32
-	DisplayName   string
-	Kind          string
-	Email         string
-	Required      bool
-	State         string
-	BindingJson   *string
-	BindingDigest *string
-	TokenHash     []byte
-	ClaimedAt     *time.Time
-	RevokedAt     *time.Time
-	InvitationID  uuid.UUID
-}
-
-func (q *Queries) ParticipantGetByTokenHash(ctx context.Context, tokenHash []byte) (ParticipantGetByTokenHashRow, error) {
-	row := q.db.QueryRow(ctx, participantGetByTokenHash, tokenHash)
-	var i ParticipantGetByTokenHashRow
-	err := row.Scan(
-		&i.ID,
-		&i.AgreementID,
-		&i.Position,
-		&i.DisplayName,
-		&i.Kind,
-		&i.Email,
-		&i.Required,
-		&i.State,
-		&i.BindingJson,
-		&i.BindingDigest,
-		&i.TokenHash,
-		&i.ClaimedAt,
-		&i.RevokedAt,
+		&i.EventsRevision,
+		&i.EventCount,
+		&i.Decision,
+		&i.DecisionEventID,
+		&i.DecisionSeq,
+		&i.DecisionRevision,
+		&i.DecidedAt,
 		&i.InvitationID,
 	)
 	return i, err
 }
 
+const participantHolder = `-- name: ParticipantHolder :one
+SELECT p.id, p.agreement_id, p.invitation_id, p.token_hash, p.revoked_at, p.required, p.events_revision, p.event_count,
+       p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at,
+       e.id AS prior_id, e.seq AS prior_seq, e.revision AS prior_revision, e.action AS prior_action, e.body AS prior_body,
+       e.command_digest AS prior_command_digest, e.created_at AS prior_created_at, e.prev_hash AS prior_prev_hash,
+       e.hash AS prior_hash
+FROM participants p
+LEFT JOIN events e ON e.participant_id = p.id AND e.idempotency_key = $2
+WHERE p.token_hash = $1
+`
+
+type ParticipantHolderParams struct {
+	TokenHash      []byte
+	IdempotencyKey string
+}
+
+type ParticipantHolderRow struct {
+	ID                 uuid.UUID
+	AgreementID        uuid.UUID
+	InvitationID       uuid.UUID
+	TokenHash          []byte
+	RevokedAt          *time.Time
+	Required           bool
+	EventsRevision     int32
+	EventCount         int32
+	Decision           *string
+	DecisionEventID    uuid.NullUUID
+	DecisionSeq        *int64
+	DecisionRevision   *int32
+	DecidedAt          *time.Time
+	PriorID            uuid.NullUUID
+	PriorSeq           *int64
+	PriorRevision      *int32
+	PriorAction        *string
+	PriorBody          *string
+	PriorCommandDigest *string
+	PriorCreatedAt     *time.Time
+	PriorPrevHash      *string
+	PriorHash          *string
+}
+
+// The owner of a participant token with its counters and, if it posted one
+// under idempotency key $2, that event. An append runs it after it holds
+// the agreement's lock, so a revocation committed before is in revoked_at.
+func (q *Queries) ParticipantHolder(ctx context.Context, arg ParticipantHolderParams) (ParticipantHolderRow, error) {
+	row := q.db.QueryRow(ctx, participantHolder, arg.TokenHash, arg.IdempotencyKey)
+	var i ParticipantHolderRow
+	err := row.Scan(
+		&i.ID,
+		&i.AgreementID,
+		&i.InvitationID,
+		&i.TokenHash,
+		&i.RevokedAt,
+		&i.Required,
+		&i.EventsRevision,
+		&i.EventCount,
+		&i.Decision,
+		&i.DecisionEventID,
+		&i.DecisionSeq,
+		&i.DecisionRevision,
+		&i.DecidedAt,
+		&i.PriorID,
+		&i.PriorSeq,
+		&i.PriorRevision,
+		&i.PriorAction,
+		&i.PriorBody,
+		&i.PriorCommandDigest,
+		&i.PriorCreatedAt,
+		&i.PriorPrevHash,
+		&i.PriorHash,
+	)
+	return i, err
+}
+
 const participantInsert = `-- name: ParticipantInsert :exec
-INSERT INTO participants (id, agreement_id, position, display_name, kind, email, required)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+INSERT INTO participants (id, agreement_id, position, display_name, kind, email, required, invitation_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 `
 
 type ParticipantInsertParams struct {
-	ID          uuid.UUID
-	AgreementID uuid.UUID
-	Position    int32
-	DisplayName string
-	Kind        string
-	Email       string
-	Required    bool
+	ID           uuid.UUID
+	AgreementID  uuid.UUID
+	Position     int32
+	DisplayName  string
+	Kind         string
+	Email        string
+	Required     bool
+	InvitationID uuid.UUID
 }
 
 func (q *Queries) ParticipantInsert(ctx context.Context, arg ParticipantInsertParams) error {
@@ -136,12 +212,13 @@ func (q *Queries) ParticipantInsert(ctx context.Context, arg ParticipantInsertPa
 		arg.Kind,
 		arg.Email,
 		arg.Required,
+		arg.InvitationID,
 	)
 	return err
 }
 
 const participantListByAgreement = `-- name: ParticipantListByAgreement :many
-SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at FROM participants WHERE agreement_id = $1 ORDER BY position
+SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id FROM participants WHERE agreement_id = $1 ORDER BY position
 `
 
 func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Participant, error) {
@@ -167,6 +244,14 @@ func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uu
 			&i.TokenHash,
 			&i.ClaimedAt,
 			&i.RevokedAt,
+			&i.EventsRevision,
+			&i.EventCount,
+			&i.Decision,
+			&i.DecisionEventID,
+			&i.DecisionSeq,
+			&i.DecisionRevision,
+			&i.DecidedAt,
+			&i.InvitationID,
 		); err != nil {
 			return nil, err
 		}
@@ -180,7 +265,7 @@ func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uu
 
 const participantRevoke = `-- name: ParticipantRevoke :one
 UPDATE participants SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1
-RETURNING id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at
+RETURNING id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id
 `
 
 type ParticipantRevokeParams struct {
@@ -205,15 +290,119 @@ func (q *Queries) ParticipantRevoke(ctx context.Context, arg ParticipantRevokePa
 		&i.TokenHash,
 		&i.ClaimedAt,
 		&i.RevokedAt,
+		&i.EventsRevision,
+		&i.EventCount,
+		&i.Decision,
+		&i.DecisionEventID,
+		&i.DecisionSeq,
+		&i.DecisionRevision,
+		&i.DecidedAt,
+		&i.InvitationID,
 	)
 	return i, err
 }
 
-const participantSetDecided = `-- name: ParticipantSetDecided :exec
-UPDATE participants SET state = 'decided' WHERE id = $1
+const participantRoster = `-- name: ParticipantRoster :many
+SELECT id, display_name, kind, required, state, revoked_at, events_revision, event_count,
+       decision, decision_event_id, decision_seq, decision_revision, decided_at
+FROM participants
+WHERE agreement_id = $1
+ORDER BY position
 `
 
-func (q *Queries) ParticipantSetDecided(ctx context.Context, id uuid.UUID) error {
-	_, err := q.db.Exec(ctx, participantSetDecided, id)
-	return err
+type ParticipantRosterRow struct {
+	ID               uuid.UUID
+	DisplayName      string
+	Kind             string
+	Required         bool
+	State            string
+	RevokedAt        *time.Time
+	EventsRevision   int32
+	EventCount       int32
+	Decision         *string
+	DecisionEventID  uuid.NullUUID
+	DecisionSeq      *int64
+	DecisionRevision *int32
+	DecidedAt        *time.Time
+}
+
+// The roster with its counters, in position order.
+func (q *Queries) ParticipantRoster(ctx context.Context, agreementID uuid.UUID) ([]ParticipantRosterRow, error) {
+	rows, err := q.db.Query(ctx, participantRoster, agreementID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ParticipantRosterRow{}
+	for rows.Next() {
+		var i ParticipantRosterRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.DisplayName,
+			&i.Kind,
+			&i.Required,
+			&i.State,
+			&i.RevokedAt,
+			&i.EventsRevision,
+			&i.EventCount,
+			&i.Decision,
+			&i.DecisionEventID,
+			&i.DecisionSeq,
+			&i.DecisionRevision,
+			&i.DecidedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const participantRule = `-- name: ParticipantRule :many
+SELECT id, required, decision, decision_event_id, decision_seq, decision_revision, decided_at
+FROM participants
+WHERE agreement_id = (SELECT t.agreement_id FROM participants t WHERE t.token_hash = $1)
+`
+
+type ParticipantRuleRow struct {
+	ID               uuid.UUID
+	Required         bool
+	Decision         *string
+	DecisionEventID  uuid.NullUUID
+	DecisionSeq      *int64
+	DecisionRevision *int32
+	DecidedAt        *time.Time
+}
+
+// What the decision rule reads of the roster of the agreement of a token's
+// owner: who is required and each decision.
+func (q *Queries) ParticipantRule(ctx context.Context, tokenHash []byte) ([]ParticipantRuleRow, error) {
+	rows, err := q.db.Query(ctx, participantRule, tokenHash)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ParticipantRuleRow{}
+	for rows.Next() {
+		var i ParticipantRuleRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Required,
+			&i.Decision,
+			&i.DecisionEventID,
+			&i.DecisionSeq,
+			&i.DecisionRevision,
+			&i.DecidedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

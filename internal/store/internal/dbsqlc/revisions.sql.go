@@ -36,6 +36,51 @@ func (q *Queries) RevisionGet(ctx context.Context, arg RevisionGetParams) (Revis
 	return i, err
 }
 
+const revisionGetCurrent = `-- name: RevisionGetCurrent :one
+SELECT r.agreement_id, r.number, r.canonical_json, r.markdown, r.revision_digest, r.markdown_digest, r.locked_at FROM revisions r JOIN agreements a ON a.id = r.agreement_id AND r.number = a.current_revision
+WHERE a.id = $1
+`
+
+// The agreement's current revision, read in the statement that knows which
+// one is current.
+func (q *Queries) RevisionGetCurrent(ctx context.Context, id uuid.UUID) (Revision, error) {
+	row := q.db.QueryRow(ctx, revisionGetCurrent, id)
+	var i Revision
+	err := row.Scan(
+		&i.AgreementID,
+		&i.Number,
+		&i.CanonicalJson,
+		&i.Markdown,
+		&i.RevisionDigest,
+		&i.MarkdownDigest,
+		&i.LockedAt,
+	)
+	return i, err
+}
+
+const revisionGetCurrentByToken = `-- name: RevisionGetCurrentByToken :one
+SELECT r.agreement_id, r.number, r.canonical_json, r.markdown, r.revision_digest, r.markdown_digest, r.locked_at FROM revisions r
+JOIN agreements a ON a.id = r.agreement_id AND r.number = a.current_revision
+JOIN participants p ON p.agreement_id = a.id
+WHERE p.token_hash = $1
+`
+
+// The current revision of the agreement of a participant token's owner.
+func (q *Queries) RevisionGetCurrentByToken(ctx context.Context, tokenHash []byte) (Revision, error) {
+	row := q.db.QueryRow(ctx, revisionGetCurrentByToken, tokenHash)
+	var i Revision
+	err := row.Scan(
+		&i.AgreementID,
+		&i.Number,
+		&i.CanonicalJson,
+		&i.Markdown,
+		&i.RevisionDigest,
+		&i.MarkdownDigest,
+		&i.LockedAt,
+	)
+	return i, err
+}
+
 const revisionInsert = `-- name: RevisionInsert :exec
 INSERT INTO revisions (agreement_id, number, canonical_json, markdown, revision_digest, markdown_digest, locked_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7)

@@ -1,0 +1,234 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
+)
+
+// AppendRequest names what an append locks and reads.
+type AppendRequest struct {
+	// TokenHash is the hash of the participant token presented. The append
+	// locks the agreement of the token's owner and then reads the owner
+	// again, so the credential is checked under the lock that revocation
+	// takes too.
+	TokenHash      []byte
+	IdempotencyKey string
+	// WithRevision reads the current revision too; a caller holding it in
+	// a cache leaves it out.
+	WithRevision bool
+}
+
+// TokenHolder is the participant a token was issued to, read under the
+// agreement's lock, with its counters.
+type TokenHolder struct {
+	RosterMember
+	AgreementID  uuid.UUID
+	InvitationID uuid.UUID
+	TokenHash    []byte
+}
+
+// AppendState is what an append read in one round trip, after taking the
+// agreement's row lock: nothing in it can change before the transaction
+// ends, and a revocation committed before the lock was granted is in it.
+type AppendState struct {
+	// Holder is the token's owner; nil when no participant holds it (and
+	// then nothing was locked).
+	Holder    *TokenHolder
+	Agreement Agreement
+	// Roster holds what the decision rule reads of every participant:
+	// ID, Required and Decision.
+	Roster []RosterMember
+	// Prior is the holder's event stored under the idempotency key, nil if
+	// the key is new.
+	Prior *Event
+	// Revision is the current revision when the request asked for it.
+	Revision *Revision
+}
+
+// AppendWrite is what an append transaction writes before it commits.
+// Event nil and Outcome nil commit nothing.
+type AppendWrite struct {
+	// Event is the event to append: it becomes the chain head, counts for
+	// its participant and, when terminal, is its decision.
+	Event *Event
+	// Outcome, when set, is the final outcome to store: decided by Event,
+	// or an expiry found under the lock when Event is nil.
+	Outcome *room.Outcome
+	// Artifact is CONSENSUS.md of a reached Outcome.
+	Artifact *Artifact
+}
+
+// Append runs one append as a transaction of two round trips. The first
+// sends BEGIN, locks the agreement (SELECT … FOR UPDATE) and, after the
+// lock is granted, reads the roster with its counters, the idempotency key
+// and, if asked, the current revision. decide judges that state (it must
+// not have effects outside the transaction: a deadlock reruns it) and
+// returns what to write; the second round trip writes it and commits. An
+// error from decide rolls back and comes back unchanged. Store errors are
+// interpreted; room.ErrNotFound means the agreement does not exist.
+func (s *Store) Append(ctx context.Context, req AppendRequest, decide func(st *AppendState) (AppendWrite, error)) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		err = s.appendOnce(ctx, req, decide)
+		if !retryable(err) {
+			return err
+		}
+		time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
+	}
+	return err
+}
+
+func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(st *AppendState) (AppendWrite, error)) error {
+	tx, err := s.beginPiped(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.close(ctx)
+
+	st := &AppendState{}
+	var read pipeline
+	read.exec("BEGIN")
+	read.add(func(db dbsqlc.DBTX) error {
+		r, err := dbsqlc.New(db).AgreementLockByToken(ctx, req.TokenHash)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil // an unknown token: the holder is nil too
+		case err != nil:
+			return interpretError("lock agreement", err)
+		}
+		st.Agreement = agreementFrom(r)
+		return nil
+	})
+	read.add(func(db dbsqlc.DBTX) error {
+		r, err := dbsqlc.New(db).ParticipantHolder(ctx, dbsqlc.ParticipantHolderParams{TokenHash: req.TokenHash, IdempotencyKey: req.IdempotencyKey})
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil
+		case err != nil:
+			return interpretError("get participant by token", err)
+		}
+		st.Holder, st.Prior = holderFrom(r, req.IdempotencyKey)
+		return nil
+	})
+	read.add(func(db dbsqlc.DBTX) error {
+		rows, err := dbsqlc.New(db).ParticipantRule(ctx, req.TokenHash)
+		if err != nil {
+			return interpretError("roster", err)
+		}
+		st.Roster = convert(rows, ruleMemberFrom)
+		return nil
+	})
+	if req.WithRevision {
+		read.add(func(db dbsqlc.DBTX) error {
+			r, err := dbsqlc.New(db).RevisionGetCurrentByToken(ctx, req.TokenHash)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				return nil
+			case err != nil:
+				return interpretError("get current revision", err)
+			}
+			rev := revisionFrom(r)
+			st.Revision = &rev
+			return nil
+		})
+	}
+	if err := tx.send(ctx, &read); err != nil {
+		return err
+	}
+	if st.Holder != nil && st.Holder.AgreementID != st.Agreement.ID {
+		st.Holder = nil // cannot happen: a token's owner never moves; refuse rather than write across agreements
+	}
+	w, err := decide(st)
+	if err != nil {
+		return err
+	}
+	if w.Event == nil && w.Outcome == nil {
+		return nil // nothing written: close rolls back, which costs what a commit would
+	}
+	var write pipeline
+	if err := queueWrite(ctx, &write, st.Agreement.ID, w); err != nil {
+		return err
+	}
+	write.exec("COMMIT")
+	return tx.send(ctx, &write)
+}
+
+// holderFrom splits the holder row into the holder and the event it posted
+// under the idempotency key, nil if none.
+func holderFrom(r dbsqlc.ParticipantHolderRow, key string) (*TokenHolder, *Event) {
+	h := &TokenHolder{
+		RosterMember: RosterMember{ID: r.ID, Required: r.Required, RevokedAt: r.RevokedAt, EventsRevision: int(r.EventsRevision),
+			EventCount: int(r.EventCount), Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
+		AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash,
+	}
+	if !r.PriorID.Valid || r.PriorSeq == nil || r.PriorRevision == nil || r.PriorAction == nil || r.PriorBody == nil ||
+		r.PriorCommandDigest == nil || r.PriorCreatedAt == nil || r.PriorPrevHash == nil || r.PriorHash == nil {
+		return h, nil
+	}
+	return h, &Event{
+		ID: r.PriorID.UUID, AgreementID: r.AgreementID, Seq: *r.PriorSeq, ParticipantID: r.ID, Revision: int(*r.PriorRevision),
+		Action: *r.PriorAction, Body: *r.PriorBody, IdempotencyKey: key, CommandDigest: *r.PriorCommandDigest, CreatedAt: *r.PriorCreatedAt,
+		PrevHash: *r.PriorPrevHash, Hash: *r.PriorHash,
+	}
+}
+
+// queueWrite queues the statements of w on agreement id.
+func queueWrite(ctx context.Context, p *pipeline, id uuid.UUID, w AppendWrite) error {
+	var eventID uuid.NullUUID
+	var status *string
+	var decidedAt *time.Time
+	if w.Outcome != nil {
+		var err error
+		if eventID, err = decidingEvent(*w.Outcome); err != nil {
+			return err
+		}
+		status, decidedAt = &w.Outcome.Status, &w.Outcome.DecidedAt
+	}
+	if w.Event == nil {
+		p.add(func(db dbsqlc.DBTX) error {
+			_, err := dbsqlc.New(db).AgreementSetOutcome(ctx, dbsqlc.AgreementSetOutcomeParams{ID: id, OutcomeStatus: *status, OutcomeDecidedAt: decidedAt, OutcomeEventID: eventID})
+			return interpretError("set outcome", err)
+		})
+		return nil
+	}
+	e := *w.Event
+	if e.AgreementID != id {
+		return errors.New("store: append: the event names another agreement than the one locked")
+	}
+	p.add(func(db dbsqlc.DBTX) error {
+		return interpretError("append event", dbsqlc.New(db).EventAppend(ctx, dbsqlc.EventAppendParams{
+			ID: e.ID, AgreementID: e.AgreementID, Seq: e.Seq, ParticipantID: e.ParticipantID, Revision: int32(e.Revision),
+			Action: e.Action, Body: e.Body, IdempotencyKey: e.IdempotencyKey, CommandDigest: e.CommandDigest,
+			CreatedAt: e.CreatedAt, PrevHash: e.PrevHash, Hash: e.Hash, Terminal: room.IsTerminal(e.Action),
+			OutcomeStatus: status, OutcomeDecidedAt: decidedAt, OutcomeEventID: eventID,
+		}))
+	})
+	if a := w.Artifact; a != nil {
+		p.add(func(db dbsqlc.DBTX) error {
+			return interpretError("insert artifact", dbsqlc.New(db).ArtifactInsert(ctx, dbsqlc.ArtifactInsertParams{
+				AgreementID: a.AgreementID, Revision: int32(a.Revision), Body: a.Body, Sha256: a.SHA256, FinalizedAt: a.FinalizedAt,
+			}))
+		})
+	}
+	return nil
+}
+
+// revisionStep reads the agreement's current revision into out.
+func revisionStep(ctx context.Context, agreementID uuid.UUID, out **Revision) step {
+	return func(db dbsqlc.DBTX) error {
+		r, err := dbsqlc.New(db).RevisionGetCurrent(ctx, agreementID)
+		if err != nil {
+			return interpretError("get current revision", err)
+		}
+		rev := revisionFrom(r)
+		*out = &rev
+		return nil
+	}
+}

@@ -1,0 +1,365 @@
+package venue
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/store"
+)
+
+// DefaultRoomCacheBytes bounds the memory of the room cache when
+// Venue.RoomCacheBytes is zero.
+const DefaultRoomCacheBytes = 16 << 20
+
+// roomCache keeps, per agreement, what full room reads are made of: the
+// encoded current revision (immutable), the encoded events (an event never
+// changes once stored, so the list only grows), the artifact (immutable)
+// and the latest snapshot read (version, outcome, roster).
+//
+// It never decides what is current. Every request reads the agreement's
+// version, with its credential, from the database; the cache answers only
+// with a snapshot at least that new and otherwise reads what it lacks in one
+// round trip. So no replica serves a stale room, outcome or revocation.
+type roomCache struct {
+	limit int
+
+	mu    sync.Mutex
+	rooms map[uuid.UUID]*cachedRoom
+	lru   list.List // *cachedRoom, most recently used first
+	bytes int
+	// agreements maps invitations to their agreements (a fixed fact), so an
+	// append, which knows only its invitation before its transaction, finds
+	// the cached revision.
+	agreements map[uuid.UUID]uuid.UUID
+}
+
+// maxInvitations bounds the invitation → agreement map (about 80 bytes an
+// entry); past it the map starts again empty.
+const maxInvitations = 100_000
+
+// agreementOf returns the agreement of an invitation seen before.
+func (c *roomCache) agreementOf(invitationID uuid.UUID) (uuid.UUID, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id, ok := c.agreements[invitationID]
+	return id, ok
+}
+
+// learnAgreement records the agreement of an invitation; a nil agreement
+// is ignored.
+func (c *roomCache) learnAgreement(invitationID, agreementID uuid.UUID) {
+	if agreementID == uuid.Nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.agreements[invitationID]; ok {
+		return
+	}
+	if len(c.agreements) >= maxInvitations {
+		c.agreements = map[uuid.UUID]uuid.UUID{}
+	}
+	c.agreements[invitationID] = agreementID
+}
+
+// cachedRoom is one agreement's entry. Fields other than load are guarded
+// by roomCache.mu; events and head change only under load.
+type cachedRoom struct {
+	id   uuid.UUID
+	elem *list.Element
+	// load lets one request at a time read what the entry lacks; the
+	// others wait and then find it.
+	load     sync.Mutex
+	revision *revisionBlock
+	events   []byte // encoded events joined by commas; append-only
+	head     int64  // seq of the last encoded event
+	snap     *roomSnapshot
+	artifact *store.ArtifactMeta
+	body     *Artifact // CONSENSUS.md once read
+	size     int
+}
+
+// revisionBlock is a locked revision with its encoded room view.
+type revisionBlock struct {
+	store.Revision
+	view []byte // the encoded RevisionView
+}
+
+// roomSnapshot is a room exactly as it was at agreement.Version. It is never
+// modified once published, so requests use it without a lock.
+type roomSnapshot struct {
+	agreement store.Agreement
+	roster    []store.RosterMember
+	revision  *revisionBlock
+	rosterJS  []byte // the encoded roster array
+	events    []byte // the encoded events up to agreement.Head.Seq
+	artifact  *store.ArtifactMeta
+
+	middleOnce sync.Once
+	middle     []byte
+}
+
+// shared returns the part of the room every reader of this version is
+// served alike, from "revision" to the events' closing bracket: built once
+// per version on its first full read, it goes out in one write where its
+// pieces would take one each.
+func (s *roomSnapshot) shared() []byte {
+	s.middleOnce.Do(func() {
+		const roster, events, end = `,"roster":`, `,"events":[`, `],`
+		b := make([]byte, 0, len(s.revision.view)+len(roster)+len(s.rosterJS)+len(events)+len(s.events)+len(end))
+		b = append(b, s.revision.view...)
+		b = append(b, roster...)
+		b = append(b, s.rosterJS...)
+		b = append(b, events...)
+		b = append(b, s.events...)
+		s.middle = append(b, end...)
+	})
+	return s.middle
+}
+
+func newRoomCache(limit int) *roomCache {
+	if limit <= 0 {
+		limit = DefaultRoomCacheBytes
+	}
+	return &roomCache{limit: limit, rooms: map[uuid.UUID]*cachedRoom{}, agreements: map[uuid.UUID]uuid.UUID{}}
+}
+
+// entry returns the agreement's entry, made most recently used.
+func (c *roomCache) entry(id uuid.UUID) *cachedRoom {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.rooms[id]
+	if !ok {
+		e = &cachedRoom{id: id}
+		e.elem = c.lru.PushFront(e)
+		c.rooms[id] = e
+		return e
+	}
+	c.lru.MoveToFront(e.elem)
+	return e
+}
+
+// fresh returns e's snapshot if it is at least version atLeast.
+func (c *roomCache) fresh(e *cachedRoom, atLeast int64) *roomSnapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.snap != nil && e.snap.agreement.Version >= atLeast {
+		return e.snap
+	}
+	return nil
+}
+
+// revision returns the agreement's cached revision, or nil.
+func (c *roomCache) revision(id uuid.UUID) *revisionBlock {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.rooms[id]; ok {
+		return e.revision
+	}
+	return nil
+}
+
+// keepRevision caches rev as its agreement's current revision (a later
+// number replaces an earlier one) and returns its block.
+func (c *roomCache) keepRevision(rev store.Revision) (*revisionBlock, error) {
+	b, err := newRevisionBlock(rev)
+	if err != nil {
+		return nil, err
+	}
+	e := c.entry(rev.AgreementID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.revision == nil || e.revision.Number < rev.Number {
+		c.resize(e, len(b.view)-sizeOf(e.revision))
+		e.revision = b
+	}
+	return e.revision, nil
+}
+
+func sizeOf(b *revisionBlock) int {
+	if b == nil {
+		return 0
+	}
+	return len(b.view)
+}
+
+func newRevisionBlock(rev store.Revision) (*revisionBlock, error) {
+	view, err := encode(RevisionView{Number: rev.Number, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest,
+		CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown})
+	if err != nil {
+		return nil, err
+	}
+	return &revisionBlock{Revision: rev, view: view}, nil
+}
+
+// artifact returns the agreement's cached CONSENSUS.md, or nil.
+func (c *roomCache) artifact(id uuid.UUID) *Artifact {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.rooms[id]; ok {
+		return e.body
+	}
+	return nil
+}
+
+// keepArtifact caches an agreement's CONSENSUS.md: stored once, never
+// changed. Callers must not modify a.
+func (c *roomCache) keepArtifact(id uuid.UUID, a *Artifact) {
+	e := c.entry(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.body == nil {
+		e.body = a
+		c.resize(e, len(a.Body))
+	}
+}
+
+// snapshot returns the room at version atLeast or later: the cached
+// snapshot when it is new enough, else one read from st, of which only the
+// events after those cached and, while unknown, the revision and artifact
+// metadata are read.
+func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID, atLeast int64) (*roomSnapshot, error) {
+	e := c.entry(id)
+	if s := c.fresh(e, atLeast); s != nil {
+		return s, nil
+	}
+	e.load.Lock()
+	defer e.load.Unlock()
+	if s := c.fresh(e, atLeast); s != nil {
+		return s, nil
+	}
+	c.mu.Lock()
+	req := store.RoomRequest{AgreementID: id, After: e.head, WithRevision: e.revision == nil, WithArtifact: e.artifact == nil}
+	rev, art := e.revision, e.artifact
+	c.mu.Unlock()
+
+	rs, err := st.RoomRead(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if rs.Revision != nil {
+		if rev, err = c.keepRevision(*rs.Revision); err != nil {
+			return nil, err
+		}
+	}
+	if rev.Number != rs.Agreement.CurrentRevision {
+		// A new revision was locked since it was cached: read it once.
+		r, err := st.RevisionGet(ctx, id, rs.Agreement.CurrentRevision)
+		if err != nil {
+			return nil, err
+		}
+		if rev, err = c.keepRevision(r); err != nil {
+			return nil, err
+		}
+	}
+	if rs.Artifact != nil {
+		art = rs.Artifact
+	}
+	added, err := encodeEvents(rs.Events)
+	if err != nil {
+		return nil, err
+	}
+	rosterJS, err := encode(rosterView(rs.Agreement.CurrentRevision, rs.Roster))
+	if err != nil {
+		return nil, err
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	grown := len(e.events)
+	if len(added) > 0 {
+		if len(e.events) > 0 {
+			e.events = append(e.events, ',')
+		}
+		e.events = append(e.events, added...)
+	}
+	e.head = rs.Agreement.Head.Seq
+	e.artifact = art
+	s := &roomSnapshot{agreement: rs.Agreement, roster: rs.Roster, revision: rev, rosterJS: rosterJS,
+		events: e.events[:len(e.events):len(e.events)], artifact: art}
+	if e.snap == nil || e.snap.agreement.Version < s.agreement.Version {
+		c.resize(e, len(e.events)-grown+s.cost()-e.snap.cost())
+		e.snap = s
+	}
+	return s, nil
+}
+
+// cost is what a snapshot adds to its entry: its roster and the copy of
+// revision, roster and events its first full read makes (shared).
+func (s *roomSnapshot) cost() int {
+	if s == nil {
+		return 0
+	}
+	return 2*len(s.rosterJS) + len(s.revision.view) + len(s.events)
+}
+
+// resize accounts for delta more bytes in e and evicts the least recently
+// used entries, e last, until the cache fits its limit again. A room larger
+// than the whole limit is thus not kept at all: its reads cost what they
+// return, as without a cache. Callers hold c.mu.
+func (c *roomCache) resize(e *cachedRoom, delta int) {
+	e.size += delta
+	if c.rooms[e.id] != e {
+		return // evicted while a request used it: no longer counted
+	}
+	c.bytes += delta
+	for c.bytes > c.limit && c.lru.Len() > 0 {
+		victim := c.lru.Back().Value.(*cachedRoom)
+		c.lru.Remove(victim.elem)
+		delete(c.rooms, victim.id)
+		c.bytes -= victim.size
+		if victim == e {
+			return
+		}
+	}
+}
+
+// encodeEvents encodes events as the room shows them, joined by commas.
+func encodeEvents(events []store.Event) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := newEncoder(&buf)
+	for i, ev := range events {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if err := enc.Encode(eventView(ev)); err != nil {
+			return nil, err
+		}
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+	}
+	return buf.Bytes(), nil
+}
+
+// encode is JSON as every response is written: no HTML escaping, no
+// trailing newline.
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := newEncoder(&buf).Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func newEncoder(buf *bytes.Buffer) *json.Encoder {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	return enc
+}
+
+// rosterView is the roster as the room shows it on revision rev.
+func rosterView(rev int, roster []store.RosterMember) []RosterEntry {
+	out := make([]RosterEntry, len(roster))
+	for i, m := range roster {
+		out[i] = RosterEntry{ParticipantID: m.ID.String(), DisplayName: m.DisplayName, Kind: m.Kind, Required: m.Required, State: m.State}
+		if d, ok := m.DecisionOn(rev); ok {
+			out[i].Decision, out[i].DecidedAt = ptr(d.Action), ptr(canon.FormatTime(d.CreatedAt))
+		}
+	}
+	return out
+}

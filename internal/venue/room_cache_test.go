@@ -1,0 +1,60 @@
+package venue
+
+import (
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/consensus-md/consensus/internal/store"
+)
+
+// TestRoomCacheStaysWithinItsLimit: entries are evicted least recently
+// used first until the cache fits; an entry larger than the whole limit is
+// not kept; what a request still holds after an eviction no longer counts.
+func TestRoomCacheStaysWithinItsLimit(t *testing.T) {
+	t.Parallel()
+	c := newRoomCache(1000)
+	ids := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
+	grow := func(id uuid.UUID, n int) *cachedRoom {
+		e := c.entry(id)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.resize(e, n)
+		return e
+	}
+	grow(ids[0], 400)
+	grow(ids[1], 400)
+	c.entry(ids[0]) // used again: ids[1] is now the least recent
+	grow(ids[2], 400)
+	if _, ok := c.rooms[ids[1]]; ok || c.bytes != 800 || len(c.rooms) != 2 {
+		t.Fatalf("after overflowing: %d bytes in %d rooms, the least recent kept: %v", c.bytes, len(c.rooms), ok)
+	}
+	big := grow(uuid.New(), 1500)
+	if _, ok := c.rooms[big.id]; ok || c.bytes > c.limit {
+		t.Fatalf("a room larger than the limit is kept: %d bytes", c.bytes)
+	}
+	grow(big.id, 0)                    // entry() made a fresh one
+	evicted := &cachedRoom{id: ids[1]} // held by a request after its eviction
+	c.mu.Lock()
+	c.resize(evicted, 10_000)
+	c.mu.Unlock()
+	if c.bytes > c.limit {
+		t.Fatalf("an evicted entry still counts: %d bytes", c.bytes)
+	}
+}
+
+// TestRevisionKeepsTheNewest: a later revision replaces an earlier one,
+// never the other way round.
+func TestRevisionKeepsTheNewest(t *testing.T) {
+	t.Parallel()
+	c := newRoomCache(0)
+	id := uuid.New()
+	for _, n := range []int{2, 1} {
+		if _, err := c.keepRevision(store.Revision{AgreementID: id, Number: n, Canonical: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := c.revision(id); r == nil || r.Number != 2 {
+		t.Fatalf("cached revision %+v", r)
+	}
+}
