@@ -39,3 +39,8 @@ FROM outbox WHERE agreement_id = $1 ORDER BY created_at, id;
 -- name: OutboxAttemptListByAgreement :many
 SELECT t.* FROM outbox_attempts t JOIN outbox o ON o.id = t.outbox_id
 WHERE o.agreement_id = $1 ORDER BY t.attempted_at, t.attempt;
+
+-- name: OutboxCountPending :one
+-- Messages still to be sent (the outbox depth); the partial due index
+-- covers exactly these rows.
+SELECT count(*) FROM outbox WHERE state IN ('queued', 'retrying');

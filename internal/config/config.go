@@ -36,6 +36,9 @@ type Config struct {
 	// OutboxPoll is how long an idle outbox worker waits before looking for
 	// due mail again (CONSENSUS_OUTBOX_POLL, a Go duration; default 1s).
 	OutboxPoll time.Duration
+	// Server holds the listeners, TLS, proxies, timeouts and shutdown
+	// (settings_server.go).
+	Server
 	// Version is the build's version, set by consensusd (not a setting).
 	Version string
 }
@@ -78,7 +81,19 @@ func (c *Config) Validate() error {
 	if err := c.validateOrigin(); err != nil {
 		return err
 	}
-	return checkMailURL(c.MailURL)
+	if err := checkMailURL(c.MailURL); err != nil {
+		return err
+	}
+	return c.refuseLocalMail()
+}
+
+// refuseLocalMail refuses Maildir delivery outside local runs: mail filed
+// into a directory on one replica's disk reaches nobody.
+func (c *Config) refuseLocalMail() error {
+	if c.Env != EnvLocal && strings.HasPrefix(c.MailURL, "maildir:") {
+		return errors.New("CONSENSUS_MAIL_URL: maildir:// is for local runs (CONSENSUS_ENV=local); production delivers over smtp:// or smtps://")
+	}
+	return nil
 }
 
 func checkListen(v string) error {

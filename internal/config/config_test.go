@@ -11,7 +11,7 @@ func base() map[string]string {
 	return map[string]string{
 		"DATABASE_URL": "postgres:///consensus", "CONSENSUS_PUBLIC_ORIGIN": "https://consensus.example",
 		"CONSENSUS_OPERATOR_TOKEN": "cso_operator-token-long-enough", "CONSENSUS_TOKEN_KEY": strings.Repeat("ab", 32),
-		"CONSENSUS_MAIL_URL": "smtps://mailer@smtp.example",
+		"CONSENSUS_MAIL_URL": "smtps://mailer@smtp.example", "CONSENSUS_SIGNING_KEY": strings.Repeat("5e", 32),
 	}
 }
 

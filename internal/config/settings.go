@@ -65,9 +65,13 @@ func (s Setting) DefaultDoc() string {
 	}
 }
 
-// settings is the one table. Rows are read in this order, so a row may
-// depend on an earlier one (the public origin on CONSENSUS_ENV).
-var settings = []Setting{
+// settings is the one table: the core rows below, then those of the
+// listeners, the proxies in front and shutdown (settings_server.go). Rows
+// are read in this order, so a row may depend on an earlier one (the public
+// origin on CONSENSUS_ENV).
+var settings = append(coreSettings[:len(coreSettings):len(coreSettings)], serverSettings...)
+
+var coreSettings = []Setting{
 	{
 		Name: "CONSENSUS_ENV", Default: EnvProduction,
 		Doc: "`production` or `local`; only `local` accepts an `http://` loopback origin.",
@@ -126,10 +130,13 @@ var settings = []Setting{
 	},
 	{
 		Name: "CONSENSUS_MAIL_URL", Required: "smtp://, smtps:// or maildir:///path",
-		Doc: "Where invitation mail goes: `maildir:///path`, `smtp://user@host:587` (STARTTLS required unless loopback) or `smtps://user@host:465`.",
+		Doc: "Where invitation mail goes: `smtp://user@host:587` (STARTTLS required unless loopback), `smtps://user@host:465`, or with `CONSENSUS_ENV=local` only, `maildir:///path`.",
 		parse: func(c *Config, v string) error {
 			c.MailURL = v
-			return checkMailURL(v)
+			if err := checkMailURL(v); err != nil {
+				return err
+			}
+			return c.refuseLocalMail()
 		},
 		show: func(c *Config) string {
 			if u, err := url.Parse(c.MailURL); err == nil {

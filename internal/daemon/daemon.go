@@ -1,5 +1,6 @@
-// Package daemon wires consensusd together: migrations, the store, the HTTP
-// server and the outbox worker, with graceful shutdown.
+// Package daemon wires consensusd together: the operations listener,
+// migrations, the store, the API server (HTTP, or HTTPS with a certificate
+// reloaded on SIGHUP), the outbox worker, and the graceful shutdown.
 package daemon
 
 import (
@@ -9,12 +10,17 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/consensus-md/consensus/internal/config"
 	"github.com/consensus-md/consensus/internal/httpapi"
 	"github.com/consensus-md/consensus/internal/mail"
+	"github.com/consensus-md/consensus/internal/ops"
 	"github.com/consensus-md/consensus/internal/outbox"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
@@ -25,6 +31,8 @@ import (
 type Options struct {
 	// Listener, when set, is used instead of listening on cfg.Listen.
 	Listener net.Listener
+	// OpsListener, when set, is used instead of listening on cfg.OpsListen.
+	OpsListener net.Listener
 	// Ready, when set, receives the listen address once serving.
 	Ready chan<- string
 	// Now replaces the clock.
@@ -35,19 +43,57 @@ type Options struct {
 	MailOptions mail.Options
 }
 
-// Run migrates, serves and delivers mail until ctx ends.
+// Run serves until ctx ends, then shuts down gracefully. In order: the
+// operations listener starts (/livez answers, /readyz says "starting"),
+// the certificate is read, migrations apply, the API and the workers
+// start and /readyz turns ready. When ctx ends, /readyz fails, after
+// CONSENSUS_SHUTDOWN_DELAY the API listener closes, requests in flight get
+// CONSENSUS_SHUTDOWN_GRACE to finish, then the workers stop. Run returns
+// nil after a shutdown and the first error that prevents serving
+// otherwise, naming the setting when one is at fault.
 func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options) error {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	if err := store.Migrate(ctx, cfg.DatabaseURL); err != nil {
-		return err
-	}
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	// From here on SIGHUP reloads (or is ignored): its default would end
+	// the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	metrics := ops.NewMetrics(cfg.Version)
+	health := ops.NewServer(metrics, log, cfg.Pprof)
+	opsLn, err := listen(opt.OpsListener, cfg.OpsListen, "CONSENSUS_OPS_LISTEN")
 	if err != nil {
 		return err
 	}
+	opsSrv := &http.Server{Handler: health.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() { _ = opsSrv.Serve(opsLn) }()
+	defer opsSrv.Close() // last: probes and scrapes answer during the drain
+
+	// The API port is taken now, so a port in use stops the start before
+	// any migration; nothing is served from it until the end of Run.
+	ln, err := listen(opt.Listener, cfg.Listen, "CONSENSUS_LISTEN")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	var cert *certificate
+	if cfg.TLS() {
+		if cert, err = loadCertificate(cfg, metrics, log); err != nil {
+			return fmt.Errorf("CONSENSUS_TLS_CERT_FILE: %w", err)
+		}
+	}
+	if err := store.Migrate(ctx, cfg.DatabaseURL); err != nil {
+		return stoppedEarly(ctx, log, err)
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return stoppedEarly(ctx, log, err)
+	}
 	defer st.Close()
+	st.SetObserver(metrics)
+	metrics.WatchDatabase(st)
 	keys, err := secret.DeriveKeys(cfg.TokenKey)
 	if err != nil {
 		return err
@@ -63,47 +109,117 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	defer transport.Close()
 
 	v := &venue.Venue{Store: st, Keys: keys, Origin: cfg.PublicOrigin, Now: opt.Now}
-	api := httpapi.New(httpapi.Options{Venue: v, Pinger: st, Origin: cfg.PublicOrigin, OperatorTokenHash: cfg.OperatorTokenHash, Logger: log, RateLimit: cfg.RateLimit, Version: cfg.Version})
-	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
-
-	ln := opt.Listener
-	if ln == nil {
-		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-			return fmt.Errorf("CONSENSUS_LISTEN: %w", err)
-		}
+	api := httpapi.New(httpapi.Options{Venue: v, Pinger: st, Origin: cfg.PublicOrigin, OperatorTokenHash: cfg.OperatorTokenHash,
+		Logger: log, RateLimit: cfg.RateLimit, Version: cfg.Version, TrustedProxies: cfg.TrustedProxies,
+		HSTS: strings.HasPrefix(cfg.PublicOrigin, "https://"), Requests: metrics})
+	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout,
+		WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	if cert != nil {
+		srv.TLSConfig = cert.tlsConfig()
 	}
+
+	// Workers run until the API has drained: a delivery in flight then is
+	// abandoned (its transaction rolls back and any replica retries it).
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
 	worker := opt.Outbox
 	if worker.Poll <= 0 {
 		worker.Poll = cfg.OutboxPoll
 	}
 	worker.Store, worker.Keys, worker.Transport, worker.From, worker.Log, worker.Now = st, keys, transport, cfg.MailFrom, log, opt.Now
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); worker.Run(ctx) }()
-	go func() { defer wg.Done(); sweepSessions(ctx, st, opt.Now, log) }()
+	wg.Add(3)
+	go func() { defer wg.Done(); worker.Run(workCtx) }()
+	go func() { defer wg.Done(); sweepSessions(workCtx, st, opt.Now, log) }()
+	go func() { defer wg.Done(); reloadOnHangup(workCtx, hup, cert, log) }()
 
-	log.Info("consensusd serving", slog.String("listen", ln.Addr().String()), slog.String("origin", cfg.PublicOrigin), slog.String("version", cfg.Version))
+	serveErr := make(chan error, 1)
+	go func() {
+		if cert != nil {
+			serveErr <- srv.ServeTLS(ln, "", "")
+		} else {
+			serveErr <- srv.Serve(ln)
+		}
+	}()
+	health.Serving(st)
+	log.Info("consensusd serving", slog.String("listen", ln.Addr().String()), slog.Bool("tls", cert != nil),
+		slog.String("ops", opsLn.Addr().String()), slog.String("origin", cfg.PublicOrigin), slog.String("version", cfg.Version))
 	if opt.Ready != nil {
 		opt.Ready <- ln.Addr().String()
 	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+
 	select {
 	case <-ctx.Done():
-	case err = <-serveErr:
+	case err = <-serveErr: // the listener failed: stop as on SIGTERM
 	}
-	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-	defer stop()
-	_ = srv.Shutdown(shutdownCtx)
-	cancel()
+	shutdown(srv, health, cfg, log, err != nil)
+	stopWork()
 	wg.Wait()
+	log.Info("consensusd stopped")
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
 	return err
+}
+
+// shutdown fails readiness, waits the delay (unless the listener already
+// failed), closes the listener and gives requests in flight the grace
+// period; connections still open after it are closed.
+func shutdown(srv *http.Server, health *ops.Server, cfg *config.Config, log *slog.Logger, failed bool) {
+	health.Draining()
+	log.Info("shutting down: readiness fails now", slog.Duration("delay", cfg.ShutdownDelay), slog.Duration("grace", cfg.ShutdownGrace))
+	if !failed && cfg.ShutdownDelay > 0 {
+		time.Sleep(cfg.ShutdownDelay)
+	}
+	graceCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(graceCtx); err != nil {
+		log.Warn("grace period over: closing the connections still open", slog.String("error", err.Error()))
+		_ = srv.Close()
+		return
+	}
+	log.Info("requests in flight finished")
+}
+
+// stoppedEarly is err, unless ctx ended (SIGTERM while migrating or
+// connecting): that is a stop asked for, not a failure. An interrupted
+// migration step rolls back; the next start applies it.
+func stoppedEarly(ctx context.Context, log *slog.Logger, err error) error {
+	if ctx.Err() != nil {
+		log.Info("consensusd stopped before serving")
+		return nil
+	}
+	return err
+}
+
+// listen returns ln, or listens on addr; an error names the setting.
+func listen(ln net.Listener, addr, setting string) (net.Listener, error) {
+	if ln != nil {
+		return ln, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", setting, err)
+	}
+	return ln, nil
+}
+
+// reloadOnHangup rereads the TLS certificate on each SIGHUP until ctx
+// ends. Without TLS, SIGHUP only logs that there is nothing to reload
+// (rather than ending the process, its default action).
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, cert *certificate, log *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			if cert == nil {
+				log.Info("SIGHUP: no TLS certificate to reload")
+				continue
+			}
+			cert.reload()
+		}
+	}
 }
 
 // sweepSessions deletes expired session rows now and then; they can no

@@ -23,7 +23,8 @@ import (
 // consensusd is a child process running the real binary.
 type consensusd struct {
 	cmd  *exec.Cmd
-	addr string
+	addr string // the API listener
+	ops  string // the operations listener
 	mu   sync.Mutex
 	logs bytes.Buffer
 }
@@ -60,8 +61,11 @@ func startConsensusd(t *testing.T, bin string, env []string) *consensusd {
 			d.logs.Write(line)
 			d.logs.WriteByte('\n')
 			d.mu.Unlock()
-			var rec struct{ Msg, Listen string }
+			var rec struct{ Msg, Listen, Ops string }
 			if json.Unmarshal(line, &rec) == nil && rec.Msg == "consensusd serving" {
+				d.mu.Lock()
+				d.ops = rec.Ops
+				d.mu.Unlock()
 				ready <- rec.Listen
 			}
 		}
@@ -141,7 +145,7 @@ func TestSIGKILLWithPendingOutbox(t *testing.T) {
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"CONSENSUS_ENV=local", "DATABASE_URL=" + pgtest.URL(t),
 		"CONSENSUS_TOKEN_KEY=" + strings.Repeat("ab", 32), "CONSENSUS_OPERATOR_TOKEN=" + operatorToken,
-		"CONSENSUS_MAIL_URL=" + sink.SMTPURL(), "CONSENSUS_LISTEN=127.0.0.1:0", "CONSENSUS_RATE_LIMIT=0",
+		"CONSENSUS_MAIL_URL=" + sink.SMTPURL(), "CONSENSUS_LISTEN=127.0.0.1:0", "CONSENSUS_OPS_LISTEN=127.0.0.1:0", "CONSENSUS_RATE_LIMIT=0",
 		"CONSENSUS_OUTBOX_POLL=20ms",
 	}
 
@@ -216,7 +220,7 @@ func TestAcknowledgedWritesSurviveSIGKILL(t *testing.T) {
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"CONSENSUS_ENV=local", "DATABASE_URL=" + pgtest.URL(t),
 		"CONSENSUS_TOKEN_KEY=" + strings.Repeat("cd", 32), "CONSENSUS_OPERATOR_TOKEN=" + operatorToken,
-		"CONSENSUS_MAIL_URL=maildir://" + filepath.Join(t.TempDir(), "mail"), "CONSENSUS_LISTEN=127.0.0.1:0",
+		"CONSENSUS_MAIL_URL=maildir://" + filepath.Join(t.TempDir(), "mail"), "CONSENSUS_LISTEN=127.0.0.1:0", "CONSENSUS_OPS_LISTEN=127.0.0.1:0",
 	}
 	first := startConsensusd(t, bin, env)
 	for i := 0; i < 5; i++ {

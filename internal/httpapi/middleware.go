@@ -6,14 +6,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"golang.org/x/time/rate"
 )
 
 type ctxKey int
@@ -77,7 +73,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method), slog.String("route", route), slog.Int("status", rec.status),
 			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), slog.Int("bytes", rec.bytes),
-			slog.String("request_id", requestID(r.Context())))
+			slog.String("request_id", requestID(r.Context())), slog.String("client", clientAddr(r.Context()).String()))
 	})
 }
 
@@ -131,63 +127,4 @@ func noStore(next http.Handler) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		next.ServeHTTP(w, r)
 	})
-}
-
-// rateLimiter keeps one token bucket per (route, client address). It is per
-// process: with several replicas each enforces its own share.
-type rateLimiter struct {
-	perMinute int
-	mu        sync.Mutex
-	buckets   map[string]*rate.Limiter
-	sweptAt   time.Time
-}
-
-func newRateLimiter(perMinute int) *rateLimiter {
-	return &rateLimiter{perMinute: perMinute, buckets: map[string]*rate.Limiter{}}
-}
-
-// limit wraps a route with the per-address limit; 429 carries Retry-After.
-func (s *Server) limit(route string) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		if s.limiter.perMinute <= 0 {
-			return next
-		}
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			host, _, err := net.SplitHostPort(r.RemoteAddr)
-			if err != nil {
-				host = r.RemoteAddr
-			}
-			if wait, ok := s.limiter.allow(route + "|" + host); !ok {
-				w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-				s.writeProblem(w, r, &Error{Code: "rate-limited", Detail: "too many requests from this address; wait and retry"})
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
-}
-
-func (l *rateLimiter) allow(key string) (time.Duration, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := time.Now()
-	if now.Sub(l.sweptAt) > 10*time.Minute {
-		for k, b := range l.buckets {
-			if b.TokensAt(now) >= float64(l.perMinute) {
-				delete(l.buckets, k)
-			}
-		}
-		l.sweptAt = now
-	}
-	b, ok := l.buckets[key]
-	if !ok {
-		b = rate.NewLimiter(rate.Limit(float64(l.perMinute)/60), l.perMinute)
-		l.buckets[key] = b
-	}
-	res := b.ReserveN(now, 1)
-	if d := res.DelayFrom(now); d > 0 {
-		res.CancelAt(now)
-		return d, false
-	}
-	return 0, true
 }

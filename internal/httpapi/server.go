@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -22,6 +23,8 @@ type Server struct {
 	limiter       *rateLimiter
 	version       string
 	healthTimeout time.Duration
+	edge          []func(http.Handler) http.Handler // client address and HSTS, first of all
+	requests      RequestObserver
 }
 
 // Options configures a Server.
@@ -35,6 +38,14 @@ type Options struct {
 	// RateLimit is exchange and claim requests a minute per client address and route; 0 disables.
 	RateLimit int
 	Version   string
+	// TrustedProxies may name the client address with X-Forwarded-For;
+	// empty means the connection's peer is the client.
+	TrustedProxies []netip.Prefix
+	// HSTS sends Strict-Transport-Security on every response (the public
+	// origin is https); responses over TLS carry it anyway.
+	HSTS bool
+	// Requests, when set, hears about every request (metrics).
+	Requests RequestObserver
 }
 
 // New builds a Server. It panics without a Pinger: health would otherwise
@@ -46,13 +57,16 @@ func New(o Options) *Server {
 	return &Server{
 		venue: o.Venue, pinger: o.Pinger, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,
 		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: 2 * time.Second,
+		edge:     []func(http.Handler) http.Handler{clientAddress(o.TrustedProxies), strictTransport(o.HSTS)},
+		requests: o.Requests,
 	}
 }
 
 // Handler returns the router with every route and middleware.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.requestID, s.logRequests, s.recoverPanics, s.refuseQueryCredentials, securityHeaders)
+	r.Use(s.edge...)
+	r.Use(s.requestID, s.logRequests, observeRequests(s.requests), s.recoverPanics, s.refuseQueryCredentials, securityHeaders)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, room.ErrNotFound)
 	})

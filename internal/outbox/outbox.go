@@ -84,9 +84,16 @@ func (w *Worker) Run(ctx context.Context) {
 func (w *Worker) DeliverOne(ctx context.Context) (bool, error) {
 	w.defaults()
 	found := false
-	err := w.Store.InTx(ctx, func(tx *store.Tx) error {
+	// ctx may end (shutdown) while the relay is accepting the message; what
+	// happened must still be recorded, or a message the relay took would be
+	// rolled back to queued and sent again. So the transaction runs on a
+	// context that outlives ctx by a bounded time, and only the send itself
+	// is cut short by ctx.
+	dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.SendTimeout+10*time.Second)
+	defer cancel()
+	err := w.Store.InTx(dbctx, func(tx *store.Tx) error {
 		now := w.Now().UTC()
-		m, err := tx.OutboxClaimDue(ctx, now)
+		m, err := tx.OutboxClaimDue(dbctx, now)
 		if errors.Is(err, room.ErrNotFound) {
 			return nil // nothing due, or every due message is being sent by another worker
 		}
@@ -96,20 +103,23 @@ func (w *Worker) DeliverOne(ctx context.Context) (bool, error) {
 		found = true
 		attempt := m.Attempts + 1
 		receipt, sendErr := w.send(ctx, m, now)
+		if sendErr != nil && ctx.Err() != nil {
+			return ctx.Err() // cut short by shutdown: roll back, the attempt does not count
+		}
 		record := func(ok bool, reply string) error {
-			return tx.OutboxAttemptInsert(ctx, store.OutboxAttempt{OutboxID: m.ID, Attempt: attempt, AttemptedAt: now, OK: ok, Reply: reply})
+			return tx.OutboxAttemptInsert(dbctx, store.OutboxAttempt{OutboxID: m.ID, Attempt: attempt, AttemptedAt: now, OK: ok, Reply: reply})
 		}
 		switch {
 		case sendErr == nil:
 			w.Log.Info("outbox: sent", slog.String("outbox_id", m.ID.String()), slog.Int("attempt", attempt))
-			if err := tx.OutboxMarkSent(ctx, m.ID, receipt.Reply, now); err != nil {
+			if err := tx.OutboxMarkSent(dbctx, m.ID, receipt.Reply, now); err != nil {
 				return err
 			}
 			return record(true, receipt.Reply)
 		case mail.IsPermanent(sendErr) || attempt >= w.MaxAttempts:
 			reply := sendErr.Error()
 			w.Log.Warn("outbox: failed for good", slog.String("outbox_id", m.ID.String()), slog.Int("attempt", attempt), slog.String("reply", reply))
-			if err := tx.OutboxMarkFailed(ctx, m.ID, reply); err != nil {
+			if err := tx.OutboxMarkFailed(dbctx, m.ID, reply); err != nil {
 				return err
 			}
 			return record(false, reply)
@@ -117,7 +127,7 @@ func (w *Worker) DeliverOne(ctx context.Context) (bool, error) {
 			reply := sendErr.Error()
 			next := now.Add(w.backoff(attempt))
 			w.Log.Info("outbox: will retry", slog.String("outbox_id", m.ID.String()), slog.Int("attempt", attempt), slog.String("reply", reply), slog.Time("next_attempt_at", next))
-			if err := tx.OutboxMarkRetry(ctx, m.ID, reply, next); err != nil {
+			if err := tx.OutboxMarkRetry(dbctx, m.ID, reply, next); err != nil {
 				return err
 			}
 			return record(false, reply)

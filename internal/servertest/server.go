@@ -69,6 +69,8 @@ type Options struct {
 type Server struct {
 	// URL is where this replica listens: http://127.0.0.1:PORT.
 	URL string
+	// OpsURL is its operations listener: /metrics, /livez, /readyz.
+	OpsURL string
 	// Origin is the public origin it publishes (URL unless set).
 	Origin string
 	// DatabaseURL is the database it serves.
@@ -131,6 +133,12 @@ func (s *Server) start(ctx context.Context, opts Options) error {
 	}
 	s.release = append(s.release, func() { ln.Close() })
 	s.URL = "http://" + ln.Addr().String()
+	opsLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("servertest: listen: %w", err)
+	}
+	s.release = append(s.release, func() { opsLn.Close() })
+	s.OpsURL = "http://" + opsLn.Addr().String()
 	if opts.Origin == "" {
 		opts.Origin = s.URL
 	}
@@ -140,6 +148,7 @@ func (s *Server) start(ctx context.Context, opts Options) error {
 		"CONSENSUS_PUBLIC_ORIGIN": opts.Origin, "CONSENSUS_OPERATOR_TOKEN": opts.OperatorToken,
 		"CONSENSUS_TOKEN_KEY": opts.TokenKey, "CONSENSUS_MAIL_URL": mailURL,
 		"CONSENSUS_RATE_LIMIT": strconv.Itoa(opts.RateLimit), "CONSENSUS_OUTBOX_POLL": "20ms",
+		"CONSENSUS_OPS_LISTEN": opsLn.Addr().String(),
 	}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
@@ -166,7 +175,7 @@ func (s *Server) start(ctx context.Context, opts Options) error {
 	s.stop, s.done = stop, make(chan error, 1)
 	ready := make(chan string, 1)
 	go func() {
-		s.done <- daemon.Run(runCtx, cfg, slog.New(slog.NewJSONHandler(s.Logs, nil)), daemon.Options{Listener: ln, Ready: ready, Now: s.Clock.Now})
+		s.done <- daemon.Run(runCtx, cfg, slog.New(slog.NewJSONHandler(s.Logs, nil)), daemon.Options{Listener: ln, OpsListener: opsLn, Ready: ready, Now: s.Clock.Now})
 	}()
 	select {
 	case <-ready:

@@ -133,6 +133,9 @@ func (q queries) AgreementSetOutcome(ctx context.Context, id uuid.UUID, o room.O
 	if err != nil {
 		return false, interpretError("set outcome", err)
 	}
+	if n == 1 {
+		q.note(noteOutcome, o.Status)
+	}
 	return n == 1, nil
 }
 

@@ -157,7 +157,20 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 		return err
 	}
 	write.exec("COMMIT")
-	return tx.send(ctx, &write)
+	if err := tx.send(ctx, &write); err != nil {
+		return err
+	}
+	// Committed: the observer hears what an EventInsert or
+	// AgreementSetOutcome would have told it.
+	if s.obs != nil {
+		if w.Event != nil {
+			tell(s.obs, note{noteEvent, w.Event.Action})
+		}
+		if w.Outcome != nil {
+			tell(s.obs, note{noteOutcome, w.Outcome.Status})
+		}
+	}
+	return nil
 }
 
 // holderFrom splits the holder row into the holder and the event it posted

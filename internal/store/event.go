@@ -51,7 +51,11 @@ func eventFrom(r dbsqlc.Event) Event {
 // EventInsert appends e. A taken sequence number or a participant's reused
 // idempotency key is room.ErrConflict.
 func (q queries) EventInsert(ctx context.Context, e Event) error {
-	return interpretError("insert event", q.q.EventInsert(ctx, eventParams(e)))
+	err := q.q.EventInsert(ctx, eventParams(e))
+	if err == nil {
+		q.note(noteEvent, e.Action)
+	}
+	return interpretError("insert event", err)
 }
 
 // EventGetByKey reads the event a participant posted with an idempotency

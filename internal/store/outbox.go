@@ -76,20 +76,20 @@ func (q queries) OutboxClaimDue(ctx context.Context, now time.Time) (OutboxMessa
 // OutboxMarkSent records a delivered message and erases its body.
 func (q queries) OutboxMarkSent(ctx context.Context, id uuid.UUID, reply string, sentAt time.Time) error {
 	err := q.q.OutboxMarkSent(ctx, dbsqlc.OutboxMarkSentParams{ID: id, LastReply: &reply, SentAt: &sentAt})
-	return interpretError("mark outbox message sent", err)
+	return q.delivered(err, DeliverySent, "mark outbox message sent")
 }
 
 // OutboxMarkRetry records a temporary failure; the message is due again at
 // next.
 func (q queries) OutboxMarkRetry(ctx context.Context, id uuid.UUID, reply string, next time.Time) error {
 	err := q.q.OutboxMarkRetry(ctx, dbsqlc.OutboxMarkRetryParams{ID: id, LastReply: &reply, NextAttemptAt: next})
-	return interpretError("mark outbox message for retry", err)
+	return q.delivered(err, DeliveryRetry, "mark outbox message for retry")
 }
 
 // OutboxMarkFailed records a failure for good and erases the body.
 func (q queries) OutboxMarkFailed(ctx context.Context, id uuid.UUID, reply string) error {
 	err := q.q.OutboxMarkFailed(ctx, dbsqlc.OutboxMarkFailedParams{ID: id, LastReply: &reply})
-	return interpretError("mark outbox message failed", err)
+	return q.delivered(err, DeliveryFailed, "mark outbox message failed")
 }
 
 // OutboxSupersede drops the invitation's unsent messages and erases their

@@ -18,7 +18,9 @@ import (
 // runs one statement on its own; InTx runs several in one transaction.
 type Store struct {
 	queries
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	obs    Observer    // see SetObserver (ops.go)
+	schema schemaCheck // see SchemaCurrent (ops.go)
 }
 
 // Tx is one transaction. It has every row method of Store, plus those that
@@ -36,6 +38,8 @@ type Tx struct {
 // type or error.
 type queries struct {
 	q *dbsqlc.Queries
+	// emit takes what was written for the Observer; nil without one.
+	emit func(note)
 }
 
 func pgxConfig(databaseURL string) (*pgxpool.Config, error) {
@@ -96,11 +100,19 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
 		return fmt.Errorf("store: begin: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit this is a no-op
-	if err := fn(&Tx{queries: queries{q: dbsqlc.New(tx)}, tx: tx}); err != nil {
+	t := &Tx{queries: queries{q: dbsqlc.New(tx)}, tx: tx}
+	var notes []note // told to the observer once committed
+	if s.obs != nil {
+		t.emit = func(n note) { notes = append(notes, n) }
+	}
+	if err := fn(t); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return interpretError("commit", err)
+	}
+	for _, n := range notes {
+		tell(s.obs, n)
 	}
 	return nil
 }

@@ -23,11 +23,19 @@ type BuildInfo struct {
 	Platform  string // GOOS/GOARCH
 }
 
+// Stamp names the source of a build made without its git checkout (a
+// container build copies the tree without .git, so Go cannot stamp a
+// revision). deploy/Dockerfile sets it with
+// -ldflags "-X github.com/consensus-md/consensus/internal/cli/command.Stamp=…";
+// it stands in for the revision only when the build information has none.
+var Stamp string
+
 // Version reads the build information of the running binary.
 func Version(name string) BuildInfo {
 	v := BuildInfo{Name: name, Version: "(unknown)", GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
+		v.Revision = Stamp
 		return v
 	}
 	v.Module, v.GoVersion = bi.Main.Path, bi.GoVersion
@@ -43,6 +51,9 @@ func Version(name string) BuildInfo {
 		case "vcs.modified":
 			v.Modified = s.Value == "true"
 		}
+	}
+	if v.Revision == "" && Stamp != "" {
+		v.Revision = Stamp
 	}
 	return v
 }

@@ -1,5 +1,5 @@
 // Package consensusd is the command line of the consensusd binary: serve
-// (the default), migrate, config check, version. Settings come from the
+// (the default), migrate, config check, healthcheck, version. Settings come from the
 // environment through the table in internal/config, which --help lists.
 package consensusd
 
@@ -114,6 +114,6 @@ status 1 when any setting is wrong. No database or network is touched.`,
 			return nil
 		},
 	})
-	root.AddCommand(migrate, cfg, command.Completion(root))
+	root.AddCommand(migrate, cfg, healthcheckCommand(env), command.Completion(root))
 	return root
 }

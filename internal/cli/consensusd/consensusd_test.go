@@ -3,6 +3,7 @@ package consensusd
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -22,7 +23,7 @@ func TestConfigCheck(t *testing.T) {
 		"CONSENSUS_OPERATOR_TOKEN": "cso_operator-token-long-enough", "CONSENSUS_TOKEN_KEY": strings.Repeat("ab", 32),
 	}
 	code, stdout, stderr := run(env, "config", "check")
-	if code != 0 || stderr != "consensusd: configuration ok\n" || !strings.Contains(stdout, "CONSENSUS_PUBLIC_ORIGIN   http://127.0.0.1:8080") {
+	if code != 0 || stderr != "consensusd: configuration ok\n" || !regexp.MustCompile(`(?m)^CONSENSUS_PUBLIC_ORIGIN +http://127\.0\.0\.1:8080 `).MatchString(stdout) {
 		t.Fatalf("valid: exit %d, stderr %q\n%s", code, stderr, stdout)
 	}
 	for _, secret := range []string{"db-password", "cso_operator", strings.Repeat("ab", 32)} {

@@ -97,6 +97,19 @@ func (q *Queries) OutboxClaimDue(ctx context.Context, nextAttemptAt time.Time) (
 	return i, err
 }
 
+const outboxCountPending = `-- name: OutboxCountPending :one
+SELECT count(*) FROM outbox WHERE state IN ('queued', 'retrying')
+`
+
+// Messages still to be sent (the outbox depth); the partial due index
+// covers exactly these rows.
+func (q *Queries) OutboxCountPending(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, outboxCountPending)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const outboxInsert = `-- name: OutboxInsert :exec
 INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
