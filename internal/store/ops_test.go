@@ -93,12 +93,13 @@ func TestOutboxDepthAndDeliveries(t *testing.T) {
 	st.SetObserver(h)
 	ctx := context.Background()
 	id, pid := agreement(t, st)
-	inv := uuid.New()
 	now := time.Now().UTC()
-	if err := st.InvitationInsert(ctx, store.Invitation{ID: inv, AgreementID: id, ParticipantID: pid, SecretHash: []byte("s"),
-		ProofHash: []byte("p"), ExpiresAt: now.Add(time.Hour), IssuedAt: now}); err != nil {
+	// agreement made the slot's one invitation (a slot keeps its invitation)
+	p, err := st.ParticipantGet(ctx, pid)
+	if err != nil {
 		t.Fatal(err)
 	}
+	inv := p.InvitationID
 	var ids []uuid.UUID
 	for i := range 3 {
 		m := store.OutboxMessage{ID: uuid.New(), InvitationID: inv, AgreementID: id, Recipient: "a@example.test", Subject: "s",
