@@ -61,7 +61,7 @@ func renderArtifact(rev store.Revision, snap room.Snapshot, last store.Event, ou
 		}
 	}
 	md := room.RenderArtifact(room.ArtifactInput{
-		Locked: room.Locked{Revision: revision, Markdown: rev.Markdown, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest},
+		Locked: room.Locked{Revision: revision, Canonical: rev.Canonical, Markdown: rev.Markdown, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest},
 		Roster: entries, ChainHead: last.Hash, ChainLength: last.Seq, FinalizedAt: canon.FormatTime(now), DecidingID: outcome.DecidingEventID,
 	})
 	return []byte(md), nil
