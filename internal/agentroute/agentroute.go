@@ -25,6 +25,7 @@ const (
 	Room     = "/room"
 	Events   = "/events"
 	Artifact = "/artifact"
+	Record   = "/record"
 )
 
 // URLs are the absolute URLs of one invitation's actions. The JSON names are
@@ -35,6 +36,7 @@ type URLs struct {
 	Room     string `json:"room"`
 	Events   string `json:"events"`
 	Artifact string `json:"artifact"`
+	Record   string `json:"record"`
 }
 
 // For builds the action URLs of invitationID on origin (scheme://host[:port],
@@ -48,5 +50,6 @@ func For(origin, invitationID string) URLs {
 		Room:     base + Room,
 		Events:   base + Events,
 		Artifact: base + Artifact,
+		Record:   base + Record,
 	}
 }

@@ -17,7 +17,7 @@ func TestForSpellsThePublishedURLs(t *testing.T) {
 	const id = "0b0e7c1e-3f0a-4c55-9a51-2f4f1c1d8e01"
 	got := agentroute.For("https://consensus.md", id)
 	base := "https://consensus.md/api/v1/agent/invitations/" + id
-	want := agentroute.URLs{Exchange: base + "/exchange", Claim: base + "/claim", Room: base + "/room", Events: base + "/events", Artifact: base + "/artifact"}
+	want := agentroute.URLs{Exchange: base + "/exchange", Claim: base + "/claim", Room: base + "/room", Events: base + "/events", Artifact: base + "/artifact", Record: base + "/record"}
 	if got != want {
 		t.Fatalf("For = %+v\nwant %+v", got, want)
 	}
@@ -28,7 +28,7 @@ func TestForSpellsThePublishedURLs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{`"exchange":`, `"claim":`, `"room":`, `"events":`, `"artifact":`} {
+	for _, name := range []string{`"exchange":`, `"claim":`, `"room":`, `"events":`, `"artifact":`, `"record":`} {
 		if !strings.Contains(string(js), name) {
 			t.Errorf("JSON %s lacks %s (state files would no longer load)", js, name)
 		}
@@ -52,7 +52,7 @@ func TestLayoutMatchesOpenAPI(t *testing.T) {
 		}
 	}
 	u := agentroute.For("", "{"+agentroute.IDParam+"}")
-	built := []string{u.Exchange, u.Claim, u.Room, u.Events, u.Artifact}
+	built := []string{u.Exchange, u.Claim, u.Room, u.Events, u.Artifact, u.Record}
 	sort.Strings(published)
 	sort.Strings(built)
 	if strings.Join(published, " ") != strings.Join(built, " ") {

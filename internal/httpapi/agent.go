@@ -22,6 +22,7 @@ func (s *Server) registerAgentRoutes(r chi.Router) {
 			r.Get(agentroute.Room, s.handleRoom)
 			r.Get(agentroute.Artifact, s.handleArtifact)
 			r.Head(agentroute.Artifact, s.handleArtifact)
+			r.Get(agentroute.Record, s.handleRecord)
 		})
 		r.With(s.participantCredential).Post(agentroute.Events, s.handleEventsCreate)
 	})
@@ -148,6 +149,10 @@ func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = decodeStrict(b, &in)
 	}
+	sig, sigErr := signatureHeader(r)
+	if err == nil {
+		err = sigErr
+	}
 	if err != nil {
 		if _, authErr := s.venue.AuthParticipant(r.Context(), chi.URLParam(r, "invitationId"), credential(r, venue.SchemeParticipant)); authErr != nil {
 			err = authErr
@@ -155,7 +160,7 @@ func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	posted, created, err := s.venue.PostEvent(r.Context(), cred, r.Header.Get("Idempotency-Key"), in)
+	posted, created, err := s.venue.PostEvent(r.Context(), cred, r.Header.Get("Idempotency-Key"), sig, in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -165,6 +170,19 @@ func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, posted)
+}
+
+// signatureHeader returns the Consensus-Signature header, nil when absent;
+// sent twice it is a 400, never resolved by picking one.
+func signatureHeader(r *http.Request) (*string, error) {
+	switch v := r.Header.Values("Consensus-Signature"); len(v) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &v[0], nil
+	default:
+		return nil, invalidField("Consensus-Signature", "must be sent at most once")
+	}
 }
 
 func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -45,7 +46,8 @@ func (s *Server) registerDiscoveryRoutes(r chi.Router) {
 	r.Head("/llms.txt", d.llms.serve)
 	r.Get("/llms-full.txt", d.llmsFull.serve)
 	r.Head("/llms-full.txt", d.llmsFull.serve)
-	r.Get("/schemas/{name}/v1", s.handleSchema(d.schemas))
+	r.Get("/schemas/{name}/{version}", s.handleSchema(d.schemas))
+	r.Get("/.well-known/consensus-keys", s.handleSigningKeys)
 	r.Get("/invite/{invitationId}", s.handleInvitePage(d.invitePage))
 }
 
@@ -105,11 +107,12 @@ func (s *Server) discoveryDocuments() discoveryDocs {
 		"Cache-Control":           {"no-store"},
 		"Content-Security-Policy": {invitePagePolicy(page)},
 	}}
-	entries, _ := fs.ReadDir(consensus.Schemas, "schemas")
-	for _, e := range entries {
-		b, err := fs.ReadFile(consensus.Schemas, "schemas/"+e.Name()+"/v1.json")
+	files, _ := fs.Glob(consensus.Schemas, "schemas/*/v*.json")
+	for _, f := range files {
+		b, err := fs.ReadFile(consensus.Schemas, f)
 		if err == nil {
-			d.schemas[e.Name()] = document{body: rewrite(b), contentType: "application/schema+json; charset=utf-8"}
+			// keyed "name/vN", as the URL names it
+			d.schemas[strings.TrimSuffix(strings.TrimPrefix(f, "schemas/"), ".json")] = document{body: rewrite(b), contentType: "application/schema+json; charset=utf-8"}
 		}
 	}
 	return d
@@ -127,11 +130,11 @@ func invitePagePolicy(page []byte) string {
 	return "default-src 'none'" + style + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
 
-var schemaNameRE = regexp.MustCompile(`^[a-z][a-z-]*$`)
+var schemaNameRE = regexp.MustCompile(`^[a-z][a-z-]*/v[1-9][0-9]*$`)
 
 func (s *Server) handleSchema(schemas map[string]document) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		name := chi.URLParam(r, "name")
+		name := chi.URLParam(r, "name") + "/" + chi.URLParam(r, "version")
 		doc, ok := schemas[name]
 		if !schemaNameRE.MatchString(name) || !ok {
 			s.writeProblem(w, r, room.ErrNotFound)
@@ -170,7 +173,18 @@ type Capabilities struct {
 
 // Offered lists what this deployment offers beyond the V1 agent guide.
 type Offered struct {
-	MCP MCPCapability `json:"mcp"`
+	MCP        MCPCapability        `json:"mcp"`
+	Signatures SignaturesCapability `json:"signatures"`
+}
+
+// SignaturesCapability describes participant-held keys and the record.
+type SignaturesCapability struct {
+	Algorithm       string `json:"algorithm"`
+	BindingSchema   string `json:"bindingSchema"`
+	SignatureHeader string `json:"signatureHeader"`
+	Record          string `json:"record"`
+	Keys            string `json:"keys"`
+	Verifier        string `json:"verifier"`
 }
 
 // MCPCapability describes the MCP facade and what it is not.
@@ -232,11 +246,12 @@ func (s *Server) capabilities() Capabilities {
 			"room":     {"GET", u.Room, venue.SchemeParticipant},
 			"events":   {"POST", u.Events, venue.SchemeParticipant},
 			"artifact": {"GET", u.Artifact, venue.SchemeParticipant},
+			"record":   {"GET", u.Record, venue.SchemeParticipant},
 		},
 		Credentials: []CredentialScheme{
 			{venue.SchemeInvite, "the secret fragment of invite_uri in the invitation email; also accepted as the JSON secret member of the exchange body", []string{"exchange"}, "until the agreement deadline"},
 			{venue.SchemeSession, "sessionToken from exchange", []string{"claim"}, "at most 20 minutes, never past the deadline"},
-			{venue.SchemeParticipant, "participantToken from claim", []string{"room", "events", "artifact"}, "durable; revocable by the operator"},
+			{venue.SchemeParticipant, "participantToken from claim", []string{"room", "events", "artifact", "record"}, "durable; revocable by the operator"},
 		},
 		Limits: Limits{
 			ExchangeBodyBytes: limitExchange, ClaimBodyBytes: limitClaim, EventsBodyBytes: limitEvents,
@@ -245,10 +260,12 @@ func (s *Server) capabilities() Capabilities {
 			IdempotencyKeyPattern: room.IdempotencyKeyPattern,
 		},
 		Schemas: map[string]string{
-			"invitationEmail":    s.origin + "/schemas/invitation-email/v1",
-			"agreement":          s.origin + "/schemas/agreement/v1",
-			"roomCommand":        s.origin + "/schemas/room-command/v1",
-			"participantBinding": s.origin + "/schemas/participant-binding/v1",
+			"invitationEmail":      s.origin + "/schemas/invitation-email/v1",
+			"agreement":            s.origin + "/schemas/agreement/v1",
+			"roomCommand":          s.origin + "/schemas/room-command/v1",
+			"participantBinding":   s.origin + "/schemas/participant-binding/v1",
+			"participantBindingV2": s.origin + "/schemas/participant-binding/v2",
+			"consensusRecord":      s.origin + "/schemas/consensus-record/v1",
 		},
 		Documents: map[string]string{
 			"openapi":      s.origin + "/openapi.json",
@@ -257,6 +274,7 @@ func (s *Server) capabilities() Capabilities {
 			"health":       s.origin + "/api/health",
 			"llms":         s.origin + "/llms.txt",
 			"llmsFull":     s.origin + "/llms-full.txt",
+			"signingKeys":  s.origin + "/.well-known/consensus-keys",
 		},
 		Offered: Offered{MCP: MCPCapability{
 			Endpoint: s.origin + "/mcp", Transport: "streamable-http", Stateless: true, Credential: venue.SchemeParticipant,
@@ -264,10 +282,17 @@ func (s *Server) capabilities() Capabilities {
 			Rules: "Each tool runs the use case of the matching REST route under the same rules and order of checks; it adds no power the REST API lacks. " +
 				"decide requires the current revision number and digest and confirm: true. Participant-written text is returned marked untrusted.",
 			NotOffered: []string{"exchange and claim (REST only: MCP starts with a participant token)", "sessions, server-initiated requests and GET event streams",
-				"waiting for room changes", "operator tools", "resources and prompts"},
-		}},
+				"waiting for room changes", "operator tools", "resources and prompts",
+				"events of a participant that bound a key (each needs a Consensus-Signature: post them through the REST events route)"},
+		},
+			Signatures: SignaturesCapability{
+				Algorithm: "Ed25519", BindingSchema: s.origin + "/schemas/participant-binding/v2", SignatureHeader: "Consensus-Signature",
+				Record: u.Record, Keys: s.origin + "/.well-known/consensus-keys",
+				Verifier: "consensus verify record RECORD.json --artifact CONSENSUS.md --keys JWKS, or tools/verify-record.mjs (Node standard library only); by hand: see llms-full.txt",
+			},
+		},
 		NotOffered: []string{"a2a", "agent-initiation", "revision-2", "email-reply-participation",
-			"self-service-token-revocation", "runtime-callback", "participant-signatures", "independent-timestamps", "execution"},
+			"self-service-token-revocation", "runtime-callback", "independent-timestamps", "execution"},
 	}
 }
 

@@ -179,7 +179,7 @@ func (f *facade) decide(ctx context.Context, p *venue.Principal, in DecideInput)
 
 // post runs the events use case, the same call the REST route makes.
 func (f *facade) post(ctx context.Context, p *venue.Principal, key, action, body string, revision int, digest string) *mcp.CallToolResult {
-	posted, created, err := f.o.Venue.PostEvent(ctx, p.Credential(), key, venue.EventInput{Action: &action, Body: &body, Revision: &revision, Digest: &digest})
+	posted, created, err := f.o.Venue.PostEvent(ctx, p.Credential(), key, nil, venue.EventInput{Action: &action, Body: &body, Revision: &revision, Digest: &digest})
 	if err != nil {
 		return f.refuse(ctx, err)
 	}

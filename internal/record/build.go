@@ -12,9 +12,9 @@ import (
 
 // Input is what the service knows of a finished room, as the store keeps
 // it: Build turns it into a record.
+// The issuer is the canonical revision's: the record's and the commands'
+// schema URLs are built on it.
 type Input struct {
-	// Issuer is the public origin; commands' schema URLs are built on it.
-	Issuer   string
 	IssuedAt time.Time
 	Revision LockedRevision
 	// Slots holds one entry per participant of the canonical revision.
@@ -78,7 +78,7 @@ func Build(in Input) (Record, error) {
 		slots[s.ParticipantID] = s
 	}
 	r := Record{
-		Schema: fmt.Sprintf(SchemaFmt, in.Issuer), Version: 1, AgreementID: rev.AgreementID, Issuer: in.Issuer,
+		Schema: fmt.Sprintf(SchemaFmt, rev.Issuer), Version: 1, AgreementID: rev.AgreementID, Issuer: rev.Issuer,
 		IssuedAt: canon.FormatTime(in.IssuedAt),
 		Revision: Revision{Number: in.Revision.Number, Canonical: json.RawMessage(in.Revision.Canonical),
 			RevisionDigest: in.Revision.RevisionDigest, Markdown: in.Revision.Markdown, MarkdownDigest: in.Revision.MarkdownDigest},
@@ -124,7 +124,7 @@ func buildEvent(in Input, rev room.Revision, slots map[string]Slot, e StoredEven
 		return Event{}, fmt.Errorf("record: event %d is on revision %d, the record holds revision %d", e.Seq, e.Revision, in.Revision.Number)
 	}
 	cmd := room.Command{
-		Schema: fmt.Sprintf(room.RoomCommandSchemaFmt, in.Issuer), Version: 1, AgreementID: rev.AgreementID,
+		Schema: fmt.Sprintf(room.RoomCommandSchemaFmt, rev.Issuer), Version: 1, AgreementID: rev.AgreementID,
 		InvitationID: s.InvitationID, ParticipantID: e.ParticipantID, Revision: e.Revision,
 		RevisionDigest: in.Revision.RevisionDigest, Action: e.Action, Body: e.Body,
 	}

@@ -91,7 +91,7 @@ func (sc scenario) build(t testing.TB) (Input, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := Input{Issuer: testIssuer, IssuedAt: lockedAt.Add(time.Duration(sc.issuedAfter) * time.Second),
+	in := Input{IssuedAt: lockedAt.Add(time.Duration(sc.issuedAfter) * time.Second),
 		Revision: LockedRevision{Number: 1, Canonical: locked.Canonical, Markdown: locked.Markdown, RevisionDigest: locked.RevisionDigest, MarkdownDigest: locked.MarkdownDigest},
 		Slots:    slots}
 	prev := canon.ZeroHash

@@ -76,7 +76,14 @@ type Posted struct {
 // credential still answers first. The transaction takes two round trips
 // (store.Append), and the decision rule gets its snapshot from the roster's
 // counters, never from the history.
-func (v *Venue) PostEvent(ctx context.Context, c ParticipantCredential, key string, in EventInput) (posted *Posted, created bool, err error) {
+//
+// sig is the Consensus-Signature header, nil when absent. A participant
+// that bound a key must sign every event, replays included: right after
+// the credential, under the lock, a missing signature is
+// room.ErrSignatureRequired and one that does not verify over the command
+// is room.ErrBadSignature (so is any signature from a participant without
+// a key); nothing is stored either way.
+func (v *Venue) PostEvent(ctx context.Context, c ParticipantCredential, key string, sig *string, in EventInput) (posted *Posted, created bool, err error) {
 	cmd, err := v.command(key, in)
 	if err != nil {
 		if _, authErr := v.authParticipant(ctx, c); authErr != nil {
@@ -100,6 +107,10 @@ func (v *Venue) PostEvent(ctx context.Context, c ParticipantCredential, key stri
 		}
 		agreementID = a.ID
 		cmd.AgreementID, cmd.InvitationID, cmd.ParticipantID = a.ID.String(), me.InvitationID.String(), me.ID.String()
+		signature, err := checkSignature(me.PublicKey, cmd, sig)
+		if err != nil {
+			return store.AppendWrite{}, err
+		}
 		cmdDigest := commandDigest(cmd)
 		if prior := st.Prior; prior != nil {
 			if prior.CommandDigest != cmdDigest {
@@ -137,6 +148,7 @@ func (v *Venue) PostEvent(ctx context.Context, c ParticipantCredential, key stri
 		e := store.Event{
 			ID: uuid.New(), AgreementID: a.ID, Seq: a.Head.Seq + 1, ParticipantID: me.ID, Revision: a.CurrentRevision,
 			Action: cmd.Action, Body: cmd.Body, IdempotencyKey: key, CommandDigest: cmdDigest, CreatedAt: now, PrevHash: a.Head.Hash,
+			Signature: signature,
 		}
 		e.Hash = chainHash(e)
 		w := store.AppendWrite{Event: &e}
