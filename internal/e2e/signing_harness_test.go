@@ -5,10 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/contract"
 )
 
 // b64 is the unpadded base64url of keys and signatures.
@@ -128,3 +132,30 @@ func (a *agent) record(headers map[string]string) *response {
 
 // signRaw signs bytes with priv.
 func signRaw(priv ed25519.PrivateKey, msg []byte) []byte { return ed25519.Sign(priv, msg) }
+
+// postTwiceSigned posts a command with the Consensus-Signature header
+// repeated (the same value twice), which must be refused, not resolved.
+func (s *server) postTwiceSigned(k *keyed, action, signature string) *response {
+	s.t.Helper()
+	body := fmt.Sprintf(`{"action":%q,"body":"","revision":1,"digest":%q}`, action, k.digest)
+	req, err := http.NewRequest("POST", s.URL+s.agentPath(k.inv.InvitationID, "events"), strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Consensus-Participant "+k.token)
+	req.Header.Set("Idempotency-Key", "twice-0001")
+	req.Header.Set(contract.SkipRequestHeader, "1")
+	req.Header.Add("Consensus-Signature", signature)
+	req.Header.Add("Consensus-Signature", signature)
+	resp, err := s.Client.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return &response{Response: resp, body: b}
+}
