@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/contract"
+	"github.com/consensus-md/consensus/internal/servertest"
 )
 
 // b64 is the unpadded base64url of keys and signatures.
@@ -158,4 +161,61 @@ func (s *server) postTwiceSigned(k *keyed, action, signature string) *response {
 		s.t.Fatal(err)
 	}
 	return &response{Response: resp, body: b}
+}
+
+// signingSeed is the TEST service key of the record tests (hex seed).
+var signingSeed = strings.Repeat("5e", 32)
+
+func servertestOptions(seed string) servertest.Options { return servertest.Options{SigningKey: seed} }
+
+func withSigningKey(o servertest.Options, seed string) servertest.Options {
+	o.SigningKey = seed
+	return o
+}
+
+// flip changes one byte in the middle of b.
+func flip(b []byte) []byte {
+	c := bytes.Clone(b)
+	c[len(c)/2] ^= 1
+	return c
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// dropLastEvent removes the record's last event and nothing else.
+func dropLastEvent(t testing.TB, rec []byte) []byte {
+	t.Helper()
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(rec))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	ev := m["events"].([]any)
+	m["events"] = ev[:len(ev)-1]
+	return jcs(t, m)
+}
+
+// forge signs the record again with a key that is not the service's, under
+// the service key's kid.
+func forge(t testing.TB, rec []byte) []byte {
+	t.Helper()
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(rec))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	sig := m["signature"].(map[string]any)
+	delete(m, "signature")
+	sig["value"] = b64.EncodeToString(ed25519.Sign(newKey("forger"), jcs(t, m)))
+	m["signature"] = sig
+	return jcs(t, m)
 }
