@@ -44,12 +44,21 @@ FROM participants p
 LEFT JOIN events e ON e.participant_id = p.id AND e.idempotency_key = $2
 WHERE p.token_hash = $1;
 
--- name: ParticipantRule :many
+-- name: ParticipantRule :one
 -- What the decision rule reads of the roster of the agreement of a token's
--- owner: who is required and each decision.
-SELECT id, required, decision, decision_event_id, decision_seq, decision_revision, decided_at
+-- owner: every participant that is required or has decided, with its
+-- decision (empty and zero before one), as one row of parallel arrays:
+-- fifty rows would cost fifty scans and their allocations on every append.
+SELECT array_agg(id ORDER BY position)::uuid[] AS ids,
+       array_agg(required ORDER BY position)::boolean[] AS required,
+       array_agg(coalesce(decision, '') ORDER BY position)::text[] AS decisions,
+       array_agg(coalesce(decision_event_id, '00000000-0000-0000-0000-000000000000') ORDER BY position)::uuid[] AS decision_event_ids,
+       array_agg(coalesce(decision_seq, 0) ORDER BY position)::bigint[] AS decision_seqs,
+       array_agg(coalesce(decision_revision, 0) ORDER BY position)::integer[] AS decision_revisions,
+       array_agg(coalesce(decided_at, 'epoch') ORDER BY position)::timestamptz[] AS decided_at
 FROM participants
-WHERE agreement_id = (SELECT t.agreement_id FROM participants t WHERE t.token_hash = $1);
+WHERE agreement_id = (SELECT t.agreement_id FROM participants t WHERE t.token_hash = $1)
+  AND (required OR decision IS NOT NULL);
 
 -- name: ParticipantRevoke :one
 UPDATE participants SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1

@@ -85,7 +85,7 @@ var coreSettings = []Setting{
 	},
 	{
 		Name: "DATABASE_URL", Secret: true, Required: "a PostgreSQL 14+ connection URL",
-		Doc:   "PostgreSQL 14+ connection URL (`postgres://user@host/db` or key=value form).",
+		Doc:   "PostgreSQL 14+ connection URL (`postgres://user@host/db` or key=value form). `pool_max_conns` sets the connections a replica keeps (default 16).",
 		parse: func(c *Config, v string) error { c.DatabaseURL = v; return nil },
 	},
 	{

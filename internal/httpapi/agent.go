@@ -109,7 +109,7 @@ func (s *Server) handleRoom(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	body, err := s.venue.Room(r.Context(), p)
+	body, err := s.venue.RoomBody(r.Context(), p)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -154,13 +154,13 @@ func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 		err = sigErr
 	}
 	if err != nil {
-		if _, authErr := s.venue.AuthParticipant(r.Context(), chi.URLParam(r, "invitationId"), credential(r, venue.SchemeParticipant)); authErr != nil {
+		if _, authErr := s.venue.AuthParticipant(r.Context(), chi.URLParam(r, agentroute.IDParam), credential(r, venue.SchemeParticipant)); authErr != nil {
 			err = authErr
 		}
 		s.writeProblem(w, r, err)
 		return
 	}
-	posted, created, err := s.venue.PostEvent(r.Context(), cred, r.Header.Get("Idempotency-Key"), sig, in)
+	posted, created, err := s.venue.PostEventAs(r.Context(), cred, r.Header.Get("Idempotency-Key"), sig, in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

@@ -79,7 +79,7 @@ func (s *Server) participantCredential(next http.Handler) http.Handler {
 			s.writeProblem(w, r, &venue.UnauthorizedError{Scheme: venue.SchemeParticipant})
 			return
 		}
-		c := venue.NewParticipantCredential(chi.URLParam(r, "invitationId"), token)
+		c := venue.NewParticipantCredential(chi.URLParam(r, agentroute.IDParam), token)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credentialKey{}, c)))
 	})
 }

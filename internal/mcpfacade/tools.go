@@ -112,7 +112,7 @@ type ArtifactResult struct {
 }
 
 func (f *facade) readRoom(ctx context.Context, p *venue.Principal, _ NoInput) *mcp.CallToolResult {
-	view, err := f.room(ctx, p)
+	view, err := f.o.Venue.Room(ctx, p)
 	if err != nil {
 		return f.refuse(ctx, err)
 	}
@@ -136,23 +136,6 @@ func (f *facade) readRoom(ctx context.Context, p *venue.Principal, _ NoInput) *m
 		out.Events = append(out.Events, eventResult(e, names))
 	}
 	return result(renderRoom(out), out)
-}
-
-// room reads the room: the same bytes the REST route sends, decoded.
-func (f *facade) room(ctx context.Context, p *venue.Principal) (*venue.RoomView, error) {
-	body, err := f.o.Venue.Room(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if _, err := body.WriteTo(&buf); err != nil {
-		return nil, err
-	}
-	var view venue.RoomView
-	if err := json.Unmarshal(buf.Bytes(), &view); err != nil {
-		return nil, fmt.Errorf("mcpfacade: room: %w", err)
-	}
-	return &view, nil
 }
 
 func eventResult(e venue.EventView, names map[string]string) EventResult {
@@ -179,7 +162,7 @@ func (f *facade) decide(ctx context.Context, p *venue.Principal, in DecideInput)
 
 // post runs the events use case, the same call the REST route makes.
 func (f *facade) post(ctx context.Context, p *venue.Principal, key, action, body string, revision int, digest string) *mcp.CallToolResult {
-	posted, created, err := f.o.Venue.PostEvent(ctx, p.Credential(), key, nil, venue.EventInput{Action: &action, Body: &body, Revision: &revision, Digest: &digest})
+	posted, created, err := f.o.Venue.PostEvent(ctx, p, key, venue.EventInput{Action: &action, Body: &body, Revision: &revision, Digest: &digest})
 	if err != nil {
 		return f.refuse(ctx, err)
 	}
@@ -199,7 +182,7 @@ func (f *facade) fetchArtifact(ctx context.Context, p *venue.Principal, _ NoInpu
 	if err != nil {
 		return f.refuse(ctx, err)
 	}
-	view, err := f.room(ctx, p)
+	view, err := f.o.Venue.Room(ctx, p)
 	if err != nil {
 		return f.refuse(ctx, err)
 	}

@@ -45,9 +45,10 @@ type AppendState struct {
 	// then nothing was locked).
 	Holder    *TokenHolder
 	Agreement Agreement
-	// Roster holds what the decision rule reads of every participant:
-	// ID, Required and Decision.
-	Roster []RosterMember
+	// Roster holds what the decision rule reads of every participant that
+	// is required or has decided: ID, Required and Decision. (An optional
+	// participant without a decision changes no outcome.)
+	Roster []RuleMember
 	// Prior is the holder's event stored under the idempotency key, nil if
 	// the key is new.
 	Prior *Event
@@ -121,12 +122,12 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 		return nil
 	})
 	read.add(func(db dbsqlc.DBTX) error {
-		rows, err := dbsqlc.New(db).ParticipantRule(ctx, req.TokenHash)
+		r, err := dbsqlc.New(db).ParticipantRule(ctx, req.TokenHash)
 		if err != nil {
 			return interpretError("roster", err)
 		}
-		st.Roster = convert(rows, ruleMemberFrom)
-		return nil
+		st.Roster, err = ruleMembersFrom(r)
+		return err
 	})
 	if req.WithRevision {
 		read.add(func(db dbsqlc.DBTX) error {
@@ -169,7 +170,7 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 		if w.Event != nil {
 			tell(s.obs, note{noteEvent, w.Event.Action})
 		}
-		if w.Outcome != nil {
+		if w.Outcome != nil && w.Outcome.Final() {
 			tell(s.obs, note{noteOutcome, w.Outcome.Status})
 		}
 	}
@@ -180,8 +181,9 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 // under the idempotency key, nil if none.
 func holderFrom(r dbsqlc.ParticipantHolderRow, key string) (*TokenHolder, *Event) {
 	h := &TokenHolder{
-		RosterMember: RosterMember{ID: r.ID, Required: r.Required, RevokedAt: r.RevokedAt, EventsRevision: int(r.EventsRevision),
-			EventCount: int(r.EventCount), Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
+		RosterMember: RosterMember{
+			RuleMember: RuleMember{ID: r.ID, Required: r.Required, Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
+			RevokedAt:  r.RevokedAt, EventsRevision: int(r.EventsRevision), EventCount: int(r.EventCount)},
 		AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash, PublicKey: r.PublicKey,
 	}
 	if !r.PriorID.Valid || r.PriorSeq == nil || r.PriorRevision == nil || r.PriorAction == nil || r.PriorBody == nil ||

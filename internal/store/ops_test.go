@@ -92,14 +92,13 @@ func TestOutboxDepthAndDeliveries(t *testing.T) {
 	h := &heard{}
 	st.SetObserver(h)
 	ctx := context.Background()
-	id, pid := agreement(t, st)
-	now := time.Now().UTC()
-	// agreement made the slot's one invitation (a slot keeps its invitation)
-	p, err := st.ParticipantGet(ctx, pid)
-	if err != nil {
-		t.Fatal(err)
+	id, _ := agreement(t, st)
+	invs, err := st.InvitationListByAgreement(ctx, id) // the participant's, made with it
+	if err != nil || len(invs) != 1 {
+		t.Fatalf("invitations %+v, %v", invs, err)
 	}
-	inv := p.InvitationID
+	inv := invs[0].ID
+	now := time.Now().UTC()
 	var ids []uuid.UUID
 	for i := range 3 {
 		m := store.OutboxMessage{ID: uuid.New(), InvitationID: inv, AgreementID: id, Recipient: "a@example.test", Subject: "s",

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -10,22 +11,27 @@ import (
 	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
 )
 
+// RuleMember is a participant as the decision rule reads it: who is
+// required, and its latest terminal decision (nil before the first).
+type RuleMember struct {
+	ID       uuid.UUID
+	Required bool
+	Decision *Decision
+}
+
 // RosterMember is a participant with the counters the hot paths read
 // instead of the event history: how many events it stored on a revision,
 // and its latest terminal decision.
 type RosterMember struct {
-	ID          uuid.UUID
+	RuleMember
 	DisplayName string
 	Kind        string
-	Required    bool
 	// State is invited, claimed or decided.
 	State     string
 	RevokedAt *time.Time
 	// EventCount events were stored on revision EventsRevision.
 	EventsRevision int
 	EventCount     int
-	// Decision is the latest terminal event, nil before the first.
-	Decision *Decision
 }
 
 // Decision is a participant's terminal event as the roster keeps it.
@@ -47,7 +53,7 @@ func (m RosterMember) EventsOn(rev int) int {
 
 // DecisionOn returns the member's decision on revision rev as the decision
 // rule sees it, and whether it made one.
-func (m RosterMember) DecisionOn(rev int) (room.Event, bool) {
+func (m RuleMember) DecisionOn(rev int) (room.Event, bool) {
 	d := m.Decision
 	if d == nil || d.Revision != rev {
 		return room.Event{}, false
@@ -56,23 +62,36 @@ func (m RosterMember) DecisionOn(rev int) (room.Event, bool) {
 }
 
 // Member is the participant as the decision rule sees it.
-func (m RosterMember) Member() room.Member {
+func (m RuleMember) Member() room.Member {
 	return room.Member{ID: m.ID.String(), Required: m.Required}
 }
 
 func rosterMemberFrom(r dbsqlc.ParticipantRosterRow) RosterMember {
 	return RosterMember{
-		ID: r.ID, DisplayName: r.DisplayName, Kind: r.Kind, Required: r.Required, State: r.State, RevokedAt: r.RevokedAt,
+		RuleMember:  RuleMember{ID: r.ID, Required: r.Required, Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
+		DisplayName: r.DisplayName, Kind: r.Kind, State: r.State, RevokedAt: r.RevokedAt,
 		EventsRevision: int(r.EventsRevision), EventCount: int(r.EventCount),
-		Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt),
 	}
 }
 
-// ruleMemberFrom is a member as the decision rule needs it: who is
-// required and its decision.
-func ruleMemberFrom(r dbsqlc.ParticipantRuleRow) RosterMember {
-	return RosterMember{ID: r.ID, Required: r.Required,
-		Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)}
+// ruleMembersFrom are the members as the decision rule needs them: who is
+// required and each decision (an empty action: none yet). The arrays are
+// parallel; any other shape is a fault of the query.
+func ruleMembersFrom(r dbsqlc.ParticipantRuleRow) ([]RuleMember, error) {
+	n := len(r.Ids)
+	if len(r.Required) != n || len(r.Decisions) != n || len(r.DecisionEventIds) != n || len(r.DecisionSeqs) != n ||
+		len(r.DecisionRevisions) != n || len(r.DecidedAt) != n {
+		return nil, errors.New("store: roster arrays of different lengths")
+	}
+	out := make([]RuleMember, n)
+	for i := range out {
+		out[i] = RuleMember{ID: r.Ids[i], Required: r.Required[i]}
+		if r.Decisions[i] != "" {
+			out[i].Decision = &Decision{Action: r.Decisions[i], EventID: r.DecisionEventIds[i], Seq: r.DecisionSeqs[i],
+				Revision: int(r.DecisionRevisions[i]), At: r.DecidedAt[i]}
+		}
+	}
+	return out, nil
 }
 
 func decisionFrom(action *string, eventID uuid.NullUUID, seq *int64, rev *int32, at *time.Time) *Decision {

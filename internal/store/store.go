@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -49,8 +50,18 @@ func pgxConfig(databaseURL string) (*pgxpool.Config, error) {
 		return nil, errors.New("store: DATABASE_URL is not a valid PostgreSQL connection URL")
 	}
 	cfg.AfterConnect = registerUUID
+	if !strings.Contains(databaseURL, "pool_max_conns") {
+		// pgxpool's default, max(4, CPUs), lets a replica run only four
+		// transactions at once: sixteen concurrent appends then queue for a
+		// connection instead of sharing the WAL flushes of one commit
+		// (make bench: the append rate ratio rose from about 0.3 to 0.45).
+		cfg.MaxConns = DefaultMaxConns
+	}
 	return cfg, nil
 }
+
+// DefaultMaxConns is the pool size when DATABASE_URL sets no pool_max_conns.
+const DefaultMaxConns = 16
 
 // Open connects a pool and checks the server answers.
 func Open(ctx context.Context, databaseURL string) (*Store, error) {

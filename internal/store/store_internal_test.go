@@ -45,3 +45,18 @@ func TestInterpretError(t *testing.T) {
 		t.Fatal("a foreign key violation is not worth retrying")
 	}
 }
+
+func TestPoolSize(t *testing.T) {
+	t.Parallel()
+	for url, want := range map[string]int32{
+		"postgres://u@localhost/db":                   DefaultMaxConns,
+		"postgres://u@localhost/db?pool_max_conns=3":  3,
+		"host=localhost dbname=db pool_max_conns=40":  40,
+		"host=localhost dbname=db connect_timeout=10": DefaultMaxConns,
+	} {
+		cfg, err := pgxConfig(url)
+		if err != nil || cfg.MaxConns != want || cfg.AfterConnect == nil {
+			t.Errorf("%s: MaxConns %d, want %d (%v)", url, cfg.MaxConns, want, err)
+		}
+	}
+}

@@ -16,9 +16,11 @@ import (
 // roster row holds two).
 type uuidCodec struct{ pgtype.UUIDCodec }
 
-// registerUUID makes conn use uuidCodec for the uuid type.
+// registerUUID makes conn use uuidCodec for the uuid type, in arrays too.
 func registerUUID(_ context.Context, conn *pgx.Conn) error {
-	conn.TypeMap().RegisterType(&pgtype.Type{Name: "uuid", OID: pgtype.UUIDOID, Codec: uuidCodec{}})
+	t := &pgtype.Type{Name: "uuid", OID: pgtype.UUIDOID, Codec: uuidCodec{}}
+	conn.TypeMap().RegisterType(t)
+	conn.TypeMap().RegisterType(&pgtype.Type{Name: "_uuid", OID: pgtype.UUIDArrayOID, Codec: &pgtype.ArrayCodec{ElementType: t}})
 	return nil
 }
 

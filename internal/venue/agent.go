@@ -88,7 +88,7 @@ func (v *Venue) Exchange(ctx context.Context, invitationID, inviteSecret string)
 	if !secret.Equal(secret.Hash(secret.NormalizeInviteSecret(inviteSecret)), inv.SecretHash) {
 		return nil, room.ErrNotFound
 	}
-	rev, err := v.Store.RevisionGet(ctx, inv.AgreementID, inv.CurrentRevision)
+	rev, err := v.rooms().lockedRevision(ctx, v.Store, inv.AgreementID, inv.CurrentRevision)
 	if err != nil {
 		return nil, fmt.Errorf("venue: exchange: %w", err)
 	}
@@ -217,7 +217,7 @@ func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Cla
 		if !proves(inv, proofHash, inbox) {
 			return room.ErrProofMismatch
 		}
-		rev, err := tx.RevisionGet(ctx, inv.AgreementID, inv.CurrentRevision)
+		rev, err := v.rooms().lockedRevision(ctx, tx, inv.AgreementID, inv.CurrentRevision)
 		if err != nil {
 			return fmt.Errorf("venue: claim: %w", err)
 		}
@@ -287,8 +287,21 @@ type Principal struct {
 	CurrentRevision int
 	Deadline        time.Time
 	OutcomeStatus   string
-	// credential is the token the check accepted (its hash only).
-	credential ParticipantCredential
+	// tokenHash is what a write checks again under the agreement's lock.
+	tokenHash []byte
+}
+
+// credential is the token p authenticated with, for a write to check again.
+func (p *Principal) credential() ParticipantCredential {
+	return ParticipantCredential{invitationID: p.InvitationID, tokenHash: p.tokenHash}
+}
+
+// principalFrom is the principal of a token's owner as its lookup read it.
+func principalFrom(o store.TokenOwner, tokenHash []byte) *Principal {
+	return &Principal{
+		ParticipantID: o.ParticipantID, InvitationID: o.InvitationID, AgreementID: o.AgreementID, Version: o.Version,
+		CurrentRevision: o.CurrentRevision, Deadline: o.Deadline, OutcomeStatus: o.OutcomeStatus, tokenHash: tokenHash,
+	}
 }
 
 // ParticipantCredential is a Consensus-Participant token presented on one
@@ -322,14 +335,12 @@ func (v *Venue) authParticipant(ctx context.Context, c ParticipantCredential) (*
 		if errors.Is(err, room.ErrNotFound) {
 			return nil, unauthorized
 		}
-		return nil, err
+		// The database failed: that is not a bad credential (R-SEC-7).
+		return nil, fmt.Errorf("venue: authenticate participant: %w", err)
 	}
 	if o.InvitationID != c.invitationID || o.RevokedAt != nil || !secret.Equal(o.TokenHash, c.tokenHash) {
 		return nil, unauthorized
 	}
 	v.rooms().learnAgreement(o.InvitationID, o.AgreementID)
-	return &Principal{
-		ParticipantID: o.ParticipantID, InvitationID: o.InvitationID, AgreementID: o.AgreementID, Version: o.Version,
-		CurrentRevision: o.CurrentRevision, Deadline: o.Deadline, OutcomeStatus: o.OutcomeStatus, credential: c,
-	}, nil
+	return principalFrom(o, c.tokenHash), nil
 }

@@ -62,7 +62,15 @@ type Posted struct {
 	Outcome OutcomeView `json:"outcome"`
 }
 
-// PostEvent stores one event under the agreement's row lock, in the order
+// PostEvent is PostEventAs with the credential p authenticated with (it is
+// checked again under the agreement's lock) and no Consensus-Signature: the
+// MCP facade's route, on which a participant that bound a key is refused
+// with room.ErrSignatureRequired.
+func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in EventInput) (*Posted, bool, error) {
+	return v.PostEventAs(ctx, p.credential(), key, nil, in)
+}
+
+// PostEventAs stores one event under the agreement's row lock, in the order
 // the contract fixes: the credential (*UnauthorizedError); key and body
 // syntax (*room.ValidationError); idempotent replay (created false) or
 // room.ErrIdempotencyKeyReused; room.ErrRevisionMismatch,
@@ -83,7 +91,7 @@ type Posted struct {
 // room.ErrSignatureRequired and one that does not verify over the command
 // is room.ErrBadSignature (so is any signature from a participant without
 // a key); nothing is stored either way.
-func (v *Venue) PostEvent(ctx context.Context, c ParticipantCredential, key string, sig *string, in EventInput) (posted *Posted, created bool, err error) {
+func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key string, sig *string, in EventInput) (posted *Posted, created bool, err error) {
 	cmd, err := v.command(key, in)
 	if err != nil {
 		if _, authErr := v.authParticipant(ctx, c); authErr != nil {

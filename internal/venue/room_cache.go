@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store"
 )
 
@@ -100,9 +102,21 @@ type roomSnapshot struct {
 	rosterJS  []byte // the encoded roster array
 	events    []byte // the encoded events up to agreement.Head.Seq
 	artifact  *store.ArtifactMeta
+	// early and late are the rule's outcome of this version before and at
+	// or after the deadline: Evaluate reads the clock only to compare it
+	// with the deadline, so every reader of the version needs one of two.
+	early, late room.Outcome
 
 	middleOnce sync.Once
 	middle     []byte
+}
+
+// outcome is room.Evaluate of this version at now.
+func (s *roomSnapshot) outcome(now time.Time) room.Outcome {
+	if now.Before(s.agreement.Deadline) {
+		return s.early
+	}
+	return s.late
 }
 
 // shared returns the part of the room every reader of this version is
@@ -198,6 +212,28 @@ func newRevisionBlock(rev store.Revision) (*revisionBlock, error) {
 	return &revisionBlock{Revision: rev, view: view}, nil
 }
 
+// revisionReader is what lockedRevision reads through: the store, or a
+// transaction.
+type revisionReader interface {
+	RevisionGet(ctx context.Context, agreementID uuid.UUID, number int) (store.Revision, error)
+}
+
+// lockedRevision returns revision number of an agreement from the cache,
+// reading and caching it once: a locked revision never changes.
+func (c *roomCache) lockedRevision(ctx context.Context, r revisionReader, agreementID uuid.UUID, number int) (store.Revision, error) {
+	if b := c.revision(agreementID); b != nil && b.Number == number {
+		return b.Revision, nil
+	}
+	rev, err := r.RevisionGet(ctx, agreementID, number)
+	if err != nil {
+		return store.Revision{}, err
+	}
+	if _, err := c.keepRevision(rev); err != nil {
+		return store.Revision{}, err
+	}
+	return rev, nil
+}
+
 // artifact returns the agreement's cached CONSENSUS.md, or nil.
 func (c *roomCache) artifact(id uuid.UUID) *Artifact {
 	c.mu.Lock()
@@ -269,6 +305,14 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 	if err != nil {
 		return nil, err
 	}
+	members := make([]room.Member, len(rs.Roster))
+	decisions := make([]room.Event, 0, len(rs.Roster))
+	for i, m := range rs.Roster {
+		members[i] = m.Member()
+		if d, ok := m.DecisionOn(rs.Agreement.CurrentRevision); ok {
+			decisions = append(decisions, d)
+		}
+	}
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -282,7 +326,9 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 	e.head = rs.Agreement.Head.Seq
 	e.artifact = art
 	s := &roomSnapshot{agreement: rs.Agreement, roster: rs.Roster, revision: rev, rosterJS: rosterJS,
-		events: e.events[:len(e.events):len(e.events)], artifact: art}
+		events: e.events[:len(e.events):len(e.events)], artifact: art,
+		early: room.Evaluate(rs.Agreement.CurrentRevision, members, decisions, rs.Agreement.Deadline, time.Time{}),
+		late:  room.Evaluate(rs.Agreement.CurrentRevision, members, decisions, rs.Agreement.Deadline, rs.Agreement.Deadline)}
 	if e.snap == nil || e.snap.agreement.Version < s.agreement.Version {
 		c.resize(e, len(e.events)-grown+s.cost()-e.snap.cost())
 		e.snap = s

@@ -206,41 +206,60 @@ func (b *RoomBody) add(parts ...[]byte) {
 	}
 }
 
-// Room returns the room as p reads it, at p's version or later. It reads
-// only what the cache lacks (nothing when another reader already read this
-// version). After the deadline it may persist the expired outcome; it never
-// joins or decides anything.
-func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomBody, error) {
+// roomRead is one participant's room before encoding: a snapshot and what
+// depends on the reader and the clock.
+type roomRead struct {
+	snap     *roomSnapshot
+	outcome  room.Outcome
+	you      You
+	artifact *ArtifactMeta
+	now      time.Time
+	etag     string
+}
+
+// readRoom reads p's room at p's version or later: only what the cache
+// lacks (nothing when another reader already read this version). After the
+// deadline it may persist the expired outcome; it never joins or decides
+// anything.
+func (v *Venue) readRoom(ctx context.Context, p *Principal) (*roomRead, error) {
 	now := v.now()
 	snap, err := v.rooms().snapshot(ctx, v.Store, p.AgreementID, p.Version)
 	if err != nil {
 		return nil, err
 	}
 	a := snap.agreement
-	decisions := make([]room.Event, 0, len(snap.roster))
-	members := make([]room.Member, len(snap.roster))
 	var me store.RosterMember
-	for i, m := range snap.roster {
-		members[i] = m.Member()
-		if d, ok := m.DecisionOn(a.CurrentRevision); ok {
-			decisions = append(decisions, d)
-		}
+	for _, m := range snap.roster {
 		if m.ID == p.ParticipantID {
 			me = m
+			break
 		}
 	}
-	outcome, err := settleExpiry(ctx, v.Store, a, room.Evaluate(a.CurrentRevision, members, decisions, a.Deadline, now))
+	outcome, err := settleExpiry(ctx, v.Store, a, snap.outcome(now))
 	if err != nil {
 		return nil, err
 	}
-	you := You{ParticipantID: p.ParticipantID.String(), EventsRemaining: max(0, room.MaxEventsPerParticipant-me.EventsOn(a.CurrentRevision))}
+	r := &roomRead{snap: snap, outcome: outcome, now: now,
+		you:  You{ParticipantID: p.ParticipantID.String(), EventsRemaining: max(0, room.MaxEventsPerParticipant-me.EventsOn(a.CurrentRevision))},
+		etag: roomETag(a.ID, p.ParticipantID, a.Version, lapsed(a.Outcome.Status, a.Deadline, now))}
 	if d, ok := me.DecisionOn(a.CurrentRevision); ok {
-		you.Decision = ptr(d.Action)
+		r.you.Decision = ptr(d.Action)
 	}
-	var artifact *ArtifactMeta
 	if outcome.Status == room.StatusReached && snap.artifact != nil {
-		artifact = &ArtifactMeta{URL: v.actions(p.InvitationID.String()).Artifact, SHA256: snap.artifact.SHA256, Bytes: snap.artifact.Bytes}
+		r.artifact = &ArtifactMeta{URL: v.actions(p.InvitationID.String()).Artifact, SHA256: snap.artifact.SHA256, Bytes: snap.artifact.Bytes}
 	}
+	return r, nil
+}
+
+// RoomBody returns the room as p reads it, encoded: the part every reader
+// of the version shares, between a head and a tail of its own. See
+// readRoom.
+func (v *Venue) RoomBody(ctx context.Context, p *Principal) (*RoomBody, error) {
+	r, err := v.readRoom(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	a := r.snap.agreement
 	tail, err := encode(struct {
 		You        You           `json:"you"`
 		Outcome    OutcomeView   `json:"outcome"`
@@ -248,12 +267,37 @@ func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomBody, error) {
 		Deadline   string        `json:"deadline"`
 		Artifact   *ArtifactMeta `json:"artifact"`
 		ServerTime string        `json:"serverTime"`
-	}{you, outcomeView(outcome), a.Head.Hash, canon.FormatSeconds(a.Deadline), artifact, canon.FormatTime(now)})
+	}{r.you, outcomeView(r.outcome), a.Head.Hash, canon.FormatSeconds(a.Deadline), r.artifact, canon.FormatTime(r.now)})
 	if err != nil {
 		return nil, err
 	}
-	body := &RoomBody{ETag: roomETag(a.ID, p.ParticipantID, a.Version, lapsed(a.Outcome.Status, a.Deadline, now))}
+	body := &RoomBody{ETag: r.etag}
 	head := `{"agreementId":"` + a.ID.String() + `","invitationId":"` + p.InvitationID.String() + `","revision":`
-	body.add([]byte(head), snap.shared(), append(tail[1:], '\n'))
+	body.add([]byte(head), r.snap.shared(), append(tail[1:], '\n'))
 	return body, nil
+}
+
+// Room returns the room as p reads it, as a value (what RoomBody encodes).
+// It decodes the room's cached events, so it costs what the room holds.
+func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomView, error) {
+	r, err := v.readRoom(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	a, rev := r.snap.agreement, r.snap.revision
+	view := &RoomView{
+		AgreementID: a.ID.String(), InvitationID: p.InvitationID.String(),
+		Revision: RevisionView{Number: rev.Number, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest,
+			CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown},
+		Roster: rosterView(a.CurrentRevision, r.snap.roster), Events: []EventView{}, You: r.you, Outcome: outcomeView(r.outcome),
+		ChainHead: a.Head.Hash, Deadline: canon.FormatSeconds(a.Deadline), Artifact: r.artifact, ServerTime: canon.FormatTime(r.now),
+	}
+	if len(r.snap.events) > 0 {
+		events := make([]byte, 0, len(r.snap.events)+2)
+		events = append(append(append(events, '['), r.snap.events...), ']')
+		if err := json.Unmarshal(events, &view.Events); err != nil {
+			return nil, err
+		}
+	}
+	return view, nil
 }
