@@ -89,13 +89,14 @@ func TestSignaturesMatchWhatTheServerBuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := room.KeyedBinding{
-		Schema: "https://consensus.example/schemas/participant-binding/v2", Version: 2, AgreementID: x.AgreementID,
-		InvitationID: keyTestInvitation, ParticipantID: x.Participant.ParticipantID, Inbox: "ada@agentmail.to",
-		Assurance: room.AssuranceKey, Revision: 1, RevisionDigest: digest, PublicKey: jwk.FromPublic(pubKey),
+	want := map[string]any{
+		"schema": "https://consensus.example/schemas/participant-binding/v2", "version": 2, "agreement_id": x.AgreementID,
+		"invitation_id": keyTestInvitation, "participant_id": x.Participant.ParticipantID, "inbox": "ada@agentmail.to",
+		"runtime_endpoint": nil, "assurance": "recipient-email-proof-possession+key-possession", "revision": 1,
+		"revision_digest": digest, "public_key": map[string]any{"kty": "OKP", "crv": "Ed25519", "x": jwk.FromPublic(pubKey).X},
 	}
 	msg, wantDigest, _ := canon.DigestOf(want)
-	if got != wantDigest || pub != want.PublicKey || jwk.Verify(pubKey, msg, proof) != nil {
+	if got != wantDigest || pub != jwk.FromPublic(pubKey) || jwk.Verify(pubKey, msg, proof) != nil {
 		t.Fatalf("binding digest %s, want %s (%s)", got, wantDigest, msg)
 	}
 	rec := &Record{Origin: "https://consensus.example", AgreementID: x.AgreementID, InvitationID: keyTestInvitation, ParticipantID: x.Participant.ParticipantID}

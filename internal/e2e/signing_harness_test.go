@@ -189,8 +189,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// dropLastEvent removes the record's last event and nothing else.
-func dropLastEvent(t testing.TB, rec []byte) []byte {
+// decodeRecord reads a record as generic JSON, numbers kept exact.
+func decodeRecord(t testing.TB, rec []byte) map[string]any {
 	t.Helper()
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(rec))
@@ -198,6 +198,13 @@ func dropLastEvent(t testing.TB, rec []byte) []byte {
 	if err := dec.Decode(&m); err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+// dropLastEvent removes the record's last event and nothing else.
+func dropLastEvent(t testing.TB, rec []byte) []byte {
+	t.Helper()
+	m := decodeRecord(t, rec)
 	ev := m["events"].([]any)
 	m["events"] = ev[:len(ev)-1]
 	return jcs(t, m)
@@ -207,12 +214,7 @@ func dropLastEvent(t testing.TB, rec []byte) []byte {
 // the service key's kid.
 func forge(t testing.TB, rec []byte) []byte {
 	t.Helper()
-	var m map[string]any
-	dec := json.NewDecoder(bytes.NewReader(rec))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
-		t.Fatal(err)
-	}
+	m := decodeRecord(t, rec)
 	sig := m["signature"].(map[string]any)
 	delete(m, "signature")
 	sig["value"] = b64.EncodeToString(ed25519.Sign(newKey("forger"), jcs(t, m)))
