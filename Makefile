@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 SQLC := $(GO) run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
 
-.PHONY: help build run test test-deploy generate verify lint lint-contract bench bench-go demo
+.PHONY: help build run test test-deploy stress fuzz generate verify lint lint-contract bench bench-go demo
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -21,6 +21,14 @@ test: ## run every check against a private PostgreSQL it starts itself
 
 test-deploy: ## check deploy/: render the Kubernetes overlays, Dockerfile, systemd unit (own Go module)
 	cd deploy/kubernetes && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+stress: ## internal/stress at full size (STRESS=1): 300 agreements on 3 replicas, crashes, outages, hostile input
+	@mkdir -p .data && chmod 711 .data
+	CONSENSUS_TEST_DATABASE_URL="$${CONSENSUS_TEST_DATABASE_URL:-$$(deploy/local/pg.sh start $(CURDIR)/.data/pgtest --fast)}" \
+		STRESS=1 $(GO) test -count=1 -timeout 30m -v ./internal/stress/
+
+fuzz: ## run every fuzz target for FUZZTIME each (default 30s; FUZZ=regexp picks targets)
+	deploy/local/fuzz.sh
 
 generate: ## regenerate sqlc code, openapi.json, openapi-agent.json, its Go client, docs/cli.md and docs/configuration.md
 	cd db && $(SQLC) generate

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gowebpki/jcs"
 )
 
@@ -18,9 +19,24 @@ import (
 // characters, optionally prefixed with "sha256:".
 var ErrDigestSyntax = errors.New("digest must be 64 lowercase hex characters, optionally prefixed with sha256")
 
+// ErrInvalidJSON is returned by Transform for input that is not exactly one
+// I-JSON value (RFC 7493): invalid syntax, invalid UTF-8, a lone surrogate
+// or a duplicate member name.
+var ErrInvalidJSON = errors.New("canon: not one valid I-JSON value")
+
 // Transform returns the RFC 8785 canonical form of the JSON text in raw. It
 // fails on invalid JSON, duplicate keys and lone surrogates.
 func Transform(raw []byte) ([]byte, error) {
+	// gowebpki/jcs accepts some truncated input (`{"` becomes `{}`): check
+	// the text strictly first, so nothing invalid gets a digest.
+	if !jsontext.Value(raw).IsValid() {
+		return nil, ErrInvalidJSON
+	}
+	return transform(raw)
+}
+
+// transform canonicalizes JSON known to be valid.
+func transform(raw []byte) ([]byte, error) {
 	out, err := jcs.Transform(raw)
 	if err != nil {
 		return nil, fmt.Errorf("canon: %w", err)
@@ -38,7 +54,7 @@ func Marshal(v any) ([]byte, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("canon: encode: %w", err)
 	}
-	return Transform(buf.Bytes())
+	return transform(buf.Bytes()) // encoding/json wrote it: valid, no duplicates
 }
 
 // Digest returns the SHA-256 of b as 64 lowercase hex characters.

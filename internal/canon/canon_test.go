@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +169,27 @@ func FuzzTransform(f *testing.F) {
 		}
 		if !json.Valid(out) {
 			t.Fatalf("invalid JSON out: %q", out)
+		}
+	})
+}
+
+// FuzzTransformKeepsValue: canonicalization changes the bytes, never the
+// value: what it outputs decodes to the same JSON value as its input.
+func FuzzTransformKeepsValue(f *testing.F) {
+	for _, s := range []string{`{"b":1,"a":[true,null,"x"]}`, `"\u2028<&>\u00e9"`, `[1e30,-0,0.1,100]`, `{"":{},"\ud83d\ude00":"é"}`, `{"a":1,"a":2}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out, err := Transform([]byte(s))
+		if err != nil {
+			return
+		}
+		var in, back any
+		if err := json.Unmarshal([]byte(s), &in); err != nil {
+			t.Fatalf("Transform accepted %q, which is not JSON: %v", s, err)
+		}
+		if err := json.Unmarshal(out, &back); err != nil || !reflect.DeepEqual(in, back) {
+			t.Fatalf("%q canonicalized to %q, a different value (%v)", s, out, err)
 		}
 	})
 }

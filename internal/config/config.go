@@ -20,8 +20,12 @@ const (
 type Config struct {
 	// Env is production (default) or local. Local runs may use an http://
 	// loopback origin; production refuses anything but https.
-	Env          string
-	DatabaseURL  string
+	Env         string
+	DatabaseURL string
+	// DBTimeout bounds the database work of one request (connect, pool
+	// acquire, each statement): past it the request answers 503
+	// (CONSENSUS_DB_TIMEOUT, a Go duration; default 5s).
+	DBTimeout    time.Duration
 	Listen       string
 	PublicOrigin string
 	// OperatorTokenHash is the SHA-256 of the operator token; the token itself is not kept.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func base() map[string]string {
@@ -25,7 +26,7 @@ func TestLoadProduction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Env != EnvProduction || c.Listen != "127.0.0.1:8080" || c.RateLimit != 120 || len(c.TokenKey) != 32 {
+	if c.Env != EnvProduction || c.Listen != "127.0.0.1:8080" || c.RateLimit != 120 || len(c.TokenKey) != 32 || c.DBTimeout != 5*time.Second {
 		t.Fatalf("%+v", c)
 	}
 }
@@ -53,6 +54,9 @@ func TestLoadErrorsNameTheSetting(t *testing.T) {
 		"rate limit":                  {map[string]string{"CONSENSUS_RATE_LIMIT": "-1"}, "CONSENSUS_RATE_LIMIT"},
 		"listen":                      {map[string]string{"CONSENSUS_LISTEN": "8080"}, "CONSENSUS_LISTEN"},
 		"env":                         {map[string]string{"CONSENSUS_ENV": "staging"}, "CONSENSUS_ENV"},
+		"database timeout":            {map[string]string{"CONSENSUS_DB_TIMEOUT": "5"}, "CONSENSUS_DB_TIMEOUT"},
+		"database timeout too short":  {map[string]string{"CONSENSUS_DB_TIMEOUT": "10ms"}, "CONSENSUS_DB_TIMEOUT"},
+		"database timeout too long":   {map[string]string{"CONSENSUS_DB_TIMEOUT": "5m"}, "CONSENSUS_DB_TIMEOUT"},
 	}
 	for name, c := range cases {
 		env := base()

@@ -89,6 +89,18 @@ var coreSettings = []Setting{
 		parse: func(c *Config, v string) error { c.DatabaseURL = v; return nil },
 	},
 	{
+		Name: "CONSENSUS_DB_TIMEOUT", Default: "5s",
+		Doc: "The longest a request waits for PostgreSQL, from `100ms` to `1m`: it bounds connecting, waiting for a pooled connection and every statement (the server's `statement_timeout`). A database that is down, unreachable or slower answers `503 unavailable` with `Retry-After` within it, never a 401 or 404.",
+		parse: func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 100*time.Millisecond || d > time.Minute {
+				return fmt.Errorf("CONSENSUS_DB_TIMEOUT: must be a duration between 100ms and 1m such as 5s, got %q", v)
+			}
+			c.DBTimeout = d
+			return nil
+		},
+	},
+	{
 		Name: "CONSENSUS_LISTEN", Default: "127.0.0.1:8080",
 		Doc: "Address (`host:port`) the API listens on; port `0` picks a free one.",
 		parse: func(c *Config, v string) error {

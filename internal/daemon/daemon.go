@@ -87,7 +87,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	if err := store.Migrate(ctx, cfg.DatabaseURL); err != nil {
 		return stoppedEarly(ctx, log, err)
 	}
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	st, err := store.Open(ctx, cfg.DatabaseURL, store.WithTimeout(cfg.DBTimeout))
 	if err != nil {
 		return stoppedEarly(ctx, log, err)
 	}
@@ -114,7 +114,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	}
 	api := httpapi.New(httpapi.Options{Venue: v, Pinger: st, Origin: cfg.PublicOrigin, OperatorTokenHash: cfg.OperatorTokenHash,
 		Logger: log, RateLimit: cfg.RateLimit, Version: cfg.Version, TrustedProxies: cfg.TrustedProxies,
-		HSTS: strings.HasPrefix(cfg.PublicOrigin, "https://"), Requests: metrics})
+		HSTS: strings.HasPrefix(cfg.PublicOrigin, "https://"), Requests: metrics, DBTimeout: cfg.DBTimeout})
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout,
 		WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	if cert != nil {

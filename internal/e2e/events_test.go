@@ -54,7 +54,7 @@ func TestEvents(t *testing.T) {
 		}
 	})
 	t.Run("body limit", func(t *testing.T) {
-		expect(t, sendInvalid("too-large-1", `{"action":"comment","body":"`+strings.Repeat("a", 20*1024)+`","revision":1,"digest":"`+c.RevisionDigest+`"}`), 413, "payload-too-large")
+		expect(t, sendInvalid("too-large-1", `{"action":"comment","body":"`+strings.Repeat("a", 64*1024)+`","revision":1,"digest":"`+c.RevisionDigest+`"}`), 413, "payload-too-large")
 	})
 	t.Run("4000 four-byte characters fit", func(t *testing.T) {
 		r := send("emoji-4000", cmd("comment", strings.Repeat("😀", 4000)))

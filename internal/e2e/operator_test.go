@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"os/exec"
 	"strings"
@@ -63,7 +64,7 @@ func TestCreateValidation(t *testing.T) {
 	if r.json(t)["deadline"] != "2031-01-01T00:00:00Z" {
 		t.Fatalf("deadline %s", r.body)
 	}
-	expect(t, s.do("POST", "/api/v1/admin/agreements", invalid(operator()), `{"title":`+strings.Repeat(" ", 300*1024)+`}`), 413, "payload-too-large")
+	expect(t, s.do("POST", "/api/v1/admin/agreements", invalid(operator()), `{"title":`+strings.Repeat(" ", 1<<20)+`}`), 413, "payload-too-large")
 }
 
 func TestOperatorListGetResend(t *testing.T) {
@@ -128,8 +129,9 @@ func waitFor(t *testing.T, cond func() bool) {
 
 // TestIndependentEncoderAgrees: Python's json.dumps(sort_keys=True,
 // separators=(",", ":"), ensure_ascii=False) over the returned
-// canonicalRevision hashes to revisionDigest, for a title with &, <,
-// U+2028 and emoji.
+// canonicalRevision hashes to revisionDigest, for a title with &, < and
+// emoji and an objective with U+2028 (a title is one line, so it may not
+// hold U+2028 itself).
 func TestIndependentEncoderAgrees(t *testing.T) {
 	t.Parallel()
 	py, err := exec.LookPath("python3")
@@ -137,7 +139,13 @@ func TestIndependentEncoderAgrees(t *testing.T) {
 		t.Fatal("python3 is needed as the independent encoder")
 	}
 	s := startServer(t)
-	c := s.create("Ship & deploy <v2>\u2028now 🚀 — naïve", s.future())
+	c, err := s.CreateAgreement(context.Background(), servertest.Agreement{
+		Title: "Ship & deploy <v2> now 🚀 — naïve", Objective: "First\u2028second <line> & more", Deadline: s.future(),
+		Participants: []servertest.Participant{{DisplayName: "Alpha", Kind: "agent", Email: "alpha@agents.example", Required: true}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	a := s.agent(c.Participants[0].InvitationID)
 	r := a.exchange()
 	expect(t, r, 200, "")

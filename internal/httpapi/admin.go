@@ -11,7 +11,7 @@ import (
 
 func (s *Server) registerAdminRoutes(r chi.Router) {
 	r.Route("/api/v1/admin", func(r chi.Router) {
-		r.Use(noStore, s.requireOperator)
+		r.Use(noStore, s.requireOperator, s.boundDatabase)
 		r.Post("/agreements", s.handleAgreementCreate)
 		r.Get("/agreements", s.handleAgreementList)
 		r.Get("/agreements/{agreementId}", s.handleAgreementGet)
@@ -21,17 +21,14 @@ func (s *Server) registerAdminRoutes(r chi.Router) {
 }
 
 func (s *Server) handleAgreementCreate(w http.ResponseWriter, r *http.Request) {
-	b, err := readBody(r, limitAdmin)
+	in, err := decodeBody[venue.CreateInput](r, limitCreate)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
-	var in venue.CreateInput
-	if err := decodeStrict(b, &in); err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
-	out, err := s.venue.CreateAgreement(r.Context(), in)
+	ctx, cancel := s.afterBody(r)
+	defer cancel()
+	out, err := s.venue.CreateAgreement(ctx, in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -68,6 +65,10 @@ func (s *Server) handleAgreementGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleParticipantRevoke(w http.ResponseWriter, r *http.Request) {
+	if err := noBody(r); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
 	out, err := s.venue.RevokeParticipant(r.Context(), chi.URLParam(r, "participantId"))
 	if err != nil {
 		s.writeProblem(w, r, err)
@@ -77,6 +78,10 @@ func (s *Server) handleParticipantRevoke(w http.ResponseWriter, r *http.Request)
 }
 
 func (s *Server) handleInvitationResend(w http.ResponseWriter, r *http.Request) {
+	if err := noBody(r); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
 	out, err := s.venue.ResendInvitation(r.Context(), chi.URLParam(r, "invitationId"))
 	if err != nil {
 		s.writeProblem(w, r, err)

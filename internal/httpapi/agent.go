@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,7 +15,7 @@ import (
 
 func (s *Server) registerAgentRoutes(r chi.Router) {
 	r.Route(agentroute.Pattern, func(r chi.Router) {
-		r.Use(noStore)
+		r.Use(noStore, s.boundDatabase)
 		r.With(s.limit("exchange")).Post(agentroute.Exchange, s.handleExchange)
 		r.With(s.limit("claim"), s.requireSession).Post(agentroute.Claim, s.handleClaim)
 		r.Group(func(r chi.Router) {
@@ -37,7 +38,9 @@ func (s *Server) handleExchange(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	out, err := s.venue.Exchange(r.Context(), chi.URLParam(r, agentroute.IDParam), sec)
+	ctx, cancel := s.afterBody(r)
+	defer cancel()
+	out, err := s.venue.Exchange(ctx, chi.URLParam(r, agentroute.IDParam), sec)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -55,13 +58,13 @@ func exchangeSecret(r *http.Request) (string, error) {
 	}
 	header := credential(r, venue.SchemeInvite)
 	if r.Header.Get("Authorization") != "" && header == "" {
-		return "", malformed("the Authorization header must use the Consensus-Invite scheme on this route")
+		return "", invalidField("Authorization", "on this route the header must be exactly: Consensus-Invite <secret>")
 	}
 	var in struct {
 		Secret *string `json:"secret"`
 	}
-	if len(strings.TrimSpace(string(b))) > 0 {
-		if err := decodeStrict(b, &in); err != nil {
+	if len(bytes.TrimLeft(b, " \t\r\n")) > 0 {
+		if err := decodeObject(b, limitExchange, &in); err != nil {
 			return "", err
 		}
 	}
@@ -80,17 +83,14 @@ func exchangeSecret(r *http.Request) (string, error) {
 // handleClaim runs after requireSession: the session and the invitation
 // are checked before the body is read.
 func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
-	b, err := readBody(r, limitClaim)
+	in, err := decodeBody[venue.ClaimInput](r, limitClaim)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
-	var in venue.ClaimInput
-	if err := decodeStrict(b, &in); err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
-	out, err := s.venue.Claim(r.Context(), sessionFrom(r.Context()), in)
+	ctx, cancel := s.afterBody(r)
+	defer cancel()
+	out, err := s.venue.Claim(ctx, sessionFrom(r.Context()), in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -144,23 +144,17 @@ func etagMatches(header, etag string) bool {
 // credential is known good, so a bad credential still answers first.
 func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 	cred := credentialFrom(r.Context())
-	var in venue.EventInput
-	b, err := readBody(r, limitEvents)
-	if err == nil {
-		err = decodeStrict(b, &in)
-	}
-	sig, sigErr := signatureHeader(r)
-	if err == nil {
-		err = sigErr
-	}
+	in, err := decodeBody[venue.EventInput](r, limitEvents)
+	ctx, cancel := s.afterBody(r)
+	defer cancel()
 	if err != nil {
-		if _, authErr := s.venue.AuthParticipant(r.Context(), chi.URLParam(r, agentroute.IDParam), credential(r, venue.SchemeParticipant)); authErr != nil {
+		if _, authErr := s.venue.AuthParticipant(ctx, chi.URLParam(r, agentroute.IDParam), credential(r, venue.SchemeParticipant)); authErr != nil {
 			err = authErr
 		}
 		s.writeProblem(w, r, err)
 		return
 	}
-	posted, created, err := s.venue.PostEventAs(r.Context(), cred, r.Header.Get("Idempotency-Key"), sig, in)
+	posted, created, err := s.venue.PostEventAs(ctx, cred, r.Header.Get("Idempotency-Key"), signatureHeader(r), in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -172,17 +166,13 @@ func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, posted)
 }
 
-// signatureHeader returns the Consensus-Signature header, nil when absent;
-// sent twice it is a 400, never resolved by picking one.
-func signatureHeader(r *http.Request) (*string, error) {
-	switch v := r.Header.Values("Consensus-Signature"); len(v) {
-	case 0:
-		return nil, nil
-	case 1:
-		return &v[0], nil
-	default:
-		return nil, invalidField("Consensus-Signature", "must be sent at most once")
+// signatureHeader returns the Consensus-Signature header, nil when absent
+// (refuseRepeatedHeaders has answered a repeated one already).
+func signatureHeader(r *http.Request) *string {
+	if v := r.Header.Values("Consensus-Signature"); len(v) > 0 {
+		return &v[0]
 	}
+	return nil
 }
 
 func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {

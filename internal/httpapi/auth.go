@@ -27,15 +27,48 @@ type (
 // operatorChallenge is the WWW-Authenticate answer of the operator API.
 const operatorChallenge = `Bearer realm="consensus-operator"`
 
-// credential returns the token of an Authorization header in the given
-// scheme (case-insensitive scheme, one space), or "".
+// credential returns the token of the Authorization header when it uses
+// the given scheme (see parseAuthorization), or "".
 func credential(r *http.Request, scheme string) string {
-	h := r.Header.Get("Authorization")
-	name, value, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(name, scheme) {
+	got, token, ok := parseAuthorization(r.Header.Get("Authorization"))
+	if !ok || !strings.EqualFold(got, scheme) {
 		return ""
 	}
-	return strings.TrimSpace(value)
+	return token
+}
+
+// parseAuthorization splits "<scheme> <token68>" (RFC 9110 §11.4): a
+// scheme of token characters, one or more spaces, then one credential of
+// token68 characters and nothing else. Anything else (two credentials,
+// parameters, non-ASCII bytes) is not a credential of any scheme; the
+// route then answers as it does to a missing one.
+func parseAuthorization(h string) (scheme, token string, ok bool) {
+	scheme, rest, found := strings.Cut(h, " ")
+	token = strings.TrimLeft(rest, " ")
+	if !found || scheme == "" || token == "" {
+		return "", "", false
+	}
+	for i := 0; i < len(scheme); i++ {
+		if !isTokenChar(scheme[i]) {
+			return "", "", false
+		}
+	}
+	body := strings.TrimRight(token, "=")
+	if body == "" {
+		return "", "", false
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+			return "", "", false
+		}
+	}
+	return scheme, token, true
+}
+
+// isTokenChar reports an RFC 9110 tchar.
+func isTokenChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
 // requireOperator checks the Bearer operator token against its configured

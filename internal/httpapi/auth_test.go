@@ -19,7 +19,7 @@ func TestMissingCredentialComesFirst(t *testing.T) {
 	t.Parallel()
 	s := newProblemServer(t, pingFunc(func(context.Context) error { return nil }))
 	base := "/api/v1/agent/invitations/7d3c5a8e-4b1f-4c2d-9e6a-0f1b2c3d4e5f"
-	oversize := []byte(`{"x":"` + strings.Repeat("a", limitAdmin) + `"}`)
+	oversize := []byte(`{"x":"` + strings.Repeat("a", int(limitCreate.Wire)) + `"}`)
 	for _, tc := range []struct {
 		method, path string
 		body         []byte

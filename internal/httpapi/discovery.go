@@ -224,14 +224,24 @@ type CredentialScheme struct {
 // Limits are the limits the service enforces, from the same constants the
 // handlers use.
 type Limits struct {
-	ExchangeBodyBytes               int    `json:"exchangeBodyBytes"`
-	ClaimBodyBytes                  int    `json:"claimBodyBytes"`
-	EventsBodyBytes                 int    `json:"eventsBodyBytes"`
-	EventBodyCharacters             int    `json:"eventBodyCharacters"`
-	EventsPerParticipantPerRevision int    `json:"eventsPerParticipantPerRevision"`
-	SessionLifetimeSeconds          int    `json:"sessionLifetimeSeconds"`
-	RateLimitPerMinute              int    `json:"rateLimitPerMinute"`
-	IdempotencyKeyPattern           string `json:"idempotencyKeyPattern"`
+	ExchangeBodyBytes int `json:"exchangeBodyBytes"`
+	ClaimBodyBytes    int `json:"claimBodyBytes"`
+	EventsBodyBytes   int `json:"eventsBodyBytes"`
+	// ReadBodyBytes is the most each route reads as sent, before parsing.
+	ReadBodyBytes                   ReadLimits `json:"readBodyBytes"`
+	EventBodyCharacters             int        `json:"eventBodyCharacters"`
+	EventsPerParticipantPerRevision int        `json:"eventsPerParticipantPerRevision"`
+	SessionLifetimeSeconds          int        `json:"sessionLifetimeSeconds"`
+	RateLimitPerMinute              int        `json:"rateLimitPerMinute"`
+	IdempotencyKeyPattern           string     `json:"idempotencyKeyPattern"`
+}
+
+// ReadLimits are, per agent route with a body, the most it reads as sent:
+// at least the longest encoding of its longest legal body.
+type ReadLimits struct {
+	Exchange int `json:"exchange"`
+	Claim    int `json:"claim"`
+	Events   int `json:"events"`
 }
 
 func (s *Server) capabilities() Capabilities {
@@ -254,7 +264,8 @@ func (s *Server) capabilities() Capabilities {
 			{venue.SchemeParticipant, "participantToken from claim", []string{"room", "events", "artifact", "record"}, "durable; revocable by the operator"},
 		},
 		Limits: Limits{
-			ExchangeBodyBytes: limitExchange, ClaimBodyBytes: limitClaim, EventsBodyBytes: limitEvents,
+			ExchangeBodyBytes: int(limitExchange.Bytes), ClaimBodyBytes: int(limitClaim.Bytes), EventsBodyBytes: int(limitEvents.Bytes),
+			ReadBodyBytes:       ReadLimits{Exchange: int(limitExchange.Wire), Claim: int(limitClaim.Wire), Events: int(limitEvents.Wire)},
 			EventBodyCharacters: room.MaxBody, EventsPerParticipantPerRevision: room.MaxEventsPerParticipant,
 			SessionLifetimeSeconds: int(venue.SessionLifetime.Seconds()), RateLimitPerMinute: max(0, s.limiter.perMinute),
 			IdempotencyKeyPattern: room.IdempotencyKeyPattern,

@@ -26,7 +26,7 @@ func (s *Server) registerMCPRoutes(r chi.Router) {
 		Describe: s.refusal,
 		Version:  s.version,
 	})
-	r.With(noStore, s.requireParticipantToken).Post("/mcp", func(w http.ResponseWriter, r *http.Request) {
+	r.With(noStore, s.boundDatabase, s.requireParticipantToken).Post("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(&mcpWriter{ResponseWriter: w, s: s, r: r}, r)
 	})
 }
@@ -76,7 +76,7 @@ func (w *mcpWriter) WriteHeader(code int) {
 		var err error
 		switch code {
 		case http.StatusRequestEntityTooLarge:
-			err = tooLarge(mcpfacade.MaxRequestBytes)
+			err = tooLarge(bodyLimit{Bytes: mcpfacade.MaxRequestBytes, Wire: mcpfacade.MaxRequestBytes})
 		case http.StatusUnsupportedMediaType:
 			err = &Error{Code: "unsupported-media-type", Detail: "Content-Type must be application/json"}
 		case http.StatusBadRequest:

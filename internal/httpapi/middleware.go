@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -99,17 +101,82 @@ var queryCredentials = []string{"secret", "token", "sessionToken", "participantT
 // its query string, before routing; the value is never read further.
 func (s *Server) refuseQueryCredentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.RawQuery != "" {
-			q := r.URL.Query()
-			for _, name := range queryCredentials {
-				if q.Has(name) {
-					s.writeProblem(w, r, &Error{Code: "credential-in-query", Detail: "credentials are accepted only in the Authorization header or the JSON body; treat this one as exposed"})
-					return
-				}
+		if queryHasCredential(r.URL.RawQuery) {
+			s.writeProblem(w, r, &Error{Code: "credential-in-query", Detail: "credentials are accepted only in the Authorization header or the JSON body; treat this one as exposed"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// queryHasCredential reports whether a raw query names a credential, in any
+// case or Unicode folding ("Secret", "ſecret", "TOKEN"). It reads every
+// name itself rather than through url.ParseQuery, which drops a pair it
+// cannot parse ("a=1;secret=x", "%zz"): a credential must not slip through
+// next to a malformed neighbour.
+func queryHasCredential(raw string) bool {
+	for raw != "" {
+		var pair string
+		if i := strings.IndexAny(raw, "&;"); i >= 0 {
+			pair, raw = raw[:i], raw[i+1:]
+		} else {
+			pair, raw = raw, ""
+		}
+		name, _, _ := strings.Cut(pair, "=")
+		if un, err := url.QueryUnescape(name); err == nil {
+			name = un
+		}
+		name = strings.TrimSpace(name)
+		for _, c := range queryCredentials {
+			if strings.EqualFold(name, c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// singleHeaders are the request headers that may appear once: a second
+// Authorization, Idempotency-Key or Consensus-Signature would leave it to
+// chance which one a reader takes (Go's Header.Get takes the first).
+var singleHeaders = []string{"Authorization", "Idempotency-Key", "Consensus-Signature"}
+
+// refuseRepeatedHeaders answers 400 to a request carrying one of
+// singleHeaders more than once, in any spelling of its name (the server
+// canonicalizes names, so "authorization" and "AUTHORIZATION" count
+// together), before anything reads it.
+func (s *Server) refuseRepeatedHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, name := range singleHeaders {
+			if len(r.Header.Values(name)) > 1 {
+				s.writeProblem(w, r, invalidField(name, "header must be sent once"))
+				return
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// boundDatabase gives the request a deadline of the database timeout, so
+// waiting for a pooled connection, connecting and every statement end by
+// then: a database that is down, unreachable or frozen answers 503
+// unavailable (the store reports room.ErrUnavailable) instead of holding
+// the client for as long as the outage lasts.
+func (s *Server) boundDatabase(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), s.dbTimeout)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// afterBody bounds the database work a handler does once it has read the
+// request body. boundDatabase's deadline started with the request, and a
+// body may take up to the server's read timeout to arrive: a slow but
+// legal upload must not leave its database work no time (and answer 503).
+// The body is in hand, so the client's cancellation no longer matters.
+func (s *Server) afterBody(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(r.Context()), s.dbTimeout)
 }
 
 func securityHeaders(next http.Handler) http.Handler {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -103,17 +104,28 @@ var problemTypes = []ProblemType{
 		Explanation: "Another request wrote the same record at the same moment, and this request recorded nothing. Retry it: a retried claim, or an event with the same Idempotency-Key, replays the first answer when the first request succeeded.",
 		Errors:      []error{room.ErrConflict}, Detail: "A concurrent request wrote the same record first; nothing was recorded. Retry the request."},
 	{Code: "payload-too-large", Status: 413, Title: "Request body too large",
-		Explanation: "The request body exceeds this route's limit: 1,024 bytes for exchange, 4,096 for claim, 20 KiB for events, 256 KiB for operator requests."},
+		Explanation: fmt.Sprintf("The request body exceeds this route's limit: %d bytes for exchange, %d for claim, %d for events, %d for creating an agreement, %d for revoke and resend. "+
+			"A limit counts the body as sent, less what optional \\u escapes add to its strings, so a legal body is never refused for how it is escaped; at most %d bytes of a claim are read.",
+			limitExchange.Bytes, limitClaim.Bytes, limitEvents.Bytes, limitCreate.Bytes, limitNoBody.Bytes, limitClaim.Wire)},
 	{Code: "unsupported-media-type", Status: 415, Title: "Unsupported media type",
-		Explanation: "Send request bodies as application/json."},
+		Explanation: "A request body must be sent with Content-Type: application/json (a charset parameter, if any, must be utf-8). A body without Content-Type, or of another media type, is not parsed. A request without a body needs no Content-Type."},
 	{Code: "rate-limited", Status: 429, Title: "Too many requests",
 		Explanation: "This client address sent too many exchange or claim requests. Wait the number of seconds in Retry-After."},
 	{Code: "internal", Status: 500, Title: "Internal error",
 		Explanation: "The service failed. Nothing was recorded unless a later read shows it. Quote the X-Request-Id header when reporting it.",
 		Detail:      "The request failed; quote the X-Request-Id header when reporting it."},
+	// The database is down, unreachable or slower than the configured
+	// timeout. It says nothing about the request, so it must never surface
+	// as unauthorized or not-found: a client would drop a valid token.
 	{Code: "unavailable", Status: 503, Title: "Service unavailable",
-		Explanation: "A dependency of the service, such as its database, is unreachable. Retry later."},
+		Explanation: "The service cannot reach its database, or the database did not answer in time. This says nothing about your credential or the resource: keep them. Retry after the number of seconds in Retry-After; retry an event with the same Idempotency-Key, which replays it if it was recorded.",
+		Errors:      []error{room.ErrUnavailable}, Detail: "The database is unavailable or too slow; retry after Retry-After seconds with the same request."},
 }
+
+// retryAfterUnavailable is the Retry-After of a 503, in seconds: long
+// enough that retrying clients do not pile onto a recovering database,
+// short enough that a restart is hardly noticed.
+const retryAfterUnavailable = "2"
 
 // problemByCode indexes problemTypes; the table is fixed, so it is built once.
 var problemByCode = func() map[string]ProblemType {
@@ -207,7 +219,11 @@ func matches(err error, targets []error) bool {
 // sees; the client never sees internals.
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	pt, detail, field, challenge := problemFor(err)
-	if pt.Status >= 500 {
+	switch {
+	case pt.Code == "unavailable":
+		// An outage, not a bug: logged, but not as an error per request.
+		s.log.WarnContext(r.Context(), "database unavailable", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
+	case pt.Status >= 500:
 		s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
 	}
 	var buf bytes.Buffer
@@ -218,6 +234,9 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 	h := w.Header()
 	if challenge != "" {
 		h.Set("WWW-Authenticate", challenge)
+	}
+	if pt.Code == "unavailable" {
+		h.Set("Retry-After", retryAfterUnavailable)
 	}
 	h.Set("Content-Type", "application/problem+json; charset=utf-8")
 	h.Set("Cache-Control", "no-store")

@@ -191,7 +191,7 @@ func TestWriteProblem(t *testing.T) {
 			code: "invalid-request", field: "inbox", detail: "inbox: is required"},
 		{name: "http field", err: invalidField("limit", "must be a whole number from 1 to 100"), code: "invalid-request", field: "limit",
 			detail: "limit: must be a whole number from 1 to 100"},
-		{name: "too large", err: tooLarge(10), code: "payload-too-large", detail: "the body must be at most 10 bytes"},
+		{name: "too large", err: tooLarge(bodyLimit{Bytes: 10, Wire: 10}), code: "payload-too-large", detail: "the body must be at most 10 bytes"},
 		{name: "session", err: &venue.UnauthorizedError{Scheme: venue.SchemeSession}, code: "unauthorized", challenge: venue.SchemeSession},
 		{name: "operator", err: &Error{Code: "unauthorized", Detail: "x", Challenge: operatorChallenge}, code: "unauthorized", challenge: operatorChallenge},
 		{name: "not found", err: fmt.Errorf("venue: exchange: %w: wrong secret", room.ErrNotFound), code: "not-found",
@@ -202,6 +202,8 @@ func TestWriteProblem(t *testing.T) {
 		{name: "resend", err: venue.ErrNotResendable, code: "not-resendable"},
 		{name: "unknown", err: errors.New("pgx: connection reset by db.internal:5432"), code: "internal", hidden: "db.internal", logged: true},
 		{name: "unknown code", err: &Error{Code: "no-such-code", Detail: "bug"}, code: "internal", logged: true},
+		{name: "database down", err: fmt.Errorf("store: get session: %w: %w", room.ErrUnavailable, errors.New("dial unix /run/db.sock: connect: refused")),
+			code: "unavailable", hidden: "db.sock", logged: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
@@ -222,6 +224,9 @@ func TestWriteProblem(t *testing.T) {
 			}
 			if tc.hidden != "" && strings.Contains(rec.Body.String(), tc.hidden) {
 				t.Errorf("the body shows %q: %s", tc.hidden, rec.Body)
+			}
+			if got, want := rec.Header().Get("Retry-After"), map[bool]string{true: "2"}[tc.code == "unavailable"]; got != want {
+				t.Errorf("Retry-After %q, want %q", got, want)
 			}
 			if got := rec.Header().Get("WWW-Authenticate"); got != tc.challenge {
 				t.Errorf("WWW-Authenticate %q, want %q", got, tc.challenge)

@@ -25,6 +25,7 @@ type Server struct {
 	healthTimeout time.Duration
 	edge          []func(http.Handler) http.Handler // client address and HSTS, first of all
 	requests      RequestObserver
+	dbTimeout     time.Duration
 }
 
 // Options configures a Server.
@@ -46,6 +47,9 @@ type Options struct {
 	HSTS bool
 	// Requests, when set, hears about every request (metrics).
 	Requests RequestObserver
+	// DBTimeout bounds the database work of each request on the agent and
+	// operator routes (CONSENSUS_DB_TIMEOUT); zero means 5 seconds.
+	DBTimeout time.Duration
 }
 
 // New builds a Server. It panics without a Pinger: health would otherwise
@@ -54,9 +58,12 @@ func New(o Options) *Server {
 	if o.Pinger == nil {
 		panic("httpapi: Options.Pinger is required")
 	}
+	if o.DBTimeout <= 0 {
+		o.DBTimeout = 5 * time.Second
+	}
 	return &Server{
 		venue: o.Venue, pinger: o.Pinger, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,
-		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: 2 * time.Second,
+		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: min(2*time.Second, o.DBTimeout), dbTimeout: o.DBTimeout,
 		edge:     []func(http.Handler) http.Handler{clientAddress(o.TrustedProxies), strictTransport(o.HSTS)},
 		requests: o.Requests,
 	}
@@ -66,7 +73,7 @@ func New(o Options) *Server {
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.edge...)
-	r.Use(s.requestID, s.logRequests, observeRequests(s.requests), s.recoverPanics, s.refuseQueryCredentials, securityHeaders)
+	r.Use(s.requestID, s.logRequests, observeRequests(s.requests), s.recoverPanics, s.refuseQueryCredentials, s.refuseRepeatedHeaders, securityHeaders)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, room.ErrNotFound)
 	})

@@ -57,14 +57,11 @@ func RenderArtifact(in ArtifactInput) string {
 			tableCell(e.Participant.DisplayName), e.Participant.ParticipantID, e.Participant.Kind, req, decision, event, at)
 	}
 	b.WriteString("\n## Locked revision\n\n")
-	b.WriteString("The revision as locked, reproduced from its Markdown with headings moved one level down:\n\n")
-	for _, line := range strings.Split(strings.TrimRight(in.Locked.Markdown, "\n"), "\n") {
-		if strings.HasPrefix(line, "#") {
-			line = "#" + line
-		}
-		b.WriteString(line)
-		b.WriteString("\n")
-	}
+	b.WriteString("The revision as locked, rendered as its Markdown is with headings one level down:\n\n")
+	// Rendered again from the canonical revision rather than copied from
+	// the stored Markdown: a revision locked before operator text was
+	// escaped must not bring a forged heading or row into the record.
+	b.WriteString(renderRevision(r, "##"))
 	writeCanonical(&b, in.Locked.Canonical)
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"net/mail"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // Binding constants (participant-binding/v1).
@@ -30,7 +31,10 @@ type Binding struct {
 }
 
 // NormalizeInbox trims and lower-cases an address and checks that it is a
-// single bare address (no display name, no angle brackets).
+// single bare address (no display name, no angle brackets) that the mail
+// transports can deliver: ASCII only, since they do not negotiate
+// SMTPUTF8 (an internationalized domain is accepted in its ASCII
+// "xn--" form).
 func NormalizeInbox(field, s string) (string, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	if s == "" {
@@ -38,6 +42,11 @@ func NormalizeInbox(field, s string) (string, error) {
 	}
 	if len(s) > MaxInbox {
 		return "", invalid(field, "must be at most %d bytes", MaxInbox)
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return "", invalid(field, `must be an ASCII address: invitations are sent without SMTPUTF8, so a non-ASCII mailbox cannot be delivered (write an internationalized domain in its "xn--" form)`)
+		}
 	}
 	a, err := mail.ParseAddress(s)
 	if err != nil || a.Address != s || a.Name != "" || !strings.Contains(s, "@") {

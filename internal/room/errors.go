@@ -30,6 +30,10 @@ var (
 	ErrClaimConflict = errors.New("this participant slot was already claimed with a different proof, inbox or runtime endpoint")
 	// ErrProofMismatch: the email proof or inbox is not this invitation's.
 	ErrProofMismatch = errors.New("the email proof or inbox does not match this invitation")
+	// ErrUnavailable: the database is down, unreachable or too slow. It
+	// says nothing about the request: it must never be answered as a bad
+	// credential or a missing resource, only as "retry later".
+	ErrUnavailable = errors.New("the database is unavailable or too slow")
 )
 
 // RevisionMismatchError is the ErrRevisionMismatch that Admit returns: it

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/consensus-md/consensus/internal/canon"
@@ -101,22 +102,58 @@ func ValidateText(field, s string, minLen, maxLen int) error {
 	return nil
 }
 
-// ValidateRevisionText checks title, objective and rules against the limits.
-func ValidateRevisionText(title, objective string, rules []string) error {
-	if err := ValidateText("title", title, 1, MaxTitle); err != nil {
+// ValidateLine checks a single-line operator field (a title, a display
+// name): ValidateText's rules, not blank, and no control character, line
+// or paragraph separator (a line break in a display name could forge the
+// marker lines of an invitation email) or bidirectional embedding,
+// override or isolate (which reorders how what follows it reads).
+func ValidateLine(field, s string, minLen, maxLen int) error {
+	if err := ValidateText(field, s, minLen, maxLen); err != nil {
 		return err
 	}
-	if strings.TrimSpace(title) == "" {
-		return invalid("title", "must not be blank")
+	if strings.TrimSpace(s) == "" {
+		return invalid(field, "must not be blank")
 	}
-	if err := ValidateText("objective", objective, 1, MaxObjective); err != nil {
+	for _, r := range s {
+		switch {
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+			return invalid(field, "must be one line: no line breaks, tabs or other control characters (U+%04X)", r)
+		case r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069':
+			return invalid(field, "must not contain bidirectional embedding, override or isolate characters (U+%04X)", r)
+		}
+	}
+	return nil
+}
+
+// ValidateMultiline checks multi-line operator text (an objective, a rule):
+// ValidateText's rules, and no control character but line breaks (LF, CR)
+// and tabs. An escape sequence could otherwise rewrite the record as a
+// terminal prints it.
+func ValidateMultiline(field, s string, minLen, maxLen int) error {
+	if err := ValidateText(field, s, minLen, maxLen); err != nil {
+		return err
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t' {
+			return invalid(field, "must not contain control characters other than line breaks and tabs (U+%04X)", r)
+		}
+	}
+	return nil
+}
+
+// ValidateRevisionText checks title, objective and rules against the limits.
+func ValidateRevisionText(title, objective string, rules []string) error {
+	if err := ValidateLine("title", title, 1, MaxTitle); err != nil {
+		return err
+	}
+	if err := ValidateMultiline("objective", objective, 1, MaxObjective); err != nil {
 		return err
 	}
 	if len(rules) > MaxRules {
 		return invalid("rules", "at most %d rules", MaxRules)
 	}
 	for i, r := range rules {
-		if err := ValidateText(fmt.Sprintf("rules[%d]", i), r, 1, MaxRule); err != nil {
+		if err := ValidateMultiline(fmt.Sprintf("rules[%d]", i), r, 1, MaxRule); err != nil {
 			return err
 		}
 	}
@@ -124,26 +161,33 @@ func ValidateRevisionText(title, objective string, rules []string) error {
 }
 
 // RenderMarkdown renders the revision deterministically: the same revision
-// always gives the same bytes.
+// always gives the same bytes. Operator text cannot add structure to it
+// (see markdownText).
 func RenderMarkdown(r Revision) string {
+	return renderRevision(r, "#")
+}
+
+// renderRevision renders the revision with its title heading at level h
+// ("#" for the revision's own Markdown, "##" inside CONSENSUS.md).
+func renderRevision(r Revision, h string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", oneLine(r.Title))
+	fmt.Fprintf(&b, "%s %s\n\n", h, oneLine(r.Title))
 	fmt.Fprintf(&b, "- Agreement: `%s`\n", r.AgreementID)
 	fmt.Fprintf(&b, "- Revision: %d\n", r.Revision)
 	fmt.Fprintf(&b, "- Decision rule: %s\n", r.DecisionRule)
 	fmt.Fprintf(&b, "- Deadline: %s\n", r.Deadline)
 	fmt.Fprintf(&b, "- Locked at: %s\n", r.LockedAt)
 	fmt.Fprintf(&b, "- Issuer: %s\n\n", r.Issuer)
-	b.WriteString("## Objective\n\n")
-	b.WriteString(r.Objective)
-	b.WriteString("\n\n## Rules\n\n")
+	b.WriteString(h + "# Objective\n\n")
+	b.WriteString(markdownText(r.Objective, ""))
+	b.WriteString("\n\n" + h + "# Rules\n\n")
 	if len(r.Rules) == 0 {
 		b.WriteString("No rules were stated.\n")
 	}
 	for i, rule := range r.Rules {
-		fmt.Fprintf(&b, "%d. %s\n", i+1, indentContinuation(rule))
+		fmt.Fprintf(&b, "%d. %s\n", i+1, markdownText(rule, "   "))
 	}
-	b.WriteString("\n## Participants\n\n")
+	b.WriteString("\n" + h + "# Participants\n\n")
 	b.WriteString("| Participant | Kind | Required | ID |\n| --- | --- | --- | --- |\n")
 	for _, p := range r.Participants {
 		req := "no"
@@ -153,16 +197,4 @@ func RenderMarkdown(r Revision) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | `%s` |\n", tableCell(p.DisplayName), p.Kind, req, p.ParticipantID)
 	}
 	return b.String()
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
-
-func indentContinuation(s string) string {
-	return strings.ReplaceAll(s, "\n", "\n   ")
-}
-
-func tableCell(s string) string {
-	return strings.ReplaceAll(oneLine(s), "|", "\\|")
 }

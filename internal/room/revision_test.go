@@ -1,6 +1,7 @@
 package room
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,63 @@ func TestRenderArtifactStatesTheRecord(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("artifact lacks %q", want)
 		}
+	}
+}
+
+// TestSingleLineFields (issue 14, defect 6): titles and display names
+// refuse every control character and line break (C0, DEL, C1 with NEL,
+// U+2028, U+2029) and the bidirectional overrides that reorder what
+// follows them; each refusal names the field.
+func TestSingleLineFields(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"Eve", "Zoë 🚀 <&> | # ` x", "شريك", "a\u200db"} {
+		if err := ValidateLine("title", ok, 1, MaxTitle); err != nil {
+			t.Errorf("rejected %q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"Eve\nAdmin", "Eve\rAdmin", "Eve\r\nAdmin", "Eve\tAdmin", "Eve\x1b[31m", "Eve\x7f", "Eve\u0085Admin", "Eve\u2028Admin", "Eve\u2029Admin",
+		"Eve\u202eevE", "Eve\u2066x\u2069", "a\x00b", "   ", ""} {
+		err := ValidateLine("participants[0].displayName", bad, 1, MaxDisplayName)
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != "participants[0].displayName" {
+			t.Errorf("%q: %v, want a validation error naming the field", bad, err)
+		}
+	}
+	if err := ValidateRevisionText("Line\nbreak", "o", nil); err == nil {
+		t.Error("a title with a line break was accepted")
+	}
+}
+
+// TestMultiLineFields: objectives and rules keep line breaks and tabs but
+// refuse other control characters (an escape sequence could rewrite a
+// record printed on a terminal).
+func TestMultiLineFields(t *testing.T) {
+	t.Parallel()
+	if err := ValidateRevisionText("t", "First line.\r\nSecond\tline.\n\n## Not a heading", []string{"a\nb"}); err != nil {
+		t.Errorf("rejected multi-line text: %v", err)
+	}
+	for _, bad := range []string{"a\x1b[2Jb", "a\x07", "a\u0085b", "a\x7f"} {
+		if err := ValidateRevisionText("t", bad, nil); err == nil {
+			t.Errorf("objective %q accepted", bad)
+		}
+		var ve *ValidationError
+		if err := ValidateRevisionText("t", "o", []string{"ok", bad}); !errors.As(err, &ve) || ve.Field != "rules[1]" {
+			t.Errorf("rule %q: %v", bad, err)
+		}
+	}
+}
+
+// TestInboxMustBeDeliverable (issue 14, defect 8): the transports send
+// without SMTPUTF8, so a non-ASCII address (mailbox or domain) is refused
+// when it is given, not when its email fails.
+func TestInboxMustBeDeliverable(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{"josé@agents.example", "agent@bücher.example", "ａgent@agents.example"} {
+		if _, err := NormalizeInbox("participants[0].email", bad); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+	if got, err := NormalizeInbox("email", "agent@xn--bcher-kva.example"); err != nil || got != "agent@xn--bcher-kva.example" {
+		t.Errorf("the ASCII form of an IDN domain: %q %v", got, err)
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,9 +22,10 @@ import (
 // runs one statement on its own; InTx runs several in one transaction.
 type Store struct {
 	queries
-	pool   *pgxpool.Pool
-	obs    Observer    // see SetObserver (ops.go)
-	schema schemaCheck // see SchemaCurrent (ops.go)
+	pool    *pgxpool.Pool
+	timeout time.Duration
+	obs     Observer    // see SetObserver (ops.go)
+	schema  schemaCheck // see SchemaCurrent (ops.go)
 }
 
 // Tx is one transaction. It has every row method of Store, plus those that
@@ -41,6 +45,28 @@ type queries struct {
 	q *dbsqlc.Queries
 	// emit takes what was written for the Observer; nil without one.
 	emit func(note)
+}
+
+// DefaultTimeout bounds connecting and each statement when Open is given
+// no WithTimeout (CONSENSUS_DB_TIMEOUT's default).
+const DefaultTimeout = 5 * time.Second
+
+// Option tunes Open.
+type Option func(*options)
+
+type options struct{ timeout time.Duration }
+
+// WithTimeout bounds how long the pool waits for the database: connecting
+// (dial, TLS and start-up), each statement on the server
+// (statement_timeout) and a rollback. Waiting for a pooled connection is
+// bounded by the caller's context, which a request sets to the same
+// timeout. A timeout of zero or less keeps DefaultTimeout.
+func WithTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.timeout = d
+		}
+	}
 }
 
 func pgxConfig(databaseURL string) (*pgxpool.Config, error) {
@@ -63,12 +89,35 @@ func pgxConfig(databaseURL string) (*pgxpool.Config, error) {
 // DefaultMaxConns is the pool size when DATABASE_URL sets no pool_max_conns.
 const DefaultMaxConns = 16
 
-// Open connects a pool and checks the server answers.
-func Open(ctx context.Context, databaseURL string) (*Store, error) {
+// bound applies the timeout to the serving pool's connections (not to
+// Migrate's, whose DDL may rightly run long).
+func bound(cfg *pgxpool.Config, timeout time.Duration) {
+	// A database that accepts a connection but never answers (frozen, or
+	// behind a black-holed network) must not hold a request longer than
+	// the timeout; a connect_timeout in the URL may only shorten it.
+	if cc := cfg.ConnConfig; cc.ConnectTimeout <= 0 || cc.ConnectTimeout > timeout {
+		cc.ConnectTimeout = timeout
+	}
+	// The server ends a statement that runs (or waits for a lock) longer,
+	// so a slow query frees its connection and its locks; the URL may set
+	// its own.
+	if _, ok := cfg.ConnConfig.RuntimeParams["statement_timeout"]; !ok {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(timeout.Milliseconds(), 10)
+	}
+}
+
+// Open connects a pool and checks the server answers. Without options,
+// DefaultTimeout bounds connecting and statements (see WithTimeout).
+func Open(ctx context.Context, databaseURL string, opts ...Option) (*Store, error) {
+	o := options{timeout: DefaultTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	cfg, err := pgxConfig(databaseURL)
 	if err != nil {
 		return nil, err
 	}
+	bound(cfg, o.timeout)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: connect: %w", err)
@@ -79,7 +128,7 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: connect: %w", err)
 	}
-	return &Store{queries: queries{q: dbsqlc.New(pool)}, pool: pool}, nil
+	return &Store{queries: queries{q: dbsqlc.New(pool)}, pool: pool, timeout: o.timeout}, nil
 }
 
 // Close closes the pool.
@@ -97,7 +146,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
 		err = s.inTxOnce(ctx, fn)
-		if !retryable(err) {
+		if !retryable(err) || ctx.Err() != nil {
 			return err
 		}
 		time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
@@ -108,9 +157,15 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
+		return interpretError("begin", err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit this is a no-op
+	// The rollback outlives a cancelled request (the transaction must end)
+	// but not a frozen database: it gets its own bound.
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+		defer cancel()
+		_ = tx.Rollback(rctx) // after Commit this is a no-op
+	}()
 	t := &Tx{queries: queries{q: dbsqlc.New(tx)}, tx: tx}
 	var notes []note // told to the observer once committed
 	if s.obs != nil {
@@ -137,9 +192,10 @@ func retryable(err error) bool {
 
 // interpretError is the one place driver errors become domain errors: no
 // rows is room.ErrNotFound, a unique violation room.ErrConflict naming the
-// constraint. Any other error is wrapped with op and keeps its cause, so
-// InTx still recognizes a serialization failure and callers a cancelled
-// context.
+// constraint, and a database that is down, unreachable or too slow
+// room.ErrUnavailable (see unavailable). Every error but the first two is
+// wrapped with op and keeps its cause, so InTx still recognizes a
+// serialization failure and the log shows what failed.
 func interpretError(op string, err error) error {
 	if err == nil {
 		return nil
@@ -151,5 +207,26 @@ func interpretError(op string, err error) error {
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		return fmt.Errorf("%w: %s", room.ErrConflict, pgErr.ConstraintName)
 	}
+	if unavailable(err) {
+		return fmt.Errorf("store: %s: %w: %w", op, room.ErrUnavailable, err)
+	}
 	return fmt.Errorf("store: %s: %w", op, err)
+}
+
+// unavailable reports an error that says the database could not be reached
+// or did not answer in time, as opposed to one about the statement: the
+// request's deadline or cancellation, a failed or lost connection, and the
+// server's own refusals (SQLSTATE class 08 connection exception, 53
+// insufficient resources, 57 operator intervention: shutdown, start-up,
+// statement_timeout).
+func unavailable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "53") || strings.HasPrefix(pgErr.Code, "57")
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.Timeout(err) || pgconn.SafeToRetry(err) ||
+		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }

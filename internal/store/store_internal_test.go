@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -43,6 +46,41 @@ func TestInterpretError(t *testing.T) {
 	}
 	if retryable(interpretError("op", &pgconn.PgError{Code: "23503"})) {
 		t.Fatal("a foreign key violation is not worth retrying")
+	}
+}
+
+// TestInterpretErrorUnavailable (issue 14, defect 2): every way a database
+// can be down, unreachable or too slow is room.ErrUnavailable, keeping its
+// cause for the log; a query's own failure is not.
+func TestInterpretErrorUnavailable(t *testing.T) {
+	t.Parallel()
+	for name, cause := range map[string]error{
+		"deadline":           context.DeadlineExceeded,
+		"cancelled":          context.Canceled,
+		"refused":            &net.OpError{Op: "dial", Net: "unix", Err: syscall.ECONNREFUSED},
+		"connection lost":    io.ErrUnexpectedEOF,
+		"closed":             io.EOF,
+		"conn closed":        pgconn.ErrConnClosed,
+		"statement timeout":  &pgconn.PgError{Code: "57014"},
+		"admin shutdown":     &pgconn.PgError{Code: "57P01"},
+		"starting up":        &pgconn.PgError{Code: "57P03"},
+		"connection failure": &pgconn.PgError{Code: "08006"},
+		"too many clients":   &pgconn.PgError{Code: "53300"},
+		"disk full":          &pgconn.PgError{Code: "53100"},
+	} {
+		err := interpretError("get agreement", fmt.Errorf("wrapped: %w", cause))
+		if !errors.Is(err, room.ErrUnavailable) || !errors.Is(err, cause) {
+			t.Errorf("%s: %v is not unavailable with its cause", name, err)
+		}
+	}
+	for name, cause := range map[string]error{
+		"syntax":      &pgconn.PgError{Code: "42601"},
+		"foreign key": &pgconn.PgError{Code: "23503"},
+		"scan":        errors.New("can't scan into dest[0]"),
+	} {
+		if err := interpretError("get agreement", cause); errors.Is(err, room.ErrUnavailable) {
+			t.Errorf("%s: %v counted as unavailable", name, err)
+		}
 	}
 }
 

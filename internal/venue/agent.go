@@ -144,11 +144,15 @@ type SessionGrant struct {
 // AuthSession checks a Consensus-Session token for the invitation in the
 // path: unknown, expired or another invitation's session is
 // *UnauthorizedError; an invitation no longer usable (revoked, expired,
-// human) is room.ErrNotFound.
+// human) is room.ErrNotFound; a database failure (room.ErrUnavailable)
+// comes back as it is, never as a verdict on the token.
 func (v *Venue) AuthSession(ctx context.Context, invitationID, sessionToken string) (*SessionGrant, error) {
 	now := v.now()
 	hash := secret.Hash(sessionToken)
 	sess, err := v.Store.SessionGet(ctx, hash)
+	if err != nil && !errors.Is(err, room.ErrNotFound) {
+		return nil, err
+	}
 	if err != nil || sess.InvitationID.String() != invitationID || !now.Before(sess.ExpiresAt) {
 		return nil, &UnauthorizedError{Scheme: SchemeSession}
 	}
@@ -321,9 +325,10 @@ func NewParticipantCredential(invitationID, token string) ParticipantCredential 
 
 // AuthParticipant checks a participant token for the invitation in the
 // path: unknown, revoked or another invitation's token is
-// *UnauthorizedError. It is one indexed lookup. A write checks the token
-// again under the agreement's lock (R-SEC-6); a read is answered as of this
-// check.
+// *UnauthorizedError; a database failure (room.ErrUnavailable) comes back as
+// it is, never as a verdict on the token. It is one indexed lookup. A write
+// checks the token again under the agreement's lock (R-SEC-6); a read is
+// answered as of this check.
 func (v *Venue) AuthParticipant(ctx context.Context, invitationID, token string) (*Principal, error) {
 	return v.authParticipant(ctx, NewParticipantCredential(invitationID, token))
 }

@@ -92,7 +92,7 @@ func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, 
 	anyRequired := false
 	for i, p := range in.Participants {
 		field := fmt.Sprintf("participants[%d]", i)
-		if err := room.ValidateText(field+".displayName", p.DisplayName, 1, room.MaxDisplayName); err != nil {
+		if err := room.ValidateLine(field+".displayName", p.DisplayName, 1, room.MaxDisplayName); err != nil {
 			return nil, err
 		}
 		if p.Kind != room.KindAgent && p.Kind != room.KindHuman {

@@ -36,6 +36,7 @@ func TestStartRefusesEachSetting(t *testing.T) {
 	cases := map[string]map[string]string{
 		"CONSENSUS_ENV":                 {"CONSENSUS_ENV": "staging"},
 		"DATABASE_URL":                  {"DATABASE_URL": ""},
+		"CONSENSUS_DB_TIMEOUT":          {"CONSENSUS_DB_TIMEOUT": "2h"},
 		"CONSENSUS_LISTEN":              {"CONSENSUS_LISTEN": "8080"},
 		"CONSENSUS_PUBLIC_ORIGIN":       {"CONSENSUS_PUBLIC_ORIGIN": "http://consensus.example"},
 		"CONSENSUS_OPERATOR_TOKEN":      {"CONSENSUS_OPERATOR_TOKEN": ""},

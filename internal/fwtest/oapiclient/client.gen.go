@@ -164,13 +164,13 @@ func (e CapabilitiesLimitsEventBodyCharacters) Valid() bool {
 
 // Defines values for CapabilitiesLimitsEventsBodyBytes.
 const (
-	N20480 CapabilitiesLimitsEventsBodyBytes = 20480
+	CapabilitiesLimitsEventsBodyBytesN65536 CapabilitiesLimitsEventsBodyBytes = 65536
 )
 
 // Valid indicates whether the value is a known member of the CapabilitiesLimitsEventsBodyBytes enum.
 func (e CapabilitiesLimitsEventsBodyBytes) Valid() bool {
 	switch e {
-	case N20480:
+	case CapabilitiesLimitsEventsBodyBytesN65536:
 		return true
 	default:
 		return false
@@ -194,13 +194,13 @@ func (e CapabilitiesLimitsEventsPerParticipantPerRevision) Valid() bool {
 
 // Defines values for CapabilitiesLimitsExchangeBodyBytes.
 const (
-	N1024 CapabilitiesLimitsExchangeBodyBytes = 1024
+	CapabilitiesLimitsExchangeBodyBytesN1024 CapabilitiesLimitsExchangeBodyBytes = 1024
 )
 
 // Valid indicates whether the value is a known member of the CapabilitiesLimitsExchangeBodyBytes enum.
 func (e CapabilitiesLimitsExchangeBodyBytes) Valid() bool {
 	switch e {
-	case N1024:
+	case CapabilitiesLimitsExchangeBodyBytesN1024:
 		return true
 	default:
 		return false
@@ -216,6 +216,51 @@ const (
 func (e CapabilitiesLimitsIdempotencyKeyPattern) Valid() bool {
 	switch e {
 	case CaretAZaZ098128:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CapabilitiesLimitsReadBodyBytesClaim.
+const (
+	N16384 CapabilitiesLimitsReadBodyBytesClaim = 16384
+)
+
+// Valid indicates whether the value is a known member of the CapabilitiesLimitsReadBodyBytesClaim enum.
+func (e CapabilitiesLimitsReadBodyBytesClaim) Valid() bool {
+	switch e {
+	case N16384:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CapabilitiesLimitsReadBodyBytesEvents.
+const (
+	CapabilitiesLimitsReadBodyBytesEventsN65536 CapabilitiesLimitsReadBodyBytesEvents = 65536
+)
+
+// Valid indicates whether the value is a known member of the CapabilitiesLimitsReadBodyBytesEvents enum.
+func (e CapabilitiesLimitsReadBodyBytesEvents) Valid() bool {
+	switch e {
+	case CapabilitiesLimitsReadBodyBytesEventsN65536:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CapabilitiesLimitsReadBodyBytesExchange.
+const (
+	CapabilitiesLimitsReadBodyBytesExchangeN1024 CapabilitiesLimitsReadBodyBytesExchange = 1024
+)
+
+// Valid indicates whether the value is a known member of the CapabilitiesLimitsReadBodyBytesExchange enum.
+func (e CapabilitiesLimitsReadBodyBytesExchange) Valid() bool {
+	switch e {
+	case CapabilitiesLimitsReadBodyBytesExchangeN1024:
 		return true
 	default:
 		return false
@@ -1033,15 +1078,27 @@ type Capabilities struct {
 		Room     Endpoint `json:"room"`
 	} `json:"endpoints"`
 	Limits struct {
-		ClaimBodyBytes                  CapabilitiesLimitsClaimBodyBytes                  `json:"claimBodyBytes"`
-		EventBodyCharacters             CapabilitiesLimitsEventBodyCharacters             `json:"eventBodyCharacters"`
+		// ClaimBodyBytes Claim body limit, counted as sent less what optional `\u` escapes add to strings.
+		ClaimBodyBytes      CapabilitiesLimitsClaimBodyBytes      `json:"claimBodyBytes"`
+		EventBodyCharacters CapabilitiesLimitsEventBodyCharacters `json:"eventBodyCharacters"`
+
+		// EventsBodyBytes Events body limit, counted as sent less what optional `\u` escapes add to strings.
 		EventsBodyBytes                 CapabilitiesLimitsEventsBodyBytes                 `json:"eventsBodyBytes"`
 		EventsPerParticipantPerRevision CapabilitiesLimitsEventsPerParticipantPerRevision `json:"eventsPerParticipantPerRevision"`
-		ExchangeBodyBytes               CapabilitiesLimitsExchangeBodyBytes               `json:"exchangeBodyBytes"`
-		IdempotencyKeyPattern           CapabilitiesLimitsIdempotencyKeyPattern           `json:"idempotencyKeyPattern"`
+
+		// ExchangeBodyBytes Exchange body limit, counted as sent less what optional `\u` escapes add to strings.
+		ExchangeBodyBytes     CapabilitiesLimitsExchangeBodyBytes     `json:"exchangeBodyBytes"`
+		IdempotencyKeyPattern CapabilitiesLimitsIdempotencyKeyPattern `json:"idempotencyKeyPattern"`
 
 		// RateLimitPerMinute Exchange and claim requests a minute per client address and route; 0 when this deployment sets no limit.
-		RateLimitPerMinute     int                                      `json:"rateLimitPerMinute"`
+		RateLimitPerMinute int `json:"rateLimitPerMinute"`
+
+		// ReadBodyBytes The most each route reads as sent, before parsing; at least the longest encoding (every character escaped) of its longest legal body.
+		ReadBodyBytes struct {
+			Claim    CapabilitiesLimitsReadBodyBytesClaim    `json:"claim"`
+			Events   CapabilitiesLimitsReadBodyBytesEvents   `json:"events"`
+			Exchange CapabilitiesLimitsReadBodyBytesExchange `json:"exchange"`
+		} `json:"readBodyBytes"`
 		SessionLifetimeSeconds CapabilitiesLimitsSessionLifetimeSeconds `json:"sessionLifetimeSeconds"`
 	} `json:"limits"`
 
@@ -1084,23 +1141,32 @@ type CapabilitiesCredentialsAcceptedBy string
 // CapabilitiesCredentialsScheme defines model for Capabilities.Credentials.Scheme.
 type CapabilitiesCredentialsScheme string
 
-// CapabilitiesLimitsClaimBodyBytes defines model for Capabilities.Limits.ClaimBodyBytes.
+// CapabilitiesLimitsClaimBodyBytes Claim body limit, counted as sent less what optional `\u` escapes add to strings.
 type CapabilitiesLimitsClaimBodyBytes int
 
 // CapabilitiesLimitsEventBodyCharacters defines model for Capabilities.Limits.EventBodyCharacters.
 type CapabilitiesLimitsEventBodyCharacters int
 
-// CapabilitiesLimitsEventsBodyBytes defines model for Capabilities.Limits.EventsBodyBytes.
+// CapabilitiesLimitsEventsBodyBytes Events body limit, counted as sent less what optional `\u` escapes add to strings.
 type CapabilitiesLimitsEventsBodyBytes int
 
 // CapabilitiesLimitsEventsPerParticipantPerRevision defines model for Capabilities.Limits.EventsPerParticipantPerRevision.
 type CapabilitiesLimitsEventsPerParticipantPerRevision int
 
-// CapabilitiesLimitsExchangeBodyBytes defines model for Capabilities.Limits.ExchangeBodyBytes.
+// CapabilitiesLimitsExchangeBodyBytes Exchange body limit, counted as sent less what optional `\u` escapes add to strings.
 type CapabilitiesLimitsExchangeBodyBytes int
 
 // CapabilitiesLimitsIdempotencyKeyPattern defines model for Capabilities.Limits.IdempotencyKeyPattern.
 type CapabilitiesLimitsIdempotencyKeyPattern string
+
+// CapabilitiesLimitsReadBodyBytesClaim defines model for Capabilities.Limits.ReadBodyBytes.Claim.
+type CapabilitiesLimitsReadBodyBytesClaim int
+
+// CapabilitiesLimitsReadBodyBytesEvents defines model for Capabilities.Limits.ReadBodyBytes.Events.
+type CapabilitiesLimitsReadBodyBytesEvents int
+
+// CapabilitiesLimitsReadBodyBytesExchange defines model for Capabilities.Limits.ReadBodyBytes.Exchange.
+type CapabilitiesLimitsReadBodyBytesExchange int
 
 // CapabilitiesLimitsSessionLifetimeSeconds defines model for Capabilities.Limits.SessionLifetimeSeconds.
 type CapabilitiesLimitsSessionLifetimeSeconds int
@@ -1578,7 +1644,9 @@ type Room struct {
 		DecidedAt *NullableInstant `json:"decidedAt"`
 
 		// Decision A terminal decision, or null before one is made.
-		Decision      *TerminalAction `json:"decision"`
+		Decision *TerminalAction `json:"decision"`
+
+		// DisplayName One line, not blank, as the title.
 		DisplayName   string          `json:"displayName"`
 		Kind          Kind            `json:"kind"`
 		ParticipantId Uuid            `json:"participantId"`
@@ -1660,6 +1728,9 @@ type TooManyRequests = Problem
 
 // Unauthorized RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
 type Unauthorized = Problem
+
+// Unavailable RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
+type Unavailable = Problem
 
 // UnsupportedMediaType RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
 type UnsupportedMediaType = Problem
@@ -1881,7 +1952,9 @@ type ClientInterface interface {
 	// returns the durable participant token. The token is derived from the binding, so an
 	// identical proof, normalized inbox and runtime endpoint replay the same token and
 	// digest; a different claim after the first is `409 claim-conflict`. A session may claim
-	// any number of times within its lifetime. The body is limited to 4,096 bytes.
+	// any number of times within its lifetime. The body is limited to 4,096 bytes, counted
+	// with each string in its shortest JSON escaping (a `\u` escape the encoder chose does not
+	// count against it); at most 16,384 bytes are read.
 	// Errors: malformed input 400; a proof that is not this invitation's or another inbox
 	// 403 `proof-mismatch`; an invalid, expired or revoked invitation the generic 404; a
 	// missing, expired or wrong-kind session 401.
@@ -1906,7 +1979,9 @@ type ClientInterface interface {
 	// returns the durable participant token. The token is derived from the binding, so an
 	// identical proof, normalized inbox and runtime endpoint replay the same token and
 	// digest; a different claim after the first is `409 claim-conflict`. A session may claim
-	// any number of times within its lifetime. The body is limited to 4,096 bytes.
+	// any number of times within its lifetime. The body is limited to 4,096 bytes, counted
+	// with each string in its shortest JSON escaping (a `\u` escape the encoder chose does not
+	// count against it); at most 16,384 bytes are read.
 	// Errors: malformed input 400; a proof that is not this invitation's or another inbox
 	// 403 `proof-mismatch`; an invalid, expired or revoked invitation the generic 404; a
 	// missing, expired or wrong-kind session 401.
@@ -1933,7 +2008,9 @@ type ClientInterface interface {
 	// command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 	// and hashes it: the same `Idempotency-Key` with the same command replays the original
 	// event (200), with a different command it is `409 idempotency-key-reused`. Keys are
-	// scoped per participant. The body is limited to 20,480 bytes.
+	// scoped per participant. The body is limited to 65,536 bytes, which holds the longest
+	// legal body however it is escaped (4,000 astral characters as surrogate-pair `\u` escapes
+	// are 48,000 bytes).
 	//
 	// A participant that bound a key at claim signs every event: `Consensus-Signature` is its
 	// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
@@ -1961,7 +2038,9 @@ type ClientInterface interface {
 	// command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 	// and hashes it: the same `Idempotency-Key` with the same command replays the original
 	// event (200), with a different command it is `409 idempotency-key-reused`. Keys are
-	// scoped per participant. The body is limited to 20,480 bytes.
+	// scoped per participant. The body is limited to 65,536 bytes, which holds the longest
+	// legal body however it is escaped (4,000 astral characters as surrogate-pair `\u` escapes
+	// are 48,000 bytes).
 	//
 	// A participant that bound a key at claim signs every event: `Consensus-Signature` is its
 	// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
@@ -2119,7 +2198,9 @@ func (c *Client) HeadArtifact(ctx context.Context, invitationId InvitationId, pa
 // returns the durable participant token. The token is derived from the binding, so an
 // identical proof, normalized inbox and runtime endpoint replay the same token and
 // digest; a different claim after the first is `409 claim-conflict`. A session may claim
-// any number of times within its lifetime. The body is limited to 4,096 bytes.
+// any number of times within its lifetime. The body is limited to 4,096 bytes, counted
+// with each string in its shortest JSON escaping (a `\u` escape the encoder chose does not
+// count against it); at most 16,384 bytes are read.
 // Errors: malformed input 400; a proof that is not this invitation's or another inbox
 // 403 `proof-mismatch`; an invalid, expired or revoked invitation the generic 404; a
 // missing, expired or wrong-kind session 401.
@@ -2154,7 +2235,9 @@ func (c *Client) ClaimSlotWithBody(ctx context.Context, invitationId InvitationI
 // returns the durable participant token. The token is derived from the binding, so an
 // identical proof, normalized inbox and runtime endpoint replay the same token and
 // digest; a different claim after the first is `409 claim-conflict`. A session may claim
-// any number of times within its lifetime. The body is limited to 4,096 bytes.
+// any number of times within its lifetime. The body is limited to 4,096 bytes, counted
+// with each string in its shortest JSON escaping (a `\u` escape the encoder chose does not
+// count against it); at most 16,384 bytes are read.
 // Errors: malformed input 400; a proof that is not this invitation's or another inbox
 // 403 `proof-mismatch`; an invalid, expired or revoked invitation the generic 404; a
 // missing, expired or wrong-kind session 401.
@@ -2191,7 +2274,9 @@ func (c *Client) ClaimSlot(ctx context.Context, invitationId InvitationId, body 
 // command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 // and hashes it: the same `Idempotency-Key` with the same command replays the original
 // event (200), with a different command it is `409 idempotency-key-reused`. Keys are
-// scoped per participant. The body is limited to 20,480 bytes.
+// scoped per participant. The body is limited to 65,536 bytes, which holds the longest
+// legal body however it is escaped (4,000 astral characters as surrogate-pair `\u` escapes
+// are 48,000 bytes).
 //
 // A participant that bound a key at claim signs every event: `Consensus-Signature` is its
 // Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
@@ -2229,7 +2314,9 @@ func (c *Client) PostEventWithBody(ctx context.Context, invitationId InvitationI
 // command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 // and hashes it: the same `Idempotency-Key` with the same command replays the original
 // event (200), with a different command it is `409 idempotency-key-reused`. Keys are
-// scoped per participant. The body is limited to 20,480 bytes.
+// scoped per participant. The body is limited to 65,536 bytes, which holds the longest
+// legal body however it is escaped (4,000 astral characters as surrogate-pair `\u` escapes
+// are 48,000 bytes).
 //
 // A participant that bound a key at claim signs every event: `Consensus-Signature` is its
 // Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
@@ -2863,7 +2950,9 @@ type ClientWithResponsesInterface interface {
 	// returns the durable participant token. The token is derived from the binding, so an
 	// identical proof, normalized inbox and runtime endpoint replay the same token and
 	// digest; a different claim after the first is `409 claim-conflict`. A session may claim
-	// any number of times within its lifetime. The body is limited to 4,096 bytes.
+	// any number of times within its lifetime. The body is limited to 4,096 bytes, counted
+	// with each string in its shortest JSON escaping (a `\u` escape the encoder chose does not
+	// count against it); at most 16,384 bytes are read.
 	// Errors: malformed input 400; a proof that is not this invitation's or another inbox
 	// 403 `proof-mismatch`; an invalid, expired or revoked invitation the generic 404; a
 	// missing, expired or wrong-kind session 401.
@@ -2888,7 +2977,9 @@ type ClientWithResponsesInterface interface {
 	// returns the durable participant token. The token is derived from the binding, so an
 	// identical proof, normalized inbox and runtime endpoint replay the same token and
 	// digest; a different claim after the first is `409 claim-conflict`. A session may claim
-	// any number of times within its lifetime. The body is limited to 4,096 bytes.
+	// any number of times within its lifetime. The body is limited to 4,096 bytes, counted
+	// with each string in its shortest JSON escaping (a `\u` escape the encoder chose does not
+	// count against it); at most 16,384 bytes are read.
 	// Errors: malformed input 400; a proof that is not this invitation's or another inbox
 	// 403 `proof-mismatch`; an invalid, expired or revoked invitation the generic 404; a
 	// missing, expired or wrong-kind session 401.
@@ -2915,7 +3006,9 @@ type ClientWithResponsesInterface interface {
 	// command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 	// and hashes it: the same `Idempotency-Key` with the same command replays the original
 	// event (200), with a different command it is `409 idempotency-key-reused`. Keys are
-	// scoped per participant. The body is limited to 20,480 bytes.
+	// scoped per participant. The body is limited to 65,536 bytes, which holds the longest
+	// legal body however it is escaped (4,000 astral characters as surrogate-pair `\u` escapes
+	// are 48,000 bytes).
 	//
 	// A participant that bound a key at claim signs every event: `Consensus-Signature` is its
 	// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
@@ -2943,7 +3036,9 @@ type ClientWithResponsesInterface interface {
 	// command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 	// and hashes it: the same `Idempotency-Key` with the same command replays the original
 	// event (200), with a different command it is `409 idempotency-key-reused`. Keys are
-	// scoped per participant. The body is limited to 20,480 bytes.
+	// scoped per participant. The body is limited to 65,536 bytes, which holds the longest
+	// legal body however it is escaped (4,000 astral characters as surrogate-pair `\u` escapes
+	// are 48,000 bytes).
 	//
 	// A participant that bound a key at claim signs every event: `Consensus-Signature` is its
 	// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
@@ -3244,6 +3339,13 @@ type GetArtifactResponse500Headers struct {
 	XRequestId   string
 }
 
+// GetArtifactResponse503Headers the declared response headers of an HTTP 503 response for GetArtifact
+type GetArtifactResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
 type GetArtifactResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3255,6 +3357,8 @@ type GetArtifactResponse struct {
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetArtifactResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
@@ -3267,6 +3371,8 @@ type GetArtifactResponse struct {
 	Headers404 *GetArtifactResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetArtifactResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetArtifactResponse503Headers
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -3287,6 +3393,11 @@ func (r GetArtifactResponse) GetApplicationproblemJSON404() *NotFound {
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r GetArtifactResponse) GetApplicationproblemJSON500() *Internal {
 	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetArtifactResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -3363,6 +3474,13 @@ type HeadArtifactResponse500Headers struct {
 	XRequestId   string
 }
 
+// HeadArtifactResponse503Headers the declared response headers of an HTTP 503 response for HeadArtifact
+type HeadArtifactResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
 type HeadArtifactResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3374,6 +3492,8 @@ type HeadArtifactResponse struct {
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *HeadArtifactResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
@@ -3386,6 +3506,8 @@ type HeadArtifactResponse struct {
 	Headers404 *HeadArtifactResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *HeadArtifactResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *HeadArtifactResponse503Headers
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -3406,6 +3528,11 @@ func (r HeadArtifactResponse) GetApplicationproblemJSON404() *NotFound {
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r HeadArtifactResponse) GetApplicationproblemJSON500() *Internal {
 	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r HeadArtifactResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -3499,6 +3626,13 @@ type ClaimSlotResponse500Headers struct {
 	XRequestId   string
 }
 
+// ClaimSlotResponse503Headers the declared response headers of an HTTP 503 response for ClaimSlot
+type ClaimSlotResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
 type ClaimSlotResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3522,6 +3656,8 @@ type ClaimSlotResponse struct {
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ClaimSlotResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -3542,6 +3678,8 @@ type ClaimSlotResponse struct {
 	Headers429 *ClaimSlotResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ClaimSlotResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ClaimSlotResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3592,6 +3730,11 @@ func (r ClaimSlotResponse) GetApplicationproblemJSON429() *TooManyRequests {
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r ClaimSlotResponse) GetApplicationproblemJSON500() *Internal {
 	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ClaimSlotResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -3672,6 +3815,13 @@ type PostEventResponse500Headers struct {
 	XRequestId   string
 }
 
+// PostEventResponse503Headers the declared response headers of an HTTP 503 response for PostEvent
+type PostEventResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
 type PostEventResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3691,6 +3841,8 @@ type PostEventResponse struct {
 	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostEventResponse200Headers
 	// Headers201 the parsed response headers for an HTTP 201 response
@@ -3707,6 +3859,8 @@ type PostEventResponse struct {
 	Headers415 *PostEventResponse415Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostEventResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostEventResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3747,6 +3901,11 @@ func (r PostEventResponse) GetApplicationproblemJSON415() *UnsupportedMediaType 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r PostEventResponse) GetApplicationproblemJSON500() *Internal {
 	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PostEventResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -3821,6 +3980,13 @@ type ExchangeInvitationResponse500Headers struct {
 	XRequestId   string
 }
 
+// ExchangeInvitationResponse503Headers the declared response headers of an HTTP 503 response for ExchangeInvitation
+type ExchangeInvitationResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
 type ExchangeInvitationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3838,6 +4004,8 @@ type ExchangeInvitationResponse struct {
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExchangeInvitationResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -3852,6 +4020,8 @@ type ExchangeInvitationResponse struct {
 	Headers429 *ExchangeInvitationResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ExchangeInvitationResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExchangeInvitationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3887,6 +4057,11 @@ func (r ExchangeInvitationResponse) GetApplicationproblemJSON429() *TooManyReque
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r ExchangeInvitationResponse) GetApplicationproblemJSON500() *Internal {
 	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ExchangeInvitationResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4071,6 +4246,13 @@ type ReadRoomResponse500Headers struct {
 	XRequestId   string
 }
 
+// ReadRoomResponse503Headers the declared response headers of an HTTP 503 response for ReadRoom
+type ReadRoomResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
 type ReadRoomResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4082,6 +4264,8 @@ type ReadRoomResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ReadRoomResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
@@ -4092,6 +4276,8 @@ type ReadRoomResponse struct {
 	Headers401 *ReadRoomResponse401Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ReadRoomResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReadRoomResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4112,6 +4298,11 @@ func (r ReadRoomResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r ReadRoomResponse) GetApplicationproblemJSON500() *Internal {
 	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ReadRoomResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4214,7 +4405,9 @@ func (c *ClientWithResponses) HeadArtifactWithResponse(ctx context.Context, invi
 // returns the durable participant token. The token is derived from the binding, so an
 // identical proof, normalized inbox and runtime endpoint replay the same token and
 // digest; a different claim after the first is `409 claim-conflict`. A session may claim
-// any number of times within its lifetime. The body is limited to 4,096 bytes.
+// any number of times within its lifetime. The body is limited to 4,096 bytes, counted
+// with each string in its shortest JSON escaping (a `\u` escape the encoder chose does not
+// count against it); at most 16,384 bytes are read.
 // Errors: malformed input 400; a proof that is not this invitation's or another inbox
 // 403 `proof-mismatch`; an invalid, expired or revoked invitation the generic 404; a
 // missing, expired or wrong-kind session 401.
@@ -4245,7 +4438,9 @@ func (c *ClientWithResponses) ClaimSlotWithBodyWithResponse(ctx context.Context,
 // returns the durable participant token. The token is derived from the binding, so an
 // identical proof, normalized inbox and runtime endpoint replay the same token and
 // digest; a different claim after the first is `409 claim-conflict`. A session may claim
-// any number of times within its lifetime. The body is limited to 4,096 bytes.
+// any number of times within its lifetime. The body is limited to 4,096 bytes, counted
+// with each string in its shortest JSON escaping (a `\u` escape the encoder chose does not
+// count against it); at most 16,384 bytes are read.
 // Errors: malformed input 400; a proof that is not this invitation's or another inbox
 // 403 `proof-mismatch`; an invalid, expired or revoked invitation the generic 404; a
 // missing, expired or wrong-kind session 401.
@@ -4278,7 +4473,9 @@ func (c *ClientWithResponses) ClaimSlotWithResponse(ctx context.Context, invitat
 // command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 // and hashes it: the same `Idempotency-Key` with the same command replays the original
 // event (200), with a different command it is `409 idempotency-key-reused`. Keys are
-// scoped per participant. The body is limited to 20,480 bytes.
+// scoped per participant. The body is limited to 65,536 bytes, which holds the longest
+// legal body however it is escaped (4,000 astral characters as surrogate-pair `\u` escapes
+// are 48,000 bytes).
 //
 // A participant that bound a key at claim signs every event: `Consensus-Signature` is its
 // Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
@@ -4312,7 +4509,9 @@ func (c *ClientWithResponses) PostEventWithBodyWithResponse(ctx context.Context,
 // command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 // and hashes it: the same `Idempotency-Key` with the same command replays the original
 // event (200), with a different command it is `409 idempotency-key-reused`. Keys are
-// scoped per participant. The body is limited to 20,480 bytes.
+// scoped per participant. The body is limited to 65,536 bytes, which holds the longest
+// legal body however it is escaped (4,000 astral characters as surrogate-pair `\u` escapes
+// are 48,000 bytes).
 //
 // A participant that bound a key at claim signs every event: `Consensus-Signature` is its
 // Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
@@ -4681,6 +4880,13 @@ func ParseGetArtifactResponse(rsp *http.Response) (*GetArtifactResponse, error) 
 		}
 		response.ApplicationproblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -4849,6 +5055,30 @@ func ParseGetArtifactResponse(rsp *http.Response) (*GetArtifactResponse, error) 
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetArtifactResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -4898,6 +5128,13 @@ func ParseHeadArtifactResponse(rsp *http.Response) (*HeadArtifactResponse, error
 			return nil, err
 		}
 		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
 
 	}
 
@@ -5067,6 +5304,30 @@ func ParseHeadArtifactResponse(rsp *http.Response) (*HeadArtifactResponse, error
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers HeadArtifactResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -5155,6 +5416,13 @@ func ParseClaimSlotResponse(rsp *http.Response) (*ClaimSlotResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
 
 	}
 
@@ -5343,6 +5611,30 @@ func ParseClaimSlotResponse(rsp *http.Response) (*ClaimSlotResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ClaimSlotResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -5417,6 +5709,13 @@ func ParsePostEventResponse(rsp *http.Response) (*PostEventResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
 
 	}
 
@@ -5564,6 +5863,30 @@ func ParsePostEventResponse(rsp *http.Response) (*PostEventResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostEventResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -5631,6 +5954,13 @@ func ParseExchangeInvitationResponse(rsp *http.Response) (*ExchangeInvitationRes
 			return nil, err
 		}
 		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
 
 	}
 
@@ -5761,6 +6091,30 @@ func ParseExchangeInvitationResponse(rsp *http.Response) (*ExchangeInvitationRes
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExchangeInvitationResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -5994,6 +6348,13 @@ func ParseReadRoomResponse(rsp *http.Response) (*ReadRoomResponse, error) {
 		}
 		response.ApplicationproblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -6103,6 +6464,30 @@ func ParseReadRoomResponse(rsp *http.Response) (*ReadRoomResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReadRoomResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -1,0 +1,391 @@
+// Package proctest runs real consensusd processes for black-box tests. It
+// builds the binary from ./cmd/consensusd once per test process, starts
+// replicas that share one database, token key, operator token, public origin
+// and mail drop, kills them with SIGKILL, restarts them on the same address
+// and keeps their logs. It also runs a private PostgreSQL cluster (see
+// Postgres) that a test may stop and freeze without disturbing the shared
+// test cluster other packages use.
+//
+// A package that uses it calls proctest.Main from its TestMain so the built
+// binary is removed when the tests end.
+package proctest
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildBin  string
+	buildErr  error
+)
+
+// Main runs the package's tests and removes what Binary built.
+func Main(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// ModuleRoot is the directory holding the module's go.mod, found from the
+// working directory (a test runs in its package's directory).
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("proctest: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Binary returns the path of a consensusd built with `go build` from this
+// module's ./cmd/consensusd, building it on the first call of the process.
+// PROCTEST_CONSENSUSD names a prebuilt binary to use instead (to judge
+// another build with the same tests); every test that starts one logs it.
+func Binary(tb testing.TB) string {
+	tb.Helper()
+	if bin := os.Getenv("PROCTEST_CONSENSUSD"); bin != "" {
+		tb.Logf("proctest: using PROCTEST_CONSENSUSD=%s, not a fresh build", bin)
+		return bin
+	}
+	buildOnce.Do(func() {
+		root, err := ModuleRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		if buildDir, err = os.MkdirTemp("", "proctest-bin-"); err != nil {
+			buildErr = err
+			return
+		}
+		buildBin = filepath.Join(buildDir, "consensusd")
+		cmd := exec.Command("go", "build", "-o", buildBin, "./cmd/consensusd")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/consensusd: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		tb.Fatalf("proctest: %v", buildErr)
+	}
+	return buildBin
+}
+
+// RandomHex returns n random bytes as hex (token keys and such).
+func RandomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// Config is what every replica of a cluster shares. Zero fields take
+// defaults: a random operator token and token key, origin
+// http://localhost (clients address replicas directly, so the origin only
+// names URLs in documents, envelopes and hashed objects), a Maildir under a
+// temporary directory, rate limits off and a 50 ms outbox poll.
+type Config struct {
+	DatabaseURL   string
+	Origin        string
+	OperatorToken string
+	TokenKey      string
+	// Maildir is the mail drop (CONSENSUS_MAIL_URL=maildir://Maildir)
+	// unless MailURL is set.
+	Maildir string
+	MailURL string
+	// Env holds further settings (CONSENSUS_RATE_LIMIT=…, CONSENSUS_DB_TIMEOUT=…);
+	// they override the defaults.
+	Env map[string]string
+}
+
+// Cluster is a set of replicas started from one Config.
+type Cluster struct {
+	Config   Config
+	Replicas []*Replica
+	bin      string
+	tb       testing.TB
+}
+
+// Start builds consensusd (once) and starts n replicas, each on a free
+// loopback port, and stops them when the test ends.
+func Start(tb testing.TB, cfg Config, n int) *Cluster {
+	tb.Helper()
+	if cfg.DatabaseURL == "" {
+		tb.Fatal("proctest: Config.DatabaseURL is required")
+	}
+	if cfg.Origin == "" {
+		cfg.Origin = "http://localhost"
+	}
+	if cfg.OperatorToken == "" {
+		cfg.OperatorToken = "cso_" + RandomHex(24)
+	}
+	if cfg.TokenKey == "" {
+		cfg.TokenKey = RandomHex(32)
+	}
+	if cfg.MailURL == "" && cfg.Maildir == "" {
+		cfg.Maildir = filepath.Join(tb.TempDir(), "mail")
+	}
+	c := &Cluster{Config: cfg, bin: Binary(tb), tb: tb}
+	for i := 0; i < n; i++ {
+		c.Add(tb)
+	}
+	return c
+}
+
+// Add starts one more replica.
+func (c *Cluster) Add(tb testing.TB) *Replica {
+	tb.Helper()
+	r := &Replica{Index: len(c.Replicas), cluster: c, listen: "127.0.0.1:0"}
+	c.Replicas = append(c.Replicas, r)
+	tb.Cleanup(func() { r.kill() })
+	r.start(tb)
+	return r
+}
+
+// URLs returns the base URL of every replica (http://127.0.0.1:port).
+func (c *Cluster) URLs() []string {
+	out := make([]string, len(c.Replicas))
+	for i, r := range c.Replicas {
+		out[i] = r.URL()
+	}
+	return out
+}
+
+func (c *Cluster) env(listen string) []string {
+	m := map[string]string{
+		"PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME"), "TZ": "UTC",
+		"CONSENSUS_ENV": "local", "DATABASE_URL": c.Config.DatabaseURL, "CONSENSUS_LISTEN": listen,
+		"CONSENSUS_PUBLIC_ORIGIN": c.Config.Origin, "CONSENSUS_OPERATOR_TOKEN": c.Config.OperatorToken,
+		"CONSENSUS_TOKEN_KEY": c.Config.TokenKey, "CONSENSUS_RATE_LIMIT": "0", "CONSENSUS_OUTBOX_POLL": "50ms",
+		// Every replica has its own operations listener; a fixed port would
+		// let only the first one start.
+		"CONSENSUS_OPS_LISTEN": "127.0.0.1:0",
+	}
+	if c.Config.MailURL != "" {
+		m["CONSENSUS_MAIL_URL"] = c.Config.MailURL
+	} else {
+		m["CONSENSUS_MAIL_URL"] = "maildir://" + c.Config.Maildir
+	}
+	for k, v := range c.Config.Env {
+		m[k] = v
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(m))
+	for _, k := range keys {
+		out = append(out, k+"="+m[k])
+	}
+	return out
+}
+
+// Replica is one consensusd process; it keeps its address across restarts.
+type Replica struct {
+	Index   int
+	cluster *Cluster
+
+	mu      sync.Mutex
+	listen  string // what CONSENSUS_LISTEN is set to
+	addr    string // host:port it serves on
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	logs    bytes.Buffer
+	starts  int
+	exitErr error
+}
+
+// Addr is host:port the replica serves on.
+func (r *Replica) Addr() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.addr
+}
+
+// URL is the replica's base URL.
+func (r *Replica) URL() string { return "http://" + r.Addr() }
+
+// Logs returns everything the replica wrote to stdout and stderr, across
+// restarts (each start is preceded by a line naming it).
+func (r *Replica) Logs() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.logs.String()
+}
+
+// Running reports whether the process is alive.
+func (r *Replica) Running() bool {
+	r.mu.Lock()
+	ch := r.exited
+	r.mu.Unlock()
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return false
+	default:
+		return true
+	}
+}
+
+// start runs the process and waits until it logs that it serves. On a
+// restart the address is reused; binding it is retried briefly.
+func (r *Replica) start(tb testing.TB) {
+	tb.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for attempt := 0; ; attempt++ {
+		err := r.startOnce()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) || !strings.Contains(err.Error(), "address already in use") {
+			tb.Fatalf("proctest: replica %d: %v\n%s", r.Index, err, r.Logs())
+		}
+		time.Sleep(time.Duration(50*(attempt+1)) * time.Millisecond)
+	}
+}
+
+func (r *Replica) startOnce() error {
+	r.mu.Lock()
+	listen := r.listen
+	r.starts++
+	fmt.Fprintf(&r.logs, "=== proctest: start %d of replica %d on %s\n", r.starts, r.Index, listen)
+	r.mu.Unlock()
+
+	cmd := exec.Command(r.cluster.bin)
+	cmd.Env = r.cluster.env(listen)
+	setProcAttr(cmd)
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	ready := make(chan string, 1)
+	go func() {
+		err := cmd.Wait()
+		r.mu.Lock()
+		r.exitErr = err
+		r.mu.Unlock()
+		pw.Close()
+		close(exited)
+	}()
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			line := sc.Bytes()
+			r.mu.Lock()
+			r.logs.Write(line)
+			r.logs.WriteByte('\n')
+			r.mu.Unlock()
+			var rec struct{ Msg, Listen string }
+			if json.Unmarshal(line, &rec) == nil && rec.Msg == "consensusd serving" {
+				select {
+				case ready <- rec.Listen:
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	select {
+	case addr := <-ready:
+		r.mu.Lock()
+		r.cmd, r.exited, r.addr, r.listen = cmd, exited, addr, addr
+		r.mu.Unlock()
+		return nil
+	case <-exited:
+		<-scanned
+		r.mu.Lock()
+		err := r.exitErr
+		tail := r.logs.String()
+		r.mu.Unlock()
+		if i := strings.LastIndex(tail, "=== proctest: start"); i >= 0 {
+			tail = tail[i:]
+		}
+		return fmt.Errorf("consensusd exited before serving (%v): %s", err, tail)
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+		return fmt.Errorf("consensusd did not serve within 60s")
+	}
+}
+
+// Kill sends SIGKILL (no shutdown code runs) and waits for the exit.
+func (r *Replica) Kill(tb testing.TB) {
+	tb.Helper()
+	if !r.Running() {
+		tb.Fatalf("proctest: replica %d is not running", r.Index)
+	}
+	r.kill()
+}
+
+func (r *Replica) kill() {
+	r.mu.Lock()
+	cmd, ch := r.cmd, r.exited
+	r.mu.Unlock()
+	if cmd == nil || ch == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	<-ch
+}
+
+// Stop sends SIGTERM and waits up to 30 s for a graceful exit (then kills).
+func (r *Replica) Stop(tb testing.TB) {
+	tb.Helper()
+	r.mu.Lock()
+	cmd, ch := r.cmd, r.exited
+	r.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		r.kill()
+		tb.Errorf("proctest: replica %d ignored SIGTERM for 30s", r.Index)
+	}
+}
+
+// Restart starts the stopped or killed replica again on its address.
+func (r *Replica) Restart(tb testing.TB) {
+	tb.Helper()
+	if r.Running() {
+		tb.Fatalf("proctest: replica %d is still running", r.Index)
+	}
+	r.start(tb)
+}

@@ -1,0 +1,425 @@
+package stress
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/consensus-md/consensus/internal/pgtest"
+	"github.com/consensus-md/consensus/internal/proctest"
+)
+
+func TestMain(m *testing.M) { proctest.Main(m) }
+
+// full reports whether the long variants run (STRESS=1, make stress).
+func full() bool { return os.Getenv("STRESS") == "1" }
+
+// venue is one deployment under test: its replicas, its database (read
+// directly for invariants) and its mail drop.
+type venue struct {
+	t      testing.TB
+	c      *proctest.Cluster
+	db     *pgxpool.Pool
+	dbURL  string
+	mail   *mailbox
+	http   *http.Client
+	origin string
+	op     string
+}
+
+type venueOpts struct {
+	replicas int
+	dbURL    string            // default: a fresh database on the shared test cluster
+	env      map[string]string // extra consensusd settings
+	mailURL  string            // default: a Maildir
+}
+
+func newVenue(t testing.TB, o venueOpts) *venue {
+	t.Helper()
+	if o.replicas == 0 {
+		o.replicas = 1
+	}
+	if o.dbURL == "" {
+		o.dbURL = pgtest.URL(t)
+	}
+	maildir := t.TempDir() + "/mail"
+	c := proctest.Start(t, proctest.Config{DatabaseURL: o.dbURL, Maildir: maildir, MailURL: o.mailURL, Env: o.env}, o.replicas)
+	pool, err := pgxpool.New(context.Background(), o.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return &venue{
+		t: t, c: c, db: pool, dbURL: o.dbURL, mail: newMailbox(maildir), origin: c.Config.Origin, op: c.Config.OperatorToken,
+		http: &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 32}},
+	}
+}
+
+// url is the base URL of replica i.
+func (v *venue) url(i int) string { return v.c.Replicas[i].URL() }
+
+// reply is one answer (or transport failure) with its timing.
+type reply struct {
+	Method, URL    string
+	Status         int
+	Header         http.Header
+	Body           []byte
+	Err            error
+	Sent, Received time.Time
+}
+
+func (r *reply) Elapsed() time.Duration { return r.Received.Sub(r.Sent) }
+
+func (r *reply) OK() bool { return r.Err == nil && r.Status >= 200 && r.Status < 300 }
+
+// Code is the problem code of a problem answer, or "".
+func (r *reply) Code() string {
+	var p struct{ Code string }
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/problem+json") || json.Unmarshal(r.Body, &p) != nil {
+		return ""
+	}
+	return p.Code
+}
+
+// String describes the answer for a failure message.
+func (r *reply) String() string {
+	if r.Err != nil {
+		return fmt.Sprintf("%s %s: no answer after %v: %v", r.Method, shortURL(r.URL), r.Elapsed().Round(time.Millisecond), r.Err)
+	}
+	b := r.Body
+	if len(b) > 200 {
+		b = append(b[:200:200], "…"...)
+	}
+	return fmt.Sprintf("%s %s: %d after %v: %s", r.Method, shortURL(r.URL), r.Status, r.Elapsed().Round(time.Millisecond), bytes.TrimSpace(b))
+}
+
+func shortURL(u string) string {
+	if i := strings.Index(u, "/api/"); i >= 0 {
+		return u[i:]
+	}
+	return u
+}
+
+func (r *reply) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("%s: body is not a JSON object: %v", r, err)
+	}
+	return m
+}
+
+// hdr builds request headers from name, value pairs; a repeated name is
+// sent as a repeated header line, and the name is sent exactly as written.
+func hdr(kv ...string) http.Header {
+	h := http.Header{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h[kv[i]] = append(h[kv[i]], kv[i+1])
+	}
+	return h
+}
+
+// request is one HTTP request to send. A body is sent with Content-Type
+// application/json unless the headers name a Content-Type (any spelling);
+// noContentType sends none at all.
+type request struct {
+	Method, URL   string
+	Header        http.Header
+	Body          []byte
+	NoContentType bool
+	// Chunked sends the body without a Content-Length.
+	Chunked bool
+	Timeout time.Duration
+}
+
+// do sends req with client c and reads the whole answer; transport errors
+// are returned in the reply, never fatal.
+func do(c *http.Client, req request) *reply {
+	var rd io.Reader
+	if req.Body != nil {
+		rd = bytes.NewReader(req.Body)
+		if req.Chunked {
+			rd = io.MultiReader(rd) // no Len: sent chunked
+		}
+	}
+	ctx := context.Background()
+	if req.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
+		defer cancel()
+	}
+	r := &reply{Method: req.Method, URL: req.URL}
+	hr, err := http.NewRequestWithContext(ctx, req.Method, req.URL, rd)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	hasCT := false
+	for k, vs := range req.Header {
+		hr.Header[k] = append([]string(nil), vs...)
+		if strings.EqualFold(k, "Content-Type") {
+			hasCT = true
+		}
+	}
+	if req.Body != nil && !hasCT && !req.NoContentType {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	r.Sent = time.Now()
+	resp, err := c.Do(hr)
+	if err != nil {
+		r.Received, r.Err = time.Now(), err
+		return r
+	}
+	defer resp.Body.Close()
+	r.Body, r.Err = io.ReadAll(resp.Body)
+	r.Received, r.Status, r.Header = time.Now(), resp.StatusCode, resp.Header
+	return r
+}
+
+func (v *venue) do(req request) *reply { return do(v.http, req) }
+
+// get and post are the common shapes.
+func (v *venue) get(url string, h http.Header) *reply {
+	return v.do(request{Method: "GET", URL: url, Header: h})
+}
+
+func (v *venue) post(url string, h http.Header, body []byte) *reply {
+	return v.do(request{Method: "POST", URL: url, Header: h, Body: body})
+}
+
+func agentURL(base, invitationID, action string) string {
+	return base + "/api/v1/agent/invitations/" + invitationID + "/" + action
+}
+
+func (v *venue) opHeader() http.Header { return hdr("Authorization", "Bearer "+v.op) }
+
+func participantAuth(token string) string { return "Consensus-Participant " + token }
+
+// wantStatus fails the test unless r has the status.
+func wantStatus(t testing.TB, what string, r *reply, status int) {
+	t.Helper()
+	if r.Err != nil || r.Status != status {
+		t.Fatalf("%s: want %d, got %s", what, status, r)
+	}
+}
+
+// problemMismatch says how r differs from a problem answer with the status
+// and code (code "" accepts any), or "" when it matches: status, the
+// application/problem+json media type, the code member and a type ending
+// in /problems/<code>.
+func problemMismatch(r *reply, status int, code string) string {
+	if r.Err != nil {
+		return r.String()
+	}
+	var why []string
+	if r.Status != status {
+		why = append(why, fmt.Sprintf("status %d, want %d", r.Status, status))
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	var p struct {
+		Type   string
+		Code   string
+		Status int
+	}
+	if mt != "application/problem+json" {
+		why = append(why, fmt.Sprintf("Content-Type %q, want application/problem+json", r.Header.Get("Content-Type")))
+	} else if err := json.Unmarshal(r.Body, &p); err != nil {
+		why = append(why, "the body is not a JSON problem")
+	} else {
+		if code != "" && p.Code != code {
+			why = append(why, fmt.Sprintf("code %q, want %q", p.Code, code))
+		}
+		if p.Code != "" && !strings.HasSuffix(p.Type, "/problems/"+p.Code) {
+			why = append(why, fmt.Sprintf("type %q does not end in /problems/%s", p.Type, p.Code))
+		}
+		if p.Status != r.Status {
+			why = append(why, fmt.Sprintf("status member %d differs from the HTTP status", p.Status))
+		}
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return strings.Join(why, "; ") + " — " + r.String()
+}
+
+func wantProblem(t testing.TB, what string, r *reply, status int, code string) {
+	t.Helper()
+	if m := problemMismatch(r, status, code); m != "" {
+		t.Errorf("%s: %s", what, m)
+	}
+}
+
+// retryAfter parses a Retry-After header (delay-seconds or an HTTP-date).
+func retryAfter(h http.Header) (time.Duration, bool) {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return time.Until(t), true
+	}
+	return 0, false
+}
+
+// ---- operator ----
+
+// spec is one participant of an agreement to create.
+type spec struct {
+	Name     string `json:"displayName"`
+	Kind     string `json:"kind"`
+	Email    string `json:"email"`
+	Required bool   `json:"required"`
+}
+
+// agreementBody is an operator create body; participants get unique
+// addresses unless they carry one.
+func agreementBody(title, objective string, rules []string, parts ...spec) []byte {
+	tag := proctest.RandomHex(4)
+	for i := range parts {
+		if parts[i].Kind == "" {
+			parts[i].Kind = "agent"
+		}
+		if parts[i].Email == "" {
+			parts[i].Email = fmt.Sprintf("p%d-%s@agents.example", i, tag)
+		}
+	}
+	if rules == nil {
+		rules = []string{}
+	}
+	b, err := json.Marshal(map[string]any{
+		"title": title, "objective": objective, "rules": rules,
+		"deadline":     time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339),
+		"participants": parts,
+	})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// created is the operator's answer to a create.
+type created struct {
+	AgreementID    string `json:"agreementId"`
+	RevisionDigest string `json:"revisionDigest"`
+	Participants   []struct {
+		ParticipantID string `json:"participantId"`
+		InvitationID  string `json:"invitationId"`
+		Email         string `json:"email"`
+		Required      bool   `json:"required"`
+	} `json:"participants"`
+}
+
+func (v *venue) create(t testing.TB, base string, body []byte) created {
+	t.Helper()
+	r := v.post(base+"/api/v1/admin/agreements", v.opHeader(), body)
+	wantStatus(t, "create agreement", r, http.StatusCreated)
+	var c created
+	if err := json.Unmarshal(r.Body, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (v *venue) revoke(base, participantID string) *reply {
+	return v.do(request{Method: "POST", URL: base + "/api/v1/admin/participants/" + participantID + "/revoke", Header: v.opHeader()})
+}
+
+func (v *venue) resend(base, invitationID string) *reply {
+	return v.do(request{Method: "POST", URL: base + "/api/v1/admin/invitations/" + invitationID + "/resend", Header: v.opHeader()})
+}
+
+// ---- participant ----
+
+// member is an invited participant as the test drives it.
+type member struct {
+	Inv     invite
+	Session string
+	Token   string
+	Digest  string
+	PID     string
+	Binding string
+}
+
+func exchangeBody(secret string) []byte {
+	b, _ := json.Marshal(map[string]string{"secret": secret})
+	return b
+}
+
+func claimBody(proof, inbox string) []byte {
+	b, _ := json.Marshal(map[string]string{"emailProof": proof, "inbox": inbox})
+	return b
+}
+
+func eventBody(action, body string, revision int, digest string) []byte {
+	b, _ := json.Marshal(map[string]any{"action": action, "body": body, "revision": revision, "digest": digest})
+	return b
+}
+
+// exchange trades m's secret for a session.
+func (v *venue) exchange(t testing.TB, base string, m *member) {
+	t.Helper()
+	r := v.post(agentURL(base, m.Inv.InvitationID, "exchange"), nil, exchangeBody(m.Inv.Secret))
+	wantStatus(t, "exchange", r, 200)
+	j := r.JSON(t)
+	m.Session, m.Digest = j["sessionToken"].(string), j["revisionDigest"].(string)
+}
+
+// claim claims m's slot with the proof of its email.
+func (v *venue) claim(t testing.TB, base string, m *member) {
+	t.Helper()
+	r := v.post(agentURL(base, m.Inv.InvitationID, "claim"), hdr("Authorization", "Consensus-Session "+m.Session), claimBody(m.Inv.Proof, m.Inv.Inbox))
+	wantStatus(t, "claim", r, 200)
+	j := r.JSON(t)
+	m.Token, m.PID, m.Binding = j["participantToken"].(string), j["participantId"].(string), j["bindingDigest"].(string)
+}
+
+// join reads the invitation email of invitationID, exchanges and claims.
+func (v *venue) join(t testing.TB, base, invitationID string) *member {
+	t.Helper()
+	m := &member{Inv: v.mail.wait(t, invitationID, nil)}
+	v.exchange(t, base, m)
+	v.claim(t, base, m)
+	return m
+}
+
+// invited reads the invitation email without using it.
+func (v *venue) invited(t testing.TB, invitationID string) *member {
+	t.Helper()
+	return &member{Inv: v.mail.wait(t, invitationID, nil)}
+}
+
+func (v *venue) postEvent(base string, m *member, key, action, body string) *reply {
+	return v.post(agentURL(base, m.Inv.InvitationID, "events"), hdr("Authorization", participantAuth(m.Token), "Idempotency-Key", key), eventBody(action, body, 1, m.Digest))
+}
+
+func (v *venue) room(base string, m *member) *reply {
+	return v.get(agentURL(base, m.Inv.InvitationID, "room"), hdr("Authorization", participantAuth(m.Token)))
+}
+
+// eventually polls cond every 20 ms until it holds or the timeout passes.
+func eventually(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
