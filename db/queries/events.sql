@@ -21,10 +21,10 @@ SELECT * FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq;
 -- agreement's lock and has seen the outcome pending.
 WITH event AS (
     INSERT INTO events (id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-                        command_digest, created_at, prev_hash, hash)
+                        command_digest, created_at, prev_hash, hash, signature)
     VALUES (sqlc.arg('id'), sqlc.arg('agreement_id'), sqlc.arg('seq'), sqlc.arg('participant_id'), sqlc.arg('revision'),
             sqlc.arg('action'), sqlc.arg('body'), sqlc.arg('idempotency_key'), sqlc.arg('command_digest'),
-            sqlc.arg('created_at'), sqlc.arg('prev_hash'), sqlc.arg('hash'))
+            sqlc.arg('created_at'), sqlc.arg('prev_hash'), sqlc.arg('hash'), sqlc.narg('signature'))
 ), counted AS (
     UPDATE participants
     SET event_count       = CASE WHEN events_revision = sqlc.arg('revision') THEN event_count + 1 ELSE 1 END,

@@ -11,7 +11,7 @@ SELECT * FROM participants WHERE id = $1;
 -- name: ParticipantClaim :execrows
 -- The first claim fixes the binding; later claims must replay it exactly.
 UPDATE participants
-SET state = 'claimed', binding_json = $2, binding_digest = $3, token_hash = $4, claimed_at = $5
+SET state = 'claimed', binding_json = $2, binding_digest = $3, token_hash = $4, claimed_at = $5, public_key = $6
 WHERE id = $1 AND binding_digest IS NULL;
 
 -- name: ParticipantAuth :one
@@ -36,10 +36,10 @@ ORDER BY position;
 -- under idempotency key $2, that event. An append runs it after it holds
 -- the agreement's lock, so a revocation committed before is in revoked_at.
 SELECT p.id, p.agreement_id, p.invitation_id, p.token_hash, p.revoked_at, p.kind, p.required, p.events_revision, p.event_count,
-       p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at,
+       p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at, p.public_key,
        e.id AS prior_id, e.seq AS prior_seq, e.revision AS prior_revision, e.action AS prior_action, e.body AS prior_body,
        e.command_digest AS prior_command_digest, e.created_at AS prior_created_at, e.prev_hash AS prior_prev_hash,
-       e.hash AS prior_hash
+       e.hash AS prior_hash, e.signature AS prior_signature
 FROM participants p
 LEFT JOIN events e ON e.participant_id = p.id AND e.idempotency_key = $2
 WHERE p.token_hash = $1;

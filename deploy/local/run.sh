@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make run: start (or reuse) the private PostgreSQL under .data/, generate the
-# local secrets once (0600), and serve consensusd on http://127.0.0.1:8080
-# with invitation mail delivered into the Maildir .data/mail.
+# local secrets once (0600: token key, operator token, record-signing key),
+# and serve consensusd on http://127.0.0.1:8080 with invitation mail
+# delivered into the Maildir .data/mail.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 data=$root/.data
@@ -14,6 +15,10 @@ fi
 if [[ ! -s $data/token-key ]]; then
   (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$data/token-key")
 fi
+if [[ ! -s $data/signing-key ]]; then
+  # the service's Ed25519 record-signing key, as a 32-byte seed in hex
+  (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$data/signing-key")
+fi
 if [[ ! -s $data/operator-token ]]; then
   (umask 077; printf 'cso_%s' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$data/operator-token")
 fi
@@ -22,6 +27,7 @@ export CONSENSUS_ENV=local DATABASE_URL
 export CONSENSUS_MAIL_URL=${CONSENSUS_MAIL_URL:-maildir://$data/mail}
 [[ -n ${CONSENSUS_TOKEN_KEY:-} ]] || export CONSENSUS_TOKEN_KEY_FILE=$data/token-key
 [[ -n ${CONSENSUS_OPERATOR_TOKEN:-} ]] || export CONSENSUS_OPERATOR_TOKEN_FILE=$data/operator-token
+[[ -n ${CONSENSUS_SIGNING_KEY:-} || -n ${CONSENSUS_SIGNING_KEY_FILE:-} ]] || export CONSENSUS_SIGNING_KEY_FILE=$data/signing-key
 listen=${CONSENSUS_LISTEN:-127.0.0.1:8080}
 
 cat <<MSG

@@ -2,6 +2,7 @@ package agentclient
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/envelope"
+	"github.com/consensus-md/consensus/internal/jwk"
 )
 
 // Agent is one invited agent's runtime over a state directory.
@@ -26,7 +28,10 @@ type Agent struct {
 	// RuntimeEndpoint, when set, is declared in the claim (https only;
 	// Consensus records it and never calls it).
 	RuntimeEndpoint string
-	Now             func() time.Time
+	// Sign binds a key per invitation at claim (kept under the state
+	// directory's keys/), so that every later command is signed with it.
+	Sign bool
+	Now  func() time.Time
 }
 
 func (a *Agent) now() time.Time {
@@ -65,12 +70,30 @@ func (a *Agent) Accept(ctx context.Context, inv *envelope.Invitation) (*Record, 
 	if err := verifyExchange(inv, x, acts); err != nil {
 		return nil, false, err
 	}
-	cl, err := a.Client.Claim(ctx, acts.Claim, x.SessionToken, inv.EmailProof, inv.Inbox, a.RuntimeEndpoint)
+	req := ClaimRequest{EmailProof: inv.EmailProof, Inbox: inv.Inbox, RuntimeEndpoint: a.RuntimeEndpoint}
+	var wantDigest string
+	if a.Sign {
+		// The key is stored before the claim: a claim whose answer is lost
+		// is replayed with the same key, never a new one.
+		priv, err := a.State.ParticipantKey(inv.InvitationID)
+		if err != nil {
+			return nil, false, err
+		}
+		pub, proof, digest, err := keyedBinding(inv.Origin, x, inv.Inbox, a.RuntimeEndpoint, priv)
+		if err != nil {
+			return nil, false, &VerifyError{"cannot build the keyed binding: " + err.Error()}
+		}
+		req.PublicKey, req.KeyProof, wantDigest = &pub, proof, digest
+	}
+	cl, err := a.Client.Claim(ctx, acts.Claim, x.SessionToken, req)
 	if err != nil {
 		return nil, false, err
 	}
 	if cl.ParticipantID != inv.ParticipantID || !strings.HasPrefix(cl.ParticipantToken, "csp_") {
 		return nil, false, &VerifyError{"claim answered for another participant"}
+	}
+	if a.Sign && (!cl.CountsAsSignature || cl.BindingDigest != wantDigest) {
+		return nil, false, &VerifyError{"the claim did not bind this runtime's key (bindingDigest or countsAsSignature differ)"}
 	}
 	var title struct {
 		Title string `json:"title"`
@@ -81,7 +104,7 @@ func (a *Agent) Accept(ctx context.Context, inv *envelope.Invitation) (*Record, 
 		DisplayName: x.Participant.DisplayName, Title: title.Title, Inbox: inv.Inbox, Origin: inv.Origin,
 		Actions: acts, ParticipantToken: cl.ParticipantToken, BindingDigest: cl.BindingDigest,
 		RevisionNumber: x.RevisionNumber, RevisionDigest: x.RevisionDigest, MarkdownDigest: x.MarkdownDigest,
-		TermsDigest: termsOf(x.CanonicalRevision), CanonicalRevision: x.CanonicalRevision, ClaimedAt: a.now().UTC().Format(time.RFC3339),
+		TermsDigest: termsOf(x.CanonicalRevision), CanonicalRevision: x.CanonicalRevision, ClaimedAt: a.now().UTC().Format(time.RFC3339), PublicKey: req.PublicKey,
 	}
 	if err := a.State.Save(r); err != nil {
 		return nil, false, err
@@ -237,7 +260,20 @@ func (a *Agent) Resume(ctx context.Context, invitationID string) (*Posted, error
 }
 
 func (a *Agent) send(ctx context.Context, rec *Record, p *Pending) (*Posted, error) {
-	posted, err := a.Client.PostEvent(ctx, rec.Actions.Events, rec.ParticipantToken, p.Key, p.Command)
+	var signature string
+	if rec.PublicKey != nil {
+		priv, err := a.State.storedKey(rec.InvitationID)
+		if err != nil {
+			return nil, err
+		}
+		if jwk.FromPublic(priv.Public().(ed25519.PublicKey)) != *rec.PublicKey {
+			return nil, errors.New("agent: the key under keys/ is not the one this invitation's claim bound; nothing sent")
+		}
+		if signature, err = commandSignature(rec, p.Command, priv); err != nil {
+			return nil, err
+		}
+	}
+	posted, err := a.Client.PostEvent(ctx, rec.Actions.Events, rec.ParticipantToken, p.Key, p.Command, signature)
 	if err != nil && !definitive(err) {
 		return nil, fmt.Errorf("%w (kept pending; it is replayed with the same Idempotency-Key next time)", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/jwk"
 )
 
 // Exchanged is the exchange response (the session token is private).
@@ -206,12 +207,18 @@ func (c *Client) Exchange(ctx context.Context, exchangeURL, secret string) (*Exc
 	return &x, nil
 }
 
-// Claim binds the slot with the email proof and inbox.
-func (c *Client) Claim(ctx context.Context, claimURL, session, proof, inbox, runtimeEndpoint string) (*Claimed, error) {
-	body := map[string]string{"emailProof": proof, "inbox": inbox}
-	if runtimeEndpoint != "" {
-		body["runtimeEndpoint"] = runtimeEndpoint
-	}
+// ClaimRequest is the claim body; PublicKey and KeyProof bind a key
+// (participant-binding/v2) and are omitted otherwise.
+type ClaimRequest struct {
+	EmailProof      string   `json:"emailProof"`
+	Inbox           string   `json:"inbox"`
+	RuntimeEndpoint string   `json:"runtimeEndpoint,omitempty"`
+	PublicKey       *jwk.Key `json:"publicKey,omitempty"`
+	KeyProof        string   `json:"keyProof,omitempty"`
+}
+
+// Claim binds the slot with the email proof and inbox (and a key).
+func (c *Client) Claim(ctx context.Context, claimURL, session string, body ClaimRequest) (*Claimed, error) {
 	var cl Claimed
 	if _, _, err := c.doJSON(ctx, "claim", http.MethodPost, claimURL, "Consensus-Session "+session, nil, body, &cl); err != nil {
 		return nil, err
@@ -238,10 +245,15 @@ type Command struct {
 	Digest   string `json:"digest"`
 }
 
-// PostEvent sends cmd under key.
-func (c *Client) PostEvent(ctx context.Context, eventsURL, token, key string, cmd Command) (*Posted, error) {
+// PostEvent sends cmd under key, with its Consensus-Signature when
+// signature is not empty.
+func (c *Client) PostEvent(ctx context.Context, eventsURL, token, key string, cmd Command, signature string) (*Posted, error) {
 	var p Posted
-	resp, _, err := c.doJSON(ctx, "post "+cmd.Action, http.MethodPost, eventsURL, "Consensus-Participant "+token, map[string]string{"Idempotency-Key": key}, cmd, &p)
+	header := map[string]string{"Idempotency-Key": key}
+	if signature != "" {
+		header["Consensus-Signature"] = signature
+	}
+	resp, _, err := c.doJSON(ctx, "post "+cmd.Action, http.MethodPost, eventsURL, "Consensus-Participant "+token, header, cmd, &p)
 	if err != nil {
 		return nil, err
 	}

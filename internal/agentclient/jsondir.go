@@ -25,6 +25,9 @@ type jsonDir struct {
 // errNotRecorded is returned by load for an invitation with no record.
 var errNotRecorded = errors.New("agent: state: invitation not recorded")
 
+// errAlreadyRecorded is returned by create when the record exists.
+var errAlreadyRecorded = errors.New("agent: state: invitation already recorded")
+
 // openJSONDir opens (creating when missing) the directory at dir and sets its
 // mode to 0700.
 func openJSONDir(dir string) (*jsonDir, error) {
@@ -61,6 +64,23 @@ func (s *jsonDir) has(invitationID string) bool {
 // save writes v as the invitation's record, replacing any previous one
 // atomically (temporary file in the same directory, fsync, rename).
 func (s *jsonDir) save(invitationID string, v any) error {
+	return s.write(invitationID, v, os.Rename)
+}
+
+// create writes v as the invitation's record only when it has none
+// (errAlreadyRecorded otherwise): the complete file is linked into place,
+// which fails when the name exists.
+func (s *jsonDir) create(invitationID string, v any) error {
+	err := s.write(invitationID, v, os.Link)
+	if errors.Is(err, fs.ErrExist) {
+		return errAlreadyRecorded
+	}
+	return err
+}
+
+// write writes v to a temporary file, fsyncs it, and puts it in place with
+// place (rename or link).
+func (s *jsonDir) write(invitationID string, v any, place func(oldpath, newpath string) error) error {
 	p, err := s.path(invitationID)
 	if err != nil {
 		return err
@@ -90,7 +110,7 @@ func (s *jsonDir) save(invitationID string, v any) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("agent: state: %w", err)
 	}
-	if err := os.Rename(tmp, p); err != nil {
+	if err := place(tmp, p); err != nil {
 		return fmt.Errorf("agent: state: %w", err)
 	}
 	if d, err := os.Open(s.dir); err == nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/consensus-md/consensus/internal/agentroute"
+	"github.com/consensus-md/consensus/internal/jwk"
 )
 
 // Record is what the runtime keeps about one claimed invitation, in
@@ -36,6 +37,9 @@ type Record struct {
 	TermsDigest       string          `json:"termsDigest,omitempty"`
 	CanonicalRevision json.RawMessage `json:"canonicalRevision,omitempty"`
 	ClaimedAt         string          `json:"claimedAt"`
+	// PublicKey is the key the claim bound (participant-binding/v2); every
+	// command is then signed with its private half, kept under keys/.
+	PublicKey *jwk.Key `json:"publicKey,omitempty"`
 	// LastRoomETag is the room version the --exec program last saw.
 	LastRoomETag string `json:"lastRoomETag,omitempty"`
 }
@@ -54,11 +58,13 @@ type Pending struct {
 }
 
 // State is the runtime's directory: claimed invitations at the top level,
-// commands in flight under pending/. Both are a jsonDir (atomic, fsynced,
+// commands in flight under pending/, signing keys under keys/. Both are a jsonDir (atomic, fsynced,
 // 0600 files in a 0700 directory, UUID file names only).
 type State struct {
 	records *jsonDir
 	pending *jsonDir
+	// keys holds one private key per invitation claimed with --sign.
+	keys *jsonDir
 }
 
 // OpenState opens or creates the state directory.
@@ -71,7 +77,11 @@ func OpenState(dir string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &State{records: records, pending: pending}, nil
+	keys, err := openJSONDir(filepath.Join(dir, "keys"))
+	if err != nil {
+		return nil, err
+	}
+	return &State{records: records, pending: pending, keys: keys}, nil
 }
 
 // ErrUnknownRoom is returned for an invitation id the state has no record of.

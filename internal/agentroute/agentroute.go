@@ -49,6 +49,7 @@ const (
 	Room     = "/room"
 	Events   = "/events"
 	Artifact = "/artifact"
+	Record   = "/record"
 )
 
 // URLs are the absolute URLs of one invitation's actions. The JSON names are
@@ -59,6 +60,7 @@ type URLs struct {
 	Room     string `json:"room"`
 	Events   string `json:"events"`
 	Artifact string `json:"artifact"`
+	Record   string `json:"record"`
 }
 
 // For builds the action URLs of invitationID on origin (scheme://host[:port],
@@ -78,5 +80,6 @@ func ForKind(origin, kind, invitationID string) URLs {
 		Room:     base + Room,
 		Events:   base + Events,
 		Artifact: base + Artifact,
+		Record:   base + Record,
 	}
 }

@@ -17,7 +17,7 @@ func TestForSpellsThePublishedURLs(t *testing.T) {
 	const id = "0b0e7c1e-3f0a-4c55-9a51-2f4f1c1d8e01"
 	got := agentroute.For("https://consensus.md", id)
 	base := "https://consensus.md/api/v1/agent/invitations/" + id
-	want := agentroute.URLs{Exchange: base + "/exchange", Claim: base + "/claim", Room: base + "/room", Events: base + "/events", Artifact: base + "/artifact"}
+	want := agentroute.URLs{Exchange: base + "/exchange", Claim: base + "/claim", Room: base + "/room", Events: base + "/events", Artifact: base + "/artifact", Record: base + "/record"}
 	if got != want {
 		t.Fatalf("For = %+v\nwant %+v", got, want)
 	}
@@ -26,7 +26,7 @@ func TestForSpellsThePublishedURLs(t *testing.T) {
 	}
 	human := agentroute.ForKind("https://consensus.md", agentroute.KindHuman, id)
 	hbase := "https://consensus.md/api/v1/human/invitations/" + id
-	if hwant := (agentroute.URLs{Exchange: hbase + "/exchange", Claim: hbase + "/claim", Room: hbase + "/room", Events: hbase + "/events", Artifact: hbase + "/artifact"}); human != hwant {
+	if hwant := (agentroute.URLs{Exchange: hbase + "/exchange", Claim: hbase + "/claim", Room: hbase + "/room", Events: hbase + "/events", Artifact: hbase + "/artifact", Record: hbase + "/record"}); human != hwant {
 		t.Fatalf("ForKind(human) = %+v\nwant %+v", human, hwant)
 	}
 	if agentroute.HumanPattern != "/api/v1/human/invitations/{invitationId}" || agentroute.ForKind("https://consensus.md", agentroute.KindAgent, id) != want {
@@ -36,7 +36,7 @@ func TestForSpellsThePublishedURLs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{`"exchange":`, `"claim":`, `"room":`, `"events":`, `"artifact":`} {
+	for _, name := range []string{`"exchange":`, `"claim":`, `"room":`, `"events":`, `"artifact":`, `"record":`} {
 		if !strings.Contains(string(js), name) {
 			t.Errorf("JSON %s lacks %s (state files would no longer load)", js, name)
 		}
@@ -67,7 +67,7 @@ func layoutMatchesOpenAPI(t *testing.T, kind string) {
 		}
 	}
 	u := agentroute.ForKind("", kind, "{"+agentroute.IDParam+"}")
-	built := []string{u.Exchange, u.Claim, u.Room, u.Events, u.Artifact}
+	built := []string{u.Exchange, u.Claim, u.Room, u.Events, u.Artifact, u.Record}
 	sort.Strings(published)
 	sort.Strings(built)
 	if strings.Join(published, " ") != strings.Join(built, " ") {

@@ -194,7 +194,7 @@ bytes match both Content-Digest and X-Consensus-SHA256.`,
 // watchOptions are the flags of agent watch.
 type watchOptions struct {
 	imapURL, maildir, origin, program, endpoint string
-	allowHTTP, untilFinal                       bool
+	allowHTTP, untilFinal, sign                 bool
 }
 
 func agentWatchCommand(env Env, open openAgent) *cobra.Command {
@@ -221,7 +221,12 @@ PROGRAM runs directly (no shell, no arguments) after each claim and whenever a
 pending room changes (except for a revision that kept the terms), with the
 room JSON on stdin; it prints one JSON command:
 {"action":"comment","body":"..."}, {"action":"agree"} or {"action":"none"}. Its
-environment holds no credential. Choosing --exec delegates decisions to it.`,
+environment holds no credential. Choosing --exec delegates decisions to it.
+
+With --sign each claim binds a fresh Ed25519 key (participant-binding/v2), so the
+room counts this agent's decisions as its signatures: every later command, from
+watch, comment or decide, carries a Consensus-Signature made with that key. The
+private key stays in the state directory (keys/<invitation_id>.json, 0600).`,
 		Example: `  CONSENSUS_IMAP_PASSWORD_FILE=~/.imap-password consensus agent watch --imap imaps://inbox@imap.example/INBOX
   consensus agent watch --maildir ~/Maildir --exec ./decide --until-final`,
 		Args: command.NoArgs,
@@ -240,6 +245,7 @@ environment holds no credential. Choosing --exec delegates decisions to it.`,
 	f.StringVar(&o.program, "exec", "", "run `PROGRAM` to decide after each claim and room change")
 	f.StringVar(&o.endpoint, "runtime-endpoint", "", "the agent's runtime endpoint `URL` to bind at claim")
 	f.BoolVar(&o.untilFinal, "until-final", false, "exit once every claimed room has a final outcome")
+	f.BoolVar(&o.sign, "sign", false, "bind a new Ed25519 key per invitation at claim (kept 0600 under the state directory's keys/, never sent) and sign every command with it")
 	return c
 }
 
@@ -314,7 +320,7 @@ func agentWatch(ctx context.Context, open openAgent, o watchOptions, env Env) er
 	if err != nil {
 		return err
 	}
-	a.Policy, a.RuntimeEndpoint = policy, o.endpoint
+	a.Policy, a.RuntimeEndpoint, a.Sign = policy, o.endpoint, o.sign
 	var src ingest.Source
 	if imapURL != "" {
 		cfg, err := ingest.ParseIMAPURL(imapURL)

@@ -149,7 +149,7 @@ func goFlow(t *testing.T, baseURL string, hc *http.Client, inv fwtest.Invite) {
 	if err != nil {
 		t.Fatalf("agree: %v", err)
 	}
-	if ag.JSON201 == nil || ag.JSON201.Outcome.Status != oapiclient.Reached {
+	if ag.JSON201 == nil || ag.JSON201.Outcome.Status != oapiclient.OutcomeStatusReached {
 		t.Fatalf("agree: HTTP %d: %s", ag.StatusCode(), ag.Body)
 	}
 	art, err := c.GetArtifactWithResponse(ctx, id, &oapiclient.GetArtifactParams{}, participant)

@@ -142,7 +142,7 @@ func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	posted, created, err := s.venue.PostEventAs(ctx, cred, r.Header.Get("Idempotency-Key"), in)
+	posted, created, err := s.venue.PostEventAs(ctx, cred, r.Header.Get("Idempotency-Key"), signatureHeader(r), in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -152,6 +152,15 @@ func (s *Server) handleEventsCreate(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, posted)
+}
+
+// signatureHeader returns the Consensus-Signature header, nil when absent
+// (refuseRepeatedHeaders has answered a repeated one already).
+func signatureHeader(r *http.Request) *string {
+	if v := r.Header.Values("Consensus-Signature"); len(v) > 0 {
+		return &v[0]
+	}
+	return nil
 }
 
 func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -42,7 +43,8 @@ func (s *Server) registerDiscoveryRoutes(r chi.Router) {
 	r.Head("/llms.txt", d.llms.serve)
 	r.Get("/llms-full.txt", d.llmsFull.serve)
 	r.Head("/llms-full.txt", d.llmsFull.serve)
-	r.Get("/schemas/{name}/v1", s.handleSchema(d.schemas))
+	r.Get("/schemas/{name}/{version}", s.handleSchema(d.schemas))
+	r.Get("/.well-known/consensus-keys", s.handleSigningKeys)
 }
 
 // document is a public document rendered once for the configured origin.
@@ -96,21 +98,22 @@ func (s *Server) discoveryDocuments() discoveryDocs {
 		llmsFull:     document{body: web("llms-full.txt"), contentType: "text/plain; charset=utf-8"},
 		schemas:      map[string]document{},
 	}
-	entries, _ := fs.ReadDir(consensus.Schemas, "schemas")
-	for _, e := range entries {
-		b, err := fs.ReadFile(consensus.Schemas, "schemas/"+e.Name()+"/v1.json")
+	files, _ := fs.Glob(consensus.Schemas, "schemas/*/v*.json")
+	for _, f := range files {
+		b, err := fs.ReadFile(consensus.Schemas, f)
 		if err == nil {
-			d.schemas[e.Name()] = document{body: rewrite(b), contentType: "application/schema+json; charset=utf-8"}
+			// keyed "name/vN", as the URL names it
+			d.schemas[strings.TrimSuffix(strings.TrimPrefix(f, "schemas/"), ".json")] = document{body: rewrite(b), contentType: "application/schema+json; charset=utf-8"}
 		}
 	}
 	return d
 }
 
-var schemaNameRE = regexp.MustCompile(`^[a-z][a-z-]*$`)
+var schemaNameRE = regexp.MustCompile(`^[a-z][a-z-]*/v[1-9][0-9]*$`)
 
 func (s *Server) handleSchema(schemas map[string]document) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		name := chi.URLParam(r, "name")
+		name := chi.URLParam(r, "name") + "/" + chi.URLParam(r, "version")
 		doc, ok := schemas[name]
 		if !schemaNameRE.MatchString(name) || !ok {
 			s.writeProblem(w, r, room.ErrNotFound)
@@ -136,8 +139,19 @@ type Capabilities struct {
 
 // Offered lists what this deployment offers beyond the V1 agent guide.
 type Offered struct {
-	MCP       MCPCapability       `json:"mcp"`
-	Revisions RevisionsCapability `json:"revisions"`
+	MCP        MCPCapability        `json:"mcp"`
+	Revisions  RevisionsCapability  `json:"revisions"`
+	Signatures SignaturesCapability `json:"signatures"`
+}
+
+// SignaturesCapability describes participant-held keys and the record.
+type SignaturesCapability struct {
+	Algorithm       string `json:"algorithm"`
+	BindingSchema   string `json:"bindingSchema"`
+	SignatureHeader string `json:"signatureHeader"`
+	Record          string `json:"record"`
+	Keys            string `json:"keys"`
+	Verifier        string `json:"verifier"`
 }
 
 // MCPCapability describes the MCP facade and what it is not.
@@ -209,11 +223,12 @@ func (s *Server) capabilities() Capabilities {
 			"room":     {"GET", u.Room, venue.SchemeParticipant},
 			"events":   {"POST", u.Events, venue.SchemeParticipant},
 			"artifact": {"GET", u.Artifact, venue.SchemeParticipant},
+			"record":   {"GET", u.Record, venue.SchemeParticipant},
 		},
 		Credentials: []CredentialScheme{
 			{venue.SchemeInvite, "the secret fragment of invite_uri in the invitation email; also accepted as the JSON secret member of the exchange body", []string{"exchange"}, "until the agreement deadline"},
 			{venue.SchemeSession, "sessionToken from exchange", []string{"claim"}, "at most 20 minutes, never past the deadline"},
-			{venue.SchemeParticipant, "participantToken from claim", []string{"room", "events", "artifact"}, "durable; revocable by the operator"},
+			{venue.SchemeParticipant, "participantToken from claim", []string{"room", "events", "artifact", "record"}, "durable; revocable by the operator"},
 		},
 		Limits: Limits{
 			ExchangeBodyBytes: int(limitExchange.Bytes), ClaimBodyBytes: int(limitClaim.Bytes), EventsBodyBytes: int(limitEvents.Bytes),
@@ -223,10 +238,12 @@ func (s *Server) capabilities() Capabilities {
 			IdempotencyKeyPattern: room.IdempotencyKeyPattern,
 		},
 		Schemas: map[string]string{
-			"invitationEmail":    s.origin + "/schemas/invitation-email/v1",
-			"agreement":          s.origin + "/schemas/agreement/v1",
-			"roomCommand":        s.origin + "/schemas/room-command/v1",
-			"participantBinding": s.origin + "/schemas/participant-binding/v1",
+			"invitationEmail":      s.origin + "/schemas/invitation-email/v1",
+			"agreement":            s.origin + "/schemas/agreement/v1",
+			"roomCommand":          s.origin + "/schemas/room-command/v1",
+			"participantBinding":   s.origin + "/schemas/participant-binding/v1",
+			"participantBindingV2": s.origin + "/schemas/participant-binding/v2",
+			"consensusRecord":      s.origin + "/schemas/consensus-record/v1",
 		},
 		Documents: map[string]string{
 			"openapi":      s.origin + "/openapi.json",
@@ -235,6 +252,7 @@ func (s *Server) capabilities() Capabilities {
 			"health":       s.origin + "/api/health",
 			"llms":         s.origin + "/llms.txt",
 			"llmsFull":     s.origin + "/llms-full.txt",
+			"signingKeys":  s.origin + "/.well-known/consensus-keys",
 		},
 		Offered: Offered{MCP: MCPCapability{
 			Endpoint: s.origin + "/mcp", Transport: "streamable-http", Stateless: true, Credential: venue.SchemeParticipant,
@@ -242,10 +260,18 @@ func (s *Server) capabilities() Capabilities {
 			Rules: "Each tool runs the use case of the matching REST route under the same rules and order of checks; it adds no power the REST API lacks. " +
 				"decide requires the current revision number and digest and confirm: true. Participant-written text is returned marked untrusted.",
 			NotOffered: []string{"exchange and claim (REST only: MCP starts with a participant token)", "sessions, server-initiated requests and GET event streams",
-				"waiting for room changes", "operator tools", "resources and prompts"},
-		}, Revisions: revisionsCapability()},
+				"waiting for room changes", "operator tools", "resources and prompts",
+				"events of a participant that bound a key (each needs a Consensus-Signature: post them through the REST events route)"},
+		},
+			Revisions: revisionsCapability(),
+			Signatures: SignaturesCapability{
+				Algorithm: "Ed25519", BindingSchema: s.origin + "/schemas/participant-binding/v2", SignatureHeader: "Consensus-Signature",
+				Record: u.Record, Keys: s.origin + "/.well-known/consensus-keys",
+				Verifier: "consensus verify record RECORD.json --artifact CONSENSUS.md --keys JWKS, or tools/verify-record.mjs (Node standard library only); by hand: see llms-full.txt",
+			},
+		},
 		NotOffered: []string{"a2a", "agent-initiation", "email-reply-participation",
-			"self-service-token-revocation", "runtime-callback", "participant-signatures", "independent-timestamps", "execution"},
+			"self-service-token-revocation", "runtime-callback", "independent-timestamps", "execution"},
 	}
 }
 

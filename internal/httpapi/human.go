@@ -54,6 +54,7 @@ func (s *Server) invitationRoutes(kind string, claim http.HandlerFunc) func(chi.
 			r.Get(agentroute.Room, s.handleRoom)
 			r.Get(agentroute.Artifact, s.handleArtifact)
 			r.Head(agentroute.Artifact, s.handleArtifact)
+			r.Get(agentroute.Record, s.handleRecord)
 		})
 		r.With(s.participantCredential).Post(agentroute.Events, s.handleEventsCreate)
 	}

@@ -137,9 +137,9 @@ func queryHasCredential(raw string) bool {
 }
 
 // singleHeaders are the request headers that may appear once: a second
-// Authorization or Idempotency-Key would leave it to chance which one a
-// reader takes (Go's Header.Get takes the first).
-var singleHeaders = []string{"Authorization", "Idempotency-Key"}
+// Authorization, Idempotency-Key or Consensus-Signature would leave it to
+// chance which one a reader takes (Go's Header.Get takes the first).
+var singleHeaders = []string{"Authorization", "Idempotency-Key", "Consensus-Signature"}
 
 // refuseRepeatedHeaders answers 400 to a request carrying one of
 // singleHeaders more than once, in any spelling of its name (the server

@@ -57,5 +57,36 @@ func RenderArtifact(in ArtifactInput) string {
 	// the stored Markdown: a revision locked before operator text was
 	// escaped must not bring a forged heading or row into the record.
 	b.WriteString(renderRevision(r, "##"))
+	writeCanonical(&b, in.Locked.Canonical)
 	return b.String()
+}
+
+// writeCanonical appends the canonical revision JSON verbatim (SPEC
+// R-SIGN-MD), so the file alone lets anyone recompute the revision digest.
+// It is one line (RFC 8785 escapes line breaks), fenced by more backticks
+// than any run inside it, so no text of the revision can end the block.
+func writeCanonical(b *strings.Builder, canonical []byte) {
+	if len(canonical) == 0 {
+		return
+	}
+	fence := strings.Repeat("`", max(3, longestRun(string(canonical), '`')+1))
+	b.WriteString("\n## Canonical revision\n\n")
+	b.WriteString("The agreement/v1 object exactly as hashed, on the one line between the fences: the SHA-256 of those bytes (UTF-8, no line break) is the revision digest stated above.\n\n")
+	b.WriteString(fence + "json\n")
+	b.Write(canonical)
+	b.WriteString("\n" + fence + "\n")
+}
+
+// longestRun is the length of the longest run of c in s.
+func longestRun(s string, c byte) int {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return longest
 }

@@ -102,7 +102,7 @@ func checkStructure(t *testing.T, objective, rule string) {
 	art := RenderArtifact(ArtifactInput{Locked: l, ChainHead: strings.Repeat("c", 64), ChainLength: 1, FinalizedAt: "2026-12-02T17:00:00Z", DecidingID: "ev",
 		Roster: []ArtifactEntry{{Participant: r.Participants[0], Decision: ActionAgree, EventID: "ev", DecidedAt: "2026-12-02T17:00:00Z"}, {Participant: r.Participants[1]}}})
 	got := scanBlocks(art)
-	want := []string{"CONSENSUS.md: Structure", "Record", "Decisions", "Locked revision", "Structure", "Objective", "Rules", "Participants"}
+	want := []string{"CONSENSUS.md: Structure", "Record", "Decisions", "Locked revision", "Structure", "Objective", "Rules", "Participants", "Canonical revision"}
 	if strings.Join(got.headings, "|") != strings.Join(want, "|") || got.rows != 2+len(r.Participants)+2+len(r.Participants) || got.openFence != "" || len(got.other) > 0 {
 		t.Fatalf("CONSENSUS.md structure %+v for objective %q, rule %q:\n%s", got, objective, rule, art)
 	}

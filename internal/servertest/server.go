@@ -49,6 +49,10 @@ type Options struct {
 	// TokenKey is CONSENSUS_TOKEN_KEY (hex); empty means a random key.
 	// Replicas share one, so that a token one issues verifies on the other.
 	TokenKey string
+	// SigningKey is CONSENSUS_SIGNING_KEY (a 32-byte seed in hex, or a
+	// PKCS#8 PEM key); empty means none, and the daemon makes one for its
+	// process, as a local run without one does.
+	SigningKey string
 	// RateLimit is exchange and claim requests a minute per client and
 	// route; 0 turns the limit off.
 	RateLimit int
@@ -148,7 +152,7 @@ func (s *Server) start(ctx context.Context, opts Options) error {
 		"CONSENSUS_PUBLIC_ORIGIN": opts.Origin, "CONSENSUS_OPERATOR_TOKEN": opts.OperatorToken,
 		"CONSENSUS_TOKEN_KEY": opts.TokenKey, "CONSENSUS_MAIL_URL": mailURL,
 		"CONSENSUS_RATE_LIMIT": strconv.Itoa(opts.RateLimit), "CONSENSUS_OUTBOX_POLL": "20ms",
-		"CONSENSUS_OPS_LISTEN": opsLn.Addr().String(),
+		"CONSENSUS_OPS_LISTEN": opsLn.Addr().String(), "CONSENSUS_SIGNING_KEY": opts.SigningKey,
 	}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {

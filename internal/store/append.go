@@ -32,6 +32,9 @@ type TokenHolder struct {
 	AgreementID  uuid.UUID
 	InvitationID uuid.UUID
 	TokenHash    []byte
+	// PublicKey is the key its claim bound; every event it posts must be
+	// signed with it. Nil for a claim without a key.
+	PublicKey []byte
 }
 
 // AppendState is what an append read in one round trip, after taking the
@@ -164,6 +167,8 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 	if err := tx.send(ctx, &write); err != nil {
 		return err
 	}
+	// Committed: the observer hears what an EventInsert or
+	// AgreementSetOutcome would have told it.
 	if s.obs != nil {
 		if w.Event != nil {
 			tell(s.obs, note{noteEvent, w.Event.Action})
@@ -182,7 +187,7 @@ func holderFrom(r dbsqlc.ParticipantHolderRow, key string) (*TokenHolder, *Event
 		RosterMember: RosterMember{
 			RuleMember: RuleMember{ID: r.ID, Required: r.Required, Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
 			Kind:       r.Kind, RevokedAt: r.RevokedAt, EventsRevision: int(r.EventsRevision), EventCount: int(r.EventCount)},
-		AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash,
+		AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash, PublicKey: r.PublicKey,
 	}
 	if !r.PriorID.Valid || r.PriorSeq == nil || r.PriorRevision == nil || r.PriorAction == nil || r.PriorBody == nil ||
 		r.PriorCommandDigest == nil || r.PriorCreatedAt == nil || r.PriorPrevHash == nil || r.PriorHash == nil {
@@ -191,7 +196,7 @@ func holderFrom(r dbsqlc.ParticipantHolderRow, key string) (*TokenHolder, *Event
 	return h, &Event{
 		ID: r.PriorID.UUID, AgreementID: r.AgreementID, Seq: *r.PriorSeq, ParticipantID: r.ID, Revision: int(*r.PriorRevision),
 		Action: *r.PriorAction, Body: *r.PriorBody, IdempotencyKey: key, CommandDigest: *r.PriorCommandDigest, CreatedAt: *r.PriorCreatedAt,
-		PrevHash: *r.PriorPrevHash, Hash: *r.PriorHash,
+		PrevHash: *r.PriorPrevHash, Hash: *r.PriorHash, Signature: r.PriorSignature,
 	}
 }
 
@@ -222,7 +227,7 @@ func queueWrite(ctx context.Context, p *pipeline, id uuid.UUID, w AppendWrite) e
 		return interpretError("append event", dbsqlc.New(db).EventAppend(ctx, dbsqlc.EventAppendParams{
 			ID: e.ID, AgreementID: e.AgreementID, Seq: e.Seq, ParticipantID: e.ParticipantID, Revision: int32(e.Revision),
 			Action: e.Action, Body: e.Body, IdempotencyKey: e.IdempotencyKey, CommandDigest: e.CommandDigest,
-			CreatedAt: e.CreatedAt, PrevHash: e.PrevHash, Hash: e.Hash, Terminal: room.IsTerminal(e.Action),
+			CreatedAt: e.CreatedAt, PrevHash: e.PrevHash, Hash: e.Hash, Signature: e.Signature, Terminal: room.IsTerminal(e.Action),
 			OutcomeStatus: status, OutcomeDecidedAt: decidedAt, OutcomeEventID: eventID,
 		}))
 	})

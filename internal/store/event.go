@@ -26,6 +26,9 @@ type Event struct {
 	CreatedAt     time.Time
 	PrevHash      string
 	Hash          string
+	// Signature is the participant's Ed25519 signature over the canonical
+	// command bytes (64 bytes), nil for a participant without a key.
+	Signature []byte
 }
 
 // RoomEvent is the event as the decision rule sees it.
@@ -44,7 +47,7 @@ func eventFrom(r dbsqlc.Event) Event {
 	return Event{
 		ID: r.ID, AgreementID: r.AgreementID, Seq: r.Seq, ParticipantID: r.ParticipantID, Revision: int(r.Revision),
 		Action: r.Action, Body: r.Body, IdempotencyKey: r.IdempotencyKey, CommandDigest: r.CommandDigest,
-		CreatedAt: r.CreatedAt, PrevHash: r.PrevHash, Hash: r.Hash,
+		CreatedAt: r.CreatedAt, PrevHash: r.PrevHash, Hash: r.Hash, Signature: r.Signature,
 	}
 }
 

@@ -30,6 +30,9 @@ type Participant struct {
 	TokenHash     []byte
 	ClaimedAt     *time.Time
 	RevokedAt     *time.Time
+	// PublicKey is the key the claim bound (participant-binding/v2), nil
+	// without one.
+	PublicKey []byte
 }
 
 // Member is the participant as the decision rule sees it.
@@ -63,6 +66,9 @@ type Claim struct {
 	BindingDigest string
 	TokenHash     []byte
 	ClaimedAt     time.Time
+	// PublicKey is the Ed25519 key a keyed claim binds (32 bytes), nil
+	// for a claim without one.
+	PublicKey []byte
 }
 
 func participantFrom(r dbsqlc.Participant) Participant {
@@ -70,6 +76,7 @@ func participantFrom(r dbsqlc.Participant) Participant {
 		ID: r.ID, AgreementID: r.AgreementID, InvitationID: r.InvitationID, Position: int(r.Position), DisplayName: r.DisplayName, Kind: r.Kind,
 		Email: r.Email, Required: r.Required, State: r.State, BindingJSON: deref(r.BindingJson),
 		BindingDigest: deref(r.BindingDigest), TokenHash: r.TokenHash, ClaimedAt: r.ClaimedAt, RevokedAt: r.RevokedAt,
+		PublicKey: r.PublicKey,
 	}
 }
 
@@ -123,6 +130,7 @@ func (q queries) ParticipantGetByTokenHash(ctx context.Context, tokenHash []byte
 func (q queries) ParticipantClaim(ctx context.Context, id uuid.UUID, c Claim) (bool, error) {
 	n, err := q.q.ParticipantClaim(ctx, dbsqlc.ParticipantClaimParams{
 		ID: id, BindingJson: &c.BindingJSON, BindingDigest: &c.BindingDigest, TokenHash: c.TokenHash, ClaimedAt: &c.ClaimedAt,
+		PublicKey: c.PublicKey,
 	})
 	if err != nil {
 		return false, interpretError("claim participant", err)

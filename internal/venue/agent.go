@@ -23,11 +23,12 @@ type Actions struct {
 	Room     string `json:"room"`
 	Events   string `json:"events"`
 	Artifact string `json:"artifact"`
+	Record   string `json:"record"`
 }
 
 func (v *Venue) actions(kind, invitationID string) Actions {
 	u := agentroute.ForKind(v.Origin, kind, invitationID)
-	return Actions{Claim: u.Claim, Room: u.Room, Events: u.Events, Artifact: u.Artifact}
+	return Actions{Claim: u.Claim, Room: u.Room, Events: u.Events, Artifact: u.Artifact, Record: u.Record}
 }
 
 // ParticipantRef names the slot an invitation is for.
@@ -125,17 +126,22 @@ type ClaimInput struct {
 	EmailProof      *string `json:"emailProof"`
 	Inbox           *string `json:"inbox"`
 	RuntimeEndpoint *string `json:"runtimeEndpoint"`
+	// PublicKey and KeyProof bind an Ed25519 key (participant-binding/v2);
+	// both absent (or null) keep the v1 claim unchanged.
+	PublicKey json.RawMessage `json:"publicKey"`
+	KeyProof  *string         `json:"keyProof"`
 }
 
 // Claimed is the result of a claim or of its exact replay.
 type Claimed struct {
-	ParticipantToken  string       `json:"participantToken"`
-	ParticipantID     string       `json:"participantId"`
-	BindingDigest     string       `json:"bindingDigest"`
-	Binding           room.Binding `json:"binding"`
-	Assurance         string       `json:"assurance"`
-	CountsAsSignature bool         `json:"countsAsSignature"`
-	Actions           Actions      `json:"actions"`
+	ParticipantToken string `json:"participantToken"`
+	ParticipantID    string `json:"participantId"`
+	BindingDigest    string `json:"bindingDigest"`
+	// Binding is the room.Binding (v1) or room.KeyedBinding (v2) hashed.
+	Binding           any     `json:"binding"`
+	Assurance         string  `json:"assurance"`
+	CountsAsSignature bool    `json:"countsAsSignature"`
+	Actions           Actions `json:"actions"`
 }
 
 // SessionGrant is a session token checked for one usable invitation.
@@ -205,6 +211,10 @@ func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Cla
 			return nil, err
 		}
 	}
+	key, err := claimKey(in)
+	if err != nil {
+		return nil, err
+	}
 	proofHash := secret.Hash(*in.EmailProof)
 	if !proves(g.inv, proofHash, inbox) {
 		return nil, room.ErrProofMismatch
@@ -242,14 +252,16 @@ func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Cla
 			InvitationID: inv.ID.String(), ParticipantID: inv.ParticipantID.String(), Inbox: inbox,
 			RuntimeEndpoint: in.RuntimeEndpoint, Assurance: room.Assurance, Revision: rev.Number, RevisionDigest: rev.RevisionDigest,
 		}
-		canonical, digest, err := canon.DigestOf(binding)
+		bound, canonical, digest, err := v.bind(binding, key, in.KeyProof)
 		if err != nil {
 			return err
 		}
 		token := v.Keys.ParticipantToken(digest)
-		claimed, err := tx.ParticipantClaim(ctx, inv.ParticipantID, store.Claim{
-			BindingJSON: string(canonical), BindingDigest: digest, TokenHash: secret.Hash(token), ClaimedAt: now,
-		})
+		claim := store.Claim{BindingJSON: string(canonical), BindingDigest: digest, TokenHash: secret.Hash(token), ClaimedAt: now}
+		if key != nil {
+			claim.PublicKey, _ = key.Public()
+		}
+		claimed, err := tx.ParticipantClaim(ctx, inv.ParticipantID, claim)
 		switch {
 		case err != nil:
 			return err
@@ -263,14 +275,17 @@ func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Cla
 			if err != nil {
 				return err
 			}
-			if binding, digest, err = replayBinding(p, binding); err != nil {
+			if bound, digest, err = v.replayBinding(p, binding, key); err != nil {
 				return err
 			}
 			token = v.Keys.ParticipantToken(digest)
 		}
 		out = &Claimed{
-			ParticipantToken: token, ParticipantID: inv.ParticipantID.String(), BindingDigest: digest, Binding: binding,
-			Assurance: room.Assurance, CountsAsSignature: false, Actions: v.actions(inv.Kind, inv.ID.String()),
+			ParticipantToken: token, ParticipantID: inv.ParticipantID.String(), BindingDigest: digest, Binding: bound,
+			Assurance: room.Assurance, CountsAsSignature: key != nil, Actions: v.actions(inv.Kind, inv.ID.String()),
+		}
+		if key != nil {
+			out.Assurance = room.AssuranceKey
 		}
 		return nil
 	})

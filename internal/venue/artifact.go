@@ -68,7 +68,7 @@ func renderArtifact(rev store.Revision, snap room.Snapshot, last store.Event, ou
 			LockedAt: canon.FormatSeconds(r.LockedAt), Deadline: r.Deadline}
 	}
 	md := room.RenderArtifact(room.ArtifactInput{
-		Locked: room.Locked{Revision: revision, Markdown: rev.Markdown, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest, TermsDigest: rev.TermsDigest},
+		Locked: room.Locked{Revision: revision, Canonical: rev.Canonical, Markdown: rev.Markdown, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest, TermsDigest: rev.TermsDigest},
 		Roster: entries, ChainHead: last.Hash, ChainLength: last.Seq, FinalizedAt: canon.FormatTime(now), DecidingID: outcome.DecidingEventID,
 		Revisions: revisions,
 	})

@@ -62,7 +62,7 @@ func newBenchRoom(b *testing.B, n int) *benchRoom {
 
 func (r *benchRoom) comment(b *testing.B, i int) {
 	action, body, rev := "comment", "a comment about as long as the bench sends", 1
-	if _, created, err := r.v.PostEventAs(context.Background(), r.creds[i%len(r.creds)], fmt.Sprintf("bench-%08d", i),
+	if _, created, err := r.v.PostEventAs(context.Background(), r.creds[i%len(r.creds)], fmt.Sprintf("bench-%08d", i), nil,
 		EventInput{Action: &action, Body: &body, Revision: &rev, Digest: &r.digest}); err != nil || !created {
 		b.Fatal(created, err)
 	}

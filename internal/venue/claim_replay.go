@@ -2,8 +2,10 @@ package venue
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/jwk"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store"
 )
@@ -12,19 +14,25 @@ import (
 // first binding names the revision current then; a later revision does not
 // change it, so the claim is compared with fresh as if made on that
 // revision, and an identical one replays the first binding, digest and
-// therefore token. Anything else is room.ErrClaimConflict.
-func replayBinding(p store.Participant, fresh room.Binding) (room.Binding, string, error) {
+// therefore token. A keyed claim is compared in its participant-binding/v2
+// form, so the same key must come again (its proof was checked over the
+// current revision's binding). Anything else is room.ErrClaimConflict.
+func (v *Venue) replayBinding(p store.Participant, fresh room.Binding, key *jwk.Key) (any, string, error) {
 	var first room.Binding
 	if err := json.Unmarshal([]byte(p.BindingJSON), &first); err != nil {
-		return room.Binding{}, "", err
+		return nil, "", err
 	}
 	fresh.Revision, fresh.RevisionDigest = first.Revision, first.RevisionDigest
-	_, digest, err := canon.DigestOf(fresh)
+	var b any = fresh
+	if key != nil {
+		b = fresh.WithKey(fmt.Sprintf(room.BindingV2SchemaFmt, v.Origin), *key)
+	}
+	_, digest, err := canon.DigestOf(b)
 	if err != nil {
-		return room.Binding{}, "", err
+		return nil, "", err
 	}
 	if digest != p.BindingDigest {
-		return room.Binding{}, "", room.ErrClaimConflict
+		return nil, "", room.ErrClaimConflict
 	}
-	return fresh, digest, nil
+	return b, digest, nil
 }

@@ -19,6 +19,12 @@ import (
 
 // commandDigest is canon.DigestOf(c): the digest idempotency compares.
 func commandDigest(c room.Command) string {
+	return digest(commandBytes(c))
+}
+
+// commandBytes is the canonical (RFC 8785) form of c: what its digest
+// hashes and what a keyed participant signs.
+func commandBytes(c room.Command) []byte {
 	b := make([]byte, 0, 512+len(c.Body))
 	b = append(b, `{"action":`...)
 	b = appendJCSString(b, c.Action)
@@ -38,8 +44,7 @@ func commandDigest(c room.Command) string {
 	b = appendJCSString(b, c.Schema)
 	b = append(b, `,"version":`...)
 	b = strconv.AppendInt(b, int64(c.Version), 10)
-	b = append(b, '}')
-	return digest(b)
+	return append(b, '}')
 }
 
 // chainHash is sha256(JCS({prev, seq, command_digest, created_at})).

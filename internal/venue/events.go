@@ -62,10 +62,12 @@ type Posted struct {
 	Outcome OutcomeView `json:"outcome"`
 }
 
-// PostEvent is PostEventAs with the credential p authenticated with: it is
-// checked again under the agreement's lock.
+// PostEvent is PostEventAs with the credential p authenticated with (it is
+// checked again under the agreement's lock) and no Consensus-Signature: the
+// MCP facade's route, on which a participant that bound a key is refused
+// with room.ErrSignatureRequired.
 func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in EventInput) (*Posted, bool, error) {
-	return v.PostEventAs(ctx, p.credential(), key, in)
+	return v.PostEventAs(ctx, p.credential(), key, nil, in)
 }
 
 // PostEventAs stores one event under the agreement's row lock, in the order
@@ -82,7 +84,14 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 // credential still answers first. The transaction takes two round trips
 // (store.Append), and the decision rule gets its snapshot from the roster's
 // counters, never from the history.
-func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key string, in EventInput) (posted *Posted, created bool, err error) {
+//
+// sig is the Consensus-Signature header, nil when absent. A participant
+// that bound a key must sign every event, replays included: right after
+// the credential, under the lock, a missing signature is
+// room.ErrSignatureRequired and one that does not verify over the command
+// is room.ErrBadSignature (so is any signature from a participant without
+// a key); nothing is stored either way.
+func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key string, sig *string, in EventInput) (posted *Posted, created bool, err error) {
 	cmd, err := v.command(key, in)
 	if err != nil {
 		if _, authErr := v.authParticipant(ctx, c); authErr != nil {
@@ -106,6 +115,10 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 		}
 		agreementID = a.ID
 		cmd.AgreementID, cmd.InvitationID, cmd.ParticipantID = a.ID.String(), me.InvitationID.String(), me.ID.String()
+		signature, err := checkSignature(me.PublicKey, cmd, sig)
+		if err != nil {
+			return store.AppendWrite{}, err
+		}
 		cmdDigest := commandDigest(cmd)
 		if prior := st.Prior; prior != nil {
 			if prior.CommandDigest != cmdDigest {
@@ -141,6 +154,7 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 		e := store.Event{
 			ID: uuid.New(), AgreementID: a.ID, Seq: a.Head.Seq + 1, ParticipantID: me.ID, Revision: a.CurrentRevision,
 			Action: cmd.Action, Body: cmd.Body, IdempotencyKey: key, CommandDigest: cmdDigest, CreatedAt: now, PrevHash: a.Head.Hash,
+			Signature: signature,
 		}
 		e.Hash = chainHash(e)
 		w := store.AppendWrite{Event: &e}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/jwk"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store"
 )
@@ -37,6 +38,10 @@ type EventView struct {
 	CreatedAt     string `json:"createdAt"`
 	Hash          string `json:"hash"`
 	Prev          string `json:"prev"`
+	// Signature is the participant's Ed25519 signature over the canonical
+	// room-command/v1 bytes (unpadded base64url); null for a participant
+	// that bound no key.
+	Signature *string `json:"signature"`
 }
 
 // RosterEntry is one participant as the room shows it.
@@ -140,7 +145,16 @@ func eventView(e store.Event) EventView {
 	return EventView{
 		ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Action: e.Action, Body: e.Body,
 		Revision: e.Revision, CreatedAt: canon.FormatTime(e.CreatedAt), Hash: e.Hash, Prev: e.PrevHash,
+		Signature: signatureView(e.Signature),
 	}
+}
+
+// signatureView is a stored signature as the event view shows it.
+func signatureView(sig []byte) *string {
+	if sig == nil {
+		return nil
+	}
+	return ptr(jwk.EncodeSignature(sig))
 }
 
 func outcomeView(o room.Outcome) OutcomeView {

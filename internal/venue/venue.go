@@ -6,6 +6,7 @@
 package venue
 
 import (
+	"crypto/ed25519"
 	"errors"
 	"sync"
 	"time"
@@ -54,6 +55,9 @@ type Venue struct {
 	Keys   *secret.Keys
 	Origin string
 	Now    func() time.Time
+	// Signer is the service's Ed25519 key: it signs records (and is
+	// published with every key before it at /.well-known/consensus-keys).
+	Signer ed25519.PrivateKey
 	// RoomCacheBytes bounds the memory the room cache keeps (encoded
 	// revisions, events, rosters and artifacts); zero means
 	// DefaultRoomCacheBytes.

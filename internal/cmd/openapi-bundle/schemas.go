@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -15,8 +16,8 @@ import (
 const schemaOrigin = "https://consensus.md"
 
 // embedSchemas makes doc self-contained: every {"$ref": "<origin>/schemas/
-// <name>/v1"} becomes a reference to components/schemas/<Name>V1, which
-// holds a copy of schemas/<name>/v1.json. Tools that cannot reach the
+// <name>/v<n>"} becomes a reference to components/schemas/<Name>V<n>, which
+// holds a copy of schemas/<name>/v<n>.json. Tools that cannot reach the
 // network (Prism offline) or resolve a reference against the document root
 // (code generators) then find everything inside the document.
 //
@@ -35,12 +36,12 @@ func embedSchemas(doc *yaml.Node, schemasDir string) error {
 		if !ok {
 			return nil
 		}
-		name, ok := strings.CutSuffix(rest, "/v1")
-		if !ok || strings.Contains(name, "/") {
+		name, version, ok := strings.Cut(rest, "/")
+		if !ok || !schemaVersionRE.MatchString(version) {
 			return fmt.Errorf("line %d: unknown schema reference %q", ref.Line, ref.Value)
 		}
-		names[name] = true
-		ref.Value = "#/components/schemas/" + componentName(name)
+		names[rest] = true
+		ref.Value = "#/components/schemas/" + componentName(name, version)
 		return nil
 	}); err != nil {
 		return err
@@ -57,28 +58,32 @@ func embedSchemas(doc *yaml.Node, schemasDir string) error {
 		sorted = append(sorted, n)
 	}
 	sort.Strings(sorted)
-	for _, name := range sorted {
-		s, err := loadSchema(filepath.Join(schemasDir, name, "v1.json"))
+	for _, path := range sorted {
+		name, version, _ := strings.Cut(path, "/")
+		s, err := loadSchema(filepath.Join(schemasDir, name, version+".json"))
 		if err != nil {
 			return err
 		}
-		if find(schemas, componentName(name)) >= 0 {
-			return fmt.Errorf("components/schemas/%s is defined in api/ and generated from schemas/", componentName(name))
+		if find(schemas, componentName(name, version)) >= 0 {
+			return fmt.Errorf("components/schemas/%s is defined in api/ and generated from schemas/", componentName(name, version))
 		}
-		schemas.Content = append(schemas.Content, scalar(componentName(name)), s)
+		schemas.Content = append(schemas.Content, scalar(componentName(name, version)), s)
 	}
 	return nil
 }
 
-// componentName turns "participant-binding" into "ParticipantBindingV1".
-func componentName(schema string) string {
+// schemaVersionRE is the version segment of a schema URL: v1, v2, ...
+var schemaVersionRE = regexp.MustCompile(`^v[1-9][0-9]*$`)
+
+// componentName turns "participant-binding", "v2" into "ParticipantBindingV2".
+func componentName(schema, version string) string {
 	var b strings.Builder
 	for _, part := range strings.Split(schema, "-") {
 		if part != "" {
 			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
 		}
 	}
-	return b.String() + "V1"
+	return b.String() + strings.ToUpper(version)
 }
 
 // loadSchema reads one published schema and rewrites it as embedSchemas

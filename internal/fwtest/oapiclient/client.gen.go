@@ -111,6 +111,7 @@ const (
 	CapabilitiesCredentialsAcceptedByClaim    CapabilitiesCredentialsAcceptedBy = "claim"
 	CapabilitiesCredentialsAcceptedByEvents   CapabilitiesCredentialsAcceptedBy = "events"
 	CapabilitiesCredentialsAcceptedByExchange CapabilitiesCredentialsAcceptedBy = "exchange"
+	CapabilitiesCredentialsAcceptedByRecord   CapabilitiesCredentialsAcceptedBy = "record"
 	CapabilitiesCredentialsAcceptedByRoom     CapabilitiesCredentialsAcceptedBy = "room"
 )
 
@@ -124,6 +125,8 @@ func (e CapabilitiesCredentialsAcceptedBy) Valid() bool {
 	case CapabilitiesCredentialsAcceptedByEvents:
 		return true
 	case CapabilitiesCredentialsAcceptedByExchange:
+		return true
+	case CapabilitiesCredentialsAcceptedByRecord:
 		return true
 	case CapabilitiesCredentialsAcceptedByRoom:
 		return true
@@ -310,7 +313,6 @@ const (
 	EmailReplyParticipation    CapabilitiesNotOffered = "email-reply-participation"
 	Execution                  CapabilitiesNotOffered = "execution"
 	IndependentTimestamps      CapabilitiesNotOffered = "independent-timestamps"
-	ParticipantSignatures      CapabilitiesNotOffered = "participant-signatures"
 	RuntimeCallback            CapabilitiesNotOffered = "runtime-callback"
 	SelfServiceTokenRevocation CapabilitiesNotOffered = "self-service-token-revocation"
 )
@@ -327,8 +329,6 @@ func (e CapabilitiesNotOffered) Valid() bool {
 	case Execution:
 		return true
 	case IndependentTimestamps:
-		return true
-	case ParticipantSignatures:
 		return true
 	case RuntimeCallback:
 		return true
@@ -399,9 +399,40 @@ func (e CapabilitiesService) Valid() bool {
 	}
 }
 
+// Defines values for ClaimRequestPublicKeyCrv.
+const (
+	ClaimRequestPublicKeyCrvEd25519 ClaimRequestPublicKeyCrv = "Ed25519"
+)
+
+// Valid indicates whether the value is a known member of the ClaimRequestPublicKeyCrv enum.
+func (e ClaimRequestPublicKeyCrv) Valid() bool {
+	switch e {
+	case ClaimRequestPublicKeyCrvEd25519:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ClaimRequestPublicKeyKty.
+const (
+	ClaimRequestPublicKeyKtyOKP ClaimRequestPublicKeyKty = "OKP"
+)
+
+// Valid indicates whether the value is a known member of the ClaimRequestPublicKeyKty enum.
+func (e ClaimRequestPublicKeyKty) Valid() bool {
+	switch e {
+	case ClaimRequestPublicKeyKtyOKP:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ClaimResponseAssurance.
 const (
-	ClaimResponseAssuranceRecipientEmailProofPossession ClaimResponseAssurance = "recipient-email-proof-possession"
+	ClaimResponseAssuranceRecipientEmailProofPossession              ClaimResponseAssurance = "recipient-email-proof-possession"
+	ClaimResponseAssuranceRecipientEmailProofPossessionKeyPossession ClaimResponseAssurance = "recipient-email-proof-possession+key-possession"
 )
 
 // Valid indicates whether the value is a known member of the ClaimResponseAssurance enum.
@@ -409,20 +440,154 @@ func (e ClaimResponseAssurance) Valid() bool {
 	switch e {
 	case ClaimResponseAssuranceRecipientEmailProofPossession:
 		return true
+	case ClaimResponseAssuranceRecipientEmailProofPossessionKeyPossession:
+		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for ClaimResponseCountsAsSignature.
+// Defines values for ConsensusRecordV1EventsCommandAction.
 const (
-	False ClaimResponseCountsAsSignature = false
+	ConsensusRecordV1EventsCommandActionAbstain       ConsensusRecordV1EventsCommandAction = "abstain"
+	ConsensusRecordV1EventsCommandActionAgree         ConsensusRecordV1EventsCommandAction = "agree"
+	ConsensusRecordV1EventsCommandActionChangeRequest ConsensusRecordV1EventsCommandAction = "change_request"
+	ConsensusRecordV1EventsCommandActionComment       ConsensusRecordV1EventsCommandAction = "comment"
+	ConsensusRecordV1EventsCommandActionDisagree      ConsensusRecordV1EventsCommandAction = "disagree"
+	ConsensusRecordV1EventsCommandActionQuestion      ConsensusRecordV1EventsCommandAction = "question"
 )
 
-// Valid indicates whether the value is a known member of the ClaimResponseCountsAsSignature enum.
-func (e ClaimResponseCountsAsSignature) Valid() bool {
+// Valid indicates whether the value is a known member of the ConsensusRecordV1EventsCommandAction enum.
+func (e ConsensusRecordV1EventsCommandAction) Valid() bool {
 	switch e {
-	case False:
+	case ConsensusRecordV1EventsCommandActionAbstain:
+		return true
+	case ConsensusRecordV1EventsCommandActionAgree:
+		return true
+	case ConsensusRecordV1EventsCommandActionChangeRequest:
+		return true
+	case ConsensusRecordV1EventsCommandActionComment:
+		return true
+	case ConsensusRecordV1EventsCommandActionDisagree:
+		return true
+	case ConsensusRecordV1EventsCommandActionQuestion:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConsensusRecordV1EventsCommandVersion.
+const (
+	ConsensusRecordV1EventsCommandVersionN1 ConsensusRecordV1EventsCommandVersion = 1
+)
+
+// Valid indicates whether the value is a known member of the ConsensusRecordV1EventsCommandVersion enum.
+func (e ConsensusRecordV1EventsCommandVersion) Valid() bool {
+	switch e {
+	case ConsensusRecordV1EventsCommandVersionN1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConsensusRecordV1OutcomeStatus.
+const (
+	ConsensusRecordV1OutcomeStatusDisagreed   ConsensusRecordV1OutcomeStatus = "disagreed"
+	ConsensusRecordV1OutcomeStatusExpired     ConsensusRecordV1OutcomeStatus = "expired"
+	ConsensusRecordV1OutcomeStatusNoConsensus ConsensusRecordV1OutcomeStatus = "no_consensus"
+	ConsensusRecordV1OutcomeStatusReached     ConsensusRecordV1OutcomeStatus = "reached"
+)
+
+// Valid indicates whether the value is a known member of the ConsensusRecordV1OutcomeStatus enum.
+func (e ConsensusRecordV1OutcomeStatus) Valid() bool {
+	switch e {
+	case ConsensusRecordV1OutcomeStatusDisagreed:
+		return true
+	case ConsensusRecordV1OutcomeStatusExpired:
+		return true
+	case ConsensusRecordV1OutcomeStatusNoConsensus:
+		return true
+	case ConsensusRecordV1OutcomeStatusReached:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConsensusRecordV1ParticipantsKind.
+const (
+	ConsensusRecordV1ParticipantsKindAgent ConsensusRecordV1ParticipantsKind = "agent"
+	ConsensusRecordV1ParticipantsKindHuman ConsensusRecordV1ParticipantsKind = "human"
+)
+
+// Valid indicates whether the value is a known member of the ConsensusRecordV1ParticipantsKind enum.
+func (e ConsensusRecordV1ParticipantsKind) Valid() bool {
+	switch e {
+	case ConsensusRecordV1ParticipantsKindAgent:
+		return true
+	case ConsensusRecordV1ParticipantsKindHuman:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConsensusRecordV1ParticipantsPublicKeyCrv.
+const (
+	ConsensusRecordV1ParticipantsPublicKeyCrvEd25519 ConsensusRecordV1ParticipantsPublicKeyCrv = "Ed25519"
+)
+
+// Valid indicates whether the value is a known member of the ConsensusRecordV1ParticipantsPublicKeyCrv enum.
+func (e ConsensusRecordV1ParticipantsPublicKeyCrv) Valid() bool {
+	switch e {
+	case ConsensusRecordV1ParticipantsPublicKeyCrvEd25519:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConsensusRecordV1ParticipantsPublicKeyKty.
+const (
+	ConsensusRecordV1ParticipantsPublicKeyKtyOKP ConsensusRecordV1ParticipantsPublicKeyKty = "OKP"
+)
+
+// Valid indicates whether the value is a known member of the ConsensusRecordV1ParticipantsPublicKeyKty enum.
+func (e ConsensusRecordV1ParticipantsPublicKeyKty) Valid() bool {
+	switch e {
+	case ConsensusRecordV1ParticipantsPublicKeyKtyOKP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConsensusRecordV1SignatureAlg.
+const (
+	ConsensusRecordV1SignatureAlgEd25519 ConsensusRecordV1SignatureAlg = "Ed25519"
+)
+
+// Valid indicates whether the value is a known member of the ConsensusRecordV1SignatureAlg enum.
+func (e ConsensusRecordV1SignatureAlg) Valid() bool {
+	switch e {
+	case ConsensusRecordV1SignatureAlgEd25519:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConsensusRecordV1Version.
+const (
+	ConsensusRecordV1VersionN1 ConsensusRecordV1Version = 1
+)
+
+// Valid indicates whether the value is a known member of the ConsensusRecordV1Version enum.
+func (e ConsensusRecordV1Version) Valid() bool {
+	switch e {
+	case ConsensusRecordV1VersionN1:
 		return true
 	default:
 		return false
@@ -599,25 +764,25 @@ func (e McpCapabilityTransport) Valid() bool {
 
 // Defines values for OutcomeStatus.
 const (
-	Disagreed   OutcomeStatus = "disagreed"
-	Expired     OutcomeStatus = "expired"
-	NoConsensus OutcomeStatus = "no_consensus"
-	Pending     OutcomeStatus = "pending"
-	Reached     OutcomeStatus = "reached"
+	OutcomeStatusDisagreed   OutcomeStatus = "disagreed"
+	OutcomeStatusExpired     OutcomeStatus = "expired"
+	OutcomeStatusNoConsensus OutcomeStatus = "no_consensus"
+	OutcomeStatusPending     OutcomeStatus = "pending"
+	OutcomeStatusReached     OutcomeStatus = "reached"
 )
 
 // Valid indicates whether the value is a known member of the OutcomeStatus enum.
 func (e OutcomeStatus) Valid() bool {
 	switch e {
-	case Disagreed:
+	case OutcomeStatusDisagreed:
 		return true
-	case Expired:
+	case OutcomeStatusExpired:
 		return true
-	case NoConsensus:
+	case OutcomeStatusNoConsensus:
 		return true
-	case Pending:
+	case OutcomeStatusPending:
 		return true
-	case Reached:
+	case OutcomeStatusReached:
 		return true
 	default:
 		return false
@@ -654,10 +819,71 @@ func (e ParticipantBindingV1Version) Valid() bool {
 	}
 }
 
+// Defines values for ParticipantBindingV2Assurance.
+const (
+	ParticipantBindingV2AssuranceRecipientEmailProofPossessionKeyPossession ParticipantBindingV2Assurance = "recipient-email-proof-possession+key-possession"
+)
+
+// Valid indicates whether the value is a known member of the ParticipantBindingV2Assurance enum.
+func (e ParticipantBindingV2Assurance) Valid() bool {
+	switch e {
+	case ParticipantBindingV2AssuranceRecipientEmailProofPossessionKeyPossession:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ParticipantBindingV2PublicKeyCrv.
+const (
+	ParticipantBindingV2PublicKeyCrvEd25519 ParticipantBindingV2PublicKeyCrv = "Ed25519"
+)
+
+// Valid indicates whether the value is a known member of the ParticipantBindingV2PublicKeyCrv enum.
+func (e ParticipantBindingV2PublicKeyCrv) Valid() bool {
+	switch e {
+	case ParticipantBindingV2PublicKeyCrvEd25519:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ParticipantBindingV2PublicKeyKty.
+const (
+	ParticipantBindingV2PublicKeyKtyOKP ParticipantBindingV2PublicKeyKty = "OKP"
+)
+
+// Valid indicates whether the value is a known member of the ParticipantBindingV2PublicKeyKty enum.
+func (e ParticipantBindingV2PublicKeyKty) Valid() bool {
+	switch e {
+	case ParticipantBindingV2PublicKeyKtyOKP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ParticipantBindingV2Version.
+const (
+	N2 ParticipantBindingV2Version = 2
+)
+
+// Valid indicates whether the value is a known member of the ParticipantBindingV2Version enum.
+func (e ParticipantBindingV2Version) Valid() bool {
+	switch e {
+	case N2:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemCode.
 const (
 	ProblemCodeAlreadyDecided       ProblemCode = "already-decided"
 	ProblemCodeArtifactNotReady     ProblemCode = "artifact-not-ready"
+	ProblemCodeBadSignature         ProblemCode = "bad-signature"
 	ProblemCodeClaimConflict        ProblemCode = "claim-conflict"
 	ProblemCodeCredentialInQuery    ProblemCode = "credential-in-query"
 	ProblemCodeEventLimit           ProblemCode = "event-limit"
@@ -670,9 +896,11 @@ const (
 	ProblemCodePayloadTooLarge      ProblemCode = "payload-too-large"
 	ProblemCodeProofMismatch        ProblemCode = "proof-mismatch"
 	ProblemCodeRateLimited          ProblemCode = "rate-limited"
+	ProblemCodeRecordNotReady       ProblemCode = "record-not-ready"
 	ProblemCodeRetryConflict        ProblemCode = "retry-conflict"
 	ProblemCodeRevisionMismatch     ProblemCode = "revision-mismatch"
 	ProblemCodeRoomClosed           ProblemCode = "room-closed"
+	ProblemCodeSignatureRequired    ProblemCode = "signature-required"
 	ProblemCodeUnauthorized         ProblemCode = "unauthorized"
 	ProblemCodeUnavailable          ProblemCode = "unavailable"
 	ProblemCodeUnsupportedMediaType ProblemCode = "unsupported-media-type"
@@ -684,6 +912,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeAlreadyDecided:
 		return true
 	case ProblemCodeArtifactNotReady:
+		return true
+	case ProblemCodeBadSignature:
 		return true
 	case ProblemCodeClaimConflict:
 		return true
@@ -709,11 +939,15 @@ func (e ProblemCode) Valid() bool {
 		return true
 	case ProblemCodeRateLimited:
 		return true
+	case ProblemCodeRecordNotReady:
+		return true
 	case ProblemCodeRetryConflict:
 		return true
 	case ProblemCodeRevisionMismatch:
 		return true
 	case ProblemCodeRoomClosed:
+		return true
+	case ProblemCodeSignatureRequired:
 		return true
 	case ProblemCodeUnauthorized:
 		return true
@@ -771,6 +1005,36 @@ func (e RoomRosterState) Valid() bool {
 	}
 }
 
+// Defines values for SignaturesCapabilityAlgorithm.
+const (
+	SignaturesCapabilityAlgorithmEd25519 SignaturesCapabilityAlgorithm = "Ed25519"
+)
+
+// Valid indicates whether the value is a known member of the SignaturesCapabilityAlgorithm enum.
+func (e SignaturesCapabilityAlgorithm) Valid() bool {
+	switch e {
+	case SignaturesCapabilityAlgorithmEd25519:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SignaturesCapabilitySignatureHeader.
+const (
+	ConsensusSignature SignaturesCapabilitySignatureHeader = "Consensus-Signature"
+)
+
+// Valid indicates whether the value is a known member of the SignaturesCapabilitySignatureHeader enum.
+func (e SignaturesCapabilitySignatureHeader) Valid() bool {
+	switch e {
+	case ConsensusSignature:
+		return true
+	default:
+		return false
+	}
+}
+
 // Action defines model for Action.
 type Action string
 
@@ -779,6 +1043,7 @@ type Actions struct {
 	Artifact string `json:"artifact"`
 	Claim    string `json:"claim"`
 	Events   string `json:"events"`
+	Record   string `json:"record"`
 	Room     string `json:"room"`
 }
 
@@ -864,12 +1129,16 @@ type Capabilities struct {
 
 		// OpenapiAgent The OpenAPI document cut down to the invited participant's routes.
 		OpenapiAgent string `json:"openapiAgent"`
+
+		// SigningKeys The JWKS of the service's Ed25519 signing keys, every key that has signed included.
+		SigningKeys string `json:"signingKeys"`
 	} `json:"documents"`
 	Endpoints struct {
 		Artifact Endpoint `json:"artifact"`
 		Claim    Endpoint `json:"claim"`
 		Events   Endpoint `json:"events"`
 		Exchange Endpoint `json:"exchange"`
+		Record   Endpoint `json:"record"`
 		Room     Endpoint `json:"room"`
 	} `json:"endpoints"`
 	Limits struct {
@@ -907,6 +1176,9 @@ type Capabilities struct {
 
 		// Revisions How an agreement gets a new revision and what that does to a decision.
 		Revisions RevisionsCapability `json:"revisions"`
+
+		// Signatures Participant-held Ed25519 keys and the signed record (SPEC R-SIGN).
+		Signatures SignaturesCapability `json:"signatures"`
 	} `json:"offered"`
 	Origin   string `json:"origin"`
 	Protocol struct {
@@ -919,9 +1191,13 @@ type Capabilities struct {
 	} `json:"protocol"`
 	Schemas struct {
 		Agreement          string `json:"agreement"`
+		ConsensusRecord    string `json:"consensusRecord"`
 		InvitationEmail    string `json:"invitationEmail"`
 		ParticipantBinding string `json:"participantBinding"`
-		RoomCommand        string `json:"roomCommand"`
+
+		// ParticipantBindingV2 The binding of a claim that binds an Ed25519 key.
+		ParticipantBindingV2 string `json:"participantBindingV2"`
+		RoomCommand          string `json:"roomCommand"`
 	} `json:"schemas"`
 	Service CapabilitiesService `json:"service"`
 }
@@ -985,9 +1261,25 @@ type ClaimRequest struct {
 	// Inbox The address the invitation was sent to; compared trimmed and lower-cased.
 	Inbox string `json:"inbox"`
 
+	// KeyProof With `publicKey`, your Ed25519 signature (unpadded base64url) over the RFC 8785 canonical bytes of the participant-binding/v2 object this claim makes, which you build yourself.
+	KeyProof *string `json:"keyProof,omitempty"`
+
+	// PublicKey Optional: your Ed25519 public key, to make your decisions your signatures. A JWK of exactly `kty` `OKP`, `crv` `Ed25519` and `x` (the 32 key bytes, unpadded base64url). Send it with `keyProof`; the binding is then participant-binding/v2 and every event must carry `Consensus-Signature`.
+	PublicKey *struct {
+		Crv ClaimRequestPublicKeyCrv `json:"crv"`
+		Kty ClaimRequestPublicKeyKty `json:"kty"`
+		X   string                   `json:"x"`
+	} `json:"publicKey,omitempty"`
+
 	// RuntimeEndpoint Optional absolute `https://` URL without userinfo, at most 2,048 characters. Recorded, never fetched.
 	RuntimeEndpoint *string `json:"runtimeEndpoint,omitempty"`
 }
+
+// ClaimRequestPublicKeyCrv defines model for ClaimRequest.PublicKey.Crv.
+type ClaimRequestPublicKeyCrv string
+
+// ClaimRequestPublicKeyKty defines model for ClaimRequest.PublicKey.Kty.
+type ClaimRequestPublicKeyKty string
 
 // ClaimResponse defines model for ClaimResponse.
 type ClaimResponse struct {
@@ -995,13 +1287,15 @@ type ClaimResponse struct {
 	Actions   Actions                `json:"actions"`
 	Assurance ClaimResponseAssurance `json:"assurance"`
 
-	// Binding The object a successful claim binds a participant slot with, returned as binding by claim. bindingDigest is the SHA-256 (lowercase hex) of its RFC 8785 canonical bytes. It has no timestamps, so an identical claim replays the same digest and token. The assurance is possession of the emailed proof by the recipient inbox; it is not a signature.
-	Binding ParticipantBindingV1 `json:"binding"`
+	// Binding The participant-binding object that was hashed; v2, with `public_key`, when the claim bound a key.
+	Binding ClaimResponse_Binding `json:"binding"`
 
 	// BindingDigest SHA-256 of the RFC 8785 canonical bytes of `binding`.
-	BindingDigest     Digest                         `json:"bindingDigest"`
-	CountsAsSignature ClaimResponseCountsAsSignature `json:"countsAsSignature"`
-	ParticipantId     Uuid                           `json:"participantId"`
+	BindingDigest Digest `json:"bindingDigest"`
+
+	// CountsAsSignature True when the claim bound a key; every event must then be signed and decisions are the participant's signatures.
+	CountsAsSignature bool `json:"countsAsSignature"`
+	ParticipantId     Uuid `json:"participantId"`
 
 	// ParticipantToken The `Consensus-Participant` credential for room, events and artifact. Derived from the binding, so an identical claim replays it. Private.
 	ParticipantToken string `json:"participantToken"`
@@ -1010,8 +1304,128 @@ type ClaimResponse struct {
 // ClaimResponseAssurance defines model for ClaimResponse.Assurance.
 type ClaimResponseAssurance string
 
-// ClaimResponseCountsAsSignature defines model for ClaimResponse.CountsAsSignature.
-type ClaimResponseCountsAsSignature bool
+// ClaimResponse_Binding The participant-binding object that was hashed; v2, with `public_key`, when the claim bound a key.
+type ClaimResponse_Binding struct {
+	union json.RawMessage
+}
+
+// ConsensusRecordV1 Everything needed to check a finished room offline, served by GET .../record once the outcome is final. Its bytes are the RFC 8785 canonical form of the whole object. signature is the service's Ed25519 signature over the canonical bytes of the record without its signature member, by the key published under signature.kid at <issuer>/.well-known/consensus-keys. A verifier recomputes the revision and Markdown digests, every command digest and chain link, every keyed participant's signature over its canonical room-command bytes, the chain head, the event count, the outcome by the rule unanimity-of-required, and the artifact's SHA-256. No inbox appears in it.
+type ConsensusRecordV1 struct {
+	AgreementId openapi_types.UUID `json:"agreement_id"`
+
+	// ArtifactSha256 SHA-256 of CONSENSUS.md when reached, else null.
+	ArtifactSha256 *string `json:"artifact_sha256"`
+
+	// ChainHead The last event's hash; 64 zeros when there is none.
+	ChainHead  string `json:"chain_head"`
+	EventCount int    `json:"event_count"`
+
+	// Events Every stored event in sequence order.
+	Events []struct {
+		// Command The room-command/v1 object; command_digest is the SHA-256 of its canonical bytes.
+		Command struct {
+			Action         ConsensusRecordV1EventsCommandAction  `json:"action"`
+			AgreementId    openapi_types.UUID                    `json:"agreement_id"`
+			Body           string                                `json:"body"`
+			InvitationId   openapi_types.UUID                    `json:"invitation_id"`
+			ParticipantId  openapi_types.UUID                    `json:"participant_id"`
+			Revision       int                                   `json:"revision"`
+			RevisionDigest string                                `json:"revision_digest"`
+			Schema         string                                `json:"schema"`
+			Version        ConsensusRecordV1EventsCommandVersion `json:"version"`
+		} `json:"command"`
+		CommandDigest string `json:"command_digest"`
+
+		// CreatedAt The instant exactly as hashed into the chain.
+		CreatedAt time.Time `json:"created_at"`
+
+		// Hash SHA-256 of the canonical bytes of {command_digest, created_at, prev, seq}.
+		Hash string             `json:"hash"`
+		Id   openapi_types.UUID `json:"id"`
+
+		// Prev The previous event's hash; 64 zeros for the first.
+		Prev string `json:"prev"`
+		Seq  int    `json:"seq"`
+
+		// Signature The participant's Ed25519 signature over the canonical command bytes (unpadded base64url), or null for a participant without a bound key.
+		Signature *string `json:"signature"`
+	} `json:"events"`
+
+	// IssuedAt When the service first issued this record (it is stored and served unchanged afterwards).
+	IssuedAt time.Time `json:"issued_at"`
+
+	// Issuer The public origin of the issuing service, as in the canonical revision.
+	Issuer  string `json:"issuer"`
+	Outcome struct {
+		// DecidedAt The deciding event's created_at, or the deadline when expired.
+		DecidedAt       time.Time                      `json:"decided_at"`
+		DecidingEventId *openapi_types.UUID            `json:"deciding_event_id"`
+		Status          ConsensusRecordV1OutcomeStatus `json:"status"`
+	} `json:"outcome"`
+
+	// Participants The roster in the canonical revision's order.
+	Participants []struct {
+		// BindingDigest SHA-256 of the canonical participant-binding object of the claim, or null if the slot was never claimed. The binding holds the inbox, so only the participant can recompute it.
+		BindingDigest *string                           `json:"binding_digest"`
+		DisplayName   string                            `json:"display_name"`
+		InvitationId  openapi_types.UUID                `json:"invitation_id"`
+		Kind          ConsensusRecordV1ParticipantsKind `json:"kind"`
+		ParticipantId openapi_types.UUID                `json:"participant_id"`
+
+		// PublicKey The Ed25519 key bound at claim (participant-binding/v2), or null: then the participant's events are server records, not signatures.
+		PublicKey *struct {
+			Crv ConsensusRecordV1ParticipantsPublicKeyCrv `json:"crv"`
+			Kty ConsensusRecordV1ParticipantsPublicKeyKty `json:"kty"`
+			X   string                                    `json:"x"`
+		} `json:"public_key"`
+		Required bool `json:"required"`
+	} `json:"participants"`
+	Revision struct {
+		// Canonical The agreement/v1 object exactly as locked; revision_digest is the SHA-256 of its canonical bytes.
+		Canonical map[string]interface{} `json:"canonical"`
+
+		// Markdown The revision's Markdown; markdown_digest is the SHA-256 of its UTF-8 bytes.
+		Markdown       string `json:"markdown"`
+		MarkdownDigest string `json:"markdown_digest"`
+		Number         int    `json:"number"`
+		RevisionDigest string `json:"revision_digest"`
+	} `json:"revision"`
+	Schema    string `json:"schema"`
+	Signature struct {
+		Alg ConsensusRecordV1SignatureAlg `json:"alg"`
+
+		// Kid The RFC 7638 thumbprint of the service key, as published in its JWKS.
+		Kid string `json:"kid"`
+
+		// Value An Ed25519 signature, 64 bytes in unpadded base64url.
+		Value string `json:"value"`
+	} `json:"signature"`
+	Version ConsensusRecordV1Version `json:"version"`
+}
+
+// ConsensusRecordV1EventsCommandAction defines model for ConsensusRecordV1.Events.Command.Action.
+type ConsensusRecordV1EventsCommandAction string
+
+// ConsensusRecordV1EventsCommandVersion defines model for ConsensusRecordV1.Events.Command.Version.
+type ConsensusRecordV1EventsCommandVersion int
+
+// ConsensusRecordV1OutcomeStatus defines model for ConsensusRecordV1.Outcome.Status.
+type ConsensusRecordV1OutcomeStatus string
+
+// ConsensusRecordV1ParticipantsKind defines model for ConsensusRecordV1.Participants.Kind.
+type ConsensusRecordV1ParticipantsKind string
+
+// ConsensusRecordV1ParticipantsPublicKeyCrv defines model for ConsensusRecordV1.Participants.PublicKey.Crv.
+type ConsensusRecordV1ParticipantsPublicKeyCrv string
+
+// ConsensusRecordV1ParticipantsPublicKeyKty defines model for ConsensusRecordV1.Participants.PublicKey.Kty.
+type ConsensusRecordV1ParticipantsPublicKeyKty string
+
+// ConsensusRecordV1SignatureAlg defines model for ConsensusRecordV1.Signature.Alg.
+type ConsensusRecordV1SignatureAlg string
+
+// ConsensusRecordV1Version defines model for ConsensusRecordV1.Version.
+type ConsensusRecordV1Version int
 
 // Deadline A deadline or an expiry, as RFC 3339 in UTC with whole seconds, for example `2026-12-31T00:00:00Z`.
 type Deadline = time.Time
@@ -1054,6 +1468,9 @@ type Event struct {
 
 	// Seq Per-agreement sequence number from 1.
 	Seq int `json:"seq"`
+
+	// Signature The author's Ed25519 signature (unpadded base64url) over the canonical room-command/v1 bytes, as sent in `Consensus-Signature`; null when the author bound no key.
+	Signature *string `json:"signature"`
 }
 
 // EventRequest defines model for EventRequest.
@@ -1213,6 +1630,43 @@ type ParticipantBindingV1Assurance string
 // ParticipantBindingV1Version defines model for ParticipantBindingV1.Version.
 type ParticipantBindingV1Version int
 
+// ParticipantBindingV2 The object a claim that binds a public key makes, returned as binding by claim. It is participant-binding/v1 with version 2, the participant's Ed25519 public key (public_key, an OKP JWK of exactly kty, crv and x) and the assurance recipient-email-proof-possession+key-possession. The claim's keyProof is the participant's Ed25519 signature (unpadded base64url) over the RFC 8785 canonical bytes of this object, which the participant builds itself; bindingDigest is the SHA-256 (lowercase hex) of the same bytes. From then on every event of the participant must carry a Consensus-Signature over its canonical room-command/v1 bytes, and its decisions count as its signatures. A claim without a key keeps participant-binding/v1, unchanged.
+type ParticipantBindingV2 struct {
+	AgreementId openapi_types.UUID            `json:"agreement_id"`
+	Assurance   ParticipantBindingV2Assurance `json:"assurance"`
+
+	// Inbox The invited address, trimmed and lower-cased.
+	Inbox         openapi_types.Email `json:"inbox"`
+	InvitationId  openapi_types.UUID  `json:"invitation_id"`
+	ParticipantId openapi_types.UUID  `json:"participant_id"`
+
+	// PublicKey The participant's Ed25519 public key (RFC 8037): x is the 32-byte key in unpadded base64url. Non-canonical encodings and points of small order are refused.
+	PublicKey struct {
+		Crv ParticipantBindingV2PublicKeyCrv `json:"crv"`
+		Kty ParticipantBindingV2PublicKeyKty `json:"kty"`
+		X   string                           `json:"x"`
+	} `json:"public_key"`
+	Revision       int    `json:"revision"`
+	RevisionDigest string `json:"revision_digest"`
+
+	// RuntimeEndpoint The declared runtime URL (absolute https, no userinfo), or null. Recorded, never fetched.
+	RuntimeEndpoint *string                     `json:"runtime_endpoint"`
+	Schema          string                      `json:"schema"`
+	Version         ParticipantBindingV2Version `json:"version"`
+}
+
+// ParticipantBindingV2Assurance defines model for ParticipantBindingV2.Assurance.
+type ParticipantBindingV2Assurance string
+
+// ParticipantBindingV2PublicKeyCrv defines model for ParticipantBindingV2.PublicKey.Crv.
+type ParticipantBindingV2PublicKeyCrv string
+
+// ParticipantBindingV2PublicKeyKty defines model for ParticipantBindingV2.PublicKey.Kty.
+type ParticipantBindingV2PublicKeyKty string
+
+// ParticipantBindingV2Version defines model for ParticipantBindingV2.Version.
+type ParticipantBindingV2Version int
+
 // Problem RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
 type Problem struct {
 	Code   ProblemCode `json:"code"`
@@ -1361,6 +1815,32 @@ type Room struct {
 // RoomRosterState defines model for Room.Roster.State.
 type RoomRosterState string
 
+// SignaturesCapability Participant-held Ed25519 keys and the signed record (SPEC R-SIGN).
+type SignaturesCapability struct {
+	Algorithm SignaturesCapabilityAlgorithm `json:"algorithm"`
+
+	// BindingSchema Bind a key at claim with publicKey and keyProof; the binding is then this schema.
+	BindingSchema string `json:"bindingSchema"`
+
+	// Keys The JWKS that verifies records.
+	Keys string `json:"keys"`
+
+	// Record URL template of the signed consensus-record/v1, once the outcome is final.
+	Record string `json:"record"`
+
+	// SignatureHeader The header every event of a keyed participant carries.
+	SignatureHeader SignaturesCapabilitySignatureHeader `json:"signatureHeader"`
+
+	// Verifier How to check a record offline.
+	Verifier string `json:"verifier"`
+}
+
+// SignaturesCapabilityAlgorithm defines model for SignaturesCapability.Algorithm.
+type SignaturesCapabilityAlgorithm string
+
+// SignaturesCapabilitySignatureHeader The header every event of a keyed participant carries.
+type SignaturesCapabilitySignatureHeader string
+
 // TerminalAction A terminal decision, or null before one is made.
 type TerminalAction = Decision
 
@@ -1425,6 +1905,15 @@ type HeadArtifactParams struct {
 type PostEventParams struct {
 	// IdempotencyKey A key of your choice for this command, unique per participant.
 	IdempotencyKey string `json:"Idempotency-Key"`
+
+	// ConsensusSignature Required from a participant that bound a key at claim, refused from any other. Its Ed25519 signature over the RFC 8785 canonical bytes of the room-command/v1 object of this command, unpadded base64url.
+	ConsensusSignature *string `json:"Consensus-Signature,omitempty"`
+}
+
+// GetRecordParams defines parameters for GetRecord.
+type GetRecordParams struct {
+	// IfNoneMatch ETags from an earlier response; a match answers 304 with no body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ReadRoomParams defines parameters for ReadRoom.
@@ -1441,6 +1930,68 @@ type PostEventJSONRequestBody = EventRequest
 
 // ExchangeInvitationJSONRequestBody defines body for ExchangeInvitation for application/json ContentType.
 type ExchangeInvitationJSONRequestBody = ExchangeRequest
+
+// AsParticipantBindingV1 returns the union data inside the ClaimResponse_Binding as a ParticipantBindingV1
+func (t ClaimResponse_Binding) AsParticipantBindingV1() (ParticipantBindingV1, error) {
+	var body ParticipantBindingV1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromParticipantBindingV1 overwrites any union data inside the ClaimResponse_Binding as the provided ParticipantBindingV1
+func (t *ClaimResponse_Binding) FromParticipantBindingV1(v ParticipantBindingV1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeParticipantBindingV1 performs a merge with any union data inside the ClaimResponse_Binding, using the provided ParticipantBindingV1
+func (t *ClaimResponse_Binding) MergeParticipantBindingV1(v ParticipantBindingV1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsParticipantBindingV2 returns the union data inside the ClaimResponse_Binding as a ParticipantBindingV2
+func (t ClaimResponse_Binding) AsParticipantBindingV2() (ParticipantBindingV2, error) {
+	var body ParticipantBindingV2
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromParticipantBindingV2 overwrites any union data inside the ClaimResponse_Binding as the provided ParticipantBindingV2
+func (t *ClaimResponse_Binding) FromParticipantBindingV2(v ParticipantBindingV2) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeParticipantBindingV2 performs a merge with any union data inside the ClaimResponse_Binding, using the provided ParticipantBindingV2
+func (t *ClaimResponse_Binding) MergeParticipantBindingV2(v ParticipantBindingV2) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ClaimResponse_Binding) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ClaimResponse_Binding) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -1562,6 +2113,13 @@ type ClientInterface interface {
 	// 403 `proof-mismatch`; an invalid, expired or revoked invitation the generic 404; a
 	// missing, expired or wrong-kind session 401.
 	//
+	// Optionally bind an Ed25519 key: `publicKey` (a JWK of exactly `kty`, `crv`, `x`) and
+	// `keyProof`, your signature over the canonical bytes of the participant-binding/v2
+	// object (https://consensus.md/schemas/participant-binding/v2). The answer then says
+	// `countsAsSignature: true`, and every later event must carry `Consensus-Signature`. A bad
+	// key or proof is 400 `invalid-request` naming the field. Without a key the claim is
+	// participant-binding/v1, byte for byte.
+	//
 	// Credential: the header `Authorization: Consensus-Session <sessionToken>` (the token from exchange).
 	//
 	// Takes any type of body and a specified content type.
@@ -1582,6 +2140,13 @@ type ClientInterface interface {
 	// 403 `proof-mismatch`; an invalid, expired or revoked invitation the generic 404; a
 	// missing, expired or wrong-kind session 401.
 	//
+	// Optionally bind an Ed25519 key: `publicKey` (a JWK of exactly `kty`, `crv`, `x`) and
+	// `keyProof`, your signature over the canonical bytes of the participant-binding/v2
+	// object (https://consensus.md/schemas/participant-binding/v2). The answer then says
+	// `countsAsSignature: true`, and every later event must carry `Consensus-Signature`. A bad
+	// key or proof is 400 `invalid-request` naming the field. Without a key the claim is
+	// participant-binding/v1, byte for byte.
+	//
 	// Credential: the header `Authorization: Consensus-Session <sessionToken>` (the token from exchange).
 	//
 	// Takes a body of the `application/json` content type.
@@ -1601,8 +2166,14 @@ type ClientInterface interface {
 	// legal body however it is escaped (4,000 astral characters as surrogate-pair `\u` escapes
 	// are 48,000 bytes).
 	//
-	// Checks in order: credential (401), body and key syntax (400), idempotent replay (200
-	// or 409 `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
+	// A participant that bound a key at claim signs every event: `Consensus-Signature` is its
+	// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
+	// stored (missing: 400 `signature-required`; not verifying, or sent by a participant
+	// without a key: 400 `bad-signature`).
+	//
+	// Checks in order: credential (401), body and key syntax (400), signature (400
+	// `signature-required`, `bad-signature`), idempotent replay (200 or 409
+	// `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
 	// `room-closed`), already decided (409 `already-decided`), event limit: 100 stored
 	// events per participant per revision (409 `event-limit`).
 	//
@@ -1625,8 +2196,14 @@ type ClientInterface interface {
 	// legal body however it is escaped (4,000 astral characters as surrogate-pair `\u` escapes
 	// are 48,000 bytes).
 	//
-	// Checks in order: credential (401), body and key syntax (400), idempotent replay (200
-	// or 409 `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
+	// A participant that bound a key at claim signs every event: `Consensus-Signature` is its
+	// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
+	// stored (missing: 400 `signature-required`; not verifying, or sent by a participant
+	// without a key: 400 `bad-signature`).
+	//
+	// Checks in order: credential (401), body and key syntax (400), signature (400
+	// `signature-required`, `bad-signature`), idempotent replay (200 or 409
+	// `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
 	// `room-closed`), already decided (409 `already-decided`), event limit: 100 stored
 	// events per participant per revision (409 `event-limit`).
 	//
@@ -1668,6 +2245,19 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/agent/invitations/{invitationId}/exchange (the `ExchangeInvitation` operationId).
 	ExchangeInvitation(ctx context.Context, invitationId InvitationId, body ExchangeInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRecord Download the signed consensus-record/v1
+	//
+	// Once the outcome is final (any status; before, 404 `record-not-ready`): everything
+	// needed to check the room offline (https://consensus.md/schemas/consensus-record/v1),
+	// signed by the service key published at `/.well-known/consensus-keys`. It is issued
+	// once and then served byte for byte (strong `ETag`); its bytes are the RFC 8785
+	// canonical form of the record. Check it with `consensus verify record`.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/record (the `GetRecord` operationId).
+	GetRecord(ctx context.Context, invitationId InvitationId, params *GetRecordParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReadRoom Read the room
 	//
@@ -1769,6 +2359,13 @@ func (c *Client) HeadArtifact(ctx context.Context, invitationId InvitationId, pa
 // 403 `proof-mismatch`; an invalid, expired or revoked invitation the generic 404; a
 // missing, expired or wrong-kind session 401.
 //
+// Optionally bind an Ed25519 key: `publicKey` (a JWK of exactly `kty`, `crv`, `x`) and
+// `keyProof`, your signature over the canonical bytes of the participant-binding/v2
+// object (https://consensus.md/schemas/participant-binding/v2). The answer then says
+// `countsAsSignature: true`, and every later event must carry `Consensus-Signature`. A bad
+// key or proof is 400 `invalid-request` naming the field. Without a key the claim is
+// participant-binding/v1, byte for byte.
+//
 // Credential: the header `Authorization: Consensus-Session <sessionToken>` (the token from exchange).
 //
 // Takes any type of body and a specified content type.
@@ -1799,6 +2396,13 @@ func (c *Client) ClaimSlotWithBody(ctx context.Context, invitationId InvitationI
 // 403 `proof-mismatch`; an invalid, expired or revoked invitation the generic 404; a
 // missing, expired or wrong-kind session 401.
 //
+// Optionally bind an Ed25519 key: `publicKey` (a JWK of exactly `kty`, `crv`, `x`) and
+// `keyProof`, your signature over the canonical bytes of the participant-binding/v2
+// object (https://consensus.md/schemas/participant-binding/v2). The answer then says
+// `countsAsSignature: true`, and every later event must carry `Consensus-Signature`. A bad
+// key or proof is 400 `invalid-request` naming the field. Without a key the claim is
+// participant-binding/v1, byte for byte.
+//
 // Credential: the header `Authorization: Consensus-Session <sessionToken>` (the token from exchange).
 //
 // Takes a body of the `application/json` content type.
@@ -1828,8 +2432,14 @@ func (c *Client) ClaimSlot(ctx context.Context, invitationId InvitationId, body 
 // legal body however it is escaped (4,000 astral characters as surrogate-pair `\u` escapes
 // are 48,000 bytes).
 //
-// Checks in order: credential (401), body and key syntax (400), idempotent replay (200
-// or 409 `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
+// A participant that bound a key at claim signs every event: `Consensus-Signature` is its
+// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
+// stored (missing: 400 `signature-required`; not verifying, or sent by a participant
+// without a key: 400 `bad-signature`).
+//
+// Checks in order: credential (401), body and key syntax (400), signature (400
+// `signature-required`, `bad-signature`), idempotent replay (200 or 409
+// `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
 // `room-closed`), already decided (409 `already-decided`), event limit: 100 stored
 // events per participant per revision (409 `event-limit`).
 //
@@ -1862,8 +2472,14 @@ func (c *Client) PostEventWithBody(ctx context.Context, invitationId InvitationI
 // legal body however it is escaped (4,000 astral characters as surrogate-pair `\u` escapes
 // are 48,000 bytes).
 //
-// Checks in order: credential (401), body and key syntax (400), idempotent replay (200
-// or 409 `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
+// A participant that bound a key at claim signs every event: `Consensus-Signature` is its
+// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
+// stored (missing: 400 `signature-required`; not verifying, or sent by a participant
+// without a key: 400 `bad-signature`).
+//
+// Checks in order: credential (401), body and key syntax (400), signature (400
+// `signature-required`, `bad-signature`), idempotent replay (200 or 409
+// `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
 // `room-closed`), already decided (409 `already-decided`), event limit: 100 stored
 // events per participant per revision (409 `event-limit`).
 //
@@ -1926,6 +2542,29 @@ func (c *Client) ExchangeInvitationWithBody(ctx context.Context, invitationId In
 // Corresponds with POST /api/v1/agent/invitations/{invitationId}/exchange (the `ExchangeInvitation` operationId).
 func (c *Client) ExchangeInvitation(ctx context.Context, invitationId InvitationId, body ExchangeInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewExchangeInvitationRequest(c.Server, invitationId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRecord Download the signed consensus-record/v1
+//
+// Once the outcome is final (any status; before, 404 `record-not-ready`): everything
+// needed to check the room offline (https://consensus.md/schemas/consensus-record/v1),
+// signed by the service key published at `/.well-known/consensus-keys`. It is issued
+// once and then served byte for byte (strong `ETag`); its bytes are the RFC 8785
+// canonical form of the record. Check it with `consensus verify record`.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Corresponds with GET /api/v1/agent/invitations/{invitationId}/record (the `GetRecord` operationId).
+func (c *Client) GetRecord(ctx context.Context, invitationId InvitationId, params *GetRecordParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRecordRequest(c.Server, invitationId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2213,6 +2852,17 @@ func NewPostEventRequestWithBody(server string, invitationId InvitationId, param
 
 		req.Header.Set("Idempotency-Key", headerParam0)
 
+		if params.ConsensusSignature != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Consensus-Signature", *params.ConsensusSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Consensus-Signature", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -2261,6 +2911,55 @@ func NewExchangeInvitationRequestWithBody(server string, invitationId Invitation
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetRecordRequest constructs an http.Request for the GetRecord method
+func NewGetRecordRequest(server string, invitationId InvitationId, params *GetRecordParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "invitationId", invitationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agent/invitations/%s/record", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -2412,6 +3111,13 @@ type ClientWithResponsesInterface interface {
 	// 403 `proof-mismatch`; an invalid, expired or revoked invitation the generic 404; a
 	// missing, expired or wrong-kind session 401.
 	//
+	// Optionally bind an Ed25519 key: `publicKey` (a JWK of exactly `kty`, `crv`, `x`) and
+	// `keyProof`, your signature over the canonical bytes of the participant-binding/v2
+	// object (https://consensus.md/schemas/participant-binding/v2). The answer then says
+	// `countsAsSignature: true`, and every later event must carry `Consensus-Signature`. A bad
+	// key or proof is 400 `invalid-request` naming the field. Without a key the claim is
+	// participant-binding/v1, byte for byte.
+	//
 	// Credential: the header `Authorization: Consensus-Session <sessionToken>` (the token from exchange).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -2432,6 +3138,13 @@ type ClientWithResponsesInterface interface {
 	// 403 `proof-mismatch`; an invalid, expired or revoked invitation the generic 404; a
 	// missing, expired or wrong-kind session 401.
 	//
+	// Optionally bind an Ed25519 key: `publicKey` (a JWK of exactly `kty`, `crv`, `x`) and
+	// `keyProof`, your signature over the canonical bytes of the participant-binding/v2
+	// object (https://consensus.md/schemas/participant-binding/v2). The answer then says
+	// `countsAsSignature: true`, and every later event must carry `Consensus-Signature`. A bad
+	// key or proof is 400 `invalid-request` naming the field. Without a key the claim is
+	// participant-binding/v1, byte for byte.
+	//
 	// Credential: the header `Authorization: Consensus-Session <sessionToken>` (the token from exchange).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -2451,8 +3164,14 @@ type ClientWithResponsesInterface interface {
 	// legal body however it is escaped (4,000 astral characters as surrogate-pair `\u` escapes
 	// are 48,000 bytes).
 	//
-	// Checks in order: credential (401), body and key syntax (400), idempotent replay (200
-	// or 409 `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
+	// A participant that bound a key at claim signs every event: `Consensus-Signature` is its
+	// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
+	// stored (missing: 400 `signature-required`; not verifying, or sent by a participant
+	// without a key: 400 `bad-signature`).
+	//
+	// Checks in order: credential (401), body and key syntax (400), signature (400
+	// `signature-required`, `bad-signature`), idempotent replay (200 or 409
+	// `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
 	// `room-closed`), already decided (409 `already-decided`), event limit: 100 stored
 	// events per participant per revision (409 `event-limit`).
 	//
@@ -2475,8 +3194,14 @@ type ClientWithResponsesInterface interface {
 	// legal body however it is escaped (4,000 astral characters as surrogate-pair `\u` escapes
 	// are 48,000 bytes).
 	//
-	// Checks in order: credential (401), body and key syntax (400), idempotent replay (200
-	// or 409 `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
+	// A participant that bound a key at claim signs every event: `Consensus-Signature` is its
+	// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
+	// stored (missing: 400 `signature-required`; not verifying, or sent by a participant
+	// without a key: 400 `bad-signature`).
+	//
+	// Checks in order: credential (401), body and key syntax (400), signature (400
+	// `signature-required`, `bad-signature`), idempotent replay (200 or 409
+	// `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
 	// `room-closed`), already decided (409 `already-decided`), event limit: 100 stored
 	// events per participant per revision (409 `event-limit`).
 	//
@@ -2518,6 +3243,21 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/agent/invitations/{invitationId}/exchange (the `ExchangeInvitation` operationId).
 	ExchangeInvitationWithResponse(ctx context.Context, invitationId InvitationId, body ExchangeInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*ExchangeInvitationResponse, error)
+
+	// GetRecordWithResponse Download the signed consensus-record/v1
+	//
+	// Once the outcome is final (any status; before, 404 `record-not-ready`): everything
+	// needed to check the room offline (https://consensus.md/schemas/consensus-record/v1),
+	// signed by the service key published at `/.well-known/consensus-keys`. It is issued
+	// once and then served byte for byte (strong `ETag`); its bytes are the RFC 8785
+	// canonical form of the record. Check it with `consensus verify record`.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/record (the `GetRecord` operationId).
+	GetRecordWithResponse(ctx context.Context, invitationId InvitationId, params *GetRecordParams, reqEditors ...RequestEditorFn) (*GetRecordResponse, error)
 
 	// ReadRoomWithResponse Read the room
 	//
@@ -3507,6 +4247,142 @@ func (r ExchangeInvitationResponse) ContentType() string {
 	return ""
 }
 
+// GetRecordResponse200Headers the declared response headers of an HTTP 200 response for GetRecord
+type GetRecordResponse200Headers struct {
+	CacheControl string
+	ETag         string
+	XRequestId   string
+}
+
+// GetRecordResponse304Headers the declared response headers of an HTTP 304 response for GetRecord
+type GetRecordResponse304Headers struct {
+	CacheControl string
+	ETag         string
+	XRequestId   string
+}
+
+// GetRecordResponse400Headers the declared response headers of an HTTP 400 response for GetRecord
+type GetRecordResponse400Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// GetRecordResponse401Headers the declared response headers of an HTTP 401 response for GetRecord
+type GetRecordResponse401Headers struct {
+	CacheControl    string
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetRecordResponse404Headers the declared response headers of an HTTP 404 response for GetRecord
+type GetRecordResponse404Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// GetRecordResponse500Headers the declared response headers of an HTTP 500 response for GetRecord
+type GetRecordResponse500Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// GetRecordResponse503Headers the declared response headers of an HTTP 503 response for GetRecord
+type GetRecordResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
+type GetRecordResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ConsensusRecordV1
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetRecordResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetRecordResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetRecordResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetRecordResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetRecordResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetRecordResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetRecordResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRecordResponse) GetJSON200() *ConsensusRecordV1 {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetRecordResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetRecordResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetRecordResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetRecordResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetRecordResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRecordResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRecordResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRecordResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRecordResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ReadRoomResponse200Headers the declared response headers of an HTTP 200 response for ReadRoom
 type ReadRoomResponse200Headers struct {
 	CacheControl string
@@ -3706,6 +4582,13 @@ func (c *ClientWithResponses) HeadArtifactWithResponse(ctx context.Context, invi
 // 403 `proof-mismatch`; an invalid, expired or revoked invitation the generic 404; a
 // missing, expired or wrong-kind session 401.
 //
+// Optionally bind an Ed25519 key: `publicKey` (a JWK of exactly `kty`, `crv`, `x`) and
+// `keyProof`, your signature over the canonical bytes of the participant-binding/v2
+// object (https://consensus.md/schemas/participant-binding/v2). The answer then says
+// `countsAsSignature: true`, and every later event must carry `Consensus-Signature`. A bad
+// key or proof is 400 `invalid-request` naming the field. Without a key the claim is
+// participant-binding/v1, byte for byte.
+//
 // Credential: the header `Authorization: Consensus-Session <sessionToken>` (the token from exchange).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -3732,6 +4615,13 @@ func (c *ClientWithResponses) ClaimSlotWithBodyWithResponse(ctx context.Context,
 // 403 `proof-mismatch`; an invalid, expired or revoked invitation the generic 404; a
 // missing, expired or wrong-kind session 401.
 //
+// Optionally bind an Ed25519 key: `publicKey` (a JWK of exactly `kty`, `crv`, `x`) and
+// `keyProof`, your signature over the canonical bytes of the participant-binding/v2
+// object (https://consensus.md/schemas/participant-binding/v2). The answer then says
+// `countsAsSignature: true`, and every later event must carry `Consensus-Signature`. A bad
+// key or proof is 400 `invalid-request` naming the field. Without a key the claim is
+// participant-binding/v1, byte for byte.
+//
 // Credential: the header `Authorization: Consensus-Session <sessionToken>` (the token from exchange).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -3757,8 +4647,14 @@ func (c *ClientWithResponses) ClaimSlotWithResponse(ctx context.Context, invitat
 // legal body however it is escaped (4,000 astral characters as surrogate-pair `\u` escapes
 // are 48,000 bytes).
 //
-// Checks in order: credential (401), body and key syntax (400), idempotent replay (200
-// or 409 `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
+// A participant that bound a key at claim signs every event: `Consensus-Signature` is its
+// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
+// stored (missing: 400 `signature-required`; not verifying, or sent by a participant
+// without a key: 400 `bad-signature`).
+//
+// Checks in order: credential (401), body and key syntax (400), signature (400
+// `signature-required`, `bad-signature`), idempotent replay (200 or 409
+// `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
 // `room-closed`), already decided (409 `already-decided`), event limit: 100 stored
 // events per participant per revision (409 `event-limit`).
 //
@@ -3787,8 +4683,14 @@ func (c *ClientWithResponses) PostEventWithBodyWithResponse(ctx context.Context,
 // legal body however it is escaped (4,000 astral characters as surrogate-pair `\u` escapes
 // are 48,000 bytes).
 //
-// Checks in order: credential (401), body and key syntax (400), idempotent replay (200
-// or 409 `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
+// A participant that bound a key at claim signs every event: `Consensus-Signature` is its
+// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
+// stored (missing: 400 `signature-required`; not verifying, or sent by a participant
+// without a key: 400 `bad-signature`).
+//
+// Checks in order: credential (401), body and key syntax (400), signature (400
+// `signature-required`, `bad-signature`), idempotent replay (200 or 409
+// `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
 // `room-closed`), already decided (409 `already-decided`), event limit: 100 stored
 // events per participant per revision (409 `event-limit`).
 //
@@ -3847,6 +4749,27 @@ func (c *ClientWithResponses) ExchangeInvitationWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseExchangeInvitationResponse(rsp)
+}
+
+// GetRecordWithResponse Download the signed consensus-record/v1
+//
+// Once the outcome is final (any status; before, 404 `record-not-ready`): everything
+// needed to check the room offline (https://consensus.md/schemas/consensus-record/v1),
+// signed by the service key published at `/.well-known/consensus-keys`. It is issued
+// once and then served byte for byte (strong `ETag`); its bytes are the RFC 8785
+// canonical form of the record. Check it with `consensus verify record`.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/agent/invitations/{invitationId}/record (the `GetRecord` operationId).
+func (c *ClientWithResponses) GetRecordWithResponse(ctx context.Context, invitationId InvitationId, params *GetRecordParams, reqEditors ...RequestEditorFn) (*GetRecordResponse, error) {
+	rsp, err := c.GetRecord(ctx, invitationId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRecordResponse(rsp)
 }
 
 // ReadRoomWithResponse Read the room
@@ -5340,6 +6263,220 @@ func ParseExchangeInvitationResponse(rsp *http.Response) (*ExchangeInvitationRes
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ExchangeInvitationResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetRecordResponse parses an HTTP response from a GetRecordWithResponse call
+func ParseGetRecordResponse(rsp *http.Response) (*GetRecordResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRecordResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ConsensusRecordV1
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetRecordResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetRecordResponse304Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetRecordResponse400Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetRecordResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetRecordResponse404Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetRecordResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetRecordResponse503Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

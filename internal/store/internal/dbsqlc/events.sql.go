@@ -15,20 +15,20 @@ import (
 const eventAppend = `-- name: EventAppend :exec
 WITH event AS (
     INSERT INTO events (id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-                        command_digest, created_at, prev_hash, hash)
+                        command_digest, created_at, prev_hash, hash, signature)
     VALUES ($7, $6, $1, $8, $9,
             $10, $11, $12, $13,
-            $14, $15, $2)
+            $14, $15, $2, $16)
 ), counted AS (
     UPDATE participants
     SET event_count       = CASE WHEN events_revision = $9 THEN event_count + 1 ELSE 1 END,
         events_revision   = $9,
-        state             = CASE WHEN $16::boolean THEN 'decided' ELSE state END,
-        decision          = CASE WHEN $16 THEN $10 ELSE decision END,
-        decision_event_id = CASE WHEN $16 THEN $7 ELSE decision_event_id END,
-        decision_seq      = CASE WHEN $16 THEN $1 ELSE decision_seq END,
-        decision_revision = CASE WHEN $16 THEN $9 ELSE decision_revision END,
-        decided_at        = CASE WHEN $16 THEN $14 ELSE decided_at END
+        state             = CASE WHEN $17::boolean THEN 'decided' ELSE state END,
+        decision          = CASE WHEN $17 THEN $10 ELSE decision END,
+        decision_event_id = CASE WHEN $17 THEN $7 ELSE decision_event_id END,
+        decision_seq      = CASE WHEN $17 THEN $1 ELSE decision_seq END,
+        decision_revision = CASE WHEN $17 THEN $9 ELSE decision_revision END,
+        decided_at        = CASE WHEN $17 THEN $14 ELSE decided_at END
     WHERE participants.id = $8
 )
 UPDATE agreements
@@ -55,6 +55,7 @@ type EventAppendParams struct {
 	CommandDigest    string
 	CreatedAt        time.Time
 	PrevHash         string
+	Signature        []byte
 	Terminal         bool
 }
 
@@ -79,13 +80,14 @@ func (q *Queries) EventAppend(ctx context.Context, arg EventAppendParams) error 
 		arg.CommandDigest,
 		arg.CreatedAt,
 		arg.PrevHash,
+		arg.Signature,
 		arg.Terminal,
 	)
 	return err
 }
 
 const eventGetByKey = `-- name: EventGetByKey :one
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash FROM events WHERE participant_id = $1 AND idempotency_key = $2
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events WHERE participant_id = $1 AND idempotency_key = $2
 `
 
 type EventGetByKeyParams struct {
@@ -109,6 +111,7 @@ func (q *Queries) EventGetByKey(ctx context.Context, arg EventGetByKeyParams) (E
 		&i.CreatedAt,
 		&i.PrevHash,
 		&i.Hash,
+		&i.Signature,
 	)
 	return i, err
 }
@@ -153,7 +156,7 @@ func (q *Queries) EventInsert(ctx context.Context, arg EventInsertParams) error 
 }
 
 const eventListAfter = `-- name: EventListAfter :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq
 `
 
 type EventListAfterParams struct {
@@ -185,6 +188,7 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 			&i.CreatedAt,
 			&i.PrevHash,
 			&i.Hash,
+			&i.Signature,
 		); err != nil {
 			return nil, err
 		}
@@ -197,7 +201,7 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 }
 
 const eventListByAgreement = `-- name: EventListByAgreement :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash FROM events WHERE agreement_id = $1 ORDER BY seq
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events WHERE agreement_id = $1 ORDER BY seq
 `
 
 func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Event, error) {
@@ -222,6 +226,7 @@ func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUI
 			&i.CreatedAt,
 			&i.PrevHash,
 			&i.Hash,
+			&i.Signature,
 		); err != nil {
 			return nil, err
 		}

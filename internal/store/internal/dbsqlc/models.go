@@ -44,6 +44,7 @@ type Event struct {
 	CreatedAt      time.Time
 	PrevHash       string
 	Hash           string
+	Signature      []byte
 }
 
 type Invitation struct {
@@ -103,6 +104,15 @@ type Participant struct {
 	DecisionRevision *int32
 	DecidedAt        *time.Time
 	InvitationID     uuid.UUID
+	PublicKey        []byte
+}
+
+type Record struct {
+	AgreementID uuid.UUID
+	Body        []byte
+	Sha256      string
+	Kid         string
+	IssuedAt    time.Time
 }
 
 type Revision struct {
@@ -121,4 +131,10 @@ type Session struct {
 	InvitationID uuid.UUID
 	ExpiresAt    time.Time
 	CreatedAt    time.Time
+}
+
+type SigningKey struct {
+	Kid       string
+	PublicKey []byte
+	CreatedAt time.Time
 }

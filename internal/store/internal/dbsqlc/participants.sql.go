@@ -55,7 +55,7 @@ func (q *Queries) ParticipantAuth(ctx context.Context, tokenHash []byte) (Partic
 
 const participantClaim = `-- name: ParticipantClaim :execrows
 UPDATE participants
-SET state = 'claimed', binding_json = $2, binding_digest = $3, token_hash = $4, claimed_at = $5
+SET state = 'claimed', binding_json = $2, binding_digest = $3, token_hash = $4, claimed_at = $5, public_key = $6
 WHERE id = $1 AND binding_digest IS NULL
 `
 
@@ -65,6 +65,7 @@ type ParticipantClaimParams struct {
 	BindingDigest *string
 	TokenHash     []byte
 	ClaimedAt     *time.Time
+	PublicKey     []byte
 }
 
 // The first claim fixes the binding; later claims must replay it exactly.
@@ -75,6 +76,7 @@ func (q *Queries) ParticipantClaim(ctx context.Context, arg ParticipantClaimPara
 		arg.BindingDigest,
 		arg.TokenHash,
 		arg.ClaimedAt,
+		arg.PublicKey,
 	)
 	if err != nil {
 		return 0, err
@@ -83,7 +85,7 @@ func (q *Queries) ParticipantClaim(ctx context.Context, arg ParticipantClaimPara
 }
 
 const participantGet = `-- name: ParticipantGet :one
-SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id FROM participants WHERE id = $1
+SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key FROM participants WHERE id = $1
 `
 
 func (q *Queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant, error) {
@@ -111,16 +113,17 @@ func (q *Queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant
 		&i.DecisionRevision,
 		&i.DecidedAt,
 		&i.InvitationID,
+		&i.PublicKey,
 	)
 	return i, err
 }
 
 const participantHolder = `-- name: ParticipantHolder :one
 SELECT p.id, p.agreement_id, p.invitation_id, p.token_hash, p.revoked_at, p.kind, p.required, p.events_revision, p.event_count,
-       p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at,
+       p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at, p.public_key,
        e.id AS prior_id, e.seq AS prior_seq, e.revision AS prior_revision, e.action AS prior_action, e.body AS prior_body,
        e.command_digest AS prior_command_digest, e.created_at AS prior_created_at, e.prev_hash AS prior_prev_hash,
-       e.hash AS prior_hash
+       e.hash AS prior_hash, e.signature AS prior_signature
 FROM participants p
 LEFT JOIN events e ON e.participant_id = p.id AND e.idempotency_key = $2
 WHERE p.token_hash = $1
@@ -146,6 +149,7 @@ type ParticipantHolderRow struct {
 	DecisionSeq        *int64
 	DecisionRevision   *int32
 	DecidedAt          *time.Time
+	PublicKey          []byte
 	PriorID            uuid.NullUUID
 	PriorSeq           *int64
 	PriorRevision      *int32
@@ -155,6 +159,7 @@ type ParticipantHolderRow struct {
 	PriorCreatedAt     *time.Time
 	PriorPrevHash      *string
 	PriorHash          *string
+	PriorSignature     []byte
 }
 
 // The owner of a participant token with its counters and, if it posted one
@@ -178,6 +183,7 @@ func (q *Queries) ParticipantHolder(ctx context.Context, arg ParticipantHolderPa
 		&i.DecisionSeq,
 		&i.DecisionRevision,
 		&i.DecidedAt,
+		&i.PublicKey,
 		&i.PriorID,
 		&i.PriorSeq,
 		&i.PriorRevision,
@@ -187,6 +193,7 @@ func (q *Queries) ParticipantHolder(ctx context.Context, arg ParticipantHolderPa
 		&i.PriorCreatedAt,
 		&i.PriorPrevHash,
 		&i.PriorHash,
+		&i.PriorSignature,
 	)
 	return i, err
 }
@@ -222,7 +229,7 @@ func (q *Queries) ParticipantInsert(ctx context.Context, arg ParticipantInsertPa
 }
 
 const participantListByAgreement = `-- name: ParticipantListByAgreement :many
-SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id FROM participants WHERE agreement_id = $1 ORDER BY position
+SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key FROM participants WHERE agreement_id = $1 ORDER BY position
 `
 
 func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Participant, error) {
@@ -256,6 +263,7 @@ func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uu
 			&i.DecisionRevision,
 			&i.DecidedAt,
 			&i.InvitationID,
+			&i.PublicKey,
 		); err != nil {
 			return nil, err
 		}
@@ -269,7 +277,7 @@ func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uu
 
 const participantRevoke = `-- name: ParticipantRevoke :one
 UPDATE participants SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1
-RETURNING id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id
+RETURNING id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key
 `
 
 type ParticipantRevokeParams struct {
@@ -302,6 +310,7 @@ func (q *Queries) ParticipantRevoke(ctx context.Context, arg ParticipantRevokePa
 		&i.DecisionRevision,
 		&i.DecidedAt,
 		&i.InvitationID,
+		&i.PublicKey,
 	)
 	return i, err
 }

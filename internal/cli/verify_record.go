@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/consensus-md/consensus/internal/cli/command"
+	"github.com/consensus-md/consensus/internal/jwk"
+	"github.com/consensus-md/consensus/internal/record"
+)
+
+func verifyRecordCommand(env Env) *cobra.Command {
+	var artifact, keys string
+	c := &cobra.Command{
+		Use:   "record RECORD.json [--artifact CONSENSUS.md] [--keys JWKS]",
+		Short: "Check a consensus-record/v1 offline: digests, chain, signatures, outcome",
+		Long: `Check a record downloaded from GET .../record, offline: the revision and
+Markdown digests, every command digest and chain link, every keyed participant's
+Ed25519 signature against the key its claim bound, the chain head and event
+count, that the outcome follows from the events by unanimity-of-required, the
+SHA-256 of CONSENSUS.md (--artifact), and the service's signature with the
+issuer's published keys (--keys, a JWKS saved from
+<issuer>/.well-known/consensus-keys).
+
+One line per check: "ok", "FAIL" with what broke, or "skip". Exit status 0
+when nothing failed; 1 when a check failed. Without --keys the service
+signature is skipped and the result says NOT AUTHENTICATED: the record is then
+only shown to be consistent, not to come from its issuer.`,
+		Example: `  curl -sS -H "Authorization: Consensus-Participant $TOKEN" "$API/record" > record.json
+  curl -sS https://consensus.md/.well-known/consensus-keys > keys.json
+  consensus verify record record.json --artifact CONSENSUS.md --keys keys.json`,
+		Args: command.Args("RECORD.json"),
+		RunE: func(_ *cobra.Command, args []string) error { return verifyRecord(args[0], artifact, keys, env) },
+	}
+	c.Flags().StringVar(&artifact, "artifact", "", "the downloaded CONSENSUS.md `FILE` to check against the record's sha256")
+	c.Flags().StringVar(&keys, "keys", "", "the issuer's JWKS `FILE` (/.well-known/consensus-keys) to check the service signature")
+	return c
+}
+
+// verifyRecord prints the record verifier's report and fails when a check
+// failed.
+func verifyRecord(file, artifactFile, keysFile string, env Env) error {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var opt record.Options
+	if artifactFile != "" {
+		if opt.Artifact, err = os.ReadFile(artifactFile); err != nil {
+			return err
+		}
+	}
+	if keysFile != "" {
+		b, err := os.ReadFile(keysFile)
+		if err != nil {
+			return err
+		}
+		set, err := jwk.ParseSet(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", keysFile, err)
+		}
+		opt.Keys = &set
+	}
+	rep := record.Verify(raw, opt)
+	if err := rep.Write(env.Stdout); err != nil {
+		return err
+	}
+	if !rep.OK() {
+		return errors.New("the record does not verify: " + strings.Join(rep.FailedChecks(), ", ") + " failed")
+	}
+	return nil
+}

@@ -1,0 +1,28 @@
+package daemon
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"log/slog"
+
+	"github.com/consensus-md/consensus/internal/config"
+	"github.com/consensus-md/consensus/internal/jwk"
+)
+
+// signingKey is the service's record-signing key: CONSENSUS_SIGNING_KEY
+// (production requires it). A local run without one (make run writes one
+// under .data/) gets a key for this process only: its public half is
+// registered in the database like any other, so what it signs stays
+// verifiable after a restart.
+func signingKey(cfg *config.Config, log *slog.Logger) ed25519.PrivateKey {
+	if cfg.SigningKey != nil {
+		return cfg.SigningKey
+	}
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		panic("daemon: no randomness for a signing key: " + err.Error())
+	}
+	log.Warn("no CONSENSUS_SIGNING_KEY: records are signed with a key made for this process (local runs only)",
+		slog.String("kid", jwk.FromPublic(priv.Public().(ed25519.PublicKey)).Thumbprint()))
+	return priv
+}

@@ -1,0 +1,142 @@
+package record
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/jwk"
+	"github.com/consensus-md/consensus/internal/room"
+)
+
+// Input is what the service knows of a finished room, as the store keeps
+// it: Build turns it into a record.
+// The issuer is the canonical revision's: the record's and the commands'
+// schema URLs are built on it.
+type Input struct {
+	IssuedAt time.Time
+	Revision LockedRevision
+	// Slots holds one entry per participant of the canonical revision.
+	Slots   []Slot
+	Events  []StoredEvent
+	Outcome room.Outcome
+	// ArtifactSHA256 is the hex SHA-256 of CONSENSUS.md, "" when none.
+	ArtifactSHA256 string
+}
+
+// LockedRevision is a revision as stored: its canonical bytes, Markdown
+// and digests.
+type LockedRevision struct {
+	Number         int
+	Canonical      []byte
+	Markdown       string
+	RevisionDigest string
+	MarkdownDigest string
+}
+
+// Slot is what the canonical revision does not say about a participant.
+type Slot struct {
+	ParticipantID string
+	InvitationID  string
+	// BindingDigest is "" when the slot was never claimed.
+	BindingDigest string
+	// PublicKey is nil for a claim without a key.
+	PublicKey *jwk.Key
+}
+
+// StoredEvent is one event row.
+type StoredEvent struct {
+	ID            string
+	Seq           int64
+	ParticipantID string
+	Revision      int
+	Action        string
+	Body          string
+	CommandDigest string
+	CreatedAt     time.Time
+	Prev          string
+	Hash          string
+	// Signature is the participant's signature (unpadded base64url), "" when none.
+	Signature string
+}
+
+// Build assembles the unsigned record. It refuses, rather than publish, a
+// record that would not verify: an event whose rebuilt command does not
+// hash to its stored digest, a broken chain link, an event of a participant
+// outside the roster or on another revision, a pending outcome.
+func Build(in Input) (Record, error) {
+	var rev room.Revision
+	if err := json.Unmarshal(in.Revision.Canonical, &rev); err != nil {
+		return Record{}, fmt.Errorf("record: canonical revision: %w", err)
+	}
+	if !in.Outcome.Final() {
+		return Record{}, fmt.Errorf("record: the outcome is %s, not final", in.Outcome.Status)
+	}
+	slots := make(map[string]Slot, len(in.Slots))
+	for _, s := range in.Slots {
+		slots[s.ParticipantID] = s
+	}
+	r := Record{
+		Schema: fmt.Sprintf(SchemaFmt, rev.Issuer), Version: 1, AgreementID: rev.AgreementID, Issuer: rev.Issuer,
+		IssuedAt: canon.FormatTime(in.IssuedAt),
+		Revision: Revision{Number: in.Revision.Number, Canonical: json.RawMessage(in.Revision.Canonical),
+			RevisionDigest: in.Revision.RevisionDigest, Markdown: in.Revision.Markdown, MarkdownDigest: in.Revision.MarkdownDigest},
+		Participants: make([]Participant, 0, len(rev.Participants)), Events: make([]Event, 0, len(in.Events)),
+		Outcome:   Outcome{Status: in.Outcome.Status, DecidedAt: canon.FormatTime(in.Outcome.DecidedAt)},
+		ChainHead: canon.ZeroHash, EventCount: len(in.Events),
+	}
+	for _, p := range rev.Participants {
+		s, ok := slots[p.ParticipantID]
+		if !ok {
+			return Record{}, fmt.Errorf("record: no slot for participant %s", p.ParticipantID)
+		}
+		rp := Participant{ParticipantID: p.ParticipantID, DisplayName: p.DisplayName, Kind: p.Kind, Required: p.Required,
+			InvitationID: s.InvitationID, PublicKey: s.PublicKey}
+		if s.BindingDigest != "" {
+			rp.BindingDigest = &s.BindingDigest
+		}
+		r.Participants = append(r.Participants, rp)
+	}
+	for _, e := range in.Events {
+		ev, err := buildEvent(in, rev, slots, e, r.ChainHead)
+		if err != nil {
+			return Record{}, err
+		}
+		r.Events = append(r.Events, ev)
+		r.ChainHead = ev.Hash
+	}
+	if in.Outcome.DecidingEventID != "" {
+		r.Outcome.DecidingEventID = &in.Outcome.DecidingEventID
+	}
+	if in.ArtifactSHA256 != "" {
+		r.ArtifactSHA256 = &in.ArtifactSHA256
+	}
+	return r, nil
+}
+
+func buildEvent(in Input, rev room.Revision, slots map[string]Slot, e StoredEvent, prev string) (Event, error) {
+	s, ok := slots[e.ParticipantID]
+	if !ok {
+		return Event{}, fmt.Errorf("record: event %d: participant %s is not on the roster", e.Seq, e.ParticipantID)
+	}
+	if e.Revision != in.Revision.Number {
+		return Event{}, fmt.Errorf("record: event %d is on revision %d, the record holds revision %d", e.Seq, e.Revision, in.Revision.Number)
+	}
+	cmd := room.Command{
+		Schema: fmt.Sprintf(room.RoomCommandSchemaFmt, rev.Issuer), Version: 1, AgreementID: rev.AgreementID,
+		InvitationID: s.InvitationID, ParticipantID: e.ParticipantID, Revision: e.Revision,
+		RevisionDigest: in.Revision.RevisionDigest, Action: e.Action, Body: e.Body,
+	}
+	if _, d, err := canon.DigestOf(cmd); err != nil || d != e.CommandDigest {
+		return Event{}, fmt.Errorf("record: event %d: the rebuilt command does not hash to the stored digest (%v)", e.Seq, err)
+	}
+	ev := Event{ID: e.ID, Seq: e.Seq, Command: cmd, CommandDigest: e.CommandDigest, CreatedAt: canon.FormatTime(e.CreatedAt), Prev: e.Prev, Hash: e.Hash}
+	if h, err := EventHash(e.Prev, e.Seq, e.CommandDigest, ev.CreatedAt); err != nil || h != e.Hash || e.Prev != prev {
+		return Event{}, fmt.Errorf("record: event %d: the stored chain link does not recompute (%v)", e.Seq, err)
+	}
+	if e.Signature != "" {
+		ev.Signature = &e.Signature
+	}
+	return ev, nil
+}

@@ -1,0 +1,94 @@
+package record
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/consensus-md/consensus"
+)
+
+// The embedded schemas a record is checked against, by their $id.
+const (
+	recordSchemaID    = "https://consensus.md/schemas/consensus-record/v1"
+	agreementSchemaID = "https://consensus.md/schemas/agreement/v1"
+)
+
+// compiled holds the record and agreement schemas, compiled once from the
+// embedded copies; no other URL is ever loaded.
+var compiled = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(refuseLoader{})
+	c.AssertFormat()
+	out := map[string]*jsonschema.Schema{}
+	for _, id := range []string{recordSchemaID, agreementSchemaID} {
+		b, err := fs.ReadFile(consensus.Schemas, strings.TrimPrefix(id, "https://consensus.md/")+".json")
+		if err != nil {
+			return nil, err
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		if err := c.AddResource(id, doc); err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range []string{recordSchemaID, agreementSchemaID} {
+		s, err := c.Compile(id)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = s
+	}
+	return out, nil
+})
+
+type refuseLoader struct{}
+
+func (refuseLoader) Load(u string) (any, error) {
+	return nil, fmt.Errorf("record: schema loader: refusing to load %s", u)
+}
+
+// validate checks raw against the schema id and returns one line per leaf
+// error (at most eight), each naming the location in the document.
+func validate(id string, raw []byte) []string {
+	schemas, err := compiled()
+	if err != nil {
+		return []string{"the embedded schema does not compile: " + err.Error()}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return []string{"not JSON: " + err.Error()}
+	}
+	err = schemas[id].Validate(doc)
+	if err == nil {
+		return nil
+	}
+	var verr *jsonschema.ValidationError
+	if !errors.As(err, &verr) {
+		return []string{err.Error()}
+	}
+	var out []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(out) >= 8 {
+			return
+		}
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		out = append(out, fmt.Sprintf("at /%s: %s", strings.Join(e.InstanceLocation, "/"), e.ErrorKind))
+	}
+	walk(verr)
+	return out
+}

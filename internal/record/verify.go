@@ -1,0 +1,214 @@
+package record
+
+import (
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/jwk"
+	"github.com/consensus-md/consensus/internal/room"
+)
+
+// Options are what a verifier may hold besides the record.
+type Options struct {
+	// Artifact is the exact bytes of CONSENSUS.md to check against the
+	// record; nil when not given.
+	Artifact []byte
+	// Keys is the issuer's JWKS; nil when not given, and then the service
+	// signature is skipped, never assumed.
+	Keys *jwk.Set
+}
+
+// verification carries what the checks share.
+type verification struct {
+	rep *Report
+	rec Record
+	// canonical is the record's canonical form; commands holds each
+	// event's canonical command bytes, cut from it (RFC 8785 is
+	// compositional: a member of a canonical document is canonical).
+	canonical []byte
+	commands  []json.RawMessage
+	revision  room.Revision
+	roster    map[string]Participant
+	keys      map[string]ed25519.PublicKey
+}
+
+// Verify checks a record offline and reports every check: its structure
+// (the consensus-record/v1 schema, no duplicate members), that the
+// canonical revision belongs to it and hashes to its digests, that the
+// roster is the revision's, every command's fields, digest, chain link and
+// (for keyed participants) signature, the chain head and event count, that
+// the outcome follows from the events by unanimity-of-required, the
+// artifact's SHA-256, and the service signature against opt.Keys. It never
+// stops at the first fault, except when the document cannot be read.
+func Verify(raw []byte, opt Options) *Report {
+	rep := &Report{}
+	v, ok := readRecord(rep, raw)
+	if !ok {
+		return rep
+	}
+	v.checkRevision()
+	v.checkRoster()
+	v.checkEvents()
+	v.checkOutcome()
+	v.checkArtifact(opt.Artifact)
+	v.checkServiceSignature(opt.Keys)
+	return rep
+}
+
+// readRecord runs the format check: one JSON document without duplicate
+// members or lone surrogates, valid against consensus-record/v1, whose
+// revision.canonical is valid against agreement/v1.
+func readRecord(rep *Report, raw []byte) (*verification, bool) {
+	// Everything below reads the canonical form, so numbers such as 1.0
+	// mean what they mean in the signed bytes.
+	raw, err := canon.Transform(raw)
+	if err != nil {
+		rep.fail(CheckFormat, "not one unambiguous JSON document (duplicate member, lone surrogate or syntax): %v", err)
+		return nil, false
+	}
+	if errs := validate(recordSchemaID, raw); len(errs) > 0 {
+		for _, e := range errs {
+			rep.fail(CheckFormat, "not a consensus-record/v1 document: %s", e)
+		}
+		return nil, false
+	}
+	v := &verification{rep: rep, canonical: raw, roster: map[string]Participant{}, keys: map[string]ed25519.PublicKey{}}
+	var commands struct {
+		Events []struct {
+			Command json.RawMessage `json:"command"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal(raw, &v.rec); err != nil {
+		rep.fail(CheckFormat, "cannot decode: %v", err)
+		return nil, false
+	}
+	if err := json.Unmarshal(raw, &commands); err != nil || len(commands.Events) != len(v.rec.Events) {
+		rep.fail(CheckFormat, "cannot decode the commands: %v", err)
+		return nil, false
+	}
+	for _, e := range commands.Events {
+		v.commands = append(v.commands, e.Command)
+	}
+	if errs := validate(agreementSchemaID, v.rec.Revision.Canonical); len(errs) > 0 {
+		for _, e := range errs {
+			rep.fail(CheckFormat, "revision.canonical is not an agreement/v1 object: %s", e)
+		}
+		return nil, false
+	}
+	if err := json.Unmarshal(v.rec.Revision.Canonical, &v.revision); err != nil {
+		rep.fail(CheckFormat, "cannot decode revision.canonical: %v", err)
+		return nil, false
+	}
+	if at := badInstant(v); at != "" {
+		rep.fail(CheckFormat, "%s is not a valid RFC 3339 instant", at)
+		return nil, false
+	}
+	rep.pass(CheckFormat, "consensus-record/v1, %d participants, %d events", len(v.rec.Participants), len(v.rec.Events))
+	return v, true
+}
+
+// badInstant names the first instant of the record that does not parse
+// (the schema's date-time format admits a leap second, time.Parse does not).
+func badInstant(v *verification) string {
+	named := map[string]string{"/issued_at": v.rec.IssuedAt, "/outcome/decided_at": v.rec.Outcome.DecidedAt,
+		"/revision/canonical/deadline": v.revision.Deadline, "/revision/canonical/locked_at": v.revision.LockedAt}
+	for i, e := range v.rec.Events {
+		named[fmt.Sprintf("/events/%d/created_at", i)] = e.CreatedAt
+	}
+	for at, s := range named {
+		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+			return at
+		}
+	}
+	return ""
+}
+
+// checkRevision: the canonical revision names this record's agreement,
+// revision number and issuer, the record's schema is on that issuer, and
+// both digests recompute.
+func (v *verification) checkRevision() {
+	r, rev, n := v.rec, v.revision, len(v.rep.Failed)
+	if rev.AgreementID != r.AgreementID {
+		v.rep.fail(CheckRevision, "the canonical revision is of agreement %s, the record of %s", rev.AgreementID, r.AgreementID)
+	}
+	if rev.Revision != r.Revision.Number {
+		v.rep.fail(CheckRevision, "the canonical revision is number %d, the record says %d", rev.Revision, r.Revision.Number)
+	}
+	if rev.Issuer != r.Issuer {
+		v.rep.fail(CheckRevision, "the canonical revision was issued by %s, the record names %s", rev.Issuer, r.Issuer)
+	}
+	if want := fmt.Sprintf(SchemaFmt, r.Issuer); r.Schema != want {
+		v.rep.fail(CheckRevision, "schema is %s, want %s on the issuer's origin", r.Schema, want)
+	}
+	if !v.rep.failedSince(n, CheckRevision) {
+		v.rep.pass(CheckRevision, "agreement %s, revision %d, issuer %s", r.AgreementID, r.Revision.Number, r.Issuer)
+	}
+	c, err := canon.Transform(r.Revision.Canonical)
+	switch got := canon.Digest(c); {
+	case err != nil:
+		v.rep.fail(CheckRevisionDigest, "the canonical revision cannot be canonicalized: %v", err)
+	case got != r.Revision.RevisionDigest:
+		v.rep.fail(CheckRevisionDigest, "the canonical revision hashes to %s, the record states %s", got, r.Revision.RevisionDigest)
+	default:
+		v.rep.pass(CheckRevisionDigest, "%s", got)
+	}
+	if got := canon.Digest([]byte(r.Revision.Markdown)); got != r.Revision.MarkdownDigest {
+		v.rep.fail(CheckMarkdownDigest, "the Markdown hashes to %s, the record states %s", got, r.Revision.MarkdownDigest)
+	} else {
+		v.rep.pass(CheckMarkdownDigest, "%s", got)
+	}
+}
+
+// checkRoster: the participants are the canonical revision's, in its
+// order, with distinct invitations; a bound key is a usable Ed25519 key and
+// comes with a binding.
+func (v *verification) checkRoster() {
+	n := len(v.rep.Failed)
+	want := v.revision.Participants
+	if len(v.rec.Participants) != len(want) {
+		v.rep.fail(CheckRoster, "%d participants, the canonical revision has %d", len(v.rec.Participants), len(want))
+	}
+	invitations := map[string]bool{}
+	keyed := 0
+	for i, p := range v.rec.Participants {
+		if i < len(want) {
+			w := want[i]
+			if p.ParticipantID != w.ParticipantID || p.DisplayName != w.DisplayName || p.Kind != w.Kind || p.Required != w.Required {
+				v.rep.fail(CheckRoster, "participant %d is %s (%q, %s, required %t), the canonical revision has %s (%q, %s, required %t)",
+					i+1, p.ParticipantID, p.DisplayName, p.Kind, p.Required, w.ParticipantID, w.DisplayName, w.Kind, w.Required)
+			}
+		}
+		if _, dup := v.roster[p.ParticipantID]; dup {
+			v.rep.fail(CheckRoster, "participant %s is listed twice", p.ParticipantID)
+		}
+		if invitations[p.InvitationID] {
+			v.rep.fail(CheckRoster, "invitation %s is listed for two participants", p.InvitationID)
+		}
+		v.roster[p.ParticipantID], invitations[p.InvitationID] = p, true
+		if p.PublicKey == nil {
+			continue
+		}
+		keyed++
+		pub, err := p.PublicKey.Public()
+		if err != nil || p.PublicKey.Check() != nil {
+			v.rep.fail(CheckRoster, "participant %s: the public key is not a usable Ed25519 key: %v", p.ParticipantID, err)
+			continue
+		}
+		if p.BindingDigest == nil {
+			v.rep.fail(CheckRoster, "participant %s has a public key but no binding", p.ParticipantID)
+		}
+		v.keys[p.ParticipantID] = pub
+	}
+	if !v.rep.failedSince(n, CheckRoster) {
+		v.rep.pass(CheckRoster, "%d participants as in the canonical revision, %d with a bound key", len(v.rec.Participants), keyed)
+	}
+}
+
+// parseInstant reads an RFC 3339 instant; the schema already checked its shape.
+func parseInstant(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}

@@ -1,0 +1,262 @@
+package record
+
+import (
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/jwk"
+	"github.com/consensus-md/consensus/internal/room"
+)
+
+// checkEvents walks the events in order: command fields, command digest,
+// chain link and participant signature of each, then the chain head and
+// the event count.
+func (v *verification) checkEvents() {
+	n := len(v.rep.Failed)
+	r := v.rec
+	prev, signed := canon.ZeroHash, 0
+	decided := map[string]string{}
+	for i, e := range r.Events {
+		at := fmt.Sprintf("event %d (seq %d, id %s)", i+1, e.Seq, e.ID)
+		c := e.Command
+		p, onRoster := v.roster[c.ParticipantID]
+		v.checkCommand(at, c, p, onRoster)
+		if room.IsTerminal(c.Action) && c.Revision == r.Revision.Number {
+			if first, twice := decided[c.ParticipantID]; twice {
+				v.rep.fail(CheckCommand, "%s: participant %s already decided in event %s; a decision is never changed", at, c.ParticipantID, first)
+			} else {
+				decided[c.ParticipantID] = e.ID
+			}
+		}
+		msg := v.commands[i]
+		if got := canon.Digest(msg); got != e.CommandDigest {
+			v.rep.fail(CheckCommandDigest, "%s: the command hashes to %s, the event states %s", at, got, e.CommandDigest)
+		}
+		if e.Seq != int64(i+1) {
+			v.rep.fail(CheckChain, "%s: seq is %d, want %d (events must be numbered 1, 2, ... in order)", at, e.Seq, i+1)
+		}
+		if e.Prev != prev {
+			v.rep.fail(CheckChain, "%s: prev is %s, the previous event's hash is %s", at, e.Prev, prev)
+		}
+		if h, err := EventHash(e.Prev, e.Seq, e.CommandDigest, e.CreatedAt); err != nil || h != e.Hash {
+			v.rep.fail(CheckChain, "%s: hash is %s, {command_digest, created_at, prev, seq} hashes to %s", at, e.Hash, h)
+		}
+		prev = e.Hash
+		if onRoster && v.checkSignature(at, e, p, msg) {
+			signed++
+		}
+	}
+	if !v.rep.failedSince(n, CheckCommand) {
+		v.rep.pass(CheckCommand, "%d commands name this agreement, revision and their participant's invitation", len(r.Events))
+	}
+	if !v.rep.failedSince(n, CheckCommandDigest) {
+		v.rep.pass(CheckCommandDigest, "%d command digests recompute", len(r.Events))
+	}
+	if !v.rep.failedSince(n, CheckChain) {
+		v.rep.pass(CheckChain, "%d links recompute from 64 zeros", len(r.Events))
+	}
+	if !v.rep.failedSince(n, CheckParticipantSignature) {
+		v.rep.pass(CheckParticipantSignature, "events signed with the author's bound key: %d; by participants without a key: %d", signed, len(r.Events)-signed)
+	}
+	if r.ChainHead != prev {
+		v.rep.fail(CheckChainHead, "chain_head is %s, the last event's hash is %s", r.ChainHead, prev)
+	} else {
+		v.rep.pass(CheckChainHead, "%s", prev)
+	}
+	if r.EventCount != len(r.Events) {
+		v.rep.fail(CheckEventCount, "event_count is %d, the record holds %d events", r.EventCount, len(r.Events))
+	} else {
+		v.rep.pass(CheckEventCount, "%d", r.EventCount)
+	}
+}
+
+// checkCommand: a command names the record's schema origin, agreement and
+// revision, a participant on the roster who claimed its slot, that
+// participant's invitation, and a legal action and body.
+func (v *verification) checkCommand(at string, c room.Command, p Participant, onRoster bool) {
+	r := v.rec
+	if want := fmt.Sprintf(room.RoomCommandSchemaFmt, r.Issuer); c.Schema != want {
+		v.rep.fail(CheckCommand, "%s: schema is %s, want %s", at, c.Schema, want)
+	}
+	if c.AgreementID != r.AgreementID {
+		v.rep.fail(CheckCommand, "%s: agreement_id is %s, the record's is %s", at, c.AgreementID, r.AgreementID)
+	}
+	if c.Revision != r.Revision.Number || c.RevisionDigest != r.Revision.RevisionDigest {
+		v.rep.fail(CheckCommand, "%s: names revision %d %s, the record holds revision %d %s", at, c.Revision, c.RevisionDigest, r.Revision.Number, r.Revision.RevisionDigest)
+	}
+	switch {
+	case !onRoster:
+		v.rep.fail(CheckCommand, "%s: participant %s is not on the roster", at, c.ParticipantID)
+	case c.InvitationID != p.InvitationID:
+		v.rep.fail(CheckCommand, "%s: invitation_id is %s, participant %s's invitation is %s", at, c.InvitationID, c.ParticipantID, p.InvitationID)
+	case p.BindingDigest == nil:
+		v.rep.fail(CheckCommand, "%s: participant %s never claimed its slot, so it cannot have posted", at, c.ParticipantID)
+	}
+	if err := room.ValidateCommand(c.Action, c.Body); err != nil {
+		v.rep.fail(CheckCommand, "%s: %v", at, err)
+	}
+}
+
+// checkSignature: a keyed participant's event carries a signature that
+// verifies over the canonical command bytes with its bound key; an unkeyed
+// participant's event carries none. It reports whether a signature verified.
+func (v *verification) checkSignature(at string, e Event, p Participant, msg []byte) bool {
+	pub, keyed := v.keys[p.ParticipantID]
+	switch {
+	case p.PublicKey == nil && e.Signature != nil:
+		v.rep.fail(CheckParticipantSignature, "%s: carries a signature, but participant %s bound no key", at, p.ParticipantID)
+	case p.PublicKey == nil || !keyed:
+		// unkeyed, or a key the roster check refused
+	case e.Signature == nil:
+		v.rep.fail(CheckParticipantSignature, "%s: participant %s bound a key, but the event carries no signature", at, p.ParticipantID)
+	case jwk.Verify(pub, msg, *e.Signature) != nil:
+		v.rep.fail(CheckParticipantSignature, "%s: the signature does not verify with participant %s's bound key %s", at, p.ParticipantID, p.PublicKey.Thumbprint())
+	default:
+		return true
+	}
+	return false
+}
+
+// checkOutcome applies unanimity-of-required to the events, as of the
+// record's issue time, and compares the result with the stated outcome;
+// no event may follow the deciding one, or the deadline when expired.
+func (v *verification) checkOutcome() {
+	n, r := len(v.rep.Failed), v.rec
+	roster := make([]room.Member, len(r.Participants))
+	for i, p := range r.Participants {
+		roster[i] = room.Member{ID: p.ParticipantID, Required: p.Required}
+	}
+	events := make([]room.Event, len(r.Events))
+	for i, e := range r.Events {
+		events[i] = room.Event{ID: e.ID, Seq: e.Seq, ParticipantID: e.Command.ParticipantID, Revision: e.Command.Revision,
+			Action: e.Command.Action, CreatedAt: parseInstant(e.CreatedAt)}
+	}
+	deadline := parseInstant(v.revision.Deadline)
+	got := room.Evaluate(r.Revision.Number, roster, events, deadline, parseInstant(r.IssuedAt))
+	stated := r.Outcome
+	deciding := ""
+	if stated.DecidingEventID != nil {
+		deciding = *stated.DecidingEventID
+	}
+	if got.Status != stated.Status || got.DecidingEventID != deciding || (got.Final() && !got.DecidedAt.Equal(parseInstant(stated.DecidedAt))) {
+		v.rep.fail(CheckOutcome, "by unanimity-of-required the events give %s, the record states %s",
+			describe(got.Status, canon.FormatTime(got.DecidedAt), got.DecidingEventID), describe(stated.Status, stated.DecidedAt, deciding))
+	}
+	last := decidingSeq(events, got.DecidingEventID)
+	for _, e := range events {
+		if !e.CreatedAt.Before(deadline) {
+			v.rep.fail(CheckOutcome, "event seq %d was created at %s, not before the deadline %s, when the room had closed", e.Seq, canon.FormatTime(e.CreatedAt), v.revision.Deadline)
+		}
+		if got.DecidingEventID != "" && e.Seq > last {
+			v.rep.fail(CheckOutcome, "event seq %d follows the deciding event, when the room had closed", e.Seq)
+		}
+	}
+	if !v.rep.failedSince(n, CheckOutcome) {
+		v.rep.pass(CheckOutcome, "%s follows from the events by unanimity-of-required", stated.Status)
+	}
+}
+
+// describe writes an outcome for a message: "pending", "expired at T",
+// "reached at T by event E".
+func describe(status, at, event string) string {
+	switch {
+	case status == room.StatusPending:
+		return status
+	case event == "":
+		return status + " at " + at
+	default:
+		return status + " at " + at + " by event " + event
+	}
+}
+
+func decidingSeq(events []room.Event, id string) int64 {
+	for _, e := range events {
+		if e.ID == id {
+			return e.Seq
+		}
+	}
+	return 0
+}
+
+// checkArtifact: a reached record states the artifact's SHA-256 and no
+// other does; a given artifact must hash to it.
+func (v *verification) checkArtifact(artifact []byte) {
+	n, r := len(v.rep.Failed), v.rec
+	reached := r.Outcome.Status == room.StatusReached
+	if reached != (r.ArtifactSHA256 != nil) {
+		v.rep.fail(CheckArtifact, "outcome %s with artifact_sha256 %s: only a reached outcome has CONSENSUS.md", r.Outcome.Status, orNull(r.ArtifactSHA256))
+	}
+	switch {
+	case artifact == nil:
+		v.rep.skip(CheckArtifact, "no artifact given; the record states sha256 %s", orNull(r.ArtifactSHA256))
+	case r.ArtifactSHA256 == nil:
+		v.rep.fail(CheckArtifact, "an artifact was given, but the record has none (outcome %s)", r.Outcome.Status)
+	case canon.Digest(artifact) != *r.ArtifactSHA256:
+		v.rep.fail(CheckArtifact, "the artifact hashes to %s, the record states %s", canon.Digest(artifact), *r.ArtifactSHA256)
+	}
+	if artifact != nil && !v.rep.failedSince(n, CheckArtifact) {
+		v.rep.pass(CheckArtifact, "CONSENSUS.md hashes to %s", *r.ArtifactSHA256)
+	}
+}
+
+func orNull(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return *s
+}
+
+// checkServiceSignature verifies the service's signature over the
+// canonical bytes of the record without its signature member, with the
+// key the JWKS publishes under its kid.
+func (v *verification) checkServiceSignature(keys *jwk.Set) {
+	sig := v.rec.Signature
+	if keys == nil {
+		v.rep.skip(CheckServiceSignature, "no JWKS given: nothing shows the issuer issued this record (give the keys from %s/.well-known/consensus-keys)", v.rec.Issuer)
+		return
+	}
+	pub, ok := keys.Find(sig.Kid)
+	if !ok {
+		v.rep.fail(CheckServiceSignature, "kid %s is not in the given JWKS", sig.Kid)
+		return
+	}
+	msg, err := withoutSignature(v.canonical)
+	if err != nil {
+		v.rep.fail(CheckServiceSignature, "cannot read the record: %v", err)
+		return
+	}
+	if jwk.Verify(ed25519.PublicKey(pub), msg, sig.Value) != nil {
+		v.rep.fail(CheckServiceSignature, "the signature does not verify with key %s over the record's canonical bytes", sig.Kid)
+		return
+	}
+	v.rep.pass(CheckServiceSignature, "Ed25519 by key %s", sig.Kid)
+}
+
+// withoutSignature returns the canonical bytes of a canonical record without
+// its signature member: the other members, already canonical, in their
+// order. The schema allows only fixed ASCII member names, which need no
+// escaping.
+func withoutSignature(canonical []byte) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(canonical, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "signature")
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := make([]byte, 0, len(canonical))
+	out = append(out, '{')
+	for i, k := range names {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(append(append(out, '"'), k...), '"', ':'), m[k]...)
+	}
+	return append(out, '}'), nil
+}

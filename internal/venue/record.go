@@ -1,0 +1,113 @@
+package venue
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/jwk"
+	"github.com/consensus-md/consensus/internal/record"
+	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/store"
+)
+
+// ErrRecordNotReady: the record exists only once the outcome is final.
+var ErrRecordNotReady = errors.New("the record exists only once the outcome is final (reached, disagreed, no_consensus or expired)")
+
+// Record returns the agreement's consensus-record/v1 once the outcome is
+// final: the stored one, or, the first time, one built from the stored
+// room, signed with the service key and stored, so every later read (on
+// any replica) serves the same bytes. A deadline that passed while pending
+// is settled as expired first, as a room read would. ErrRecordNotReady
+// while the outcome is pending.
+func (v *Venue) Record(ctx context.Context, p *Principal) (*store.Record, error) {
+	rec, err := v.Store.RecordGet(ctx, p.AgreementID)
+	if err == nil || !errors.Is(err, room.ErrNotFound) {
+		return &rec, err
+	}
+	now := canon.Now(v.now())
+	a, err := v.Store.AgreementGet(ctx, p.AgreementID)
+	if err != nil {
+		return nil, err
+	}
+	if !a.Outcome.Final() && !now.Before(a.Deadline) {
+		// Pending past the deadline: no event can have decided it (an
+		// append would have stored that outcome), so it expired.
+		if _, err := v.Store.AgreementSetOutcome(ctx, a.ID, room.Outcome{Status: room.StatusExpired, DecidedAt: a.Deadline}); err != nil {
+			return nil, err
+		}
+		if a, err = v.Store.AgreementGet(ctx, p.AgreementID); err != nil {
+			return nil, err
+		}
+	}
+	if !a.Outcome.Final() {
+		return nil, ErrRecordNotReady
+	}
+	body, err := v.issueRecord(ctx, a, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.Store.RecordInsert(ctx, store.Record{AgreementID: a.ID, Body: body, SHA256: canon.Digest(body), Kid: v.signingKid(), IssuedAt: now}); err != nil {
+		return nil, err
+	}
+	rec, err = v.Store.RecordGet(ctx, a.ID) // another replica's, if it issued first
+	return &rec, err
+}
+
+// issueRecord builds and signs the record of the final agreement a. Once
+// the outcome is final nothing it reads changes any more.
+func (v *Venue) issueRecord(ctx context.Context, a store.Agreement, now time.Time) ([]byte, error) {
+	if v.Signer == nil {
+		return nil, errors.New("venue: record: no signing key configured")
+	}
+	rev, err := v.Store.RevisionGet(ctx, a.ID, a.CurrentRevision)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := v.Store.ParticipantListByAgreement(ctx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	events, err := v.Store.EventListByAgreement(ctx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	in := record.Input{
+		IssuedAt: now, Outcome: a.Outcome,
+		Revision: record.LockedRevision{Number: rev.Number, Canonical: rev.Canonical, Markdown: rev.Markdown,
+			RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest},
+		Slots: make([]record.Slot, len(parts)), Events: make([]record.StoredEvent, len(events)),
+	}
+	for i, p := range parts {
+		in.Slots[i] = record.Slot{ParticipantID: p.ID.String(), InvitationID: p.InvitationID.String(), BindingDigest: p.BindingDigest}
+		if p.PublicKey != nil {
+			k := jwk.FromPublic(ed25519.PublicKey(p.PublicKey))
+			in.Slots[i].PublicKey = &k
+		}
+	}
+	for i, e := range events {
+		in.Events[i] = record.StoredEvent{
+			ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Revision: e.Revision, Action: e.Action, Body: e.Body,
+			CommandDigest: e.CommandDigest, CreatedAt: e.CreatedAt, Prev: e.PrevHash, Hash: e.Hash,
+		}
+		if e.Signature != nil {
+			in.Events[i].Signature = jwk.EncodeSignature(e.Signature)
+		}
+	}
+	if a.Outcome.Status == room.StatusReached {
+		art, err := v.Store.ArtifactGet(ctx, a.ID)
+		if err != nil {
+			return nil, err
+		}
+		in.ArtifactSHA256 = art.SHA256
+	}
+	r, err := record.Build(in)
+	if err != nil {
+		return nil, fmt.Errorf("venue: record of %s: %w", a.ID, err)
+	}
+	_, body, err := record.Sign(r, v.Signer)
+	return body, err
+}

@@ -1,0 +1,54 @@
+// The rules a record must follow, written again from SPEC §3-4 for the
+// standard-library verifier: instants, command bodies, and the decision rule
+// unanimity-of-required.
+
+const INSTANT = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?Z$/;
+
+// instant returns an RFC 3339 UTC instant in nanoseconds since the epoch as
+// a BigInt (microseconds matter: a Date keeps milliseconds), or null.
+export function instant(s) {
+  const m = typeof s === "string" && INSTANT.exec(s);
+  if (!m) return null;
+  const [y, mo, d, h, mi, sec] = m.slice(1, 7).map(Number);
+  const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  if (mo < 1 || mo > 12 || d < 1 || d > days || h > 23 || mi > 59 || sec > 59) return null;
+  const ms = Date.UTC(y, mo - 1, d, h, mi, sec);
+  return BigInt(ms) * 1000000n + BigInt((m[7] ?? "").padEnd(9, "0"));
+}
+
+export const isTerminal = (a) => a === "agree" || a === "disagree" || a === "abstain";
+export const isAdvisory = (a) => a === "comment" || a === "question" || a === "change_request";
+
+// checkCommandBody: advisory bodies hold 1 to 4,000 code points and no NUL;
+// terminal ones are empty. It returns a message or null.
+export function checkCommandBody(action, body) {
+  if (isTerminal(action)) return body === "" ? null : `body must be empty for the terminal action ${action}`;
+  if (!isAdvisory(action)) return `unknown action ${action}`;
+  const n = [...body].length;
+  if (n < 1 || n > 4000) return `body must be 1 to 4000 characters (got ${n})`;
+  if (body.includes("\u0000")) return "body must not contain NUL characters";
+  return null;
+}
+
+// evaluate applies unanimity-of-required to the events of revision rev:
+// only required participants' first terminal events before the deadline
+// count, in seq order; a disagreement gives disagreed, an abstention
+// no_consensus, the last missing agreement reached; otherwise expired once
+// now reaches the deadline, else pending. Instants are BigInt nanoseconds.
+export function evaluate(rev, roster, events, deadline, now) {
+  const required = new Set(roster.filter((m) => m.required).map((m) => m.id));
+  const ordered = events
+    .filter((e) => e.revision === rev && isTerminal(e.action) && required.has(e.participant) && e.createdAt < deadline)
+    .sort((a, b) => a.seq - b.seq);
+  const decided = new Set(), agreed = new Set();
+  for (const e of ordered) {
+    if (decided.has(e.participant)) continue;
+    decided.add(e.participant);
+    if (e.action === "disagree") return { status: "disagreed", decidedAt: e.createdAt, decidingEventId: e.id };
+    if (e.action === "abstain") return { status: "no_consensus", decidedAt: e.createdAt, decidingEventId: e.id };
+    agreed.add(e.participant);
+    if (required.size > 0 && agreed.size === required.size) return { status: "reached", decidedAt: e.createdAt, decidingEventId: e.id };
+  }
+  if (now >= deadline) return { status: "expired", decidedAt: deadline, decidingEventId: "" };
+  return { status: "pending", decidedAt: null, decidingEventId: "" };
+}

@@ -1,0 +1,93 @@
+// The structure of consensus-record/v1 and of the agreement/v1 object it
+// embeds, checked by hand (the standard library has no JSON Schema
+// validator). It mirrors schemas/consensus-record/v1.json and
+// schemas/agreement/v1.json; checkShape returns a list of problems.
+import { instant } from "./rule.mjs";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const HEX = /^[0-9a-f]{64}$/;
+const SECONDS = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$/;
+const SIG = /^[A-Za-z0-9_-]{86}$/;
+const KEY = /^[A-Za-z0-9_-]{43}$/;
+const ORIGIN = /^https?:\/\/[^/?#]+$/;
+
+export function checkShape(r) {
+  const errs = [];
+  const bad = (path, msg) => errs.push(`at ${path}: ${msg}`);
+  const isObj = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+  // object checks that v is an object with exactly the members listed.
+  function object(v, path, members) {
+    if (!isObj(v)) return bad(path, "must be an object"), false;
+    for (const k of Object.keys(v)) if (!(k in members)) bad(path, `unknown member ${k}`);
+    let ok = true;
+    for (const [k, check] of Object.entries(members)) {
+      if (!(k in v)) {
+        bad(path, `missing member ${k}`);
+        ok = false;
+      } else if (check(v[k], `${path}/${k}`) === false) ok = false;
+    }
+    return ok;
+  }
+  const str = (re, min = 0, max = Infinity) => (v, path) => {
+    if (typeof v !== "string") return bad(path, "must be a string"), false;
+    const n = [...v].length;
+    if (n < min || n > max) return bad(path, `must be ${min} to ${max} characters`), false;
+    if (re && !re.test(v)) return bad(path, "does not match its pattern"), false;
+  };
+  const time = (re) => (v, path) => {
+    if (str(re)(v, path) === false) return false;
+    if (instant(v) === null) return bad(path, "is not a valid instant"), false;
+  };
+  const int = (min) => (v, path) => {
+    if (!Number.isInteger(v) || v < min) return bad(path, `must be an integer of at least ${min}`), false;
+  };
+  const constant = (c) => (v, path) => {
+    if (v !== c) return bad(path, `must be ${JSON.stringify(c)}`), false;
+  };
+  const oneOf = (...cs) => (v, path) => {
+    if (!cs.includes(v)) return bad(path, `must be one of ${cs.join(", ")}`), false;
+  };
+  const bool = (v, path) => {
+    if (typeof v !== "boolean") return bad(path, "must be a boolean"), false;
+  };
+  const nullable = (check) => (v, path) => (v === null ? undefined : check(v, path));
+  const array = (item, min = 0, max = Infinity) => (v, path) => {
+    if (!Array.isArray(v)) return bad(path, "must be an array"), false;
+    if (v.length < min || v.length > max) return bad(path, `must hold ${min} to ${max} items`), false;
+    let ok = true;
+    v.forEach((x, i) => {
+      if (item(x, `${path}/${i}`) === false) ok = false;
+    });
+    return ok;
+  };
+  const members = (m) => (v, path) => object(v, path, m);
+  const uuid = str(UUID), hex = str(HEX);
+  const jwk = members({ kty: constant("OKP"), crv: constant("Ed25519"), x: str(KEY) });
+  const agreement = members({
+    schema: str(/^https?:\/\/[^/?#]+\/schemas\/agreement\/v1$/), agreement_id: uuid, revision: int(1),
+    title: str(null, 1, 200), objective: str(null, 1, 4000), rules: array(str(null, 1, 1000), 0, 50),
+    participants: array(members({ participant_id: uuid, display_name: str(null, 1, 200), kind: oneOf("agent", "human"), required: bool }), 1, 50),
+    decision_rule: constant("unanimity-of-required"), deadline: time(SECONDS), locked_at: time(SECONDS), issuer: str(ORIGIN),
+  });
+  const command = members({
+    schema: str(/^https?:\/\/[^/?#]+\/schemas\/room-command\/v1$/), version: constant(1), agreement_id: uuid, invitation_id: uuid,
+    participant_id: uuid, revision: int(1), revision_digest: hex,
+    action: oneOf("comment", "question", "change_request", "agree", "disagree", "abstain"), body: str(null, 0, 4000),
+  });
+  object(r, "", {
+    schema: str(/^https?:\/\/[^/?#]+\/schemas\/consensus-record\/v1$/), version: constant(1), agreement_id: uuid,
+    issuer: str(ORIGIN), issued_at: time(null),
+    revision: members({ number: int(1), canonical: agreement, revision_digest: hex, markdown: str(null), markdown_digest: hex }),
+    participants: array(members({
+      participant_id: uuid, display_name: str(null), kind: oneOf("agent", "human"), required: bool, invitation_id: uuid,
+      binding_digest: nullable(hex), public_key: nullable(jwk),
+    }), 1, 50),
+    events: array(members({
+      id: uuid, seq: int(1), command, command_digest: hex, created_at: time(null), prev: hex, hash: hex, signature: nullable(str(SIG)),
+    })),
+    outcome: members({ status: oneOf("reached", "disagreed", "no_consensus", "expired"), decided_at: time(null), deciding_event_id: nullable(uuid) }),
+    artifact_sha256: nullable(hex), chain_head: hex, event_count: int(0),
+    signature: members({ kid: str(KEY), alg: constant("Ed25519"), value: str(SIG) }),
+  });
+  return errs;
+}
