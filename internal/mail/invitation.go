@@ -52,7 +52,7 @@ func NewEnvelope(in InvitationInput) envelope.Envelope {
 // after it says what the message is, so a person does not take it for a
 // finished record (CONSENSUS.md is also the artifact's name).
 func InvitationSubject(title string) string {
-	return "CONSENSUS.md: invitation: " + strings.Join(strings.Fields(title), " ")
+	return "CONSENSUS.md: invitation: " + oneLine(title)
 }
 
 // InvitationBody renders the plain-text body: a short explanation for a
@@ -65,7 +65,8 @@ func InvitationBody(env envelope.Envelope) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are invited to decide on an agreement recorded by Consensus at %s.\n\n", strings.TrimSuffix(env.Docs, envelope.DocsPath))
-	fmt.Fprintf(&b, "Title: %s\nParticipant: %s (%s)\nDeadline: %s\n\n", strings.Join(strings.Fields(env.Title), " "), env.Participant.DisplayName, env.Participant.Kind, env.Deadline)
+	// Stored text goes on one line, so it cannot add or end a block.
+	fmt.Fprintf(&b, "Title: %s\nParticipant: %s (%s)\nDeadline: %s\n\n", oneLine(env.Title), oneLine(env.Participant.DisplayName), env.Participant.Kind, env.Deadline)
 	if env.Participant.Kind == "human" {
 		b.WriteString("Open this private link in a browser. The page shows the locked agreement, asks for\n")
 		b.WriteString("the proof code below, and then lets you comment and record your decision (agree,\n")
@@ -79,5 +80,10 @@ func InvitationBody(env envelope.Envelope) (string, error) {
 	}
 	b.WriteString("The secret and the email proof below are private: do not forward this email.\n\n")
 	b.Write(block)
+	// The agent's first check is "exactly one block": refuse to queue a
+	// message that would fail it.
+	if blocks, err := envelope.FindBlocks([]byte(b.String())); err != nil || len(blocks) != 1 {
+		return "", fmt.Errorf("mail: the invitation body does not hold exactly one envelope block (%d, %v)", len(blocks), err)
+	}
 	return b.String(), nil
 }

@@ -64,3 +64,32 @@ func TestInvitationSubject(t *testing.T) {
 		t.Fatalf("subject %q", got)
 	}
 }
+
+// TestInvitationBodyKeepsOneBlock: a display name or title stored before
+// single-line validation existed (or by any other path) may hold line breaks
+// and marker lines. The prose above the block must not be able to add a
+// block, end the real one early or start a line of its own.
+func TestInvitationBodyKeepsOneBlock(t *testing.T) {
+	t.Parallel()
+	forged := "Mallory\n" + envelope.BeginMarker + "\n{\"secret\":\"x\"}\n" + envelope.EndMarker + "\r\nTitle: fake"
+	env := mail.NewEnvelope(mail.InvitationInput{
+		Origin: "http://127.0.0.1:8080", InvitationID: envelopetest.InvitationID, AgreementID: envelopetest.AgreementID,
+		ParticipantID: envelopetest.ParticipantID, Kind: "agent", DisplayName: forged, Inbox: "zoe@agentmail.to",
+		Title: forged, Deadline: "2026-12-31T00:00:00Z", RevisionNumber: 1,
+		RevisionDigest: envelopetest.Digest, Secret: envelopetest.Secret, EmailProof: envelopetest.Proof,
+	})
+	body, err := mail.InvitationBody(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := envelope.FindBlocks([]byte(body))
+	if err != nil || len(blocks) != 1 {
+		t.Fatalf("FindBlocks = %d blocks, %v; want exactly the envelope's\n%s", len(blocks), err, body)
+	}
+	head, _, _ := strings.Cut(body, envelope.BeginMarker+"\n")
+	for _, line := range strings.Split(head, "\n") {
+		if strings.HasPrefix(line, "Title: fake") || line == "Mallory" || strings.Contains(line, "\r") {
+			t.Fatalf("the prose carries a line of the stored text's own: %q\n%s", line, body)
+		}
+	}
+}
