@@ -727,6 +727,7 @@ func (e McpCapabilityCredential) Valid() bool {
 const (
 	Decide        McpCapabilityTools = "decide"
 	FetchArtifact McpCapabilityTools = "fetch_artifact"
+	FetchRecord   McpCapabilityTools = "fetch_record"
 	PostAdvisory  McpCapabilityTools = "post_advisory"
 	ReadRoom      McpCapabilityTools = "read_room"
 )
@@ -737,6 +738,8 @@ func (e McpCapabilityTools) Valid() bool {
 	case Decide:
 		return true
 	case FetchArtifact:
+		return true
+	case FetchRecord:
 		return true
 	case PostAdvisory:
 		return true
