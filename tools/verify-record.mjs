@@ -109,11 +109,11 @@ export function verifyRecord(recordBytes, { artifact = null, keys = null } = {})
   // roster
   let n = rep.failed.length;
   const roster = new Map(), invitations = new Set(), keysOf = new Map();
-  if (r.participants.length !== rev.participants.length) fail("roster", `${r.participants.length} participants, the canonical revision has ${rev.participants.length}`);
+  if (r.participants.length !== rev.participants.length) fail("roster", `${r.participants.length} participants, the final revision has ${rev.participants.length}`);
   r.participants.forEach((p, i) => {
     const w = rev.participants[i];
     if (w && (p.participant_id !== w.participant_id || p.display_name !== w.display_name || p.kind !== w.kind || p.required !== w.required))
-      fail("roster", `participant ${i + 1} is ${p.participant_id}, the canonical revision has ${w.participant_id} (or its name, kind or required flag differ)`);
+      fail("roster", `participant ${i + 1} is ${p.participant_id}, the final revision has ${w.participant_id} (or its name, kind or required flag differ)`);
     if (roster.has(p.participant_id)) fail("roster", `participant ${p.participant_id} is listed twice`);
     if (invitations.has(p.invitation_id)) fail("roster", `invitation ${p.invitation_id} is listed for two participants`);
     roster.set(p.participant_id, p);
@@ -124,7 +124,7 @@ export function verifyRecord(recordBytes, { artifact = null, keys = null } = {})
     if (p.binding_digest === null) fail("roster", `participant ${p.participant_id} has a public key but no binding`);
     keysOf.set(p.participant_id, key);
   });
-  if (!failedSince(n, "roster")) pass("roster", `${r.participants.length} participants as in the canonical revision, ${keysOf.size} with a bound key`);
+  if (!failedSince(n, "roster")) pass("roster", `${r.participants.length} participants as in the final revision, ${keysOf.size} with a bound key`);
 
   // events
   n = rep.failed.length;

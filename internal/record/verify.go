@@ -144,14 +144,14 @@ func badInstant(v *verification) string {
 	return ""
 }
 
-// checkRoster: the participants are the canonical revision's, in its
+// checkRoster: the participants are the final revision's, in its
 // order, with distinct invitations; a bound key is a usable Ed25519 key and
 // comes with a binding.
 func (v *verification) checkRoster() {
 	n := len(v.rep.Failed)
 	want := v.revision.Participants
 	if len(v.rec.Participants) != len(want) {
-		v.rep.fail(CheckRoster, "%d participants, the canonical revision has %d", len(v.rec.Participants), len(want))
+		v.rep.fail(CheckRoster, "%d participants, the final revision has %d", len(v.rec.Participants), len(want))
 	}
 	invitations := map[string]bool{}
 	keyed := 0
@@ -159,7 +159,7 @@ func (v *verification) checkRoster() {
 		if i < len(want) {
 			w := want[i]
 			if p.ParticipantID != w.ParticipantID || p.DisplayName != w.DisplayName || p.Kind != w.Kind || p.Required != w.Required {
-				v.rep.fail(CheckRoster, "participant %d is %s (%q, %s, required %t), the canonical revision has %s (%q, %s, required %t)",
+				v.rep.fail(CheckRoster, "participant %d is %s (%q, %s, required %t), the final revision has %s (%q, %s, required %t)",
 					i+1, p.ParticipantID, p.DisplayName, p.Kind, p.Required, w.ParticipantID, w.DisplayName, w.Kind, w.Required)
 			}
 		}
@@ -185,7 +185,7 @@ func (v *verification) checkRoster() {
 		v.keys[p.ParticipantID] = pub
 	}
 	if !v.rep.failedSince(n, CheckRoster) {
-		v.rep.pass(CheckRoster, "%d participants as in the canonical revision, %d with a bound key", len(v.rec.Participants), keyed)
+		v.rep.pass(CheckRoster, "%d participants as in the final revision, %d with a bound key", len(v.rec.Participants), keyed)
 	}
 }
 

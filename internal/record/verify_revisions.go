@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/room"
@@ -96,16 +97,16 @@ func (v *verification) checkRevisionDigests() {
 // termsSummary says which revisions share the final revision's terms.
 func (v *verification) termsSummary() string {
 	final := v.revision.Revision
-	var same []int
+	var same []string
 	for _, r := range v.revisions {
 		if r.Revision != final && v.terms[r.Revision] == v.terms[final] {
-			same = append(same, r.Revision)
+			same = append(same, fmt.Sprint(r.Revision))
 		}
 	}
 	if len(same) == 0 {
 		return fmt.Sprintf("only decisions made on revision %d count", final)
 	}
-	return fmt.Sprintf("decisions made on revisions %v and %d count (same terms)", same, final)
+	return fmt.Sprintf("decisions made on revisions %s and %d count (same terms)", strings.Join(same, ", "), final)
 }
 
 // revisionOf returns the revision a command names, if the record holds it.
