@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Verifies the revision digest, one command digest, one participant signature
-# and the service signature of a consensus-record/v1 with standard tools only:
+# Verifies every revision's revision and terms digests, one command digest,
+# one participant signature and the service signature of a
+# consensus-record/v1 with standard tools only:
 # openssl (pkeyutl -verify -rawin), sha256sum, base64, and python3's json
 # module as the RFC 8785 encoder (json.dumps with sort_keys, compact
 # separators and ensure_ascii=False equals JCS for these objects: ASCII keys,
@@ -8,7 +9,7 @@
 #
 #   conformance/verify-with-openssl.sh RECORD.json JWKS.json
 #
-# Exit status 0 when all four checks pass, 1 otherwise.
+# Exit status 0 when all five checks pass, 1 otherwise.
 set -uo pipefail
 record=$1 jwks=$2
 work=$(mktemp -d)
@@ -24,8 +25,15 @@ def jcs(v):
 def put(name, text):
     with open(out + "/" + name, "w", encoding="utf-8", newline="") as f:
         f.write(text)
-put("revision.json", jcs(record["revision"]["canonical"]))
-put("revision-digest.txt", record["revision"]["revision_digest"])
+# every revision, in order: its canonical bytes and its terms, the four
+# members {decision_rule, objective, rules, title} of the canonical object
+for n, r in enumerate(record["revisions"], 1):
+    c = r["canonical"]
+    put("revision-%d.json" % n, jcs(c))
+    put("revision-%d-digest.txt" % n, r["revision_digest"])
+    put("terms-%d.json" % n, jcs({k: c[k] for k in ("decision_rule", "objective", "rules", "title")}))
+    put("terms-%d-digest.txt" % n, r["terms_digest"])
+put("revisions.txt", str(len(record["revisions"])))
 # the first event whose author bound a key
 i, e = next((i, e) for i, e in enumerate(record["events"]) if e["signature"])
 author = next(p for p in record["participants"] if p["participant_id"] == e["command"]["participant_id"])
@@ -59,9 +67,18 @@ check() { # EXIT-STATUS NAME
   if [[ $1 -eq 0 ]]; then echo "ok   $2"; else echo "FAIL $2"; status=1; fi
 }
 
-got=$(sha256sum < "$work/revision.json" | cut -d' ' -f1)
-[[ $got == "$(cat "$work/revision-digest.txt")" ]]
-check $? "revision-digest $got"
+# digests_match KIND: every revision's KIND json hashes to its stated digest.
+digests_match() {
+  local n got
+  for ((n = 1; n <= $(cat "$work/revisions.txt"); n++)); do
+    got=$(sha256sum < "$work/$1-$n.json" | cut -d' ' -f1)
+    [[ $got == "$(cat "$work/$1-$n-digest.txt")" ]] || return 1
+  done
+}
+digests_match revision
+check $? "revision-digest of $(cat "$work/revisions.txt") revisions"
+digests_match terms
+check $? "terms-digest of $(cat "$work/revisions.txt") revisions"
 
 got=$(sha256sum < "$work/command.json" | cut -d' ' -f1)
 [[ $got == "$(cat "$work/command-digest.txt")" ]]

@@ -14,9 +14,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseStrict, canonicalize } from "./verify-record/json.mjs";
 import { checkShape } from "./verify-record/shape.mjs";
-import { evaluate, instant, isTerminal, checkCommandBody } from "./verify-record/rule.mjs";
+import { evaluate, instant, isTerminal, checkCommandBody, carriesOver } from "./verify-record/rule.mjs";
+import { checkRevisions } from "./verify-record/revisions.mjs";
 
-const CHECKS = ["format", "revision", "revision-digest", "markdown-digest", "roster", "command", "command-digest", "chain",
+const CHECKS = ["format", "revision", "revision-digest", "markdown-digest", "terms-digest", "roster", "command", "command-digest", "chain",
   "participant-signature", "chain-head", "event-count", "outcome", "artifact", "service-signature"];
 const ZERO = "0".repeat(64);
 
@@ -100,29 +101,19 @@ export function verifyRecord(recordBytes, { artifact = null, keys = null } = {})
   }
   pass("format", `consensus-record/v1, ${r.participants.length} participants, ${r.events.length} events`);
 
-  // revision
-  const rev = r.revision.canonical;
-  let n = rep.failed.length;
-  if (rev.agreement_id !== r.agreement_id) fail("revision", `the canonical revision is of agreement ${rev.agreement_id}, the record of ${r.agreement_id}`);
-  if (rev.revision !== r.revision.number) fail("revision", `the canonical revision is number ${rev.revision}, the record says ${r.revision.number}`);
-  if (rev.issuer !== r.issuer) fail("revision", `the canonical revision was issued by ${rev.issuer}, the record names ${r.issuer}`);
-  if (r.schema !== r.issuer + "/schemas/consensus-record/v1") fail("revision", `schema is ${r.schema}, not on the issuer's origin`);
-  if (!failedSince(n, "revision")) pass("revision", `agreement ${r.agreement_id}, revision ${r.revision.number}, issuer ${r.issuer}`);
-  const revDigest = sha256(utf8(canonicalize(rev)));
-  if (revDigest !== r.revision.revision_digest) fail("revision-digest", `the canonical revision hashes to ${revDigest}, the record states ${r.revision.revision_digest}`);
-  else pass("revision-digest", revDigest);
-  const mdDigest = sha256(utf8(r.revision.markdown));
-  if (mdDigest !== r.revision.markdown_digest) fail("markdown-digest", `the Markdown hashes to ${mdDigest}, the record states ${r.revision.markdown_digest}`);
-  else pass("markdown-digest", mdDigest);
+  // revisions: every one, 1 to n; the final one (last) gives the roster and the deadline
+  const terms = checkRevisions(r, { pass, fail, failedSince, count: () => rep.failed.length });
+  const rev = r.revisions[r.revisions.length - 1].canonical;
+  const final = rev.revision;
 
   // roster
-  n = rep.failed.length;
+  let n = rep.failed.length;
   const roster = new Map(), invitations = new Set(), keysOf = new Map();
-  if (r.participants.length !== rev.participants.length) fail("roster", `${r.participants.length} participants, the canonical revision has ${rev.participants.length}`);
+  if (r.participants.length !== rev.participants.length) fail("roster", `${r.participants.length} participants, the final revision has ${rev.participants.length}`);
   r.participants.forEach((p, i) => {
     const w = rev.participants[i];
     if (w && (p.participant_id !== w.participant_id || p.display_name !== w.display_name || p.kind !== w.kind || p.required !== w.required))
-      fail("roster", `participant ${i + 1} is ${p.participant_id}, the canonical revision has ${w.participant_id} (or its name, kind or required flag differ)`);
+      fail("roster", `participant ${i + 1} is ${p.participant_id}, the final revision has ${w.participant_id} (or its name, kind or required flag differ)`);
     if (roster.has(p.participant_id)) fail("roster", `participant ${p.participant_id} is listed twice`);
     if (invitations.has(p.invitation_id)) fail("roster", `invitation ${p.invitation_id} is listed for two participants`);
     roster.set(p.participant_id, p);
@@ -133,26 +124,34 @@ export function verifyRecord(recordBytes, { artifact = null, keys = null } = {})
     if (p.binding_digest === null) fail("roster", `participant ${p.participant_id} has a public key but no binding`);
     keysOf.set(p.participant_id, key);
   });
-  if (!failedSince(n, "roster")) pass("roster", `${r.participants.length} participants as in the canonical revision, ${keysOf.size} with a bound key`);
+  if (!failedSince(n, "roster")) pass("roster", `${r.participants.length} participants as in the final revision, ${keysOf.size} with a bound key`);
 
   // events
   n = rep.failed.length;
-  let prev = ZERO, signed = 0;
-  const decided = new Map();
+  let prev = ZERO, signed = 0, lastRevision = 0;
+  const decisions = [];
   r.events.forEach((e, i) => {
     const at = `event ${i + 1} (seq ${e.seq}, id ${e.id})`;
     const c = e.command, p = roster.get(c.participant_id);
     if (c.schema !== r.issuer + "/schemas/room-command/v1") fail("command", `${at}: schema ${c.schema} is not on the issuer's origin`);
     if (c.agreement_id !== r.agreement_id) fail("command", `${at}: agreement_id is ${c.agreement_id}, the record's is ${r.agreement_id}`);
-    if (c.revision !== r.revision.number || c.revision_digest !== r.revision.revision_digest) fail("command", `${at}: names revision ${c.revision} ${c.revision_digest}, not the record's`);
+    // the command names a revision the record holds, by number and by that revision's digest
+    const named = r.revisions[c.revision - 1];
+    if (!named || named.number !== c.revision) fail("command", `${at}: names revision ${c.revision}, the record holds revisions 1 to ${r.revisions.length}`);
+    else if (c.revision_digest !== named.revision_digest) fail("command", `${at}: names revision ${c.revision} with digest ${c.revision_digest}, revision ${c.revision}'s digest is ${named.revision_digest}`);
+    else if (!named.canonical.participants.some((x) => x.participant_id === c.participant_id)) fail("command", `${at}: participant ${c.participant_id} is not on revision ${c.revision}'s roster`);
+    if (c.revision < lastRevision) fail("command", `${at}: names revision ${c.revision} after an event on revision ${lastRevision}; revisions only advance`);
+    lastRevision = Math.max(lastRevision, c.revision);
     if (!p) fail("command", `${at}: participant ${c.participant_id} is not on the roster`);
     else if (c.invitation_id !== p.invitation_id) fail("command", `${at}: invitation_id ${c.invitation_id} is not participant ${c.participant_id}'s`);
     else if (p.binding_digest === null) fail("command", `${at}: participant ${c.participant_id} never claimed its slot, so it cannot have posted`);
     const bodyErr = checkCommandBody(c.action, c.body);
     if (bodyErr) fail("command", `${at}: ${bodyErr}`);
-    if (isTerminal(c.action) && c.revision === r.revision.number) {
-      if (decided.has(c.participant_id)) fail("command", `${at}: participant ${c.participant_id} already decided in event ${decided.get(c.participant_id)}`);
-      else decided.set(c.participant_id, e.id);
+    if (isTerminal(c.action)) {
+      // admitted only when no earlier decision of the participant counts on this revision
+      const standing = decisions.find((d) => d.participant === c.participant_id && carriesOver(terms, d.revision, c.revision));
+      if (standing) fail("command", `${at}: participant ${c.participant_id} already has a decision that counts on revision ${c.revision} (event ${standing.id}, made on revision ${standing.revision})`);
+      decisions.push({ id: e.id, participant: c.participant_id, revision: c.revision });
     }
     const msg = utf8(canonicalize(c));
     const cmdDigest = sha256(msg);
@@ -170,7 +169,7 @@ export function verifyRecord(recordBytes, { artifact = null, keys = null } = {})
     else if (!verifySig(key, msg, e.signature)) fail("participant-signature", `${at}: the signature does not verify with participant ${p.participant_id}'s bound key ${thumbprint(p.public_key)}`);
     else signed++;
   });
-  if (!failedSince(n, "command")) pass("command", `${r.events.length} commands name this agreement, revision and their participant's invitation`);
+  if (!failedSince(n, "command")) pass("command", `${r.events.length} commands name this agreement, a revision it holds with its digest, and their participant's invitation`);
   if (!failedSince(n, "command-digest")) pass("command-digest", `${r.events.length} command digests recompute`);
   if (!failedSince(n, "chain")) pass("chain", `${r.events.length} links recompute from 64 zeros`);
   if (!failedSince(n, "participant-signature")) pass("participant-signature", `events signed with the author's bound key: ${signed}; by participants without a key: ${r.events.length - signed}`);
@@ -183,17 +182,17 @@ export function verifyRecord(recordBytes, { artifact = null, keys = null } = {})
   n = rep.failed.length;
   const deadline = instant(rev.deadline);
   const events = r.events.map((e) => ({ id: e.id, seq: e.seq, participant: e.command.participant_id, revision: e.command.revision, action: e.command.action, createdAt: instant(e.created_at) }));
-  const got = evaluate(r.revision.number, r.participants.map((p) => ({ id: p.participant_id, required: p.required })), events, deadline, instant(r.issued_at));
+  const got = evaluate(final, terms, r.participants.map((p) => ({ id: p.participant_id, required: p.required })), events, deadline, instant(r.issued_at));
   const st = r.outcome;
   const stDeciding = st.deciding_event_id ?? "";
   if (got.status !== st.status || got.decidingEventId !== stDeciding || (got.status !== "pending" && got.decidedAt !== instant(st.decided_at)))
-    fail("outcome", `by unanimity-of-required the events give ${got.status}${got.decidingEventId ? " by event " + got.decidingEventId : ""}, the record states ${st.status}${stDeciding ? " by event " + stDeciding : ""} at ${st.decided_at}`);
+    fail("outcome", `by unanimity-of-required under the revision rule the events give ${got.status}${got.decidingEventId ? " by event " + got.decidingEventId : ""}, the record states ${st.status}${stDeciding ? " by event " + stDeciding : ""} at ${st.decided_at}`);
   const last = got.decidingEventId ? events.find((e) => e.id === got.decidingEventId).seq : 0;
   for (const e of events) {
     if (e.createdAt >= deadline) fail("outcome", `event seq ${e.seq} was created at or after the deadline ${rev.deadline}, when the room had closed`);
     if (got.decidingEventId && e.seq > last) fail("outcome", `event seq ${e.seq} follows the deciding event, when the room had closed`);
   }
-  if (!failedSince(n, "outcome")) pass("outcome", `${st.status} follows from the events by unanimity-of-required`);
+  if (!failedSince(n, "outcome")) pass("outcome", `${st.status} follows from the events by unanimity-of-required on revision ${final}`);
 
   // artifact
   n = rep.failed.length;

@@ -18,10 +18,13 @@ func verifyRecordCommand(env Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "record RECORD.json [--artifact CONSENSUS.md] [--keys JWKS]",
 		Short: "Check a consensus-record/v1 offline: digests, chain, signatures, outcome",
-		Long: `Check a record downloaded from GET .../record, offline: the revision and
-Markdown digests, every command digest and chain link, every keyed participant's
-Ed25519 signature against the key its claim bound, the chain head and event
-count, that the outcome follows from the events by unanimity-of-required, the
+		Long: `Check a record downloaded from GET .../record, offline: every locked
+revision's revision, Markdown and terms digests, each command against the
+revision it names (number and digest), every command digest and chain link,
+every keyed participant's Ed25519 signature against the key its claim bound,
+the chain head and event count, that the outcome follows from the events by
+unanimity-of-required under the revision rule (a decision made on an earlier
+revision counts only when its terms digest equals the last revision's), the
 SHA-256 of CONSENSUS.md (--artifact), and the service's signature with the
 issuer's published keys (--keys, a JWKS saved from
 <issuer>/.well-known/consensus-keys).

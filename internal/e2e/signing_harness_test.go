@@ -56,7 +56,19 @@ type keyed struct {
 	priv     ed25519.PrivateKey
 	exchange map[string]any
 	origin   string
+	// revision is the revision its commands name (0: revision 1, with the
+	// digest of the exchange); see onRevision.
+	revision int
 }
+
+// onRevision makes the agent's later commands name revision n, whose
+// digest is digest, as an agent does after re-verifying a new revision.
+func (k *keyed) onRevision(n int, digest string) {
+	k.revision, k.digest = n, digest
+}
+
+// rev is the revision number its commands name.
+func (k *keyed) rev() int { return max(k.revision, 1) }
 
 // bindingV2 is the object the keyed claim makes, built client-side.
 func (k *keyed) bindingV2(priv ed25519.PrivateKey) map[string]any {
@@ -96,7 +108,7 @@ func (k *keyed) keyedClaim(key, signer ed25519.PrivateKey) map[string]any {
 func (k *keyed) command(action, body string) map[string]any {
 	return map[string]any{
 		"schema": k.origin + "/schemas/room-command/v1", "version": 1, "agreement_id": k.exchange["agreementId"],
-		"invitation_id": k.inv.InvitationID, "participant_id": k.pid, "revision": 1, "revision_digest": k.digest,
+		"invitation_id": k.inv.InvitationID, "participant_id": k.pid, "revision": k.rev(), "revision_digest": k.digest,
 		"action": action, "body": body,
 	}
 }
@@ -113,7 +125,7 @@ func (k *keyed) postSigned(key, action, body, signature string) *response {
 	if signature != "" {
 		h["Consensus-Signature"] = signature
 	}
-	return k.s.do("POST", k.s.agentPath(k.inv.InvitationID, "events"), h, map[string]any{"action": action, "body": body, "revision": 1, "digest": k.digest})
+	return k.s.do("POST", k.s.agentPath(k.inv.InvitationID, "events"), h, map[string]any{"action": action, "body": body, "revision": k.rev(), "digest": k.digest})
 }
 
 // say posts a correctly signed command and fails the test unless it is stored.

@@ -117,7 +117,7 @@ func TestRecordOfMixedRoom(t *testing.T) {
 	expect(t, keys, 200, "")
 	art := ada.artifact("GET")
 	expect(t, art, 200, "")
-	if !bytes.Contains(art.body, []byte("\n```json\n"+string(parsed.Revision.Canonical)+"\n```\n")) {
+	if !bytes.Contains(art.body, []byte("\n```json\n"+string(parsed.Final().Canonical)+"\n```\n")) {
 		t.Fatalf("CONSENSUS.md does not carry the canonical revision:\n%s", art.body)
 	}
 	if g, n := verifyBoth(t, rec, art.body, keys.body); len(g) != 0 || len(n) != 0 {

@@ -256,7 +256,7 @@ func (s *Server) capabilities() Capabilities {
 		},
 		Offered: Offered{MCP: MCPCapability{
 			Endpoint: s.origin + "/mcp", Transport: "streamable-http", Stateless: true, Credential: venue.SchemeParticipant,
-			Tools: []string{"read_room", "post_advisory", "decide", "fetch_artifact"},
+			Tools: []string{"read_room", "post_advisory", "decide", "fetch_artifact", "fetch_record"},
 			Rules: "Each tool runs the use case of the matching REST route under the same rules and order of checks; it adds no power the REST API lacks. " +
 				"decide requires the current revision number and digest and confirm: true. Participant-written text is returned marked untrusted.",
 			NotOffered: []string{"exchange and claim (REST only: MCP starts with a participant token)", "sessions, server-initiated requests and GET event streams",

@@ -122,7 +122,7 @@ func TestMCPWithTheSDKClient(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"decide", "fetch_artifact", "post_advisory", "read_room"}; !slices.Equal(names, want) {
+	if want := []string{"decide", "fetch_artifact", "fetch_record", "post_advisory", "read_room"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 
@@ -160,6 +160,7 @@ func TestMCPWithTheSDKClient(t *testing.T) {
 	}
 	digest := room.Revision.RevisionDigest
 	refused(t, "fetch_artifact while pending", call(t, cs, "fetch_artifact", nil), "artifact-not-ready")
+	refused(t, "fetch_record while pending", call(t, cs, "fetch_record", nil), "record-not-ready")
 
 	// Another participant's words are data: wrapped, labelled, never merged
 	// into the server's own text, even when they imitate the closing marker.
@@ -220,6 +221,7 @@ func TestMCPWithTheSDKClient(t *testing.T) {
 	if !art.Verified || art.SHA256 != canon.Digest([]byte(art.Markdown)) || art.Bytes != len(art.Markdown) {
 		t.Fatalf("artifact %+v", art.Verification)
 	}
+	checkRecord(t, s, cs, auth, art.Markdown)
 
 	// A revoked token stops working at the very next request of the same
 	// session, and a new session cannot start.

@@ -12,12 +12,14 @@ import (
 
 // Input is what the service knows of a finished room, as the store keeps
 // it: Build turns it into a record.
-// The issuer is the canonical revision's: the record's and the commands'
+// The issuer is the canonical revisions': the record's and the commands'
 // schema URLs are built on it.
 type Input struct {
 	IssuedAt time.Time
-	Revision LockedRevision
-	// Slots holds one entry per participant of the canonical revision.
+	// Revisions holds every locked revision, 1 to n in order; the last is
+	// the one in force at the outcome.
+	Revisions []LockedRevision
+	// Slots holds one entry per participant of the final revision.
 	Slots   []Slot
 	Events  []StoredEvent
 	Outcome room.Outcome
@@ -33,6 +35,7 @@ type LockedRevision struct {
 	Markdown       string
 	RevisionDigest string
 	MarkdownDigest string
+	TermsDigest    string
 }
 
 // Slot is what the canonical revision does not say about a participant.
@@ -62,14 +65,24 @@ type StoredEvent struct {
 }
 
 // Build assembles the unsigned record. It refuses, rather than publish, a
-// record that would not verify: an event whose rebuilt command does not
-// hash to its stored digest, a broken chain link, an event of a participant
-// outside the roster or on another revision, a pending outcome.
+// record that would not verify: revisions not numbered 1 to n, an event
+// whose rebuilt command does not hash to its stored digest, a broken chain
+// link, an event of a participant outside the roster or on a revision the
+// record does not hold, a pending outcome.
 func Build(in Input) (Record, error) {
-	var rev room.Revision
-	if err := json.Unmarshal(in.Revision.Canonical, &rev); err != nil {
-		return Record{}, fmt.Errorf("record: canonical revision: %w", err)
+	if len(in.Revisions) == 0 {
+		return Record{}, fmt.Errorf("record: no revision")
 	}
+	revs := make([]room.Revision, len(in.Revisions))
+	for i, lr := range in.Revisions {
+		if err := json.Unmarshal(lr.Canonical, &revs[i]); err != nil {
+			return Record{}, fmt.Errorf("record: canonical revision %d: %w", lr.Number, err)
+		}
+		if lr.Number != i+1 || revs[i].Revision != lr.Number {
+			return Record{}, fmt.Errorf("record: revision %d stored as number %d (canonical %d): want 1 to n in order", i+1, lr.Number, revs[i].Revision)
+		}
+	}
+	rev := revs[len(revs)-1]
 	if !in.Outcome.Final() {
 		return Record{}, fmt.Errorf("record: the outcome is %s, not final", in.Outcome.Status)
 	}
@@ -79,12 +92,15 @@ func Build(in Input) (Record, error) {
 	}
 	r := Record{
 		Schema: fmt.Sprintf(SchemaFmt, rev.Issuer), Version: 1, AgreementID: rev.AgreementID, Issuer: rev.Issuer,
-		IssuedAt: canon.FormatTime(in.IssuedAt),
-		Revision: Revision{Number: in.Revision.Number, Canonical: json.RawMessage(in.Revision.Canonical),
-			RevisionDigest: in.Revision.RevisionDigest, Markdown: in.Revision.Markdown, MarkdownDigest: in.Revision.MarkdownDigest},
+		IssuedAt:     canon.FormatTime(in.IssuedAt),
+		Revisions:    make([]Revision, len(in.Revisions)),
 		Participants: make([]Participant, 0, len(rev.Participants)), Events: make([]Event, 0, len(in.Events)),
 		Outcome:   Outcome{Status: in.Outcome.Status, DecidedAt: canon.FormatTime(in.Outcome.DecidedAt)},
 		ChainHead: canon.ZeroHash, EventCount: len(in.Events),
+	}
+	for i, lr := range in.Revisions {
+		r.Revisions[i] = Revision{Number: lr.Number, Canonical: json.RawMessage(lr.Canonical), RevisionDigest: lr.RevisionDigest,
+			Markdown: lr.Markdown, MarkdownDigest: lr.MarkdownDigest, TermsDigest: lr.TermsDigest}
 	}
 	for _, p := range rev.Participants {
 		s, ok := slots[p.ParticipantID]
@@ -120,13 +136,13 @@ func buildEvent(in Input, rev room.Revision, slots map[string]Slot, e StoredEven
 	if !ok {
 		return Event{}, fmt.Errorf("record: event %d: participant %s is not on the roster", e.Seq, e.ParticipantID)
 	}
-	if e.Revision != in.Revision.Number {
-		return Event{}, fmt.Errorf("record: event %d is on revision %d, the record holds revision %d", e.Seq, e.Revision, in.Revision.Number)
+	if e.Revision < 1 || e.Revision > len(in.Revisions) {
+		return Event{}, fmt.Errorf("record: event %d is on revision %d, the record holds revisions 1 to %d", e.Seq, e.Revision, len(in.Revisions))
 	}
 	cmd := room.Command{
 		Schema: fmt.Sprintf(room.RoomCommandSchemaFmt, rev.Issuer), Version: 1, AgreementID: rev.AgreementID,
 		InvitationID: s.InvitationID, ParticipantID: e.ParticipantID, Revision: e.Revision,
-		RevisionDigest: in.Revision.RevisionDigest, Action: e.Action, Body: e.Body,
+		RevisionDigest: in.Revisions[e.Revision-1].RevisionDigest, Action: e.Action, Body: e.Body,
 	}
 	if _, d, err := canon.DigestOf(cmd); err != nil || d != e.CommandDigest {
 		return Event{}, fmt.Errorf("record: event %d: the rebuilt command does not hash to the stored digest (%v)", e.Seq, err)

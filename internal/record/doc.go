@@ -1,6 +1,7 @@
 // Package record builds, signs and verifies consensus-record/v1: one JSON
-// document that lets anyone check a finished room offline. It carries the
-// locked revision (canonical object, Markdown and both digests), the roster
+// document that lets anyone check a finished room offline. It carries
+// every locked revision in order (canonical object, Markdown, revision,
+// Markdown and terms digests; the final one last), the roster
 // with each participant's binding digest and bound public key, every event
 // with its full room-command object, command digest, chain link and
 // participant signature, the outcome, the artifact's SHA-256, and the

@@ -23,22 +23,34 @@ func testKey(label string) ed25519.PrivateKey {
 const testIssuer = "https://consensus.example"
 
 // member is a roster entry of a scenario; key is "" for a participant
-// that bound no key, and unclaimed marks a slot never claimed.
+// that bound no key, unclaimed marks a slot never claimed, and added is
+// the revision that added the participant (0 or 1: the first).
 type member struct {
 	name      string
 	kind      string
 	required  bool
 	key       string
 	unclaimed bool
+	added     int
 }
 
 // act is one event of a scenario: who (roster index), what and when
-// (seconds after the lock).
+// (seconds after the lock), on the revision in force. An act with amend
+// set posts nothing: it locks the next revision at that moment.
 type act struct {
 	who    int
 	action string
 	body   string
 	at     int
+	amend  *amendment
+}
+
+// amendment is what a scenario's next revision changes: a new objective
+// (the terms change) or not, a deadline moved by some seconds, and the
+// members it adds (those whose added is the new revision's number).
+type amendment struct {
+	objective    string
+	deadlineMove int
 }
 
 // scenario is a room from lock to record.
@@ -50,10 +62,7 @@ type scenario struct {
 	issuedAfter int
 }
 
-var (
-	lockedAt = time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
-	deadline = lockedAt.Add(72 * time.Hour)
-)
+var lockedAt = time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
 
 // fixedID returns a stable UUID for a label.
 func fixedID(label string) string {
@@ -64,7 +73,7 @@ func fixedID(label string) string {
 }
 
 // build plays the scenario as the service would and returns the unsigned
-// record input, the CONSENSUS.md bytes when reached, and the input.
+// record input and the CONSENSUS.md bytes when reached.
 func (sc scenario) build(t testing.TB) (Input, []byte) {
 	t.Helper()
 	agreement := fixedID(sc.name + "/agreement")
@@ -75,9 +84,13 @@ func (sc scenario) build(t testing.TB) (Input, []byte) {
 		Deadline: "2026-09-04T12:00:00Z", LockedAt: "2026-09-01T12:00:00Z", Issuer: testIssuer,
 	}
 	slots := make([]Slot, len(sc.members))
+	participants := make([]room.Participant, len(sc.members))
 	for i, m := range sc.members {
 		id := fixedID(fmt.Sprintf("%s/participant/%d", sc.name, i))
-		rev.Participants = append(rev.Participants, room.Participant{ParticipantID: id, DisplayName: m.name, Kind: m.kind, Required: m.required})
+		participants[i] = room.Participant{ParticipantID: id, DisplayName: m.name, Kind: m.kind, Required: m.required}
+		if m.added <= 1 {
+			rev.Participants = append(rev.Participants, participants[i])
+		}
 		slots[i] = Slot{ParticipantID: id, InvitationID: fixedID(fmt.Sprintf("%s/invitation/%d", sc.name, i))}
 		if !m.unclaimed {
 			slots[i].BindingDigest = canon.Digest([]byte("binding of " + id))
@@ -91,20 +104,24 @@ func (sc scenario) build(t testing.TB) (Input, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := Input{IssuedAt: lockedAt.Add(time.Duration(sc.issuedAfter) * time.Second),
-		Revision: LockedRevision{Number: 1, Canonical: locked.Canonical, Markdown: locked.Markdown, RevisionDigest: locked.RevisionDigest, MarkdownDigest: locked.MarkdownDigest},
-		Slots:    slots}
+	in := Input{IssuedAt: lockedAt.Add(time.Duration(sc.issuedAfter) * time.Second), Slots: slots}
+	lockedRevs := []room.Locked{locked}
 	prev := canon.ZeroHash
 	var devents []room.Event
 	for i, a := range sc.acts {
-		s := slots[a.who]
+		if a.amend != nil {
+			locked = sc.amend(t, locked, a, participants)
+			lockedRevs = append(lockedRevs, locked)
+			continue
+		}
+		s, n := slots[a.who], locked.Revision.Revision
 		cmd := room.Command{Schema: testIssuer + "/schemas/room-command/v1", Version: 1, AgreementID: agreement, InvitationID: s.InvitationID,
-			ParticipantID: s.ParticipantID, Revision: 1, RevisionDigest: locked.RevisionDigest, Action: a.action, Body: a.body}
+			ParticipantID: s.ParticipantID, Revision: n, RevisionDigest: locked.RevisionDigest, Action: a.action, Body: a.body}
 		msg, digest, err := canon.DigestOf(cmd)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := StoredEvent{ID: fixedID(fmt.Sprintf("%s/event/%d", sc.name, i)), Seq: int64(i + 1), ParticipantID: s.ParticipantID, Revision: 1,
+		e := StoredEvent{ID: fixedID(fmt.Sprintf("%s/event/%d", sc.name, i)), Seq: int64(len(in.Events) + 1), ParticipantID: s.ParticipantID, Revision: n,
 			Action: a.action, Body: a.body, CommandDigest: digest, CreatedAt: lockedAt.Add(time.Duration(a.at)*time.Second + 123456*time.Microsecond), Prev: prev}
 		if e.Hash, err = EventHash(prev, e.Seq, digest, canon.FormatTime(e.CreatedAt)); err != nil {
 			t.Fatal(err)
@@ -113,29 +130,70 @@ func (sc scenario) build(t testing.TB) (Input, []byte) {
 			e.Signature = jwk.Sign(testKey(k), msg)
 		}
 		in.Events = append(in.Events, e)
-		devents = append(devents, room.Event{ID: e.ID, Seq: e.Seq, ParticipantID: e.ParticipantID, Revision: 1, Action: e.Action, CreatedAt: e.CreatedAt})
+		devents = append(devents, room.Event{ID: e.ID, Seq: e.Seq, ParticipantID: e.ParticipantID, Revision: n, Action: e.Action, CreatedAt: e.CreatedAt})
 		prev = e.Hash
 	}
-	members := make([]room.Member, len(rev.Participants))
-	for i, p := range rev.Participants {
+	terms := map[int]string{}
+	revisions := make([]room.ArtifactRevision, len(lockedRevs))
+	for i, l := range lockedRevs {
+		in.Revisions = append(in.Revisions, LockedRevision{Number: i + 1, Canonical: l.Canonical, Markdown: l.Markdown,
+			RevisionDigest: l.RevisionDigest, MarkdownDigest: l.MarkdownDigest, TermsDigest: l.TermsDigest})
+		terms[i+1] = l.TermsDigest
+		revisions[i] = room.ArtifactRevision{Number: i + 1, RevisionDigest: l.RevisionDigest, TermsDigest: l.TermsDigest,
+			LockedAt: l.Revision.LockedAt, Deadline: l.Revision.Deadline}
+	}
+	members := make([]room.Member, len(locked.Revision.Participants))
+	for i, p := range locked.Revision.Participants {
 		members[i] = room.Member{ID: p.ParticipantID, Required: p.Required}
 	}
-	in.Outcome = room.Evaluate(1, members, devents, deadline, in.IssuedAt)
+	h := room.History{Current: locked.Revision.Revision, Terms: terms, Roster: members, Events: devents, Deadline: parseInstant(locked.Revision.Deadline)}
+	in.Outcome = h.Outcome(in.IssuedAt)
 	var artifact []byte
 	if in.Outcome.Status == room.StatusReached {
-		decisions := room.Decisions(1, devents)
-		entries := make([]room.ArtifactEntry, len(rev.Participants))
-		for i, p := range rev.Participants {
+		standings := h.Standings()
+		entries := make([]room.ArtifactEntry, len(locked.Revision.Participants))
+		for i, p := range locked.Revision.Participants {
 			entries[i] = room.ArtifactEntry{Participant: p}
-			if d, ok := decisions[p.ParticipantID]; ok {
-				entries[i].Decision, entries[i].EventID, entries[i].DecidedAt = d.Action, d.ID, canon.FormatTime(d.CreatedAt)
+			if st, ok := standings[p.ParticipantID]; ok && !st.Stale {
+				d := st.Event
+				entries[i].Decision, entries[i].EventID, entries[i].DecidedAt, entries[i].Revision = d.Action, d.ID, canon.FormatTime(d.CreatedAt), d.Revision
 			}
 		}
 		artifact = []byte(room.RenderArtifact(room.ArtifactInput{Locked: locked, Roster: entries, ChainHead: prev,
-			ChainLength: int64(len(in.Events)), FinalizedAt: canon.FormatTime(in.Outcome.DecidedAt), DecidingID: in.Outcome.DecidingEventID}))
+			ChainLength: int64(len(in.Events)), FinalizedAt: canon.FormatTime(in.Outcome.DecidedAt), DecidingID: in.Outcome.DecidingEventID,
+			Revisions: revisions}))
 		in.ArtifactSHA256 = canon.Digest(artifact)
 	}
 	return in, artifact
+}
+
+// amend locks the revision after prev as the act says, at its moment,
+// adding the members whose added is the new revision's number.
+func (sc scenario) amend(t testing.TB, prev room.Locked, a act, participants []room.Participant) room.Locked {
+	t.Helper()
+	n := prev.Revision.Revision + 1
+	var am room.Amendment
+	if a.amend.objective != "" {
+		am.Objective = &a.amend.objective
+	}
+	if a.amend.deadlineMove != 0 {
+		d := parseInstant(prev.Revision.Deadline).Add(time.Duration(a.amend.deadlineMove) * time.Second)
+		am.Deadline = &d
+	}
+	for i, m := range sc.members {
+		if m.added == n {
+			am.Add = append(am.Add, participants[i])
+		}
+	}
+	next, _, err := room.Amend(prev.Revision, am, lockedAt.Add(time.Duration(a.at)*time.Second))
+	if err != nil {
+		t.Fatalf("%s: amend to revision %d: %v", sc.name, n, err)
+	}
+	l, err := room.Lock(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // signed builds and signs the scenario's record with the service test key.

@@ -28,6 +28,7 @@ type mutation struct {
 func events(m map[string]any) []any       { return m["events"].([]any) }
 func obj(v any) map[string]any            { return v.(map[string]any) }
 func participants(m map[string]any) []any { return m["participants"].([]any) }
+func revisions(m map[string]any) []any    { return m["revisions"].([]any) }
 
 var mutations = []mutation{
 	{name: "changed-body", base: "reached-mixed", description: "The first comment's body is edited in the file.",
@@ -80,9 +81,9 @@ var mutations = []mutation{
 	{name: "changed-artifact-byte", base: "reached-mixed", description: "One byte of CONSENSUS.md changes.",
 		expect:   []string{CheckArtifact},
 		artifact: func(b []byte) []byte { b = bytes.Clone(b); b[len(b)/2] ^= 0x01; return b }},
-	{name: "changed-revision", base: "no-consensus", description: "The canonical revision's title is edited in the file.",
-		expect: []string{CheckRevisionDigest, CheckServiceSignature},
-		raw:    func(m map[string]any) { obj(obj(m["revision"])["canonical"])["title"] = "Another title" }},
+	{name: "changed-revision", base: "no-consensus", description: "The canonical revision's title is edited in the file (the title is part of the terms).",
+		expect: []string{CheckRevisionDigest, CheckTermsDigest, CheckServiceSignature},
+		raw:    func(m map[string]any) { obj(obj(revisions(m)[0])["canonical"])["title"] = "Another title" }},
 	{name: "changed-outcome-resealed", base: "disagreed", description: "The service turns disagreed into no_consensus and signs again.",
 		expect: []string{CheckOutcome},
 		sealed: func(r *Record) { r.Outcome.Status = "no_consensus" }},
@@ -117,6 +118,38 @@ var mutations = []mutation{
 			r.Participants[0].PublicKey = &jwk.Key{Kty: jwk.KtyOKP, Crv: jwk.CrvEd, X: jwk.EncodeSignature(neutral)}
 			universal := jwk.EncodeSignature(append(bytes.Clone(neutral), make([]byte, 32)...))
 			r.Events[1].Signature = &universal
+		}},
+	{name: "unknown-revision-resealed", base: "amended-stale", description: "The service makes Bo's change request name revision 4, which the record does not hold, and signs again.",
+		expect: []string{CheckCommand},
+		sealed: func(r *Record) { r.Events[1].Command.Revision = 4 }},
+	{name: "wrong-revision-digest-resealed", base: "amended-stale", description: "The service makes Bo's agreement on revision 2 carry revision 1's digest, and signs again.",
+		expect: []string{CheckCommand},
+		sealed: func(r *Record) { r.Events[2].Command.RevisionDigest = r.Revisions[0].RevisionDigest }},
+	{name: "changed-terms-digest", base: "amended-stale", description: "Revision 1's terms digest is replaced in the file by the final revision's, as if Ada's stale agreement still counted.",
+		expect: []string{CheckTermsDigest, CheckServiceSignature},
+		raw: func(m map[string]any) {
+			revs := revisions(m)
+			obj(revs[0])["terms_digest"] = obj(revs[len(revs)-1])["terms_digest"]
+		}},
+	{name: "changed-terms-digest-resealed", base: "amended-stale", description: "The service states revision 1's terms digest as the final revision's and signs again; the terms recomputed from revision 1 differ.",
+		expect: []string{CheckTermsDigest},
+		sealed: func(r *Record) { r.Revisions[0].TermsDigest = r.Final().TermsDigest }},
+	{name: "stale-decision-counted-resealed", base: "amended-stale", description: "The service drops Ada's agreement on revision 3 and states the room reached by Bo's agreement, counting Ada's stale agreement on revision 1, and signs again.",
+		expect: []string{CheckOutcome},
+		sealed: func(r *Record) {
+			r.Events = r.Events[:3]
+			r.Outcome.DecidingEventID, r.Outcome.DecidedAt = &r.Events[2].ID, r.Events[2].CreatedAt
+		}},
+	{name: "decided-again-resealed", base: "amended-same-terms", description: "The service adds a second agreement by Ada on revision 2, although her agreement on revision 1 still counts (same terms), and signs again; it cannot sign as Ada either.",
+		expect: []string{CheckCommand, CheckParticipantSignature},
+		sealed: func(r *Record) {
+			again := r.Events[2]
+			again.ID, again.Signature = fixedID("ada again"), r.Events[0].Signature
+			again.Command.ParticipantID, again.Command.InvitationID = r.Participants[0].ParticipantID, r.Participants[0].InvitationID
+			r.Events = append(r.Events[:3:3], append([]Event{again}, r.Events[3:]...)...)
+			for i := range r.Events {
+				r.Events[i].Seq = int64(i + 1)
+			}
 		}},
 	{name: "unknown-member", base: "reached-unkeyed", description: "The file adds a member the schema does not define.",
 		expect: []string{CheckFormat},
@@ -184,6 +217,7 @@ func (mu mutation) apply(t testing.TB, r Record, b, artifact []byte) ([]byte, []
 		c := r
 		c.Events = append([]Event(nil), r.Events...)
 		c.Participants = append([]Participant(nil), r.Participants...)
+		c.Revisions = append([]Revision(nil), r.Revisions...)
 		mu.sealed(&c)
 		b = reseal(t, c)
 	case mu.bytes != nil:

@@ -17,12 +17,14 @@ const SchemaFmt = "%s/schemas/consensus-record/v1"
 // the JSON, null where it has no value; its bytes are the RFC 8785
 // canonical form of the whole object, signature included.
 type Record struct {
-	Schema         string        `json:"schema"`
-	Version        int           `json:"version"`
-	AgreementID    string        `json:"agreement_id"`
-	Issuer         string        `json:"issuer"`
-	IssuedAt       string        `json:"issued_at"`
-	Revision       Revision      `json:"revision"`
+	Schema      string `json:"schema"`
+	Version     int    `json:"version"`
+	AgreementID string `json:"agreement_id"`
+	Issuer      string `json:"issuer"`
+	IssuedAt    string `json:"issued_at"`
+	// Revisions holds every locked revision in order, 1 to n, the final
+	// one (the revision in force when the outcome was reached) last.
+	Revisions      []Revision    `json:"revisions"`
 	Participants   []Participant `json:"participants"`
 	Events         []Event       `json:"events"`
 	Outcome        Outcome       `json:"outcome"`
@@ -33,7 +35,9 @@ type Record struct {
 	Signature *Signature `json:"signature,omitempty"`
 }
 
-// Revision is the locked revision the room decided on.
+// Revision is one locked revision. Every event names one of them by
+// number and revision digest; a decision made on an earlier revision counts
+// on the final one exactly when their terms digests are equal.
 type Revision struct {
 	Number int `json:"number"`
 	// Canonical is the agreement/v1 object whose canonical bytes hash to
@@ -42,6 +46,16 @@ type Revision struct {
 	RevisionDigest string          `json:"revision_digest"`
 	Markdown       string          `json:"markdown"`
 	MarkdownDigest string          `json:"markdown_digest"`
+	// TermsDigest is the SHA-256 of the canonical bytes of
+	// {decision_rule, objective, rules, title} taken from Canonical.
+	TermsDigest string `json:"terms_digest"`
+}
+
+// Final returns the last revision: the one in force at the outcome, whose
+// roster, deadline and terms the outcome is evaluated on. A record that
+// passed the schema has at least one.
+func (r Record) Final() Revision {
+	return r.Revisions[len(r.Revisions)-1]
 }
 
 // Participant is one roster slot: the canonical revision's entry plus its

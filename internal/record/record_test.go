@@ -48,11 +48,14 @@ func TestBuildRefusesWhatWouldNotVerify(t *testing.T) {
 		"participant unknown":  func(in *Input) { in.Events[0].ParticipantID = fixedID("stranger") },
 		"other revision":       func(in *Input) { in.Events[0].Revision = 2 },
 		"slot missing":         func(in *Input) { in.Slots = in.Slots[1:] },
-		"canonical not object": func(in *Input) { in.Revision.Canonical = []byte(`[]`) },
+		"canonical not object": func(in *Input) { in.Revisions[0].Canonical = []byte(`[]`) },
+		"no revision":          func(in *Input) { in.Revisions = nil },
+		"revision misnumbered": func(in *Input) { in.Revisions[0].Number = 2 },
 	}
 	for name, mutate := range cases {
 		in, _ := scenarios[0].build(t)
 		in.Events = append([]StoredEvent(nil), in.Events...)
+		in.Revisions = append([]LockedRevision(nil), in.Revisions...)
 		mutate(&in)
 		if _, err := Build(in); err == nil {
 			t.Errorf("%s: built", name)
@@ -94,12 +97,12 @@ func big(n, perEach int) scenario {
 	for j := 0; j < perEach; j++ {
 		for i := 0; i < n; i++ {
 			at++
-			sc.acts = append(sc.acts, act{i, room.ActionComment, strings.Repeat("A considered comment. ", 9), at})
+			sc.acts = append(sc.acts, act{i, room.ActionComment, strings.Repeat("A considered comment. ", 9), at, nil})
 		}
 	}
 	for i := 0; i < n; i++ {
 		at++
-		sc.acts = append(sc.acts, act{i, room.ActionAgree, "", at})
+		sc.acts = append(sc.acts, act{i, room.ActionAgree, "", at, nil})
 	}
 	return sc
 }

@@ -14,6 +14,7 @@ const (
 	CheckRevision             = "revision"
 	CheckRevisionDigest       = "revision-digest"
 	CheckMarkdownDigest       = "markdown-digest"
+	CheckTermsDigest          = "terms-digest"
 	CheckRoster               = "roster"
 	CheckCommand              = "command"
 	CheckCommandDigest        = "command-digest"
@@ -28,7 +29,7 @@ const (
 
 // Checks lists every check in order.
 var Checks = []string{
-	CheckFormat, CheckRevision, CheckRevisionDigest, CheckMarkdownDigest, CheckRoster, CheckCommand, CheckCommandDigest,
+	CheckFormat, CheckRevision, CheckRevisionDigest, CheckMarkdownDigest, CheckTermsDigest, CheckRoster, CheckCommand, CheckCommandDigest,
 	CheckChain, CheckParticipantSignature, CheckChainHead, CheckEventCount, CheckOutcome, CheckArtifact, CheckServiceSignature,
 }
 

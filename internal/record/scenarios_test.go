@@ -6,7 +6,8 @@ const day = 24 * 3600
 
 // scenarios are the valid rooms of the conformance vectors: every outcome,
 // keyed and unkeyed participants mixed, an optional participant, a slot
-// never claimed.
+// never claimed, and amended rooms whose decisions on earlier revisions
+// count (same terms) or are stale (terms changed).
 var scenarios = []scenario{
 	{
 		name:        "reached-mixed",
@@ -17,11 +18,11 @@ var scenarios = []scenario{
 			{name: "Observer | bot", kind: room.KindAgent, required: false, key: "participant observer"},
 		},
 		acts: []act{
-			{0, room.ActionComment, "Tuesday 10:00 UTC works; <rollback> & drills ready.", 60},
-			{1, room.ActionQuestion, "Is the drill before or after?\nBefore, I hope 🙂", 120},
-			{2, room.ActionDisagree, "", 180},
-			{0, room.ActionAgree, "", 240},
-			{1, room.ActionAgree, "", 300},
+			{0, room.ActionComment, "Tuesday 10:00 UTC works; <rollback> & drills ready.", 60, nil},
+			{1, room.ActionQuestion, "Is the drill before or after?\nBefore, I hope 🙂", 120, nil},
+			{2, room.ActionDisagree, "", 180, nil},
+			{0, room.ActionAgree, "", 240, nil},
+			{1, room.ActionAgree, "", 300, nil},
 		},
 		issuedAfter: 301,
 	},
@@ -33,9 +34,9 @@ var scenarios = []scenario{
 			{name: "Bo (agent)", kind: room.KindAgent, required: true, key: "participant bo"},
 		},
 		acts: []act{
-			{0, room.ActionAgree, "", 60},
-			{1, room.ActionChangeRequest, "Move it to Wednesday.", 90},
-			{1, room.ActionDisagree, "", 120},
+			{0, room.ActionAgree, "", 60, nil},
+			{1, room.ActionChangeRequest, "Move it to Wednesday.", 90, nil},
+			{1, room.ActionDisagree, "", 120, nil},
 		},
 		issuedAfter: 121,
 	},
@@ -47,8 +48,8 @@ var scenarios = []scenario{
 			{name: "Cy (agent)", kind: room.KindAgent, required: true},
 		},
 		acts: []act{
-			{1, room.ActionComment, "Thinking.", 30},
-			{0, room.ActionAbstain, "", 60},
+			{1, room.ActionComment, "Thinking.", 30, nil},
+			{0, room.ActionAbstain, "", 60, nil},
 		},
 		issuedAfter: 61,
 	},
@@ -60,7 +61,7 @@ var scenarios = []scenario{
 			{name: "Dee (human)", kind: room.KindHuman, required: true, unclaimed: true},
 		},
 		acts: []act{
-			{0, room.ActionAgree, "", 60},
+			{0, room.ActionAgree, "", 60, nil},
 		},
 		issuedAfter: 3*day + 7,
 	},
@@ -72,9 +73,45 @@ var scenarios = []scenario{
 			{name: "Dee (human)", kind: room.KindHuman, required: true},
 		},
 		acts: []act{
-			{0, room.ActionAgree, "", 10},
-			{1, room.ActionAgree, "", 20},
+			{0, room.ActionAgree, "", 10, nil},
+			{1, room.ActionAgree, "", 20, nil},
 		},
 		issuedAfter: 21,
+	},
+	{
+		name: "amended-same-terms",
+		description: "Revision 2 moves the deadline a day later and adds a required keyed agent; the terms do not change, so Ada's agreement on revision 1 still counts " +
+			"and the room is reached on revision 2 without her deciding again.",
+		members: []member{
+			{name: "Ada (agent)", kind: room.KindAgent, required: true, key: "participant ada"},
+			{name: "Zoë Müller", kind: room.KindHuman, required: true},
+			{name: "Eve (agent)", kind: room.KindAgent, required: true, key: "participant eve", added: 2},
+		},
+		acts: []act{
+			{0, room.ActionAgree, "", 60, nil},
+			{1, room.ActionChangeRequest, "Give us one more day, and add Eve.", 90, nil},
+			{at: 120, amend: &amendment{deadlineMove: day}},
+			{2, room.ActionAgree, "", 180, nil},
+			{1, room.ActionAgree, "", 240, nil},
+		},
+		issuedAfter: 241,
+	},
+	{
+		name: "amended-stale",
+		description: "Revision 2 changes the objective, so Ada's agreement on revision 1 is stale and does not count; Bo agrees on revision 2; revision 3 only moves the deadline, " +
+			"so Bo's agreement carries over; Ada agrees again on revision 3 and the room is reached.",
+		members: []member{
+			{name: "Ada (agent)", kind: room.KindAgent, required: true, key: "participant ada"},
+			{name: "Bo", kind: room.KindHuman, required: true},
+		},
+		acts: []act{
+			{0, room.ActionAgree, "", 60, nil},
+			{1, room.ActionChangeRequest, "Wednesday, please: Tuesday is the freeze.", 90, nil},
+			{at: 120, amend: &amendment{objective: "Agree on Wednesday 10:00 UTC for the release; Zoë runs the rollback drill 🚀."}},
+			{1, room.ActionAgree, "", 180, nil},
+			{at: 200, amend: &amendment{deadlineMove: 2 * day}},
+			{0, room.ActionAgree, "", 240, nil},
+		},
+		issuedAfter: 241,
 	},
 }

@@ -30,18 +30,28 @@ type verification struct {
 	// compositional: a member of a canonical document is canonical).
 	canonical []byte
 	commands  []json.RawMessage
+	// revisions are the decoded canonical revisions, in the record's
+	// order; revision is the last (the final one).
+	revisions []room.Revision
 	revision  room.Revision
-	roster    map[string]Participant
-	keys      map[string]ed25519.PublicKey
+	// terms maps each revision number to the terms digest recomputed from
+	// its canonical object: what the decision rule compares.
+	terms  map[int]string
+	roster map[string]Participant
+	keys   map[string]ed25519.PublicKey
 }
 
 // Verify checks a record offline and reports every check: its structure
 // (the consensus-record/v1 schema, no duplicate members), that the
-// canonical revision belongs to it and hashes to its digests, that the
-// roster is the revision's, every command's fields, digest, chain link and
-// (for keyed participants) signature, the chain head and event count, that
-// the outcome follows from the events by unanimity-of-required, the
-// artifact's SHA-256, and the service signature against opt.Keys. It never
+// revisions are numbered 1 to n, belong to it, only add participants and
+// hash to their revision, Markdown and terms digests, that the roster is
+// the final revision's, every command's fields (a revision the record
+// holds, with that revision's digest), digest, chain link and (for keyed
+// participants) signature, the chain head and event count, that the
+// outcome follows from the events by unanimity-of-required under the
+// revision rule (a decision on an earlier revision counts exactly when its
+// terms digest equals the final one's), the artifact's SHA-256, and the
+// service signature against opt.Keys. It never
 // stops at the first fault, except when the document cannot be read.
 func Verify(raw []byte, opt Options) *Report {
 	rep := &Report{}
@@ -49,7 +59,7 @@ func Verify(raw []byte, opt Options) *Report {
 	if !ok {
 		return rep
 	}
-	v.checkRevision()
+	v.checkRevisions()
 	v.checkRoster()
 	v.checkEvents()
 	v.checkOutcome()
@@ -60,7 +70,7 @@ func Verify(raw []byte, opt Options) *Report {
 
 // readRecord runs the format check: one JSON document without duplicate
 // members or lone surrogates, valid against consensus-record/v1, whose
-// revision.canonical is valid against agreement/v1.
+// revisions' canonical objects are valid against agreement/v1.
 func readRecord(rep *Report, raw []byte) (*verification, bool) {
 	// Everything below reads the canonical form, so numbers such as 1.0
 	// mean what they mean in the signed bytes.
@@ -75,7 +85,7 @@ func readRecord(rep *Report, raw []byte) (*verification, bool) {
 		}
 		return nil, false
 	}
-	v := &verification{rep: rep, canonical: raw, roster: map[string]Participant{}, keys: map[string]ed25519.PublicKey{}}
+	v := &verification{rep: rep, canonical: raw, terms: map[int]string{}, roster: map[string]Participant{}, keys: map[string]ed25519.PublicKey{}}
 	var commands struct {
 		Events []struct {
 			Command json.RawMessage `json:"command"`
@@ -92,16 +102,21 @@ func readRecord(rep *Report, raw []byte) (*verification, bool) {
 	for _, e := range commands.Events {
 		v.commands = append(v.commands, e.Command)
 	}
-	if errs := validate(agreementSchemaID, v.rec.Revision.Canonical); len(errs) > 0 {
-		for _, e := range errs {
-			rep.fail(CheckFormat, "revision.canonical is not an agreement/v1 object: %s", e)
+	for i, r := range v.rec.Revisions {
+		if errs := validate(agreementSchemaID, r.Canonical); len(errs) > 0 {
+			for _, e := range errs {
+				rep.fail(CheckFormat, "revisions[%d].canonical is not an agreement/v1 object: %s", i, e)
+			}
+			return nil, false
 		}
-		return nil, false
+		var rev room.Revision
+		if err := json.Unmarshal(r.Canonical, &rev); err != nil {
+			rep.fail(CheckFormat, "cannot decode revisions[%d].canonical: %v", i, err)
+			return nil, false
+		}
+		v.revisions = append(v.revisions, rev)
 	}
-	if err := json.Unmarshal(v.rec.Revision.Canonical, &v.revision); err != nil {
-		rep.fail(CheckFormat, "cannot decode revision.canonical: %v", err)
-		return nil, false
-	}
+	v.revision = v.revisions[len(v.revisions)-1]
 	if at := badInstant(v); at != "" {
 		rep.fail(CheckFormat, "%s is not a valid RFC 3339 instant", at)
 		return nil, false
@@ -113,8 +128,11 @@ func readRecord(rep *Report, raw []byte) (*verification, bool) {
 // badInstant names the first instant of the record that does not parse
 // (the schema's date-time format admits a leap second, time.Parse does not).
 func badInstant(v *verification) string {
-	named := map[string]string{"/issued_at": v.rec.IssuedAt, "/outcome/decided_at": v.rec.Outcome.DecidedAt,
-		"/revision/canonical/deadline": v.revision.Deadline, "/revision/canonical/locked_at": v.revision.LockedAt}
+	named := map[string]string{"/issued_at": v.rec.IssuedAt, "/outcome/decided_at": v.rec.Outcome.DecidedAt}
+	for i, r := range v.revisions {
+		named[fmt.Sprintf("/revisions/%d/canonical/deadline", i)] = r.Deadline
+		named[fmt.Sprintf("/revisions/%d/canonical/locked_at", i)] = r.LockedAt
+	}
 	for i, e := range v.rec.Events {
 		named[fmt.Sprintf("/events/%d/created_at", i)] = e.CreatedAt
 	}
@@ -126,50 +144,14 @@ func badInstant(v *verification) string {
 	return ""
 }
 
-// checkRevision: the canonical revision names this record's agreement,
-// revision number and issuer, the record's schema is on that issuer, and
-// both digests recompute.
-func (v *verification) checkRevision() {
-	r, rev, n := v.rec, v.revision, len(v.rep.Failed)
-	if rev.AgreementID != r.AgreementID {
-		v.rep.fail(CheckRevision, "the canonical revision is of agreement %s, the record of %s", rev.AgreementID, r.AgreementID)
-	}
-	if rev.Revision != r.Revision.Number {
-		v.rep.fail(CheckRevision, "the canonical revision is number %d, the record says %d", rev.Revision, r.Revision.Number)
-	}
-	if rev.Issuer != r.Issuer {
-		v.rep.fail(CheckRevision, "the canonical revision was issued by %s, the record names %s", rev.Issuer, r.Issuer)
-	}
-	if want := fmt.Sprintf(SchemaFmt, r.Issuer); r.Schema != want {
-		v.rep.fail(CheckRevision, "schema is %s, want %s on the issuer's origin", r.Schema, want)
-	}
-	if !v.rep.failedSince(n, CheckRevision) {
-		v.rep.pass(CheckRevision, "agreement %s, revision %d, issuer %s", r.AgreementID, r.Revision.Number, r.Issuer)
-	}
-	c, err := canon.Transform(r.Revision.Canonical)
-	switch got := canon.Digest(c); {
-	case err != nil:
-		v.rep.fail(CheckRevisionDigest, "the canonical revision cannot be canonicalized: %v", err)
-	case got != r.Revision.RevisionDigest:
-		v.rep.fail(CheckRevisionDigest, "the canonical revision hashes to %s, the record states %s", got, r.Revision.RevisionDigest)
-	default:
-		v.rep.pass(CheckRevisionDigest, "%s", got)
-	}
-	if got := canon.Digest([]byte(r.Revision.Markdown)); got != r.Revision.MarkdownDigest {
-		v.rep.fail(CheckMarkdownDigest, "the Markdown hashes to %s, the record states %s", got, r.Revision.MarkdownDigest)
-	} else {
-		v.rep.pass(CheckMarkdownDigest, "%s", got)
-	}
-}
-
-// checkRoster: the participants are the canonical revision's, in its
+// checkRoster: the participants are the final revision's, in its
 // order, with distinct invitations; a bound key is a usable Ed25519 key and
 // comes with a binding.
 func (v *verification) checkRoster() {
 	n := len(v.rep.Failed)
 	want := v.revision.Participants
 	if len(v.rec.Participants) != len(want) {
-		v.rep.fail(CheckRoster, "%d participants, the canonical revision has %d", len(v.rec.Participants), len(want))
+		v.rep.fail(CheckRoster, "%d participants, the final revision has %d", len(v.rec.Participants), len(want))
 	}
 	invitations := map[string]bool{}
 	keyed := 0
@@ -177,7 +159,7 @@ func (v *verification) checkRoster() {
 		if i < len(want) {
 			w := want[i]
 			if p.ParticipantID != w.ParticipantID || p.DisplayName != w.DisplayName || p.Kind != w.Kind || p.Required != w.Required {
-				v.rep.fail(CheckRoster, "participant %d is %s (%q, %s, required %t), the canonical revision has %s (%q, %s, required %t)",
+				v.rep.fail(CheckRoster, "participant %d is %s (%q, %s, required %t), the final revision has %s (%q, %s, required %t)",
 					i+1, p.ParticipantID, p.DisplayName, p.Kind, p.Required, w.ParticipantID, w.DisplayName, w.Kind, w.Required)
 			}
 		}
@@ -203,7 +185,7 @@ func (v *verification) checkRoster() {
 		v.keys[p.ParticipantID] = pub
 	}
 	if !v.rep.failedSince(n, CheckRoster) {
-		v.rep.pass(CheckRoster, "%d participants as in the canonical revision, %d with a bound key", len(v.rec.Participants), keyed)
+		v.rep.pass(CheckRoster, "%d participants as in the final revision, %d with a bound key", len(v.rec.Participants), keyed)
 	}
 }
 

@@ -17,19 +17,19 @@ import (
 func (v *verification) checkEvents() {
 	n := len(v.rep.Failed)
 	r := v.rec
-	prev, signed := canon.ZeroHash, 0
-	decided := map[string]string{}
+	prev, signed, lastRevision := canon.ZeroHash, 0, 0
+	decisions := map[string][]room.Event{}
 	for i, e := range r.Events {
 		at := fmt.Sprintf("event %d (seq %d, id %s)", i+1, e.Seq, e.ID)
 		c := e.Command
 		p, onRoster := v.roster[c.ParticipantID]
 		v.checkCommand(at, c, p, onRoster)
-		if room.IsTerminal(c.Action) && c.Revision == r.Revision.Number {
-			if first, twice := decided[c.ParticipantID]; twice {
-				v.rep.fail(CheckCommand, "%s: participant %s already decided in event %s; a decision is never changed", at, c.ParticipantID, first)
-			} else {
-				decided[c.ParticipantID] = e.ID
-			}
+		if c.Revision < lastRevision {
+			v.rep.fail(CheckCommand, "%s: names revision %d after an event on revision %d; a command names the revision in force, and revisions only advance", at, c.Revision, lastRevision)
+		}
+		lastRevision = max(lastRevision, c.Revision)
+		if room.IsTerminal(c.Action) {
+			v.checkAdmitted(at, e, decisions)
 		}
 		msg := v.commands[i]
 		if got := canon.Digest(msg); got != e.CommandDigest {
@@ -50,7 +50,7 @@ func (v *verification) checkEvents() {
 		}
 	}
 	if !v.rep.failedSince(n, CheckCommand) {
-		v.rep.pass(CheckCommand, "%d commands name this agreement, revision and their participant's invitation", len(r.Events))
+		v.rep.pass(CheckCommand, "%d commands name this agreement, a revision it holds with its digest, and their participant's invitation", len(r.Events))
 	}
 	if !v.rep.failedSince(n, CheckCommandDigest) {
 		v.rep.pass(CheckCommandDigest, "%d command digests recompute", len(r.Events))
@@ -73,9 +73,10 @@ func (v *verification) checkEvents() {
 	}
 }
 
-// checkCommand: a command names the record's schema origin, agreement and
-// revision, a participant on the roster who claimed its slot, that
-// participant's invitation, and a legal action and body.
+// checkCommand: a command names the record's schema origin and agreement,
+// a revision the record holds with that revision's digest, a participant
+// on the roster of that revision who claimed its slot, that participant's
+// invitation, and a legal action and body.
 func (v *verification) checkCommand(at string, c room.Command, p Participant, onRoster bool) {
 	r := v.rec
 	if want := fmt.Sprintf(room.RoomCommandSchemaFmt, r.Issuer); c.Schema != want {
@@ -84,8 +85,14 @@ func (v *verification) checkCommand(at string, c room.Command, p Participant, on
 	if c.AgreementID != r.AgreementID {
 		v.rep.fail(CheckCommand, "%s: agreement_id is %s, the record's is %s", at, c.AgreementID, r.AgreementID)
 	}
-	if c.Revision != r.Revision.Number || c.RevisionDigest != r.Revision.RevisionDigest {
-		v.rep.fail(CheckCommand, "%s: names revision %d %s, the record holds revision %d %s", at, c.Revision, c.RevisionDigest, r.Revision.Number, r.Revision.RevisionDigest)
+	named, canonical, known := v.revisionOf(c.Revision)
+	switch {
+	case !known:
+		v.rep.fail(CheckCommand, "%s: names revision %d, the record holds revisions 1 to %d", at, c.Revision, len(r.Revisions))
+	case c.RevisionDigest != named.RevisionDigest:
+		v.rep.fail(CheckCommand, "%s: names revision %d with digest %s, revision %d's digest is %s", at, c.Revision, c.RevisionDigest, c.Revision, named.RevisionDigest)
+	case !onRevision(canonical, c.ParticipantID):
+		v.rep.fail(CheckCommand, "%s: participant %s is not on revision %d's roster, the revision the command names", at, c.ParticipantID, c.Revision)
 	}
 	switch {
 	case !onRoster:
@@ -98,6 +105,30 @@ func (v *verification) checkCommand(at string, c room.Command, p Participant, on
 	if err := room.ValidateCommand(c.Action, c.Body); err != nil {
 		v.rep.fail(CheckCommand, "%s: %v", at, err)
 	}
+}
+
+func onRevision(rev room.Revision, participantID string) bool {
+	for _, p := range rev.Participants {
+		if p.ParticipantID == participantID {
+			return true
+		}
+	}
+	return false
+}
+
+// checkAdmitted: a terminal event is admitted only when its participant has
+// no decision that counts on the revision the event names (a decision is
+// never changed, but one made stale by changed terms may be made again).
+// prior holds each participant's earlier terminal events; e is added.
+func (v *verification) checkAdmitted(at string, e Event, prior map[string][]room.Event) {
+	c := e.Command
+	h := room.History{Current: c.Revision, Terms: v.terms, Events: prior[c.ParticipantID]}
+	if st, ok := h.Standings()[c.ParticipantID]; ok && !st.Stale {
+		v.rep.fail(CheckCommand, "%s: participant %s already has a decision that counts on revision %d (event %s, made on revision %d); a decision is never changed",
+			at, c.ParticipantID, c.Revision, st.Event.ID, st.Event.Revision)
+	}
+	prior[c.ParticipantID] = append(prior[c.ParticipantID], room.Event{ID: e.ID, Seq: e.Seq, ParticipantID: c.ParticipantID,
+		Revision: c.Revision, Action: c.Action, CreatedAt: parseInstant(e.CreatedAt)})
 }
 
 // checkSignature: a keyed participant's event carries a signature that
@@ -120,9 +151,12 @@ func (v *verification) checkSignature(at string, e Event, p Participant, msg []b
 	return false
 }
 
-// checkOutcome applies unanimity-of-required to the events, as of the
-// record's issue time, and compares the result with the stated outcome;
-// no event may follow the deciding one, or the deadline when expired.
+// checkOutcome applies unanimity-of-required under the revision rule to the
+// events, as of the record's issue time, and compares the result with the
+// stated outcome: each participant's decision counts on the final revision
+// exactly when it was made on a revision whose recomputed terms digest
+// equals the final one's; the final revision's roster and deadline apply.
+// No event may follow the deciding one, or the deadline when expired.
 func (v *verification) checkOutcome() {
 	n, r := len(v.rep.Failed), v.rec
 	roster := make([]room.Member, len(r.Participants))
@@ -135,14 +169,15 @@ func (v *verification) checkOutcome() {
 			Action: e.Command.Action, CreatedAt: parseInstant(e.CreatedAt)}
 	}
 	deadline := parseInstant(v.revision.Deadline)
-	got := room.Evaluate(r.Revision.Number, roster, events, deadline, parseInstant(r.IssuedAt))
+	h := room.History{Current: v.revision.Revision, Terms: v.terms, Roster: roster, Events: events, Deadline: deadline}
+	got := h.Outcome(parseInstant(r.IssuedAt))
 	stated := r.Outcome
 	deciding := ""
 	if stated.DecidingEventID != nil {
 		deciding = *stated.DecidingEventID
 	}
 	if got.Status != stated.Status || got.DecidingEventID != deciding || (got.Final() && !got.DecidedAt.Equal(parseInstant(stated.DecidedAt))) {
-		v.rep.fail(CheckOutcome, "by unanimity-of-required the events give %s, the record states %s",
+		v.rep.fail(CheckOutcome, "by unanimity-of-required under the revision rule the events give %s, the record states %s",
 			describe(got.Status, canon.FormatTime(got.DecidedAt), got.DecidingEventID), describe(stated.Status, stated.DecidedAt, deciding))
 	}
 	last := decidingSeq(events, got.DecidingEventID)
@@ -155,8 +190,22 @@ func (v *verification) checkOutcome() {
 		}
 	}
 	if !v.rep.failedSince(n, CheckOutcome) {
-		v.rep.pass(CheckOutcome, "%s follows from the events by unanimity-of-required", stated.Status)
+		v.rep.pass(CheckOutcome, "%s follows from the events by unanimity-of-required on revision %d%s", stated.Status, v.revision.Revision, v.staleNote(h))
 	}
+}
+
+// staleNote counts the decisions that stayed stale on the final revision.
+func (v *verification) staleNote(h room.History) string {
+	stale := 0
+	for _, st := range h.Standings() {
+		if st.Stale {
+			stale++
+		}
+	}
+	if stale == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d stale decisions not counted)", stale)
 }
 
 // describe writes an outcome for a message: "pending", "expired at T",

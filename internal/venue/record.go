@@ -57,15 +57,21 @@ func (v *Venue) Record(ctx context.Context, p *Principal) (*store.Record, error)
 	return &rec, err
 }
 
-// issueRecord builds and signs the record of the final agreement a. Once
-// the outcome is final nothing it reads changes any more.
+// issueRecord builds and signs the record of the final agreement a, with
+// every revision it locked (events name earlier ones after an amendment).
+// Once the outcome is final nothing it reads changes any more.
 func (v *Venue) issueRecord(ctx context.Context, a store.Agreement, now time.Time) ([]byte, error) {
 	if v.Signer == nil {
 		return nil, errors.New("venue: record: no signing key configured")
 	}
-	rev, err := v.Store.RevisionGet(ctx, a.ID, a.CurrentRevision)
-	if err != nil {
-		return nil, err
+	revs := make([]record.LockedRevision, a.CurrentRevision)
+	for n := 1; n <= a.CurrentRevision; n++ {
+		rev, err := v.Store.RevisionGet(ctx, a.ID, n)
+		if err != nil {
+			return nil, err
+		}
+		revs[n-1] = record.LockedRevision{Number: rev.Number, Canonical: rev.Canonical, Markdown: rev.Markdown,
+			RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest, TermsDigest: rev.TermsDigest}
 	}
 	parts, err := v.Store.ParticipantListByAgreement(ctx, a.ID)
 	if err != nil {
@@ -76,9 +82,7 @@ func (v *Venue) issueRecord(ctx context.Context, a store.Agreement, now time.Tim
 		return nil, err
 	}
 	in := record.Input{
-		IssuedAt: now, Outcome: a.Outcome,
-		Revision: record.LockedRevision{Number: rev.Number, Canonical: rev.Canonical, Markdown: rev.Markdown,
-			RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest},
+		IssuedAt: now, Outcome: a.Outcome, Revisions: revs,
 		Slots: make([]record.Slot, len(parts)), Events: make([]record.StoredEvent, len(events)),
 	}
 	for i, p := range parts {

@@ -1,6 +1,6 @@
 // The rules a record must follow, written again from SPEC §3-4 for the
 // standard-library verifier: instants, command bodies, and the decision rule
-// unanimity-of-required.
+// unanimity-of-required with the revision rule of SPEC §12 (R-REV-TERMS).
 
 const INSTANT = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?Z$/;
 
@@ -30,24 +30,42 @@ export function checkCommandBody(action, body) {
   return null;
 }
 
-// evaluate applies unanimity-of-required to the events of revision rev:
-// only required participants' first terminal events before the deadline
-// count, in seq order; a disagreement gives disagreed, an abstention
-// no_consensus, the last missing agreement reached; otherwise expired once
-// now reaches the deadline, else pending. Instants are BigInt nanoseconds.
-export function evaluate(rev, roster, events, deadline, now) {
-  const required = new Set(roster.filter((m) => m.required).map((m) => m.id));
-  const ordered = events
-    .filter((e) => e.revision === rev && isTerminal(e.action) && required.has(e.participant) && e.createdAt < deadline)
+// carriesOver says whether a decision made on revision made counts on
+// revision current: the same revision, or an earlier one whose terms digest
+// (recomputed from its canonical object; terms maps number to digest) is
+// the current one's. A later revision never counts on an earlier one.
+export function carriesOver(terms, made, current) {
+  if (made === current) return true;
+  return made < current && terms.has(made) && terms.has(current) && terms.get(made) === terms.get(current);
+}
+
+// countingDecision returns the terminal event of participant p that counts
+// on revision current: the first, in seq order, made on a revision that
+// carries over. Once a decision counts it is never replaced; decisions made
+// on revisions with other terms are stale and skipped. events are in seq order.
+export function countingDecision(terms, events, p, current) {
+  return events.find((e) => e.participant === p && isTerminal(e.action) && carriesOver(terms, e.revision, current)) ?? null;
+}
+
+// evaluate applies unanimity-of-required on revision current (the final
+// one, whose roster and deadline are given) to each required participant's
+// counting decision, when made before the deadline, in seq order: a
+// disagreement gives disagreed, an abstention no_consensus, the last
+// missing agreement reached; otherwise expired once now reaches the
+// deadline, else pending. Instants are BigInt nanoseconds.
+export function evaluate(current, terms, roster, events, deadline, now) {
+  const ordered = [...events].sort((a, b) => a.seq - b.seq);
+  const required = roster.filter((m) => m.required).map((m) => m.id);
+  const counted = required
+    .map((id) => countingDecision(terms, ordered, id, current))
+    .filter((e) => e !== null && e.createdAt < deadline)
     .sort((a, b) => a.seq - b.seq);
-  const decided = new Set(), agreed = new Set();
-  for (const e of ordered) {
-    if (decided.has(e.participant)) continue;
-    decided.add(e.participant);
+  let agreed = 0;
+  for (const e of counted) {
     if (e.action === "disagree") return { status: "disagreed", decidedAt: e.createdAt, decidingEventId: e.id };
     if (e.action === "abstain") return { status: "no_consensus", decidedAt: e.createdAt, decidingEventId: e.id };
-    agreed.add(e.participant);
-    if (required.size > 0 && agreed.size === required.size) return { status: "reached", decidedAt: e.createdAt, decidingEventId: e.id };
+    agreed++;
+    if (agreed === required.length) return { status: "reached", decidedAt: e.createdAt, decidingEventId: e.id };
   }
   if (now >= deadline) return { status: "expired", decidedAt: deadline, decidingEventId: "" };
   return { status: "pending", decidedAt: null, decidingEventId: "" };

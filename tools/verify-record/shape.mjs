@@ -77,7 +77,9 @@ export function checkShape(r) {
   object(r, "", {
     schema: str(/^https?:\/\/[^/?#]+\/schemas\/consensus-record\/v1$/), version: constant(1), agreement_id: uuid,
     issuer: str(ORIGIN), issued_at: time(null),
-    revision: members({ number: int(1), canonical: agreement, revision_digest: hex, markdown: str(null), markdown_digest: hex }),
+    revisions: array(members({
+      number: int(1), canonical: agreement, revision_digest: hex, markdown: str(null), markdown_digest: hex, terms_digest: hex,
+    }), 1),
     participants: array(members({
       participant_id: uuid, display_name: str(null), kind: oneOf("agent", "human"), required: bool, invitation_id: uuid,
       binding_digest: nullable(hex), public_key: nullable(jwk),

@@ -727,6 +727,7 @@ func (e McpCapabilityCredential) Valid() bool {
 const (
 	Decide        McpCapabilityTools = "decide"
 	FetchArtifact McpCapabilityTools = "fetch_artifact"
+	FetchRecord   McpCapabilityTools = "fetch_record"
 	PostAdvisory  McpCapabilityTools = "post_advisory"
 	ReadRoom      McpCapabilityTools = "read_room"
 )
@@ -737,6 +738,8 @@ func (e McpCapabilityTools) Valid() bool {
 	case Decide:
 		return true
 	case FetchArtifact:
+		return true
+	case FetchRecord:
 		return true
 	case PostAdvisory:
 		return true
@@ -1309,7 +1312,7 @@ type ClaimResponse_Binding struct {
 	union json.RawMessage
 }
 
-// ConsensusRecordV1 Everything needed to check a finished room offline, served by GET .../record once the outcome is final. Its bytes are the RFC 8785 canonical form of the whole object. signature is the service's Ed25519 signature over the canonical bytes of the record without its signature member, by the key published under signature.kid at <issuer>/.well-known/consensus-keys. A verifier recomputes the revision and Markdown digests, every command digest and chain link, every keyed participant's signature over its canonical room-command bytes, the chain head, the event count, the outcome by the rule unanimity-of-required, and the artifact's SHA-256. No inbox appears in it.
+// ConsensusRecordV1 Everything needed to check a finished room offline, served by GET .../record once the outcome is final. Its bytes are the RFC 8785 canonical form of the whole object. signature is the service's Ed25519 signature over the canonical bytes of the record without its signature member, by the key published under signature.kid at <issuer>/.well-known/consensus-keys. A verifier recomputes every revision's revision, Markdown and terms digests, checks each command against the revision it names, recomputes every command digest and chain link, every keyed participant's signature over its canonical room-command bytes, the chain head, the event count, the outcome by the rule unanimity-of-required under the revision rule (a decision made on an earlier revision counts exactly when its terms digest equals the final revision's), and the artifact's SHA-256. No inbox appears in it.
 type ConsensusRecordV1 struct {
 	AgreementId openapi_types.UUID `json:"agreement_id"`
 
@@ -1363,7 +1366,7 @@ type ConsensusRecordV1 struct {
 		Status          ConsensusRecordV1OutcomeStatus `json:"status"`
 	} `json:"outcome"`
 
-	// Participants The roster in the canonical revision's order.
+	// Participants The roster of the final revision (the last of revisions), in its order.
 	Participants []struct {
 		// BindingDigest SHA-256 of the canonical participant-binding object of the claim, or null if the slot was never claimed. The binding holds the inbox, so only the participant can recompute it.
 		BindingDigest *string                           `json:"binding_digest"`
@@ -1380,7 +1383,9 @@ type ConsensusRecordV1 struct {
 		} `json:"public_key"`
 		Required bool `json:"required"`
 	} `json:"participants"`
-	Revision struct {
+
+	// Revisions Every locked revision of the agreement, in order: revisions[i] is revision i+1, and the last one is the revision in force when the outcome became final, whose roster, deadline and terms the outcome is evaluated on. An agreement that was never amended has exactly one. The record lists them all, rather than only the final one, because after an amendment events name earlier revisions: each event's command is checked against the revision it names (number and revision_digest), and a decision made on an earlier revision counts exactly when that revision's terms_digest equals the final one's, otherwise it is stale and does not count. A revision only adds participants: each one's roster begins with the previous one's.
+	Revisions []struct {
 		// Canonical The agreement/v1 object exactly as locked; revision_digest is the SHA-256 of its canonical bytes.
 		Canonical map[string]interface{} `json:"canonical"`
 
@@ -1389,7 +1394,10 @@ type ConsensusRecordV1 struct {
 		MarkdownDigest string `json:"markdown_digest"`
 		Number         int    `json:"number"`
 		RevisionDigest string `json:"revision_digest"`
-	} `json:"revision"`
+
+		// TermsDigest SHA-256 of the RFC 8785 canonical bytes of {decision_rule, objective, rules, title} taken from canonical: what an agreement is about. Equal terms digests mean a decision carries over from one revision to the other.
+		TermsDigest string `json:"terms_digest"`
+	} `json:"revisions"`
 	Schema    string `json:"schema"`
 	Signature struct {
 		Alg ConsensusRecordV1SignatureAlg `json:"alg"`
