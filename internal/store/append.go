@@ -23,6 +23,12 @@ type AppendRequest struct {
 	// WithRevision reads the current revision (with its History) too; a
 	// caller holding it in a cache leaves it out.
 	WithRevision bool
+	// SkipRoster leaves the roster out (AppendState.Roster stays nil): an
+	// action that cannot decide the outcome (a comment, not a terminal
+	// decision) needs only the stored outcome, which a decision sets in the
+	// same transaction as itself. The roster read scans every participant
+	// of the agreement, most of an append's database work.
+	SkipRoster bool
 }
 
 // TokenHolder is the participant a token was issued to, read under the
@@ -44,7 +50,8 @@ type AppendState struct {
 	Agreement Agreement
 	// Roster holds what the decision rule reads of every participant that
 	// is required or has decided: ID, Required and Decision. (An optional
-	// participant without a decision changes no outcome.)
+	// participant without a decision changes no outcome.) Nil when the
+	// request skipped it.
 	Roster []RuleMember
 	// Prior is the holder's event stored under the idempotency key, nil if
 	// the key is new.
@@ -70,7 +77,7 @@ type AppendWrite struct {
 // sends BEGIN, locks the agreement of the token's holder (SELECT … FOR
 // UPDATE) and, after the lock is granted, reads the holder (revoked?
 // counters), the event it stored under the idempotency key, what the rule
-// needs of the roster and, if asked, the current revision. decide judges
+// needs of the roster (unless skipped) and, if asked, the current revision. decide judges
 // that state (it must not have effects outside the transaction: a deadlock
 // reruns it) and returns what to write; the second round trip writes it in
 // one statement and commits. An unknown token locks nothing and reaches
@@ -120,14 +127,16 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 		st.Holder, st.Prior = holderFrom(r, req.IdempotencyKey)
 		return nil
 	})
-	read.add(func(db dbsqlc.DBTX) error {
-		r, err := dbsqlc.New(db).ParticipantRule(ctx, req.TokenHash)
-		if err != nil {
-			return interpretError("roster", err)
-		}
-		st.Roster, err = ruleMembersFrom(r)
-		return err
-	})
+	if !req.SkipRoster {
+		read.add(func(db dbsqlc.DBTX) error {
+			r, err := dbsqlc.New(db).ParticipantRule(ctx, req.TokenHash)
+			if err != nil {
+				return interpretError("roster", err)
+			}
+			st.Roster, err = ruleMembersFrom(r)
+			return err
+		})
+	}
 	if req.WithRevision {
 		read.add(func(db dbsqlc.DBTX) error {
 			r, err := dbsqlc.New(db).RevisionGetCurrentByToken(ctx, req.TokenHash)
