@@ -91,14 +91,15 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 		return nil, false, err
 	}
 	var rev *revisionBlock
-	if id, ok := v.rooms().agreementOf(c.invitationID); ok {
+	id, known := v.rooms().agreementOf(c.invitationID)
+	if known {
 		rev = v.rooms().revision(id)
 	}
 	var refusal error
 	var agreementID uuid.UUID // the credential's, once checked
 	// Only a terminal decision can change the outcome, so only it reads the
 	// roster; any other action is judged against the stored outcome.
-	req := store.AppendRequest{TokenHash: c.tokenHash, IdempotencyKey: key, WithRevision: rev == nil, SkipRoster: !room.IsTerminal(cmd.Action)}
+	req := store.AppendRequest{TokenHash: c.tokenHash, AgreementID: id, IdempotencyKey: key, WithRevision: rev == nil, SkipRoster: !room.IsTerminal(cmd.Action)}
 	decide := func(st *store.AppendState) (store.AppendWrite, error) {
 		refusal, posted, created = nil, nil, false
 		now := canon.Now(v.now())
