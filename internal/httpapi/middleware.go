@@ -2,38 +2,13 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
-
-	"github.com/go-chi/chi/v5"
 )
 
 type ctxKey int
-
-const requestIDKey ctxKey = iota
-
-func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey).(string)
-	return id
-}
-
-// requestID gives every request a fresh id, echoed in X-Request-Id. An id
-// sent by the client is ignored: it could carry anything into the logs.
-func (s *Server) requestID(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b := make([]byte, 12)
-		_, _ = rand.Read(b)
-		id := hex.EncodeToString(b)
-		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
-	})
-}
 
 type statusRecorder struct {
 	http.ResponseWriter
@@ -55,28 +30,6 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 	n, err := r.ResponseWriter.Write(b)
 	r.bytes += n
 	return n, err
-}
-
-// logRequests writes one JSON line per request: method, route pattern (never
-// the raw path or query), status, duration and request id. No header, body
-// or query value is ever logged, so no credential can be.
-func (s *Server) logRequests(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
-		route := "unmatched"
-		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
-			route = rc.RoutePattern()
-		}
-		if rec.status == 0 {
-			rec.status = http.StatusOK
-		}
-		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("method", r.Method), slog.String("route", route), slog.Int("status", rec.status),
-			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), slog.Int("bytes", rec.bytes),
-			slog.String("request_id", requestID(r.Context())), slog.String("client", clientAddr(r.Context()).String()))
-	})
 }
 
 func (s *Server) recoverPanics(next http.Handler) http.Handler {

@@ -208,7 +208,7 @@ func TestWriteProblem(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequest(http.MethodGet, "/", nil)
-			req = req.WithContext(context.WithValue(req.Context(), requestIDKey, "rid-"+tc.name))
+			req = req.WithContext(context.WithValue(req.Context(), requestInfoKey, &requestInfo{id: "rid-" + tc.name}))
 			s.writeProblem(rec, req, tc.err)
 			var p Problem
 			if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {

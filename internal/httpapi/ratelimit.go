@@ -17,7 +17,7 @@ func newRateLimiter(perMinute int) *rateLimiter { return &rateLimiter{perMinute:
 
 // limit wraps one route with its own per-client-address counter
 // (go-chi/httprate, a sliding one-minute window). The address is the one
-// clientAddress resolved, so behind trusted proxies each client counts
+// front resolved (resolveClient), so behind trusted proxies each client counts
 // for itself, and an IPv6 client for its whole /64. Counters live in this
 // process: with N replicas behind a balancer, a client may reach up to N
 // times the limit. A refusal is the rate-limited problem with Retry-After;

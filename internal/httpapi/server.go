@@ -23,7 +23,8 @@ type Server struct {
 	limiter       *rateLimiter
 	version       string
 	healthTimeout time.Duration
-	edge          []func(http.Handler) http.Handler // client address and HSTS, first of all
+	trusted       []string // TrustedProxies as CIDRs; front resolves the client behind them
+	hsts          bool
 	requests      RequestObserver
 	dbTimeout     time.Duration
 }
@@ -64,16 +65,14 @@ func New(o Options) *Server {
 	return &Server{
 		venue: o.Venue, pinger: o.Pinger, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,
 		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: min(2*time.Second, o.DBTimeout), dbTimeout: o.DBTimeout,
-		edge:     []func(http.Handler) http.Handler{clientAddress(o.TrustedProxies), strictTransport(o.HSTS)},
-		requests: o.Requests,
+		trusted: prefixStrings(o.TrustedProxies), hsts: o.HSTS, requests: o.Requests,
 	}
 }
 
 // Handler returns the router with every route and middleware.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.edge...)
-	r.Use(s.requestID, s.logRequests, observeRequests(s.requests), s.recoverPanics, s.refuseQueryCredentials, s.refuseRepeatedHeaders, securityHeaders)
+	r.Use(s.front)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, room.ErrNotFound)
 	})
@@ -96,4 +95,12 @@ func (s *Server) Handler() http.Handler {
 	s.registerPageRoutes(r)
 	s.registerMCPRoutes(r)
 	return r
+}
+
+func prefixStrings(ps []netip.Prefix) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return out
 }

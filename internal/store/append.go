@@ -18,11 +18,21 @@ type AppendRequest struct {
 	// locks the agreement of the token's owner and then reads the owner
 	// again, so the credential is checked under the lock that revocation
 	// takes too.
-	TokenHash      []byte
+	TokenHash []byte
+	// AgreementID, when the caller knows the token's agreement (a cache),
+	// locks it by id instead of through the token's owner, one index probe
+	// less; an owner in another agreement is then refused (nil Holder).
+	AgreementID    uuid.UUID
 	IdempotencyKey string
 	// WithRevision reads the current revision (with its History) too; a
 	// caller holding it in a cache leaves it out.
 	WithRevision bool
+	// SkipRoster leaves the roster out (AppendState.Roster stays nil): an
+	// action that cannot decide the outcome (a comment, not a terminal
+	// decision) needs only the stored outcome, which a decision sets in the
+	// same transaction as itself. The roster read scans every participant
+	// of the agreement, most of an append's database work.
+	SkipRoster bool
 }
 
 // TokenHolder is the participant a token was issued to, read under the
@@ -47,7 +57,8 @@ type AppendState struct {
 	Agreement Agreement
 	// Roster holds what the decision rule reads of every participant that
 	// is required or has decided: ID, Required and Decision. (An optional
-	// participant without a decision changes no outcome.)
+	// participant without a decision changes no outcome.) Nil when the
+	// request skipped it.
 	Roster []RuleMember
 	// Prior is the holder's event stored under the idempotency key, nil if
 	// the key is new.
@@ -73,7 +84,7 @@ type AppendWrite struct {
 // sends BEGIN, locks the agreement of the token's holder (SELECT … FOR
 // UPDATE) and, after the lock is granted, reads the holder (revoked?
 // counters), the event it stored under the idempotency key, what the rule
-// needs of the roster and, if asked, the current revision. decide judges
+// needs of the roster (unless skipped) and, if asked, the current revision. decide judges
 // that state (it must not have effects outside the transaction: a deadlock
 // reruns it) and returns what to write; the second round trip writes it in
 // one statement and commits. An unknown token locks nothing and reaches
@@ -102,7 +113,13 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 	var read pipeline
 	read.exec("BEGIN")
 	read.add(func(db dbsqlc.DBTX) error {
-		r, err := dbsqlc.New(db).AgreementLockByToken(ctx, req.TokenHash)
+		var r dbsqlc.Agreement
+		var err error
+		if req.AgreementID != uuid.Nil {
+			r, err = dbsqlc.New(db).AgreementGetForUpdate(ctx, req.AgreementID)
+		} else {
+			r, err = dbsqlc.New(db).AgreementLockByToken(ctx, req.TokenHash)
+		}
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			return nil // an unknown token: the holder is nil too
@@ -123,14 +140,16 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 		st.Holder, st.Prior = holderFrom(r, req.IdempotencyKey)
 		return nil
 	})
-	read.add(func(db dbsqlc.DBTX) error {
-		r, err := dbsqlc.New(db).ParticipantRule(ctx, req.TokenHash)
-		if err != nil {
-			return interpretError("roster", err)
-		}
-		st.Roster, err = ruleMembersFrom(r)
-		return err
-	})
+	if !req.SkipRoster {
+		read.add(func(db dbsqlc.DBTX) error {
+			r, err := dbsqlc.New(db).ParticipantRule(ctx, req.TokenHash)
+			if err != nil {
+				return interpretError("roster", err)
+			}
+			st.Roster, err = ruleMembersFrom(r)
+			return err
+		})
+	}
 	if req.WithRevision {
 		read.add(func(db dbsqlc.DBTX) error {
 			r, err := dbsqlc.New(db).RevisionGetCurrentByToken(ctx, req.TokenHash)
@@ -150,7 +169,7 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 		return err
 	}
 	if st.Holder != nil && st.Holder.AgreementID != st.Agreement.ID {
-		st.Holder = nil // cannot happen: a token's owner never moves; refuse rather than write across agreements
+		st.Holder = nil // a token's owner never moves, but a caller's AgreementID may be wrong: refuse rather than write across agreements
 	}
 	w, err := decide(st)
 	if err != nil {

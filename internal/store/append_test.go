@@ -183,3 +183,29 @@ func TestAppendRollsBack(t *testing.T) {
 		t.Fatal("an event for another agreement was written")
 	}
 }
+
+// An append told the agreement (a cache's) locks it by id and skips the
+// roster when asked; a token whose owner is in another agreement than the
+// one named is refused: nil Holder, nothing written.
+func TestAppendByAgreementIDAndWithoutRoster(t *testing.T) {
+	t.Parallel()
+	st := pgtest.Store(t)
+	id, pid := agreement(t, st)
+	other, _ := agreement(t, st)
+	tokenHash := claim(t, st, pid)
+	read := func(agreementID uuid.UUID) *store.AppendState {
+		var got *store.AppendState
+		err := st.Append(context.Background(), store.AppendRequest{TokenHash: tokenHash, AgreementID: agreementID, IdempotencyKey: "k", SkipRoster: true},
+			func(s *store.AppendState) (store.AppendWrite, error) { got = s; return store.AppendWrite{}, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if s := read(id); s.Agreement.ID != id || s.Holder == nil || s.Holder.ID != pid || s.Roster != nil || s.Revision != nil {
+		t.Fatalf("by its own agreement's id: %+v", s)
+	}
+	if s := read(other); s.Holder != nil {
+		t.Fatalf("by another agreement's id the holder must be refused: %+v", s.Holder)
+	}
+}

@@ -159,12 +159,15 @@ func TestSchemaCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var latest int64
+	var latest, previous int64 // numbers may leave gaps (a branch's migration numbered after main's)
 	if err := conn.QueryRow(ctx, "DELETE FROM goose_db_version WHERE version_id = (SELECT max(version_id) FROM goose_db_version) RETURNING version_id").Scan(&latest); err != nil {
 		t.Fatal(err)
 	}
+	if err := conn.QueryRow(ctx, "SELECT max(version_id) FROM goose_db_version WHERE is_applied").Scan(&previous); err != nil {
+		t.Fatal(err)
+	}
 	err = st.SchemaCurrent(ctx)
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("at version %d, this release needs %d", latest-1, latest)) {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("at version %d, this release needs %d", previous, latest)) {
 		t.Fatalf("one migration behind: %v", err)
 	}
 	// A newer schema, left by a release that was rolled back, is current.

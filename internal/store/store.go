@@ -197,8 +197,8 @@ func retryable(err error) bool {
 // wrapped with op and keeps its cause, so InTx still recognizes a
 // serialization failure and the log shows what failed.
 func interpretError(op string, err error) error {
-	if err == nil {
-		return nil
+	if err == nil || err == errQueued {
+		return err // errQueued: a pipeline step being recorded, which add ignores; not worth wrapping
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return room.ErrNotFound

@@ -100,12 +100,15 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 		return nil, false, err
 	}
 	var rev *revisionBlock
-	if id, ok := v.rooms().agreementOf(c.invitationID); ok {
+	id, known := v.rooms().agreementOf(c.invitationID)
+	if known {
 		rev = v.rooms().revision(id)
 	}
 	var refusal error
 	var agreementID uuid.UUID // the credential's, once checked
-	req := store.AppendRequest{TokenHash: c.tokenHash, IdempotencyKey: key, WithRevision: rev == nil}
+	// Only a terminal decision can change the outcome, so only it reads the
+	// roster; any other action is judged against the stored outcome.
+	req := store.AppendRequest{TokenHash: c.tokenHash, AgreementID: id, IdempotencyKey: key, WithRevision: rev == nil, SkipRoster: !room.IsTerminal(cmd.Action)}
 	decide := func(st *store.AppendState) (store.AppendWrite, error) {
 		refusal, posted, created = nil, nil, false
 		now := canon.Now(v.now())
@@ -144,6 +147,9 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 		snap := room.Snapshot{Revision: a.CurrentRevision, RevisionDigest: rev.RevisionDigest, Terms: h.Terms, Deadline: a.Deadline,
 			Roster: h.Roster, Events: h.Events, ParticipantEvents: me.EventsOn(a.CurrentRevision)}
 		outcome, admitErr := room.Admit(snap, cmd, now)
+		if req.SkipRoster {
+			outcome, admitErr = admitStored(a.Outcome, outcome, admitErr)
+		}
 		if admitErr != nil {
 			refusal = admitErr
 			if !a.Outcome.Final() && outcome.Status == room.StatusExpired {
@@ -185,6 +191,22 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 		return nil, false, refusal
 	}
 	return posted, created, nil
+}
+
+// admitStored corrects what room.Admit found without the roster: an
+// evaluation with no roster knows only the deadline, and the stored outcome
+// is the room's, set exactly once under the agreement's lock, which the
+// caller holds, in the transaction of the decision that reached it. A final
+// one closes the room (after a revision mismatch, as Admit orders them).
+func admitStored(stored, evaluated room.Outcome, err error) (room.Outcome, error) {
+	if !stored.Final() {
+		return evaluated, err // pending: no decision completed the rule; the deadline may have passed
+	}
+	var mismatch *room.RevisionMismatchError
+	if errors.As(err, &mismatch) {
+		return stored, err
+	}
+	return stored, room.ErrRoomClosed
 }
 
 // errNewRevision: the cached revision is not the agreement's current one.

@@ -12,9 +12,10 @@ import (
 
 // The baselines' own tables, in their own database on the same cluster. The
 // events table has the service's columns, widths and indexes (primary key,
-// unique seq per agreement, unique key per participant, the participant and
-// revision index), so an insert costs the database what the service's insert
-// costs it; the foreign keys are left out (the minimal transaction).
+// unique seq per agreement, unique key per participant; migration 00002
+// dropped the participant and revision index), so an insert costs the
+// database what the service's insert costs it; the foreign keys are left
+// out (the minimal transaction).
 const baselineSchema = `
 CREATE TABLE agreements (
     id               uuid PRIMARY KEY,
@@ -37,7 +38,6 @@ CREATE TABLE events (
     UNIQUE (agreement_id, seq),
     UNIQUE (participant_id, idempotency_key)
 );
-CREATE INDEX events_participant_revision_idx ON events (participant_id, revision);
 CREATE SEQUENCE event_seq;
 -- One row per participant token, looked up by its hash as a credential is.
 CREATE TABLE tokens (

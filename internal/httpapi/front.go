@@ -1,0 +1,94 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// requestInfo is what the front middleware learns of a request, stored in
+// its context as one value: the request id and the client's address.
+type requestInfo struct {
+	id     string
+	client netip.Addr
+}
+
+const requestInfoKey ctxKey = iota + 200
+
+func infoFrom(ctx context.Context) *requestInfo {
+	i, _ := ctx.Value(requestInfoKey).(*requestInfo)
+	return i
+}
+
+// requestID is the request's id as front chose it; empty outside it.
+func requestID(ctx context.Context) string {
+	if i := infoFrom(ctx); i != nil {
+		return i.id
+	}
+	return ""
+}
+
+// front is every request's first middleware, in one handler (issue 8: the
+// chain of one-line middlewares cost a copy of the request and a context
+// value each, and two status recorders): it resolves the client's address
+// (resolveClient), sets Strict-Transport-Security (hstsValue) and a fresh
+// X-Request-Id (an id sent by the client is ignored: it could carry
+// anything into the logs), logs and observes the answer, recovers a panic
+// as a 500, refuses a credential in the query and a repeated single
+// header, and sets the security headers of every answer, in that order.
+func (s *Server) front(next http.Handler) http.Handler {
+	checked := s.recoverPanics(s.refuseQueryCredentials(s.refuseRepeatedHeaders(securityHeaders(next))))
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		info := &requestInfo{id: newRequestID(), client: s.resolveClient(r)}
+		hdr := w.Header()
+		if s.hsts || r.TLS != nil {
+			hdr.Set("Strict-Transport-Security", hstsValue)
+		}
+		hdr.Set("X-Request-Id", info.id)
+		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey, info))
+		rec := &statusRecorder{ResponseWriter: w}
+		if s.requests != nil {
+			s.requests.RequestStarted()
+			defer func() {
+				status := http.StatusInternalServerError // a handler that panicked past recoverPanics
+				if rec.status != 0 {
+					status = rec.status
+				}
+				s.requests.RequestDone(routePattern(r), r.Method, status, time.Since(start))
+			}()
+		}
+		checked.ServeHTTP(rec, r)
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		s.logRequest(r, rec, start, info)
+	})
+	if len(s.trusted) > 0 {
+		return middleware.ClientIPFromXFF(s.trusted...)(h)
+	}
+	return h
+}
+
+// newRequestID is 96 random bits in hex.
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// logRequest writes one JSON line per request: method, route pattern (never
+// the raw path or query), status, duration and request id. No header, body
+// or query value is ever logged, so no credential can be.
+func (s *Server) logRequest(r *http.Request, rec *statusRecorder, start time.Time, info *requestInfo) {
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		slog.String("method", r.Method), slog.String("route", routePattern(r)), slog.Int("status", rec.status),
+		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), slog.Int("bytes", rec.bytes),
+		slog.String("request_id", info.id), slog.String("client", info.client.String()))
+}
