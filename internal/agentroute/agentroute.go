@@ -48,6 +48,7 @@ const (
 	Claim    = "/claim"
 	Room     = "/room"
 	Events   = "/events"
+	Stream   = "/stream"
 	Artifact = "/artifact"
 	Record   = "/record"
 )

@@ -52,6 +52,8 @@ func (s *Server) invitationRoutes(kind string, claim http.HandlerFunc) func(chi.
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireParticipant)
 			r.Get(agentroute.Room, s.handleRoom)
+			r.Get(agentroute.Events, s.handleEvents)
+			r.Get(agentroute.Stream, s.handleStream)
 			r.Get(agentroute.Artifact, s.handleArtifact)
 			r.Head(agentroute.Artifact, s.handleArtifact)
 			r.Get(agentroute.Record, s.handleRecord)

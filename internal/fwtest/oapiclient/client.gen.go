@@ -901,6 +901,7 @@ const (
 	ProblemCodeRevisionMismatch     ProblemCode = "revision-mismatch"
 	ProblemCodeRoomClosed           ProblemCode = "room-closed"
 	ProblemCodeSignatureRequired    ProblemCode = "signature-required"
+	ProblemCodeTooManyWaiting       ProblemCode = "too-many-waiting"
 	ProblemCodeUnauthorized         ProblemCode = "unauthorized"
 	ProblemCodeUnavailable          ProblemCode = "unavailable"
 	ProblemCodeUnsupportedMediaType ProblemCode = "unsupported-media-type"
@@ -948,6 +949,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeRoomClosed:
 		return true
 	case ProblemCodeSignatureRequired:
+		return true
+	case ProblemCodeTooManyWaiting:
 		return true
 	case ProblemCodeUnauthorized:
 		return true
@@ -1538,6 +1541,19 @@ type ExchangeResponse struct {
 	TermsDigest TermsDigest `json:"termsDigest"`
 }
 
+// FeedPage defines model for FeedPage.
+type FeedPage struct {
+	// ChainHead SHA-256 as 64 lowercase hex characters.
+	ChainHead Digest `json:"chainHead"`
+
+	// Events The events with seq > after, in order, at most limit.
+	Events []Event `json:"events"`
+
+	// Next The seq of the last event returned, or the given after; ask for ?after=<next> next.
+	Next    int     `json:"next"`
+	Outcome Outcome `json:"outcome"`
+}
+
 // Health defines model for Health.
 type Health struct {
 	Database HealthDatabase `json:"database"`
@@ -1853,11 +1869,23 @@ type TermsDigest = Digest
 // Uuid defines model for Uuid.
 type Uuid = openapi_types.UUID
 
+// FeedAfter defines model for FeedAfter.
+type FeedAfter = int
+
+// FeedLimit defines model for FeedLimit.
+type FeedLimit = int
+
 // IfNoneMatch defines model for IfNoneMatch.
 type IfNoneMatch = string
 
 // InvitationId defines model for InvitationId.
 type InvitationId = Uuid
+
+// LastEventId defines model for LastEventId.
+type LastEventId = string
+
+// PreferWait Examples: wait=30
+type PreferWait = string
 
 // BadRequest RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
 type BadRequest = Problem
@@ -1880,6 +1908,9 @@ type ProofMismatch = Problem
 // TooManyRequests RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
 type TooManyRequests = Problem
 
+// TooManyWaiting RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
+type TooManyWaiting = Problem
+
 // Unauthorized RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
 type Unauthorized = Problem
 
@@ -1901,6 +1932,18 @@ type HeadArtifactParams struct {
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
+// ReadEventsParams defines parameters for ReadEvents.
+type ReadEventsParams struct {
+	// After The seq of the last event you hold; 0 (the default) for none.
+	After *FeedAfter `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit At most this many events (default 100, at most 500).
+	Limit *FeedLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Prefer RFC 7240 `wait=<seconds>`: hold the request until something changes, at most `min(wait, 60)` seconds.
+	Prefer *PreferWait `json:"Prefer,omitempty"`
+}
+
 // PostEventParams defines parameters for PostEvent.
 type PostEventParams struct {
 	// IdempotencyKey A key of your choice for this command, unique per participant.
@@ -1920,6 +1963,18 @@ type GetRecordParams struct {
 type ReadRoomParams struct {
 	// IfNoneMatch ETags from an earlier response; a match answers 304 with no body.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+
+	// Prefer RFC 7240 `wait=<seconds>`: hold the request until something changes, at most `min(wait, 60)` seconds.
+	Prefer *PreferWait `json:"Prefer,omitempty"`
+}
+
+// StreamRoomParams defines parameters for StreamRoom.
+type StreamRoomParams struct {
+	// After The seq of the last event you hold; 0 (the default) for none.
+	After *FeedAfter `form:"after,omitempty" json:"after,omitempty"`
+
+	// LastEventID The `id` (seq) of the last event received; the stream resumes after it.
+	LastEventID *LastEventId `json:"Last-Event-ID,omitempty"`
 }
 
 // ClaimSlotJSONRequestBody defines body for ClaimSlot for application/json ContentType.
@@ -2154,6 +2209,21 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/agent/invitations/{invitationId}/claim (the `ClaimSlot` operationId).
 	ClaimSlot(ctx context.Context, invitationId InvitationId, body ClaimSlotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ReadEvents Read the event feed
+	//
+	// The events with `seq > after` in order, at most `limit`, with the chain head and the
+	// outcome of the same state: `next` is the seq of the last event returned (or `after`),
+	// so the next page is `?after=<next>`. Every event keeps `seq`, `prev` and `hash`: the
+	// first event's `prev` is the `hash` of the event you hold at `after`, so a gap or a
+	// rewrite shows. With `Prefer: wait=<seconds>` an empty page of a pending room is held
+	// until the room changes (a new event, outcome, revision, or your revocation: 401) or
+	// `min(wait, 60)` seconds pass (then the empty page); `Preference-Applied` says the wait
+	// applied. A held request costs the service nothing while it waits.
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/events (the `ReadEvents` operationId).
+	ReadEvents(ctx context.Context, invitationId InvitationId, params *ReadEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostEventWithBody Post an advisory event or the terminal decision
 	//
 	// Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
@@ -2271,6 +2341,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/room (the `ReadRoom` operationId).
 	ReadRoom(ctx context.Context, invitationId InvitationId, params *ReadRoomParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamRoom Follow the room as server-sent events
+	//
+	// A `text/event-stream` (SSE). Each stored event after `Last-Event-ID` (or `?after=`, or
+	// from the start) is one message `id: <seq>`, `event: room.event`, `data: <Event JSON>`,
+	// in order. `event: room.outcome` (data: the Outcome) comes when the stream opens and
+	// whenever the outcome changes; `event: room.revision` (data: `{"revision": n}`) when a
+	// new revision is locked: read the room then. A comment line comes at least every 15
+	// seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
+	// nothing is lost or repeated. The stream ends when your token is revoked or the service
+	// restarts; stop when the outcome is final. A stream costs the service nothing while
+	// nothing changes; at most 4 streams and held requests per participant per replica
+	// (429 beyond).
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/stream (the `StreamRoom` operationId).
+	StreamRoom(ctx context.Context, invitationId InvitationId, params *StreamRoomParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetCapabilities Capabilities for invited agents
@@ -2410,6 +2498,31 @@ func (c *Client) ClaimSlotWithBody(ctx context.Context, invitationId InvitationI
 // Corresponds with POST /api/v1/agent/invitations/{invitationId}/claim (the `ClaimSlot` operationId).
 func (c *Client) ClaimSlot(ctx context.Context, invitationId InvitationId, body ClaimSlotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewClaimSlotRequest(c.Server, invitationId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReadEvents Read the event feed
+//
+// The events with `seq > after` in order, at most `limit`, with the chain head and the
+// outcome of the same state: `next` is the seq of the last event returned (or `after`),
+// so the next page is `?after=<next>`. Every event keeps `seq`, `prev` and `hash`: the
+// first event's `prev` is the `hash` of the event you hold at `after`, so a gap or a
+// rewrite shows. With `Prefer: wait=<seconds>` an empty page of a pending room is held
+// until the room changes (a new event, outcome, revision, or your revocation: 401) or
+// `min(wait, 60)` seconds pass (then the empty page); `Preference-Applied` says the wait
+// applied. A held request costs the service nothing while it waits.
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Corresponds with GET /api/v1/agent/invitations/{invitationId}/events (the `ReadEvents` operationId).
+func (c *Client) ReadEvents(ctx context.Context, invitationId InvitationId, params *ReadEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReadEventsRequest(c.Server, invitationId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2588,6 +2701,34 @@ func (c *Client) GetRecord(ctx context.Context, invitationId InvitationId, param
 // Corresponds with GET /api/v1/agent/invitations/{invitationId}/room (the `ReadRoom` operationId).
 func (c *Client) ReadRoom(ctx context.Context, invitationId InvitationId, params *ReadRoomParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReadRoomRequest(c.Server, invitationId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamRoom Follow the room as server-sent events
+//
+// A `text/event-stream` (SSE). Each stored event after `Last-Event-ID` (or `?after=`, or
+// from the start) is one message `id: <seq>`, `event: room.event`, `data: <Event JSON>`,
+// in order. `event: room.outcome` (data: the Outcome) comes when the stream opens and
+// whenever the outcome changes; `event: room.revision` (data: `{"revision": n}`) when a
+// new revision is locked: read the room then. A comment line comes at least every 15
+// seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
+// nothing is lost or repeated. The stream ends when your token is revoked or the service
+// restarts; stop when the outcome is final. A stream costs the service nothing while
+// nothing changes; at most 4 streams and held requests per participant per replica
+// (429 beyond).
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Corresponds with GET /api/v1/agent/invitations/{invitationId}/stream (the `StreamRoom` operationId).
+func (c *Client) StreamRoom(ctx context.Context, invitationId InvitationId, params *StreamRoomParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamRoomRequest(c.Server, invitationId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2793,6 +2934,94 @@ func NewClaimSlotRequestWithBody(server string, invitationId InvitationId, conte
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewReadEventsRequest constructs an http.Request for the ReadEvents method
+func NewReadEventsRequest(server string, invitationId InvitationId, params *ReadEventsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "invitationId", invitationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agent/invitations/%s/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Prefer != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Prefer", *params.Prefer, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Prefer", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -3008,6 +3237,93 @@ func NewReadRoomRequest(server string, invitationId InvitationId, params *ReadRo
 			req.Header.Set("If-None-Match", headerParam0)
 		}
 
+		if params.Prefer != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Prefer", *params.Prefer, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Prefer", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewStreamRoomRequest constructs an http.Request for the StreamRoom method
+func NewStreamRoomRequest(server string, invitationId InvitationId, params *StreamRoomParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "invitationId", invitationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agent/invitations/%s/stream", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -3152,6 +3468,23 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/agent/invitations/{invitationId}/claim (the `ClaimSlot` operationId).
 	ClaimSlotWithResponse(ctx context.Context, invitationId InvitationId, body ClaimSlotJSONRequestBody, reqEditors ...RequestEditorFn) (*ClaimSlotResponse, error)
 
+	// ReadEventsWithResponse Read the event feed
+	//
+	// The events with `seq > after` in order, at most `limit`, with the chain head and the
+	// outcome of the same state: `next` is the seq of the last event returned (or `after`),
+	// so the next page is `?after=<next>`. Every event keeps `seq`, `prev` and `hash`: the
+	// first event's `prev` is the `hash` of the event you hold at `after`, so a gap or a
+	// rewrite shows. With `Prefer: wait=<seconds>` an empty page of a pending room is held
+	// until the room changes (a new event, outcome, revision, or your revocation: 401) or
+	// `min(wait, 60)` seconds pass (then the empty page); `Preference-Applied` says the wait
+	// applied. A held request costs the service nothing while it waits.
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/events (the `ReadEvents` operationId).
+	ReadEventsWithResponse(ctx context.Context, invitationId InvitationId, params *ReadEventsParams, reqEditors ...RequestEditorFn) (*ReadEventsResponse, error)
+
 	// PostEventWithBodyWithResponse Post an advisory event or the terminal decision
 	//
 	// Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
@@ -3273,6 +3606,26 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/room (the `ReadRoom` operationId).
 	ReadRoomWithResponse(ctx context.Context, invitationId InvitationId, params *ReadRoomParams, reqEditors ...RequestEditorFn) (*ReadRoomResponse, error)
+
+	// StreamRoomWithResponse Follow the room as server-sent events
+	//
+	// A `text/event-stream` (SSE). Each stored event after `Last-Event-ID` (or `?after=`, or
+	// from the start) is one message `id: <seq>`, `event: room.event`, `data: <Event JSON>`,
+	// in order. `event: room.outcome` (data: the Outcome) comes when the stream opens and
+	// whenever the outcome changes; `event: room.revision` (data: `{"revision": n}`) when a
+	// new revision is locked: read the room then. A comment line comes at least every 15
+	// seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
+	// nothing is lost or repeated. The stream ends when your token is revoked or the service
+	// restarts; stop when the outcome is final. A stream costs the service nothing while
+	// nothing changes; at most 4 streams and held requests per participant per replica
+	// (429 beyond).
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/stream (the `StreamRoom` operationId).
+	StreamRoomWithResponse(ctx context.Context, invitationId InvitationId, params *StreamRoomParams, reqEditors ...RequestEditorFn) (*StreamRoomResponse, error)
 }
 
 // GetCapabilitiesResponse200Headers the declared response headers of an HTTP 200 response for GetCapabilities
@@ -3920,6 +4273,134 @@ func (r ClaimSlotResponse) ContentType() string {
 	return ""
 }
 
+// ReadEventsResponse200Headers the declared response headers of an HTTP 200 response for ReadEvents
+type ReadEventsResponse200Headers struct {
+	CacheControl      string
+	PreferenceApplied *string
+	XRequestId        string
+}
+
+// ReadEventsResponse400Headers the declared response headers of an HTTP 400 response for ReadEvents
+type ReadEventsResponse400Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// ReadEventsResponse401Headers the declared response headers of an HTTP 401 response for ReadEvents
+type ReadEventsResponse401Headers struct {
+	CacheControl    string
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ReadEventsResponse429Headers the declared response headers of an HTTP 429 response for ReadEvents
+type ReadEventsResponse429Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
+// ReadEventsResponse500Headers the declared response headers of an HTTP 500 response for ReadEvents
+type ReadEventsResponse500Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// ReadEventsResponse503Headers the declared response headers of an HTTP 503 response for ReadEvents
+type ReadEventsResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
+type ReadEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FeedPage
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyWaiting
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReadEventsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ReadEventsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ReadEventsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReadEventsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ReadEventsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReadEventsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReadEventsResponse) GetJSON200() *FeedPage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ReadEventsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ReadEventsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ReadEventsResponse) GetApplicationproblemJSON429() *TooManyWaiting {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ReadEventsResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ReadEventsResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ReadEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReadEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReadEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReadEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostEventResponse200Headers the declared response headers of an HTTP 200 response for PostEvent
 type PostEventResponse200Headers struct {
 	CacheControl string
@@ -4385,16 +4866,18 @@ func (r GetRecordResponse) ContentType() string {
 
 // ReadRoomResponse200Headers the declared response headers of an HTTP 200 response for ReadRoom
 type ReadRoomResponse200Headers struct {
-	CacheControl string
-	ETag         string
-	XRequestId   string
+	CacheControl      string
+	ETag              string
+	PreferenceApplied *string
+	XRequestId        string
 }
 
 // ReadRoomResponse304Headers the declared response headers of an HTTP 304 response for ReadRoom
 type ReadRoomResponse304Headers struct {
-	CacheControl string
-	ETag         string
-	XRequestId   string
+	CacheControl      string
+	ETag              string
+	PreferenceApplied *string
+	XRequestId        string
 }
 
 // ReadRoomResponse400Headers the declared response headers of an HTTP 400 response for ReadRoom
@@ -4408,6 +4891,13 @@ type ReadRoomResponse401Headers struct {
 	CacheControl    string
 	WWWAuthenticate string
 	XRequestId      string
+}
+
+// ReadRoomResponse429Headers the declared response headers of an HTTP 429 response for ReadRoom
+type ReadRoomResponse429Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
 }
 
 // ReadRoomResponse500Headers the declared response headers of an HTTP 500 response for ReadRoom
@@ -4432,6 +4922,8 @@ type ReadRoomResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyWaiting
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -4444,6 +4936,8 @@ type ReadRoomResponse struct {
 	Headers400 *ReadRoomResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ReadRoomResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReadRoomResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ReadRoomResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -4463,6 +4957,11 @@ func (r ReadRoomResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ReadRoomResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ReadRoomResponse) GetApplicationproblemJSON429() *TooManyWaiting {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -4498,6 +4997,126 @@ func (r ReadRoomResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReadRoomResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// StreamRoomResponse200Headers the declared response headers of an HTTP 200 response for StreamRoom
+type StreamRoomResponse200Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// StreamRoomResponse400Headers the declared response headers of an HTTP 400 response for StreamRoom
+type StreamRoomResponse400Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// StreamRoomResponse401Headers the declared response headers of an HTTP 401 response for StreamRoom
+type StreamRoomResponse401Headers struct {
+	CacheControl    string
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// StreamRoomResponse429Headers the declared response headers of an HTTP 429 response for StreamRoom
+type StreamRoomResponse429Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
+// StreamRoomResponse500Headers the declared response headers of an HTTP 500 response for StreamRoom
+type StreamRoomResponse500Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// StreamRoomResponse503Headers the declared response headers of an HTTP 503 response for StreamRoom
+type StreamRoomResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
+type StreamRoomResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyWaiting
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamRoomResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StreamRoomResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StreamRoomResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamRoomResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *StreamRoomResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StreamRoomResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r StreamRoomResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r StreamRoomResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r StreamRoomResponse) GetApplicationproblemJSON429() *TooManyWaiting {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r StreamRoomResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r StreamRoomResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamRoomResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamRoomResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamRoomResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamRoomResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4633,6 +5252,29 @@ func (c *ClientWithResponses) ClaimSlotWithResponse(ctx context.Context, invitat
 		return nil, err
 	}
 	return ParseClaimSlotResponse(rsp)
+}
+
+// ReadEventsWithResponse Read the event feed
+//
+// The events with `seq > after` in order, at most `limit`, with the chain head and the
+// outcome of the same state: `next` is the seq of the last event returned (or `after`),
+// so the next page is `?after=<next>`. Every event keeps `seq`, `prev` and `hash`: the
+// first event's `prev` is the `hash` of the event you hold at `after`, so a gap or a
+// rewrite shows. With `Prefer: wait=<seconds>` an empty page of a pending room is held
+// until the room changes (a new event, outcome, revision, or your revocation: 401) or
+// `min(wait, 60)` seconds pass (then the empty page); `Preference-Applied` says the wait
+// applied. A held request costs the service nothing while it waits.
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/agent/invitations/{invitationId}/events (the `ReadEvents` operationId).
+func (c *ClientWithResponses) ReadEventsWithResponse(ctx context.Context, invitationId InvitationId, params *ReadEventsParams, reqEditors ...RequestEditorFn) (*ReadEventsResponse, error) {
+	rsp, err := c.ReadEvents(ctx, invitationId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReadEventsResponse(rsp)
 }
 
 // PostEventWithBodyWithResponse Post an advisory event or the terminal decision
@@ -4791,6 +5433,32 @@ func (c *ClientWithResponses) ReadRoomWithResponse(ctx context.Context, invitati
 		return nil, err
 	}
 	return ParseReadRoomResponse(rsp)
+}
+
+// StreamRoomWithResponse Follow the room as server-sent events
+//
+// A `text/event-stream` (SSE). Each stored event after `Last-Event-ID` (or `?after=`, or
+// from the start) is one message `id: <seq>`, `event: room.event`, `data: <Event JSON>`,
+// in order. `event: room.outcome` (data: the Outcome) comes when the stream opens and
+// whenever the outcome changes; `event: room.revision` (data: `{"revision": n}`) when a
+// new revision is locked: read the room then. A comment line comes at least every 15
+// seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
+// nothing is lost or repeated. The stream ends when your token is revoked or the service
+// restarts; stop when the outcome is final. A stream costs the service nothing while
+// nothing changes; at most 4 streams and held requests per participant per replica
+// (429 beyond).
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/agent/invitations/{invitationId}/stream (the `StreamRoom` operationId).
+func (c *ClientWithResponses) StreamRoomWithResponse(ctx context.Context, invitationId InvitationId, params *StreamRoomParams, reqEditors ...RequestEditorFn) (*StreamRoomResponse, error) {
+	rsp, err := c.StreamRoom(ctx, invitationId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamRoomResponse(rsp)
 }
 
 // ParseGetCapabilitiesResponse parses an HTTP response from a GetCapabilitiesWithResponse call
@@ -5810,6 +6478,200 @@ func ParseClaimSlotResponse(rsp *http.Response) (*ClaimSlotResponse, error) {
 	return response, nil
 }
 
+// ParseReadEventsResponse parses an HTTP response from a ReadEventsWithResponse call
+func ParseReadEventsResponse(rsp *http.Response) (*ReadEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReadEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FeedPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyWaiting
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ReadEventsResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Preference-Applied"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Preference-Applied", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.PreferenceApplied = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ReadEventsResponse400Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ReadEventsResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReadEventsResponse429Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ReadEventsResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReadEventsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParsePostEventResponse parses an HTTP response from a PostEventWithResponse call
 func ParsePostEventResponse(rsp *http.Response) (*PostEventResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -6542,6 +7404,13 @@ func ParseReadRoomResponse(rsp *http.Response) (*ReadRoomResponse, error) {
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyWaiting
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6575,6 +7444,13 @@ func ParseReadRoomResponse(rsp *http.Response) (*ReadRoomResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Preference-Applied"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Preference-Applied", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.PreferenceApplied = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -6598,6 +7474,13 @@ func ParseReadRoomResponse(rsp *http.Response) (*ReadRoomResponse, error) {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Preference-Applied"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Preference-Applied", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.PreferenceApplied = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -6648,6 +7531,30 @@ func ParseReadRoomResponse(rsp *http.Response) (*ReadRoomResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReadRoomResponse429Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ReadRoomResponse500Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
@@ -6667,6 +7574,186 @@ func ParseReadRoomResponse(rsp *http.Response) (*ReadRoomResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ReadRoomResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStreamRoomResponse parses an HTTP response from a StreamRoomWithResponse call
+func ParseStreamRoomResponse(rsp *http.Response) (*StreamRoomResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamRoomResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyWaiting
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamRoomResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers StreamRoomResponse400Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers StreamRoomResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamRoomResponse429Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers StreamRoomResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers StreamRoomResponse503Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
