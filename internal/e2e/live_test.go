@@ -69,7 +69,9 @@ func TestLiveLongPollAcrossReplicas(t *testing.T) {
 		next := int64(i)
 		done := make(chan *response, 2)
 		go func() { done <- reader.held("room", "", map[string]string{"If-None-Match": etag, "Prefer": "wait=10"}) }()
-		go func() { done <- reader.held("events", "?after="+strconv.FormatInt(next, 10), map[string]string{"Prefer": "wait=10"}) }()
+		go func() {
+			done <- reader.held("events", "?after="+strconv.FormatInt(next, 10), map[string]string{"Prefer": "wait=10"})
+		}()
 		time.Sleep(40 * time.Millisecond) // let both be held
 		start := time.Now()
 		expect(t, writer.post(fmt.Sprintf("poll-%04d", i), "comment", "ping"), 201, "")
@@ -143,7 +145,9 @@ func TestLiveHoldEnds(t *testing.T) {
 	}
 
 	// a revocation on the other replica ends a held request with 401
-	go func() { done <- a.held("room", "", map[string]string{"If-None-Match": a.room().Header.Get("ETag"), "Prefer": "wait=10"}) }()
+	go func() {
+		done <- a.held("room", "", map[string]string{"If-None-Match": a.room().Header.Get("ETag"), "Prefer": "wait=10"})
+	}()
 	time.Sleep(50 * time.Millisecond)
 	expect(t, lr.two.do("POST", "/api/v1/admin/participants/"+a.pid+"/revoke", operator(), nil), 200, "")
 	expect(t, <-done, 401, "unauthorized")
