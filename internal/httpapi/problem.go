@@ -133,7 +133,9 @@ const retryAfterUnavailable = "2"
 
 // retryAfterBusy is the Retry-After of too-many-waiting, in seconds: a held
 // request of the same participant ends within a minute at most.
-const retryAfterBusy = "5"
+const busyRetrySeconds = 5
+
+var retryAfterBusy = strconv.Itoa(busyRetrySeconds)
 
 // problemByCode indexes problemTypes; the table is fixed, so it is built once.
 var problemByCode = func() map[string]ProblemType {

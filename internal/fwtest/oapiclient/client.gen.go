@@ -203,13 +203,13 @@ func (e CapabilitiesLimitsEventsBodyBytes) Valid() bool {
 
 // Defines values for CapabilitiesLimitsEventsPerParticipantPerRevision.
 const (
-	N100 CapabilitiesLimitsEventsPerParticipantPerRevision = 100
+	CapabilitiesLimitsEventsPerParticipantPerRevisionN100 CapabilitiesLimitsEventsPerParticipantPerRevision = 100
 )
 
 // Valid indicates whether the value is a known member of the CapabilitiesLimitsEventsPerParticipantPerRevision enum.
 func (e CapabilitiesLimitsEventsPerParticipantPerRevision) Valid() bool {
 	switch e {
-	case N100:
+	case CapabilitiesLimitsEventsPerParticipantPerRevisionN100:
 		return true
 	default:
 		return false
@@ -708,6 +708,66 @@ func (e Kind) Valid() bool {
 	}
 }
 
+// Defines values for LiveCapabilityFeedDefaultLimit.
+const (
+	LiveCapabilityFeedDefaultLimitN100 LiveCapabilityFeedDefaultLimit = 100
+)
+
+// Valid indicates whether the value is a known member of the LiveCapabilityFeedDefaultLimit enum.
+func (e LiveCapabilityFeedDefaultLimit) Valid() bool {
+	switch e {
+	case LiveCapabilityFeedDefaultLimitN100:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LiveCapabilityFeedMaxLimit.
+const (
+	N500 LiveCapabilityFeedMaxLimit = 500
+)
+
+// Valid indicates whether the value is a known member of the LiveCapabilityFeedMaxLimit enum.
+func (e LiveCapabilityFeedMaxLimit) Valid() bool {
+	switch e {
+	case N500:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LiveCapabilityKeepAliveSeconds.
+const (
+	N15 LiveCapabilityKeepAliveSeconds = 15
+)
+
+// Valid indicates whether the value is a known member of the LiveCapabilityKeepAliveSeconds enum.
+func (e LiveCapabilityKeepAliveSeconds) Valid() bool {
+	switch e {
+	case N15:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LiveCapabilityMaxWaitSeconds.
+const (
+	N60 LiveCapabilityMaxWaitSeconds = 60
+)
+
+// Valid indicates whether the value is a known member of the LiveCapabilityMaxWaitSeconds enum.
+func (e LiveCapabilityMaxWaitSeconds) Valid() bool {
+	switch e {
+	case N60:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for McpCapabilityCredential.
 const (
 	McpCapabilityCredentialConsensusParticipant McpCapabilityCredential = "Consensus-Participant"
@@ -1174,6 +1234,9 @@ type Capabilities struct {
 
 	// Offered What this deployment offers beyond the V1 agent guide.
 	Offered struct {
+		// Live Waiting for the others (SPEC R-LIVE); see "Waiting for the others" in the API description.
+		Live LiveCapability `json:"live"`
+
 		// Mcp The Model Context Protocol facade of the participant routes.
 		Mcp McpCapability `json:"mcp"`
 
@@ -1576,6 +1639,37 @@ type Instant = time.Time
 
 // Kind defines model for Kind.
 type Kind string
+
+// LiveCapability Waiting for the others (SPEC R-LIVE); see "Waiting for the others" in the API description.
+type LiveCapability struct {
+	Advice                string                         `json:"advice"`
+	BusyRetryAfterSeconds int                            `json:"busyRetryAfterSeconds"`
+	Feed                  string                         `json:"feed"`
+	FeedDefaultLimit      LiveCapabilityFeedDefaultLimit `json:"feedDefaultLimit"`
+	FeedMaxLimit          LiveCapabilityFeedMaxLimit     `json:"feedMaxLimit"`
+	KeepAliveSeconds      LiveCapabilityKeepAliveSeconds `json:"keepAliveSeconds"`
+	MaxWaitSeconds        LiveCapabilityMaxWaitSeconds   `json:"maxWaitSeconds"`
+	Stream                string                         `json:"stream"`
+	Wait                  string                         `json:"wait"`
+
+	// WaitingPerParticipant Held requests and open streams one participant may have on one replica at once; beyond, 429 too-many-waiting.
+	WaitingPerParticipant int `json:"waitingPerParticipant"`
+
+	// WaitingPerReplica Held requests and open streams one replica keeps at once; beyond, 429 too-many-waiting.
+	WaitingPerReplica int `json:"waitingPerReplica"`
+}
+
+// LiveCapabilityFeedDefaultLimit defines model for LiveCapability.FeedDefaultLimit.
+type LiveCapabilityFeedDefaultLimit int
+
+// LiveCapabilityFeedMaxLimit defines model for LiveCapability.FeedMaxLimit.
+type LiveCapabilityFeedMaxLimit int
+
+// LiveCapabilityKeepAliveSeconds defines model for LiveCapability.KeepAliveSeconds.
+type LiveCapabilityKeepAliveSeconds int
+
+// LiveCapabilityMaxWaitSeconds defines model for LiveCapability.MaxWaitSeconds.
+type LiveCapabilityMaxWaitSeconds int
 
 // McpCapability The Model Context Protocol facade of the participant routes.
 type McpCapability struct {
