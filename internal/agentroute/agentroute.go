@@ -49,6 +49,7 @@ const (
 	Room     = "/room"
 	Events   = "/events"
 	Stream   = "/stream"
+	Webhook  = "/webhook"
 	Artifact = "/artifact"
 	Record   = "/record"
 )

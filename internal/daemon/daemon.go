@@ -20,6 +20,7 @@ import (
 	"github.com/consensus-md/consensus/internal/config"
 	"github.com/consensus-md/consensus/internal/httpapi"
 	"github.com/consensus-md/consensus/internal/live"
+	"github.com/consensus-md/consensus/internal/webhook"
 	"github.com/consensus-md/consensus/internal/mail"
 	"github.com/consensus-md/consensus/internal/ops"
 	"github.com/consensus-md/consensus/internal/outbox"
@@ -109,7 +110,8 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	}
 	defer transport.Close()
 
-	v := &venue.Venue{Store: st, Keys: keys, Origin: cfg.PublicOrigin, Now: opt.Now, Signer: signingKey(cfg, log)}
+	v := &venue.Venue{Store: st, Keys: keys, Origin: cfg.PublicOrigin, Now: opt.Now, Signer: signingKey(cfg, log),
+		Webhooks: venue.WebhookPolicy{AllowLoopback: cfg.WebhookAllowLoopback}}
 	if err := v.RegisterSigningKey(ctx); err != nil {
 		return stoppedEarly(ctx, log, fmt.Errorf("register the signing key: %w", err))
 	}
@@ -136,8 +138,10 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	}
 	worker.Store, worker.Keys, worker.Transport, worker.From, worker.Log, worker.Now = st, keys, transport, cfg.MailFrom, log, opt.Now
 	var wg sync.WaitGroup
-	wg.Add(4)
-	go func() { defer wg.Done(); st.ListenRooms(workCtx, hub, log) }()
+	hooks := &webhook.Worker{Store: st, Key: v.Signer, Log: log, AllowLoopback: cfg.WebhookAllowLoopback, RootCAs: cfg.WebhookRoots}
+	wg.Add(5)
+	go func() { defer wg.Done(); st.ListenRooms(workCtx, roomListeners{hub, hooks}, log) }()
+	go func() { defer wg.Done(); hooks.Run(workCtx) }()
 	go func() { defer wg.Done(); worker.Run(workCtx) }()
 	go func() { defer wg.Done(); sweepSessions(workCtx, st, opt.Now, log) }()
 	go func() { defer wg.Done(); reloadOnHangup(workCtx, hup, cert, log) }()

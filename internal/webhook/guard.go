@@ -136,8 +136,9 @@ func Resolve(ctx context.Context, r *net.Resolver, host string, allowLoopback bo
 // Dialer connects only to addresses CheckAddr accepts: the check runs on
 // the address actually dialled, after resolution, so a name that resolves
 // differently at delivery time (DNS rebinding) is still refused.
-func Dialer(allowLoopback bool) *net.Dialer {
-	return &net.Dialer{Timeout: 5 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
+// A nil resolver is the system's.
+func Dialer(allowLoopback bool, r *net.Resolver) *net.Dialer {
+	return &net.Dialer{Timeout: 5 * time.Second, Resolver: r, Control: func(_, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil {
 			return refused("unparsable address %q", address)

@@ -56,12 +56,12 @@ func TestDialerRefusesAtConnectTime(t *testing.T) {
 	pool := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	// "localhost" resolves to loopback: refused when dialled outside local runs
-	c := NewClient(false, pool)
+	c := NewClient(false, pool, nil)
 	_, err := c.Get("https://localhost:" + port + "/")
 	if err == nil || !errors.Is(err, ErrRefusedURL) {
 		t.Fatalf("a name resolving to loopback: %v", err)
 	}
-	if _, err := NewClient(true, pool).Get(srv.URL); err != nil {
+	if _, err := NewClient(true, pool, nil).Get(srv.URL); err != nil {
 		t.Fatalf("loopback allowed: %v", err)
 	}
 	if err := Resolve(context.Background(), nil, "localhost", false); err == nil {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -54,16 +55,16 @@ func (w *Worker) init() {
 			w.Concurrency = 4
 		}
 		w.kick = make(chan struct{}, 1)
-		w.client = NewClient(w.AllowLoopback, w.RootCAs)
+		w.client = NewClient(w.AllowLoopback, w.RootCAs, nil)
 	})
 }
 
 // NewClient is the HTTP client of deliveries: every connection checked by
 // Dialer, no proxy (it would dial for us, unchecked), no redirects, and
-// Timeout per request.
-func NewClient(allowLoopback bool, roots *x509.CertPool) *http.Client {
+// Timeout per request. A nil resolver is the system's.
+func NewClient(allowLoopback bool, roots *x509.CertPool, r *net.Resolver) *http.Client {
 	t := &http.Transport{
-		Proxy: nil, DialContext: Dialer(allowLoopback).DialContext, ForceAttemptHTTP2: true,
+		Proxy: nil, DialContext: Dialer(allowLoopback, r).DialContext, ForceAttemptHTTP2: true,
 		TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}, TLSHandshakeTimeout: 5 * time.Second,
 		MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second, ResponseHeaderTimeout: Timeout,
 	}

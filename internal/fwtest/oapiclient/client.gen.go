@@ -1098,6 +1098,48 @@ func (e SignaturesCapabilitySignatureHeader) Valid() bool {
 	}
 }
 
+// Defines values for WebhookLastDeliveryState.
+const (
+	Delivered WebhookLastDeliveryState = "delivered"
+	Failed    WebhookLastDeliveryState = "failed"
+	Queued    WebhookLastDeliveryState = "queued"
+	Retrying  WebhookLastDeliveryState = "retrying"
+)
+
+// Valid indicates whether the value is a known member of the WebhookLastDeliveryState enum.
+func (e WebhookLastDeliveryState) Valid() bool {
+	switch e {
+	case Delivered:
+		return true
+	case Failed:
+		return true
+	case Queued:
+		return true
+	case Retrying:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookState.
+const (
+	Active   WebhookState = "active"
+	Disabled WebhookState = "disabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookState enum.
+func (e WebhookState) Valid() bool {
+	switch e {
+	case Active:
+		return true
+	case Disabled:
+		return true
+	default:
+		return false
+	}
+}
+
 // Action defines model for Action.
 type Action string
 
@@ -1963,6 +2005,41 @@ type TermsDigest = Digest
 // Uuid defines model for Uuid.
 type Uuid = openapi_types.UUID
 
+// Webhook defines model for Webhook.
+type Webhook struct {
+	// CreatedAt An instant the service recorded (when an event was stored, a decision made, an outcome final, the room read), as RFC 3339 in UTC with exactly six fractional digits, for example `2026-09-01T12:00:05.120000Z`. An event's `createdAt` is exactly the `created_at` string its `hash` covers.
+	CreatedAt      Instant `json:"createdAt"`
+	DisabledReason *string `json:"disabledReason"`
+	Failed         int     `json:"failed"`
+	LastDelivery   *struct {
+		Attempts   int                      `json:"attempts"`
+		FinishedAt *NullableInstant         `json:"finishedAt"`
+		State      WebhookLastDeliveryState `json:"state"`
+		Status     *int                     `json:"status"`
+	} `json:"lastDelivery"`
+	Pending   int `json:"pending"`
+	Signature struct {
+		Keys   string `json:"keys"`
+		Scheme string `json:"scheme"`
+	} `json:"signature"`
+
+	// State `disabled` after the receiver answered 410 Gone: register again to resume.
+	State WebhookState `json:"state"`
+	Url   string       `json:"url"`
+}
+
+// WebhookLastDeliveryState defines model for Webhook.LastDelivery.State.
+type WebhookLastDeliveryState string
+
+// WebhookState `disabled` after the receiver answered 410 Gone: register again to resume.
+type WebhookState string
+
+// WebhookRequest defines model for WebhookRequest.
+type WebhookRequest struct {
+	// Url An https:// URL without user information whose host resolves to public addresses only.
+	Url string `json:"url"`
+}
+
 // FeedAfter defines model for FeedAfter.
 type FeedAfter = int
 
@@ -2079,6 +2156,9 @@ type PostEventJSONRequestBody = EventRequest
 
 // ExchangeInvitationJSONRequestBody defines body for ExchangeInvitation for application/json ContentType.
 type ExchangeInvitationJSONRequestBody = ExchangeRequest
+
+// PutWebhookJSONRequestBody defines body for PutWebhook for application/json ContentType.
+type PutWebhookJSONRequestBody = WebhookRequest
 
 // AsParticipantBindingV1 returns the union data inside the ClaimResponse_Binding as a ParticipantBindingV1
 func (t ClaimResponse_Binding) AsParticipantBindingV1() (ParticipantBindingV1, error) {
@@ -2453,6 +2533,67 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/stream (the `StreamRoom` operationId).
 	StreamRoom(ctx context.Context, invitationId InvitationId, params *StreamRoomParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteWebhook Remove your webhook endpoint
+	//
+	// Removes the endpoint; deliveries not yet made are dropped. 404 when none is registered.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Corresponds with DELETE /api/v1/agent/invitations/{invitationId}/webhook (the `DeleteWebhook` operationId).
+	DeleteWebhook(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWebhook Show your webhook endpoint and its delivery state
+	//
+	// The endpoint, whether it is active or disabled (after a `410 Gone`), how many deliveries
+	// are pending or failed, and the latest attempted one. 404 when none is registered.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/webhook (the `GetWebhook` operationId).
+	GetWebhook(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutWebhookWithBody Register your webhook endpoint
+	//
+	// Opt-in push (separate from the claim's `runtimeEndpoint`, which is never fetched): one
+	// `https://` endpoint per participant, replacing any earlier one. The URL must not carry
+	// user information, and its host must resolve only to public addresses (no loopback,
+	// private, link-local, multicast or metadata address); the address is checked again at
+	// every connection. Each room change (`room.event`, `room.outcome`, `room.revision`) is
+	// POSTed as a thin JSON body (`type`, `agreementId`, `invitationId`, `seq`, `outcome`: no
+	// text, no credential) with Standard Webhooks v1 headers `webhook-id`,
+	// `webhook-timestamp` and `webhook-signature: v1a,<base64 Ed25519 signature over
+	// id.timestamp.body>` by a key of `/.well-known/consensus-keys`. A 2xx answers it; other
+	// answers are retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then the delivery
+	// fails; `410 Gone` disables the endpoint. 10 s timeout, no redirects.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/agent/invitations/{invitationId}/webhook (the `PutWebhook` operationId).
+	PutWebhookWithBody(ctx context.Context, invitationId InvitationId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutWebhook Register your webhook endpoint
+	//
+	// Opt-in push (separate from the claim's `runtimeEndpoint`, which is never fetched): one
+	// `https://` endpoint per participant, replacing any earlier one. The URL must not carry
+	// user information, and its host must resolve only to public addresses (no loopback,
+	// private, link-local, multicast or metadata address); the address is checked again at
+	// every connection. Each room change (`room.event`, `room.outcome`, `room.revision`) is
+	// POSTed as a thin JSON body (`type`, `agreementId`, `invitationId`, `seq`, `outcome`: no
+	// text, no credential) with Standard Webhooks v1 headers `webhook-id`,
+	// `webhook-timestamp` and `webhook-signature: v1a,<base64 Ed25519 signature over
+	// id.timestamp.body>` by a key of `/.well-known/consensus-keys`. A 2xx answers it; other
+	// answers are retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then the delivery
+	// fails; `410 Gone` disables the endpoint. 10 s timeout, no redirects.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/agent/invitations/{invitationId}/webhook (the `PutWebhook` operationId).
+	PutWebhook(ctx context.Context, invitationId InvitationId, body PutWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetCapabilities Capabilities for invited agents
@@ -2823,6 +2964,107 @@ func (c *Client) ReadRoom(ctx context.Context, invitationId InvitationId, params
 // Corresponds with GET /api/v1/agent/invitations/{invitationId}/stream (the `StreamRoom` operationId).
 func (c *Client) StreamRoom(ctx context.Context, invitationId InvitationId, params *StreamRoomParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStreamRoomRequest(c.Server, invitationId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteWebhook Remove your webhook endpoint
+//
+// Removes the endpoint; deliveries not yet made are dropped. 404 when none is registered.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Corresponds with DELETE /api/v1/agent/invitations/{invitationId}/webhook (the `DeleteWebhook` operationId).
+func (c *Client) DeleteWebhook(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWebhookRequest(c.Server, invitationId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWebhook Show your webhook endpoint and its delivery state
+//
+// The endpoint, whether it is active or disabled (after a `410 Gone`), how many deliveries
+// are pending or failed, and the latest attempted one. 404 when none is registered.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Corresponds with GET /api/v1/agent/invitations/{invitationId}/webhook (the `GetWebhook` operationId).
+func (c *Client) GetWebhook(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookRequest(c.Server, invitationId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutWebhookWithBody Register your webhook endpoint
+//
+// Opt-in push (separate from the claim's `runtimeEndpoint`, which is never fetched): one
+// `https://` endpoint per participant, replacing any earlier one. The URL must not carry
+// user information, and its host must resolve only to public addresses (no loopback,
+// private, link-local, multicast or metadata address); the address is checked again at
+// every connection. Each room change (`room.event`, `room.outcome`, `room.revision`) is
+// POSTed as a thin JSON body (`type`, `agreementId`, `invitationId`, `seq`, `outcome`: no
+// text, no credential) with Standard Webhooks v1 headers `webhook-id`,
+// `webhook-timestamp` and `webhook-signature: v1a,<base64 Ed25519 signature over
+// id.timestamp.body>` by a key of `/.well-known/consensus-keys`. A 2xx answers it; other
+// answers are retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then the delivery
+// fails; `410 Gone` disables the endpoint. 10 s timeout, no redirects.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/agent/invitations/{invitationId}/webhook (the `PutWebhook` operationId).
+func (c *Client) PutWebhookWithBody(ctx context.Context, invitationId InvitationId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutWebhookRequestWithBody(c.Server, invitationId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutWebhook Register your webhook endpoint
+//
+// Opt-in push (separate from the claim's `runtimeEndpoint`, which is never fetched): one
+// `https://` endpoint per participant, replacing any earlier one. The URL must not carry
+// user information, and its host must resolve only to public addresses (no loopback,
+// private, link-local, multicast or metadata address); the address is checked again at
+// every connection. Each room change (`room.event`, `room.outcome`, `room.revision`) is
+// POSTed as a thin JSON body (`type`, `agreementId`, `invitationId`, `seq`, `outcome`: no
+// text, no credential) with Standard Webhooks v1 headers `webhook-id`,
+// `webhook-timestamp` and `webhook-signature: v1a,<base64 Ed25519 signature over
+// id.timestamp.body>` by a key of `/.well-known/consensus-keys`. A 2xx answers it; other
+// answers are retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then the delivery
+// fails; `410 Gone` disables the endpoint. 10 s timeout, no redirects.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/agent/invitations/{invitationId}/webhook (the `PutWebhook` operationId).
+func (c *Client) PutWebhook(ctx context.Context, invitationId InvitationId, body PutWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutWebhookRequest(c.Server, invitationId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3423,6 +3665,121 @@ func NewStreamRoomRequest(server string, invitationId InvitationId, params *Stre
 	return req, nil
 }
 
+// NewDeleteWebhookRequest constructs an http.Request for the DeleteWebhook method
+func NewDeleteWebhookRequest(server string, invitationId InvitationId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "invitationId", invitationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agent/invitations/%s/webhook", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWebhookRequest constructs an http.Request for the GetWebhook method
+func NewGetWebhookRequest(server string, invitationId InvitationId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "invitationId", invitationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agent/invitations/%s/webhook", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutWebhookRequest calls the generic PutWebhook builder with application/json body
+func NewPutWebhookRequest(server string, invitationId InvitationId, body PutWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutWebhookRequestWithBody(server, invitationId, "application/json", bodyReader)
+}
+
+// NewPutWebhookRequestWithBody constructs an http.Request for the PutWebhook method, with any body, and a specified content type
+func NewPutWebhookRequestWithBody(server string, invitationId InvitationId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "invitationId", invitationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agent/invitations/%s/webhook", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -3720,6 +4077,71 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/stream (the `StreamRoom` operationId).
 	StreamRoomWithResponse(ctx context.Context, invitationId InvitationId, params *StreamRoomParams, reqEditors ...RequestEditorFn) (*StreamRoomResponse, error)
+
+	// DeleteWebhookWithResponse Remove your webhook endpoint
+	//
+	// Removes the endpoint; deliveries not yet made are dropped. 404 when none is registered.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/agent/invitations/{invitationId}/webhook (the `DeleteWebhook` operationId).
+	DeleteWebhookWithResponse(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error)
+
+	// GetWebhookWithResponse Show your webhook endpoint and its delivery state
+	//
+	// The endpoint, whether it is active or disabled (after a `410 Gone`), how many deliveries
+	// are pending or failed, and the latest attempted one. 404 when none is registered.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/webhook (the `GetWebhook` operationId).
+	GetWebhookWithResponse(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error)
+
+	// PutWebhookWithBodyWithResponse Register your webhook endpoint
+	//
+	// Opt-in push (separate from the claim's `runtimeEndpoint`, which is never fetched): one
+	// `https://` endpoint per participant, replacing any earlier one. The URL must not carry
+	// user information, and its host must resolve only to public addresses (no loopback,
+	// private, link-local, multicast or metadata address); the address is checked again at
+	// every connection. Each room change (`room.event`, `room.outcome`, `room.revision`) is
+	// POSTed as a thin JSON body (`type`, `agreementId`, `invitationId`, `seq`, `outcome`: no
+	// text, no credential) with Standard Webhooks v1 headers `webhook-id`,
+	// `webhook-timestamp` and `webhook-signature: v1a,<base64 Ed25519 signature over
+	// id.timestamp.body>` by a key of `/.well-known/consensus-keys`. A 2xx answers it; other
+	// answers are retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then the delivery
+	// fails; `410 Gone` disables the endpoint. 10 s timeout, no redirects.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/agent/invitations/{invitationId}/webhook (the `PutWebhook` operationId).
+	PutWebhookWithBodyWithResponse(ctx context.Context, invitationId InvitationId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutWebhookResponse, error)
+
+	// PutWebhookWithResponse Register your webhook endpoint
+	//
+	// Opt-in push (separate from the claim's `runtimeEndpoint`, which is never fetched): one
+	// `https://` endpoint per participant, replacing any earlier one. The URL must not carry
+	// user information, and its host must resolve only to public addresses (no loopback,
+	// private, link-local, multicast or metadata address); the address is checked again at
+	// every connection. Each room change (`room.event`, `room.outcome`, `room.revision`) is
+	// POSTed as a thin JSON body (`type`, `agreementId`, `invitationId`, `seq`, `outcome`: no
+	// text, no credential) with Standard Webhooks v1 headers `webhook-id`,
+	// `webhook-timestamp` and `webhook-signature: v1a,<base64 Ed25519 signature over
+	// id.timestamp.body>` by a key of `/.well-known/consensus-keys`. A 2xx answers it; other
+	// answers are retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then the delivery
+	// fails; `410 Gone` disables the endpoint. 10 s timeout, no redirects.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/agent/invitations/{invitationId}/webhook (the `PutWebhook` operationId).
+	PutWebhookWithResponse(ctx context.Context, invitationId InvitationId, body PutWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*PutWebhookResponse, error)
 }
 
 // GetCapabilitiesResponse200Headers the declared response headers of an HTTP 200 response for GetCapabilities
@@ -5217,6 +5639,362 @@ func (r StreamRoomResponse) ContentType() string {
 	return ""
 }
 
+// DeleteWebhookResponse204Headers the declared response headers of an HTTP 204 response for DeleteWebhook
+type DeleteWebhookResponse204Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// DeleteWebhookResponse401Headers the declared response headers of an HTTP 401 response for DeleteWebhook
+type DeleteWebhookResponse401Headers struct {
+	CacheControl    string
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// DeleteWebhookResponse404Headers the declared response headers of an HTTP 404 response for DeleteWebhook
+type DeleteWebhookResponse404Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// DeleteWebhookResponse500Headers the declared response headers of an HTTP 500 response for DeleteWebhook
+type DeleteWebhookResponse500Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// DeleteWebhookResponse503Headers the declared response headers of an HTTP 503 response for DeleteWebhook
+type DeleteWebhookResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
+type DeleteWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *DeleteWebhookResponse204Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteWebhookResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteWebhookResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteWebhookResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteWebhookResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteWebhookResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteWebhookResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteWebhookResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteWebhookResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetWebhookResponse200Headers the declared response headers of an HTTP 200 response for GetWebhook
+type GetWebhookResponse200Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// GetWebhookResponse401Headers the declared response headers of an HTTP 401 response for GetWebhook
+type GetWebhookResponse401Headers struct {
+	CacheControl    string
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetWebhookResponse404Headers the declared response headers of an HTTP 404 response for GetWebhook
+type GetWebhookResponse404Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// GetWebhookResponse500Headers the declared response headers of an HTTP 500 response for GetWebhook
+type GetWebhookResponse500Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// GetWebhookResponse503Headers the declared response headers of an HTTP 503 response for GetWebhook
+type GetWebhookResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
+type GetWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Webhook
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWebhookResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWebhookResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetWebhookResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetWebhookResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhookResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWebhookResponse) GetJSON200() *Webhook {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetWebhookResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetWebhookResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetWebhookResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetWebhookResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutWebhookResponse200Headers the declared response headers of an HTTP 200 response for PutWebhook
+type PutWebhookResponse200Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// PutWebhookResponse400Headers the declared response headers of an HTTP 400 response for PutWebhook
+type PutWebhookResponse400Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// PutWebhookResponse401Headers the declared response headers of an HTTP 401 response for PutWebhook
+type PutWebhookResponse401Headers struct {
+	CacheControl    string
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// PutWebhookResponse413Headers the declared response headers of an HTTP 413 response for PutWebhook
+type PutWebhookResponse413Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// PutWebhookResponse415Headers the declared response headers of an HTTP 415 response for PutWebhook
+type PutWebhookResponse415Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// PutWebhookResponse500Headers the declared response headers of an HTTP 500 response for PutWebhook
+type PutWebhookResponse500Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// PutWebhookResponse503Headers the declared response headers of an HTTP 503 response for PutWebhook
+type PutWebhookResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
+type PutWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Webhook
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PutWebhookResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PutWebhookResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PutWebhookResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PutWebhookResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *PutWebhookResponse415Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PutWebhookResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutWebhookResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutWebhookResponse) GetJSON200() *Webhook {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PutWebhookResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PutWebhookResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PutWebhookResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PutWebhookResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PutWebhookResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PutWebhookResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetCapabilitiesWithResponse Capabilities for invited agents
 //
 // What this deployment offers an invited agent, and what it does not offer. The limits are the ones the service enforces.
@@ -5553,6 +6331,95 @@ func (c *ClientWithResponses) StreamRoomWithResponse(ctx context.Context, invita
 		return nil, err
 	}
 	return ParseStreamRoomResponse(rsp)
+}
+
+// DeleteWebhookWithResponse Remove your webhook endpoint
+//
+// Removes the endpoint; deliveries not yet made are dropped. 404 when none is registered.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/agent/invitations/{invitationId}/webhook (the `DeleteWebhook` operationId).
+func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error) {
+	rsp, err := c.DeleteWebhook(ctx, invitationId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteWebhookResponse(rsp)
+}
+
+// GetWebhookWithResponse Show your webhook endpoint and its delivery state
+//
+// The endpoint, whether it is active or disabled (after a `410 Gone`), how many deliveries
+// are pending or failed, and the latest attempted one. 404 when none is registered.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/agent/invitations/{invitationId}/webhook (the `GetWebhook` operationId).
+func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error) {
+	rsp, err := c.GetWebhook(ctx, invitationId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWebhookResponse(rsp)
+}
+
+// PutWebhookWithBodyWithResponse Register your webhook endpoint
+//
+// Opt-in push (separate from the claim's `runtimeEndpoint`, which is never fetched): one
+// `https://` endpoint per participant, replacing any earlier one. The URL must not carry
+// user information, and its host must resolve only to public addresses (no loopback,
+// private, link-local, multicast or metadata address); the address is checked again at
+// every connection. Each room change (`room.event`, `room.outcome`, `room.revision`) is
+// POSTed as a thin JSON body (`type`, `agreementId`, `invitationId`, `seq`, `outcome`: no
+// text, no credential) with Standard Webhooks v1 headers `webhook-id`,
+// `webhook-timestamp` and `webhook-signature: v1a,<base64 Ed25519 signature over
+// id.timestamp.body>` by a key of `/.well-known/consensus-keys`. A 2xx answers it; other
+// answers are retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then the delivery
+// fails; `410 Gone` disables the endpoint. 10 s timeout, no redirects.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/agent/invitations/{invitationId}/webhook (the `PutWebhook` operationId).
+func (c *ClientWithResponses) PutWebhookWithBodyWithResponse(ctx context.Context, invitationId InvitationId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutWebhookResponse, error) {
+	rsp, err := c.PutWebhookWithBody(ctx, invitationId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutWebhookResponse(rsp)
+}
+
+// PutWebhookWithResponse Register your webhook endpoint
+//
+// Opt-in push (separate from the claim's `runtimeEndpoint`, which is never fetched): one
+// `https://` endpoint per participant, replacing any earlier one. The URL must not carry
+// user information, and its host must resolve only to public addresses (no loopback,
+// private, link-local, multicast or metadata address); the address is checked again at
+// every connection. Each room change (`room.event`, `room.outcome`, `room.revision`) is
+// POSTed as a thin JSON body (`type`, `agreementId`, `invitationId`, `seq`, `outcome`: no
+// text, no credential) with Standard Webhooks v1 headers `webhook-id`,
+// `webhook-timestamp` and `webhook-signature: v1a,<base64 Ed25519 signature over
+// id.timestamp.body>` by a key of `/.well-known/consensus-keys`. A 2xx answers it; other
+// answers are retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then the delivery
+// fails; `410 Gone` disables the endpoint. 10 s timeout, no redirects.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/agent/invitations/{invitationId}/webhook (the `PutWebhook` operationId).
+func (c *ClientWithResponses) PutWebhookWithResponse(ctx context.Context, invitationId InvitationId, body PutWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*PutWebhookResponse, error) {
+	rsp, err := c.PutWebhook(ctx, invitationId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutWebhookResponse(rsp)
 }
 
 // ParseGetCapabilitiesResponse parses an HTTP response from a GetCapabilitiesWithResponse call
@@ -7848,6 +8715,518 @@ func ParseStreamRoomResponse(rsp *http.Response) (*StreamRoomResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers StreamRoomResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteWebhookResponse parses an HTTP response from a DeleteWebhookWithResponse call
+func ParseDeleteWebhookResponse(rsp *http.Response) (*DeleteWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers DeleteWebhookResponse204Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteWebhookResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteWebhookResponse404Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteWebhookResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteWebhookResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetWebhookResponse parses an HTTP response from a GetWebhookWithResponse call
+func ParseGetWebhookResponse(rsp *http.Response) (*GetWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Webhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWebhookResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetWebhookResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetWebhookResponse404Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetWebhookResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhookResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutWebhookResponse parses an HTTP response from a PutWebhookWithResponse call
+func ParsePutWebhookResponse(rsp *http.Response) (*PutWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Webhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PutWebhookResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PutWebhookResponse400Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PutWebhookResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers PutWebhookResponse413Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers PutWebhookResponse415Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 500:
+		var headers PutWebhookResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutWebhookResponse503Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
