@@ -20,13 +20,13 @@ import (
 	"github.com/consensus-md/consensus/internal/config"
 	"github.com/consensus-md/consensus/internal/httpapi"
 	"github.com/consensus-md/consensus/internal/live"
-	"github.com/consensus-md/consensus/internal/webhook"
 	"github.com/consensus-md/consensus/internal/mail"
 	"github.com/consensus-md/consensus/internal/ops"
 	"github.com/consensus-md/consensus/internal/outbox"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
 	"github.com/consensus-md/consensus/internal/venue"
+	"github.com/consensus-md/consensus/internal/webhook"
 )
 
 // Options tune a run; tests use them, production leaves them zero.
