@@ -768,6 +768,21 @@ func (e LiveCapabilityMaxWaitSeconds) Valid() bool {
 	}
 }
 
+// Defines values for LiveCapabilityWebhookTimeoutSeconds.
+const (
+	N10 LiveCapabilityWebhookTimeoutSeconds = 10
+)
+
+// Valid indicates whether the value is a known member of the LiveCapabilityWebhookTimeoutSeconds enum.
+func (e LiveCapabilityWebhookTimeoutSeconds) Valid() bool {
+	switch e {
+	case N10:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for McpCapabilityCredential.
 const (
 	McpCapabilityCredentialConsensusParticipant McpCapabilityCredential = "Consensus-Participant"
@@ -1698,7 +1713,13 @@ type LiveCapability struct {
 	WaitingPerParticipant int `json:"waitingPerParticipant"`
 
 	// WaitingPerReplica Held requests and open streams one replica keeps at once; beyond, 429 too-many-waiting.
-	WaitingPerReplica int `json:"waitingPerReplica"`
+	WaitingPerReplica int    `json:"waitingPerReplica"`
+	Webhook           string `json:"webhook"`
+
+	// WebhookRetrySeconds The pause before each retry of a failed delivery; after the last, the delivery fails.
+	WebhookRetrySeconds   []int                               `json:"webhookRetrySeconds"`
+	WebhookSignature      string                              `json:"webhookSignature"`
+	WebhookTimeoutSeconds LiveCapabilityWebhookTimeoutSeconds `json:"webhookTimeoutSeconds"`
 }
 
 // LiveCapabilityFeedDefaultLimit defines model for LiveCapability.FeedDefaultLimit.
@@ -1712,6 +1733,9 @@ type LiveCapabilityKeepAliveSeconds int
 
 // LiveCapabilityMaxWaitSeconds defines model for LiveCapability.MaxWaitSeconds.
 type LiveCapabilityMaxWaitSeconds int
+
+// LiveCapabilityWebhookTimeoutSeconds defines model for LiveCapability.WebhookTimeoutSeconds.
+type LiveCapabilityWebhookTimeoutSeconds int
 
 // McpCapability The Model Context Protocol facade of the participant routes.
 type McpCapability struct {
