@@ -204,3 +204,44 @@ func TestLiveBoundPerParticipant(t *testing.T) {
 		s.close()
 	}
 }
+
+// TestLiveShutdownEndsWaiting: when the replica shuts down, a held
+// request answers 304 at once and a stream ends, so the grace period is
+// not spent on them.
+func TestLiveShutdownEndsWaiting(t *testing.T) {
+	t.Parallel()
+	lr := startLiveRoom(t, 2)
+	a := lr.on2[0]
+	stream := newSSE(t, a, 0)
+	if err := stream.open(); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := stream.next(); err != nil || m.event != "room.outcome" {
+		t.Fatalf("first message %v %v", m, err)
+	}
+	done := make(chan *response, 1)
+	go func() {
+		done <- a.held("room", "", map[string]string{"If-None-Match": a.room().Header.Get("ETag"), "Prefer": "wait=30"})
+	}()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	closed := make(chan error, 1)
+	go func() { closed <- lr.two.Close() }()
+	select {
+	case r := <-done:
+		if r.StatusCode != 304 {
+			t.Fatalf("held request at shutdown: %d", r.StatusCode)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a held request kept the replica from shutting down")
+	}
+	if _, err := stream.next(); err == nil {
+		t.Fatal("the stream went on after shutdown")
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("shutdown took %v", took)
+	}
+}
