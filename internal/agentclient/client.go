@@ -76,8 +76,10 @@ type Room struct {
 		SHA256 string `json:"sha256"`
 		Bytes  int    `json:"bytes"`
 	} `json:"artifact"`
-	Raw  json.RawMessage `json:"-"`
-	ETag string          `json:"-"`
+	// ChainHead is the hash of the last event.
+	ChainHead string          `json:"chainHead"`
+	Raw       json.RawMessage `json:"-"`
+	ETag      string          `json:"-"`
 }
 
 // RevisionSummary is one entry of the room's history of revisions.

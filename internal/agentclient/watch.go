@@ -202,5 +202,22 @@ func (a *Agent) execOnce(ctx context.Context, opt WatchOptions, rec *Record) str
 	}
 	a.Log.Info("agent: --exec command recorded", slog.String("invitation_id", rec.InvitationID), slog.String("action", cmd.Action),
 		slog.String("event_id", posted.Event.ID), slog.String("outcome", posted.Outcome.Status))
+	a.sawOwnEvent(ctx, rec.InvitationID, posted.Event.Hash)
 	return posted.Outcome.Status
+}
+
+// sawOwnEvent marks the room as the program has seen it when the only
+// change since it ran is the command it just chose (the chain ends with
+// that event): its own event is not news to ask it about. The stream
+// announces that event at once, so without this the program would run
+// again for it.
+func (a *Agent) sawOwnEvent(ctx context.Context, invitationID, hash string) {
+	room, rec, _, err := a.room(ctx, invitationID)
+	if err != nil || room.ChainHead != hash {
+		return
+	}
+	rec.LastRoomETag = room.ETag
+	if err := a.State.Save(rec); err != nil {
+		a.Log.Warn("agent: state", slog.String("error", err.Error()))
+	}
 }
