@@ -189,7 +189,7 @@ func TestLiveStreamAcrossReplicas(t *testing.T) {
 	if disconnects < 10 {
 		t.Fatalf("only %d disconnects", disconnects)
 	}
-	report(t, "stream", latencies)
+	report(t, "stream (from the POST start on the other replica)", latencies)
 
 	// the feed pages through the same 1,000 events, chained
 	after, prev, pages := int64(0), strings.Repeat("0", 64), 0

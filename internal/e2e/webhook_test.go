@@ -160,7 +160,7 @@ func TestWebhookDeliveries(t *testing.T) {
 		seq := int(pl["seq"].(float64))
 		latencies = append(latencies, d.at.Sub(started[seq-1]))
 	}
-	report(t, "webhook", latencies)
+	report(t, "webhook (from the POST start on the other replica to receipt)", latencies)
 
 	// a 500, then success: the retry comes about 5 s later, same webhook-id
 	failed := false
