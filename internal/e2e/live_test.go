@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -226,11 +228,13 @@ func TestLiveShutdownEndsWaiting(t *testing.T) {
 	if m, err := stream.next(); err != nil || m.event != "room.outcome" {
 		t.Fatalf("first message %v %v", m, err)
 	}
+	etag := a.room().Header.Get("ETag")
 	done := make(chan *response, 1)
 	go func() {
-		done <- a.held("room", "", map[string]string{"If-None-Match": a.room().Header.Get("ETag"), "Prefer": "wait=30"})
+		done <- a.held("room", "", map[string]string{"If-None-Match": etag, "Prefer": "wait=30"})
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// held once the replica counts two requests in flight: the stream and it
+	inFlight(t, lr.two, "2")
 	start := time.Now()
 	closed := make(chan error, 1)
 	go func() { closed <- lr.two.Close() }()
@@ -288,4 +292,24 @@ func TestLiveHumanFamily(t *testing.T) {
 		t.Fatalf("human stream: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	expect(t, s.do("GET", s.humanPath(rita.inv.InvitationID, "events"), bot.auth(), nil), 401, "unauthorized")
+}
+
+// inFlight waits until the replica's metrics count want requests in flight.
+func inFlight(t *testing.T, s *server, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(s.OpsURL + "/metrics")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(b), "\nconsensus_http_requests_in_flight "+want+"\n") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never %s requests in flight", want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
