@@ -76,8 +76,10 @@ type Room struct {
 		SHA256 string `json:"sha256"`
 		Bytes  int    `json:"bytes"`
 	} `json:"artifact"`
-	Raw  json.RawMessage `json:"-"`
-	ETag string          `json:"-"`
+	// ChainHead is the hash of the last event.
+	ChainHead string          `json:"chainHead"`
+	Raw       json.RawMessage `json:"-"`
+	ETag      string          `json:"-"`
 }
 
 // RevisionSummary is one entry of the room's history of revisions.
@@ -178,11 +180,16 @@ func (c *Client) do(ctx context.Context, method, url, auth string, header map[st
 		return nil, nil, err
 	}
 	if resp.StatusCode >= 300 {
-		var p struct{ Code, Detail string }
-		_ = json.Unmarshal(b, &p)
-		return resp, b, &APIError{Status: resp.StatusCode, Code: p.Code, Detail: p.Detail}
+		return resp, b, problemError(resp.StatusCode, b)
 	}
 	return resp, b, nil
+}
+
+// problemError is the *APIError of a refusal with its problem body.
+func problemError(status int, body []byte) *APIError {
+	var p struct{ Code, Detail string }
+	_ = json.Unmarshal(body, &p)
+	return &APIError{Status: status, Code: p.Code, Detail: p.Detail}
 }
 
 // doJSON is do for a JSON answer: it decodes a successful one into out and

@@ -24,8 +24,9 @@ type WatchOptions struct {
 	Exec string
 	// ExecStderr receives the program's standard error; discarded when nil.
 	ExecStderr io.Writer
-	// RoomPoll is how often claimed rooms are read for changes when Exec is
-	// set (default 2s).
+	// RoomPoll is how often every claimed room is read anyway (default one
+	// minute): changes arrive through each room's stream (or long polls,
+	// see Client.Follow) at once, so this is only a safety net.
 	RoomPoll time.Duration
 	// Claimed, when set, is told about each new claim (tests, the demo).
 	Claimed func(*Record)
@@ -45,7 +46,7 @@ type WatchOptions struct {
 // seen. Watch returns nil when ctx ends.
 func (a *Agent) Watch(ctx context.Context, opt WatchOptions) error {
 	if opt.RoomPoll <= 0 {
-		opt.RoomPoll = 2 * time.Second
+		opt.RoomPoll = time.Minute
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -122,9 +123,11 @@ func (a *Agent) handle(ctx context.Context, src ingest.Source, m ingest.RawMessa
 // execLoop reads every claimed room, verifying and reporting new
 // revisions, and runs the program (when set) for every pending room whose
 // state changed since the program last saw it.
-func (a *Agent) execLoop(ctx context.Context, stop func(), opt WatchOptions, kick <-chan struct{}) {
+func (a *Agent) execLoop(ctx context.Context, stop func(), opt WatchOptions, kick chan struct{}) {
 	t := time.NewTicker(opt.RoomPoll)
 	defer t.Stop()
+	f := a.newFollowers(ctx, kick)
+	defer f.stopAll()
 	for {
 		recs, err := a.State.List()
 		if err != nil {
@@ -135,8 +138,12 @@ func (a *Agent) execLoop(ctx context.Context, stop func(), opt WatchOptions, kic
 			if ctx.Err() != nil {
 				return
 			}
-			if status := a.execOnce(ctx, opt, rec); status == "pending" || status == "" {
+			status := a.execOnce(ctx, opt, rec)
+			if status == "pending" || status == "" {
 				final = false
+				f.follow(rec)
+			} else {
+				f.stop(rec.InvitationID)
 			}
 		}
 		if final && opt.UntilFinal {
@@ -195,5 +202,22 @@ func (a *Agent) execOnce(ctx context.Context, opt WatchOptions, rec *Record) str
 	}
 	a.Log.Info("agent: --exec command recorded", slog.String("invitation_id", rec.InvitationID), slog.String("action", cmd.Action),
 		slog.String("event_id", posted.Event.ID), slog.String("outcome", posted.Outcome.Status))
+	a.sawOwnEvent(ctx, rec.InvitationID, posted.Event.Hash)
 	return posted.Outcome.Status
+}
+
+// sawOwnEvent marks the room as the program has seen it when the only
+// change since it ran is the command it just chose (the chain ends with
+// that event): its own event is not news to ask it about. The stream
+// announces that event at once, so without this the program would run
+// again for it.
+func (a *Agent) sawOwnEvent(ctx context.Context, invitationID, hash string) {
+	room, rec, _, err := a.room(ctx, invitationID)
+	if err != nil || room.ChainHead != hash {
+		return
+	}
+	rec.LastRoomETag = room.ETag
+	if err := a.State.Save(rec); err != nil {
+		a.Log.Warn("agent: state", slog.String("error", err.Error()))
+	}
 }

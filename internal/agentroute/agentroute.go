@@ -48,6 +48,8 @@ const (
 	Claim    = "/claim"
 	Room     = "/room"
 	Events   = "/events"
+	Stream   = "/stream"
+	Webhook  = "/webhook"
 	Artifact = "/artifact"
 	Record   = "/record"
 )

@@ -67,7 +67,10 @@ func layoutMatchesOpenAPI(t *testing.T, kind string) {
 		}
 	}
 	u := agentroute.ForKind("", kind, "{"+agentroute.IDParam+"}")
-	built := []string{u.Exchange, u.Claim, u.Room, u.Events, u.Artifact, u.Record}
+	base := agentroute.PrefixOf(kind) + "{" + agentroute.IDParam + "}"
+	// The stream and the webhook are reached through the room's base; they are not
+	// actions of the exchange response.
+	built := []string{u.Exchange, u.Claim, u.Room, u.Events, u.Artifact, u.Record, base + agentroute.Stream, base + agentroute.Webhook}
 	sort.Strings(published)
 	sort.Strings(built)
 	if strings.Join(published, " ") != strings.Join(built, " ") {

@@ -211,7 +211,10 @@ URL is imaps://USER@HOST[:PORT]/MAILBOX (imap:// for STARTTLS, imap+plain:// for
 loopback test server). The password comes from CONSENSUS_IMAP_PASSWORD or the file
 CONSENSUS_IMAP_PASSWORD_FILE names, never from the URL.
 
-Claimed rooms are read every few seconds. A new revision is verified like the
+Each pending claimed room is followed through its event stream (resumed with
+Last-Event-ID after a disconnect), or by long polls (Prefer: wait=60) where the
+stream is refused, and read at once when it changes; every room is also read
+once a minute. Following stops when the outcome is final. A new revision is verified like the
 first (both digests and the terms digest recomputed) and reported on stdout
 with what changed. When its terms (title, objective, rules) are unchanged, a
 decision made earlier still counts and nobody is asked again; when they

@@ -2,12 +2,19 @@ package cli
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/jwk"
+	"github.com/consensus-md/consensus/internal/webhook"
 )
 
 func runCLI(args ...string) (int, string) {
@@ -72,5 +79,25 @@ func TestUsage(t *testing.T) {
 		if code, out := runCLI(args...); code != 2 || !strings.Contains(out, "Usage:") {
 			t.Errorf("%v: %d %s", args, code, out)
 		}
+	}
+}
+
+func TestVerifyWebhook(t *testing.T) {
+	t.Parallel()
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	set, _ := json.Marshal(jwk.Set{Keys: []jwk.Published{jwk.Publish(pub)}})
+	keys := write(t, "keys.json", string(set))
+	body := `{"type":"room.event","agreementId":"a","invitationId":"i","seq":3,"outcome":"pending"}`
+	ts := time.Now().Unix()
+	sig := webhook.Sign(priv, "0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b", ts, []byte(body))
+	headers := write(t, "h.txt", "Content-Type: application/json\nWebhook-Id: 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b\nwebhook-timestamp: "+strconv.FormatInt(ts, 10)+"\nwebhook-signature: "+sig+"\n")
+	if code, out := runCLI("verify", "webhook", write(t, "b.json", body), "--keys", keys, "--headers", headers); code != 0 || !strings.Contains(out, "ok") {
+		t.Fatalf("good delivery: %d %s", code, out)
+	}
+	if code, out := runCLI("verify", "webhook", write(t, "b.json", body+" "), "--keys", keys, "--headers", headers); code != 1 || !strings.Contains(out, "FAIL") {
+		t.Fatalf("changed body: %d %s", code, out)
+	}
+	if code, _ := runCLI("verify", "webhook", write(t, "b.json", body), "--headers", headers); code == 0 {
+		t.Fatal("no --keys accepted")
 	}
 }

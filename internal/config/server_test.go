@@ -113,6 +113,11 @@ func TestServerSettingsRefused(t *testing.T) {
 		{"pprof", "CONSENSUS_PPROF", map[string]string{"CONSENSUS_PPROF": "sometimes"}},
 		{"shutdown delay", "CONSENSUS_SHUTDOWN_DELAY", map[string]string{"CONSENSUS_SHUTDOWN_DELAY": "1h"}},
 		{"shutdown grace", "CONSENSUS_SHUTDOWN_GRACE", map[string]string{"CONSENSUS_SHUTDOWN_GRACE": "0s"}},
+		{"webhook loopback in production", "CONSENSUS_WEBHOOK_ALLOW_LOOPBACK", map[string]string{"CONSENSUS_WEBHOOK_ALLOW_LOOPBACK": "true"}},
+		{"webhook loopback not a bool", "CONSENSUS_WEBHOOK_ALLOW_LOOPBACK", map[string]string{"CONSENSUS_WEBHOOK_ALLOW_LOOPBACK": "yes"}},
+		{"webhook CA in production", "CONSENSUS_WEBHOOK_CA_FILE", map[string]string{"CONSENSUS_WEBHOOK_CA_FILE": cert}},
+		{"webhook CA garbage locally", "CONSENSUS_WEBHOOK_CA_FILE", map[string]string{"CONSENSUS_ENV": "local", "CONSENSUS_PUBLIC_ORIGIN": "http://127.0.0.1:8080",
+			"CONSENSUS_MAIL_URL": "maildir:///tmp/m", "CONSENSUS_WEBHOOK_CA_FILE": garbage}},
 	}
 	for _, c := range cases {
 		env := base()

@@ -38,6 +38,12 @@ type Server struct {
 	ShutdownDelay, ShutdownGrace time.Duration
 	// SigningKey is the service's Ed25519 signing key, nil when unset.
 	SigningKey ed25519.PrivateKey
+	// WebhookAllowLoopback lets webhook endpoints be loopback addresses
+	// (local runs only).
+	WebhookAllowLoopback bool
+	// WebhookRoots, when set, are the only roots webhook deliveries trust
+	// (a local test CA); nil means the system's.
+	WebhookRoots *x509.CertPool
 }
 
 // TLS reports whether the API listener serves HTTPS itself.
@@ -149,6 +155,47 @@ var serverSettings = []Setting{
 			}
 			c.SigningKey, err = decodeSigningKey(v)
 			return err
+		},
+	},
+	{
+		Name: "CONSENSUS_WEBHOOK_ALLOW_LOOPBACK", DefaultText: "`true` when `CONSENSUS_ENV=local`, else `false`",
+		Doc: "Whether webhook endpoints may be loopback addresses (`true` or `false`). Only local runs may allow it; private, link-local, multicast and metadata addresses are always refused.",
+		parse: func(c *Config, v string) error {
+			switch v {
+			case "":
+				c.WebhookAllowLoopback = c.Env == EnvLocal
+			case "true", "false":
+				c.WebhookAllowLoopback = v == "true"
+			default:
+				return fmt.Errorf("CONSENSUS_WEBHOOK_ALLOW_LOOPBACK: must be true or false, got %q", v)
+			}
+			if c.WebhookAllowLoopback && c.Env != EnvLocal {
+				return errors.New("CONSENSUS_WEBHOOK_ALLOW_LOOPBACK: loopback webhook endpoints are for local runs (CONSENSUS_ENV=local) only")
+			}
+			return nil
+		},
+		show: func(c *Config) string { return strconv.FormatBool(c.WebhookAllowLoopback) },
+	},
+	{
+		Name: "CONSENSUS_WEBHOOK_CA_FILE",
+		Doc:  "PEM file of root certificates that webhook deliveries trust instead of the system's, for a test receiver. Local runs (`CONSENSUS_ENV=local`) only.",
+		parse: func(c *Config, v string) error {
+			if v == "" {
+				return nil
+			}
+			if c.Env != EnvLocal {
+				return errors.New("CONSENSUS_WEBHOOK_CA_FILE: a private webhook CA is for local runs (CONSENSUS_ENV=local) only")
+			}
+			b, err := os.ReadFile(v)
+			if err != nil {
+				return fmt.Errorf("CONSENSUS_WEBHOOK_CA_FILE: cannot read %s", v)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(b) {
+				return fmt.Errorf("CONSENSUS_WEBHOOK_CA_FILE: %s holds no PEM certificate", v)
+			}
+			c.WebhookRoots = pool
+			return nil
 		},
 	},
 }

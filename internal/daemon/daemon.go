@@ -19,12 +19,14 @@ import (
 
 	"github.com/consensus-md/consensus/internal/config"
 	"github.com/consensus-md/consensus/internal/httpapi"
+	"github.com/consensus-md/consensus/internal/live"
 	"github.com/consensus-md/consensus/internal/mail"
 	"github.com/consensus-md/consensus/internal/ops"
 	"github.com/consensus-md/consensus/internal/outbox"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
 	"github.com/consensus-md/consensus/internal/venue"
+	"github.com/consensus-md/consensus/internal/webhook"
 )
 
 // Options tune a run; tests use them, production leaves them zero.
@@ -108,11 +110,13 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	}
 	defer transport.Close()
 
-	v := &venue.Venue{Store: st, Keys: keys, Origin: cfg.PublicOrigin, Now: opt.Now, Signer: signingKey(cfg, log)}
+	v := &venue.Venue{Store: st, Keys: keys, Origin: cfg.PublicOrigin, Now: opt.Now, Signer: signingKey(cfg, log),
+		Webhooks: venue.WebhookPolicy{AllowLoopback: cfg.WebhookAllowLoopback}}
 	if err := v.RegisterSigningKey(ctx); err != nil {
 		return stoppedEarly(ctx, log, fmt.Errorf("register the signing key: %w", err))
 	}
-	api := httpapi.New(httpapi.Options{Venue: v, Pinger: st, Origin: cfg.PublicOrigin, OperatorTokenHash: cfg.OperatorTokenHash,
+	hub := live.New(0, 0)
+	api := httpapi.New(httpapi.Options{Venue: v, Live: hub, Pinger: st, Origin: cfg.PublicOrigin, OperatorTokenHash: cfg.OperatorTokenHash,
 		Logger: log, RateLimit: cfg.RateLimit, Version: cfg.Version, TrustedProxies: cfg.TrustedProxies,
 		HSTS: strings.HasPrefix(cfg.PublicOrigin, "https://"), Requests: metrics, DBTimeout: cfg.DBTimeout})
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout,
@@ -120,6 +124,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	if cert != nil {
 		srv.TLSConfig = cert.tlsConfig()
 	}
+	// Held requests and streams answer at once when shutdown begins, so
+	// the grace period is not spent waiting for them.
+	srv.RegisterOnShutdown(hub.Shutdown)
 
 	// Workers run until the API has drained: a delivery in flight then is
 	// abandoned (its transaction rolls back and any replica retries it).
@@ -131,7 +138,10 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	}
 	worker.Store, worker.Keys, worker.Transport, worker.From, worker.Log, worker.Now = st, keys, transport, cfg.MailFrom, log, opt.Now
 	var wg sync.WaitGroup
-	wg.Add(3)
+	hooks := &webhook.Worker{Store: st, Key: v.Signer, Log: log, AllowLoopback: cfg.WebhookAllowLoopback, RootCAs: cfg.WebhookRoots}
+	wg.Add(5)
+	go func() { defer wg.Done(); st.ListenRooms(workCtx, roomListeners{hub, hooks}, log) }()
+	go func() { defer wg.Done(); hooks.Run(workCtx) }()
 	go func() { defer wg.Done(); worker.Run(workCtx) }()
 	go func() { defer wg.Done(); sweepSessions(workCtx, st, opt.Now, log) }()
 	go func() { defer wg.Done(); reloadOnHangup(workCtx, hup, cert, log) }()

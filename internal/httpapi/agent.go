@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -88,16 +89,36 @@ func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
 
 // handleRoom answers a matching If-None-Match from the credential lookup
 // alone (the room's ETag derives from the version it read); otherwise it
-// writes the room, which the venue assembles mostly from cached parts.
+// writes the room, which the venue assembles mostly from cached parts. With
+// Prefer: wait=N a matching If-None-Match is held until the room changes
+// for this reader or the wait ends (then 304), R-LIVE-WAIT.
 func (s *Server) handleRoom(w http.ResponseWriter, r *http.Request) {
 	p := participantFrom(r.Context())
 	inm := r.Header.Get("If-None-Match")
+	wait := preferWait(w, r)
+	ctx := r.Context()
 	if etag := s.venue.RoomETag(p); inm != "" && etagMatches(inm, etag) {
-		w.Header().Set("ETag", etag)
-		w.WriteHeader(http.StatusNotModified)
-		return
+		if wait <= 0 {
+			w.Header().Set("ETag", etag)
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		fresh, changed, err := s.hold(w, r, wait, etag)
+		if err != nil {
+			s.handleHoldFailure(w, r, err)
+			return
+		}
+		if !changed {
+			w.Header().Set("ETag", s.venue.RoomETag(fresh))
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = s.freshDatabase(r)
+		defer cancel()
+		p = fresh
 	}
-	body, err := s.venue.RoomBody(r.Context(), p)
+	body, err := s.venue.RoomBody(ctx, p)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

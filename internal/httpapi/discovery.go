@@ -142,6 +142,7 @@ type Offered struct {
 	MCP        MCPCapability        `json:"mcp"`
 	Revisions  RevisionsCapability  `json:"revisions"`
 	Signatures SignaturesCapability `json:"signatures"`
+	Live       LiveCapability       `json:"live"`
 }
 
 // SignaturesCapability describes participant-held keys and the record.
@@ -260,10 +261,11 @@ func (s *Server) capabilities() Capabilities {
 			Rules: "Each tool runs the use case of the matching REST route under the same rules and order of checks; it adds no power the REST API lacks. " +
 				"decide requires the current revision number and digest and confirm: true. Participant-written text is returned marked untrusted.",
 			NotOffered: []string{"exchange and claim (REST only: MCP starts with a participant token)", "sessions, server-initiated requests and GET event streams",
-				"waiting for room changes", "operator tools", "resources and prompts",
+				"waiting for room changes (use the REST feed, long polling or stream: offered.live)", "operator tools", "resources and prompts",
 				"events of a participant that bound a key (each needs a Consensus-Signature: post them through the REST events route)"},
 		},
 			Revisions: revisionsCapability(),
+			Live:      s.liveCapability(),
 			Signatures: SignaturesCapability{
 				Algorithm: "Ed25519", BindingSchema: s.origin + "/schemas/participant-binding/v2", SignatureHeader: "Consensus-Signature",
 				Record: u.Record, Keys: s.origin + "/.well-known/consensus-keys",

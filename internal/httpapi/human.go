@@ -26,7 +26,10 @@ func (s *Server) family(kind string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Cache-Control", "no-store")
-			ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), familyKey{}, kind), s.dbTimeout)
+			// A held request or stream outlives the bound on purpose: it
+			// finds the unbounded context under unboundKey (live.go).
+			base := context.WithValue(r.Context(), familyKey{}, kind)
+			ctx, cancel := context.WithTimeout(context.WithValue(base, unboundKey{}, base), s.dbTimeout)
 			defer cancel()
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
@@ -57,6 +60,11 @@ func (s *Server) invitationRoutes(kind string, claim http.HandlerFunc) func(chi.
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireParticipant)
 			r.Get(agentroute.Room, s.handleRoom)
+			r.Get(agentroute.Events, s.handleEvents)
+			r.Get(agentroute.Stream, s.handleStream)
+			r.Put(agentroute.Webhook, s.handleWebhookPut)
+			r.Get(agentroute.Webhook, s.handleWebhookGet)
+			r.Delete(agentroute.Webhook, s.handleWebhookDelete)
 			r.Get(agentroute.Artifact, s.handleArtifact)
 			r.Head(agentroute.Artifact, s.handleArtifact)
 			r.Get(agentroute.Record, s.handleRecord)

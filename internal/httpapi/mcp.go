@@ -104,3 +104,6 @@ func (w *mcpWriter) Write(b []byte) (int, error) {
 	}
 	return w.ResponseWriter.Write(b)
 }
+
+// Unwrap lets http.ResponseController flush the SDK's streamed answers.
+func (w *mcpWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -23,6 +23,10 @@ func (r *statusRecorder) WriteHeader(code int) {
 	r.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap lets http.ResponseController reach the connection (flushes and
+// deadlines of streams and held requests).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
@@ -117,7 +121,7 @@ func (s *Server) refuseRepeatedHeaders(next http.Handler) http.Handler {
 // the client for as long as the outage lasts.
 func (s *Server) boundDatabase(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), s.dbTimeout)
+		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), unboundKey{}, r.Context()), s.dbTimeout)
 		defer cancel()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/consensus-md/consensus/internal/live"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/venue"
 )
@@ -111,6 +112,9 @@ var problemTypes = []ProblemType{
 		Explanation: "A request body must be sent with Content-Type: application/json (a charset parameter, if any, must be utf-8). A body without Content-Type, or of another media type, is not parsed. A request without a body needs no Content-Type."},
 	{Code: "rate-limited", Status: 429, Title: "Too many requests",
 		Explanation: "This client address sent too many exchange or claim requests. Wait the number of seconds in Retry-After."},
+	{Code: "too-many-waiting", Status: 429, Title: "Too many waiting requests",
+		Explanation: fmt.Sprintf("This participant already holds %d waiting requests and streams on this replica (or the replica holds %d). Close one, or wait the number of seconds in Retry-After and try again. One stream, or one long poll at a time, is all an agent needs.", live.DefaultPerParticipant, live.DefaultPerReplica),
+		Errors:      []error{live.ErrBusy}, Detail: "Too many waiting requests or streams: close one, or retry after Retry-After seconds."},
 	{Code: "internal", Status: 500, Title: "Internal error",
 		Explanation: "The service failed. Nothing was recorded unless a later read shows it. Quote the X-Request-Id header when reporting it.",
 		Detail:      "The request failed; quote the X-Request-Id header when reporting it."},
@@ -126,6 +130,12 @@ var problemTypes = []ProblemType{
 // enough that retrying clients do not pile onto a recovering database,
 // short enough that a restart is hardly noticed.
 const retryAfterUnavailable = "2"
+
+// retryAfterBusy is the Retry-After of too-many-waiting, in seconds: a held
+// request of the same participant ends within a minute at most.
+const busyRetrySeconds = 5
+
+var retryAfterBusy = strconv.Itoa(busyRetrySeconds)
 
 // problemByCode indexes problemTypes; the table is fixed, so it is built once.
 var problemByCode = func() map[string]ProblemType {
@@ -235,8 +245,11 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 	if challenge != "" {
 		h.Set("WWW-Authenticate", challenge)
 	}
-	if pt.Code == "unavailable" {
+	switch pt.Code {
+	case "unavailable":
 		h.Set("Retry-After", retryAfterUnavailable)
+	case "too-many-waiting":
+		h.Set("Retry-After", retryAfterBusy)
 	}
 	h.Set("Content-Type", "application/problem+json; charset=utf-8")
 	h.Set("Cache-Control", "no-store")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/consensus-md/consensus/internal/live"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/venue"
 )
@@ -27,6 +28,7 @@ type Server struct {
 	hsts          bool
 	requests      RequestObserver
 	dbTimeout     time.Duration
+	hub           *live.Hub
 }
 
 // Options configures a Server.
@@ -51,6 +53,11 @@ type Options struct {
 	// DBTimeout bounds the database work of each request on the agent and
 	// operator routes (CONSENSUS_DB_TIMEOUT); zero means 5 seconds.
 	DBTimeout time.Duration
+	// Live keeps the held requests and streams (R-LIVE); something must
+	// tell it about changes (store.ListenRooms). Nil means a hub of the
+	// default bounds that nothing wakes: held requests then end at their
+	// wait.
+	Live *live.Hub
 }
 
 // New builds a Server. It panics without a Pinger: health would otherwise
@@ -59,13 +66,16 @@ func New(o Options) *Server {
 	if o.Pinger == nil {
 		panic("httpapi: Options.Pinger is required")
 	}
+	if o.Live == nil {
+		o.Live = live.New(0, 0)
+	}
 	if o.DBTimeout <= 0 {
 		o.DBTimeout = 5 * time.Second
 	}
 	return &Server{
 		venue: o.Venue, pinger: o.Pinger, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,
 		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: min(2*time.Second, o.DBTimeout), dbTimeout: o.DBTimeout,
-		trusted: prefixStrings(o.TrustedProxies), hsts: o.HSTS, requests: o.Requests,
+		trusted: prefixStrings(o.TrustedProxies), hsts: o.HSTS, requests: o.Requests, hub: o.Live,
 	}
 }
 

@@ -67,6 +67,9 @@ type Options struct {
 	// Report receives each contract violation of Client's traffic (a
 	// test passes itself); nil keeps them for Close to return.
 	Report contract.Reporter
+	// Settings are further consensusd settings (CONSENSUS_WEBHOOK_CA_FILE,
+	// say), applied over the ones above.
+	Settings map[string]string
 }
 
 // Server is one consensusd running in this process.
@@ -153,6 +156,9 @@ func (s *Server) start(ctx context.Context, opts Options) error {
 		"CONSENSUS_TOKEN_KEY": opts.TokenKey, "CONSENSUS_MAIL_URL": mailURL,
 		"CONSENSUS_RATE_LIMIT": strconv.Itoa(opts.RateLimit), "CONSENSUS_OUTBOX_POLL": "20ms",
 		"CONSENSUS_OPS_LISTEN": opsLn.Addr().String(), "CONSENSUS_SIGNING_KEY": opts.SigningKey,
+	}
+	for k, v := range opts.Settings {
+		env[k] = v
 	}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {

@@ -96,3 +96,13 @@ func eventParams(e Event) dbsqlc.EventInsertParams {
 		CreatedAt: e.CreatedAt, PrevHash: e.PrevHash, Hash: e.Hash,
 	}
 }
+
+// EventPage returns at most max of an agreement's events with after < seq
+// <= through, in sequence order: one page of the feed.
+func (q queries) EventPage(ctx context.Context, agreementID uuid.UUID, after, through int64, max int) ([]Event, error) {
+	rows, err := q.q.EventPage(ctx, dbsqlc.EventPageParams{AgreementID: agreementID, After: after, Through: through, Max: int32(max)})
+	if err != nil {
+		return nil, interpretError("list a page of events", err)
+	}
+	return convert(rows, eventFrom), nil
+}

@@ -141,6 +141,15 @@ func (v *Venue) RoomETag(p *Principal) string {
 	return roomETag(p.AgreementID, p.ParticipantID, p.Version, lapsed(p.OutcomeStatus, p.Deadline, v.now()))
 }
 
+// UntilDeadline is how long p's room has left before its deadline while
+// its outcome is pending, or 0.
+func (v *Venue) UntilDeadline(p *Principal) time.Duration {
+	if p.OutcomeStatus != room.StatusPending {
+		return 0
+	}
+	return max(0, p.Deadline.Sub(v.now()))
+}
+
 func eventView(e store.Event) EventView {
 	return EventView{
 		ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Action: e.Action, Body: e.Body,

@@ -63,6 +63,9 @@ type Venue struct {
 	// DefaultRoomCacheBytes.
 	RoomCacheBytes int
 
+	// Webhooks is how webhook endpoints are checked when registered.
+	Webhooks WebhookPolicy
+
 	cacheOnce sync.Once
 	cache     *roomCache
 }

@@ -203,13 +203,13 @@ func (e CapabilitiesLimitsEventsBodyBytes) Valid() bool {
 
 // Defines values for CapabilitiesLimitsEventsPerParticipantPerRevision.
 const (
-	N100 CapabilitiesLimitsEventsPerParticipantPerRevision = 100
+	CapabilitiesLimitsEventsPerParticipantPerRevisionN100 CapabilitiesLimitsEventsPerParticipantPerRevision = 100
 )
 
 // Valid indicates whether the value is a known member of the CapabilitiesLimitsEventsPerParticipantPerRevision enum.
 func (e CapabilitiesLimitsEventsPerParticipantPerRevision) Valid() bool {
 	switch e {
-	case N100:
+	case CapabilitiesLimitsEventsPerParticipantPerRevisionN100:
 		return true
 	default:
 		return false
@@ -708,6 +708,81 @@ func (e Kind) Valid() bool {
 	}
 }
 
+// Defines values for LiveCapabilityFeedDefaultLimit.
+const (
+	LiveCapabilityFeedDefaultLimitN100 LiveCapabilityFeedDefaultLimit = 100
+)
+
+// Valid indicates whether the value is a known member of the LiveCapabilityFeedDefaultLimit enum.
+func (e LiveCapabilityFeedDefaultLimit) Valid() bool {
+	switch e {
+	case LiveCapabilityFeedDefaultLimitN100:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LiveCapabilityFeedMaxLimit.
+const (
+	N500 LiveCapabilityFeedMaxLimit = 500
+)
+
+// Valid indicates whether the value is a known member of the LiveCapabilityFeedMaxLimit enum.
+func (e LiveCapabilityFeedMaxLimit) Valid() bool {
+	switch e {
+	case N500:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LiveCapabilityKeepAliveSeconds.
+const (
+	N15 LiveCapabilityKeepAliveSeconds = 15
+)
+
+// Valid indicates whether the value is a known member of the LiveCapabilityKeepAliveSeconds enum.
+func (e LiveCapabilityKeepAliveSeconds) Valid() bool {
+	switch e {
+	case N15:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LiveCapabilityMaxWaitSeconds.
+const (
+	N60 LiveCapabilityMaxWaitSeconds = 60
+)
+
+// Valid indicates whether the value is a known member of the LiveCapabilityMaxWaitSeconds enum.
+func (e LiveCapabilityMaxWaitSeconds) Valid() bool {
+	switch e {
+	case N60:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LiveCapabilityWebhookTimeoutSeconds.
+const (
+	N10 LiveCapabilityWebhookTimeoutSeconds = 10
+)
+
+// Valid indicates whether the value is a known member of the LiveCapabilityWebhookTimeoutSeconds enum.
+func (e LiveCapabilityWebhookTimeoutSeconds) Valid() bool {
+	switch e {
+	case N10:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for McpCapabilityCredential.
 const (
 	McpCapabilityCredentialConsensusParticipant McpCapabilityCredential = "Consensus-Participant"
@@ -904,6 +979,7 @@ const (
 	ProblemCodeRevisionMismatch     ProblemCode = "revision-mismatch"
 	ProblemCodeRoomClosed           ProblemCode = "room-closed"
 	ProblemCodeSignatureRequired    ProblemCode = "signature-required"
+	ProblemCodeTooManyWaiting       ProblemCode = "too-many-waiting"
 	ProblemCodeUnauthorized         ProblemCode = "unauthorized"
 	ProblemCodeUnavailable          ProblemCode = "unavailable"
 	ProblemCodeUnsupportedMediaType ProblemCode = "unsupported-media-type"
@@ -951,6 +1027,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeRoomClosed:
 		return true
 	case ProblemCodeSignatureRequired:
+		return true
+	case ProblemCodeTooManyWaiting:
 		return true
 	case ProblemCodeUnauthorized:
 		return true
@@ -1032,6 +1110,48 @@ const (
 func (e SignaturesCapabilitySignatureHeader) Valid() bool {
 	switch e {
 	case ConsensusSignature:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookLastDeliveryState.
+const (
+	Delivered WebhookLastDeliveryState = "delivered"
+	Failed    WebhookLastDeliveryState = "failed"
+	Queued    WebhookLastDeliveryState = "queued"
+	Retrying  WebhookLastDeliveryState = "retrying"
+)
+
+// Valid indicates whether the value is a known member of the WebhookLastDeliveryState enum.
+func (e WebhookLastDeliveryState) Valid() bool {
+	switch e {
+	case Delivered:
+		return true
+	case Failed:
+		return true
+	case Queued:
+		return true
+	case Retrying:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookState.
+const (
+	Active   WebhookState = "active"
+	Disabled WebhookState = "disabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookState enum.
+func (e WebhookState) Valid() bool {
+	switch e {
+	case Active:
+		return true
+	case Disabled:
 		return true
 	default:
 		return false
@@ -1174,6 +1294,9 @@ type Capabilities struct {
 
 	// Offered What this deployment offers beyond the V1 agent guide.
 	Offered struct {
+		// Live Waiting for the others (SPEC R-LIVE); see "Waiting for the others" in the API description.
+		Live LiveCapability `json:"live"`
+
 		// Mcp The Model Context Protocol facade of the participant routes.
 		Mcp McpCapability `json:"mcp"`
 
@@ -1546,6 +1669,19 @@ type ExchangeResponse struct {
 	TermsDigest TermsDigest `json:"termsDigest"`
 }
 
+// FeedPage defines model for FeedPage.
+type FeedPage struct {
+	// ChainHead SHA-256 as 64 lowercase hex characters.
+	ChainHead Digest `json:"chainHead"`
+
+	// Events The events with seq > after, in order, at most limit.
+	Events []Event `json:"events"`
+
+	// Next The seq of the last event returned, or the given after; ask for ?after=<next> next.
+	Next    int     `json:"next"`
+	Outcome Outcome `json:"outcome"`
+}
+
 // Health defines model for Health.
 type Health struct {
 	Database HealthDatabase `json:"database"`
@@ -1568,6 +1704,46 @@ type Instant = time.Time
 
 // Kind defines model for Kind.
 type Kind string
+
+// LiveCapability Waiting for the others (SPEC R-LIVE); see "Waiting for the others" in the API description.
+type LiveCapability struct {
+	Advice                string                         `json:"advice"`
+	BusyRetryAfterSeconds int                            `json:"busyRetryAfterSeconds"`
+	Feed                  string                         `json:"feed"`
+	FeedDefaultLimit      LiveCapabilityFeedDefaultLimit `json:"feedDefaultLimit"`
+	FeedMaxLimit          LiveCapabilityFeedMaxLimit     `json:"feedMaxLimit"`
+	KeepAliveSeconds      LiveCapabilityKeepAliveSeconds `json:"keepAliveSeconds"`
+	MaxWaitSeconds        LiveCapabilityMaxWaitSeconds   `json:"maxWaitSeconds"`
+	Stream                string                         `json:"stream"`
+	Wait                  string                         `json:"wait"`
+
+	// WaitingPerParticipant Held requests and open streams one participant may have on one replica at once; beyond, 429 too-many-waiting.
+	WaitingPerParticipant int `json:"waitingPerParticipant"`
+
+	// WaitingPerReplica Held requests and open streams one replica keeps at once; beyond, 429 too-many-waiting.
+	WaitingPerReplica int    `json:"waitingPerReplica"`
+	Webhook           string `json:"webhook"`
+
+	// WebhookRetrySeconds The pause before each retry of a failed delivery; after the last, the delivery fails.
+	WebhookRetrySeconds   []int                               `json:"webhookRetrySeconds"`
+	WebhookSignature      string                              `json:"webhookSignature"`
+	WebhookTimeoutSeconds LiveCapabilityWebhookTimeoutSeconds `json:"webhookTimeoutSeconds"`
+}
+
+// LiveCapabilityFeedDefaultLimit defines model for LiveCapability.FeedDefaultLimit.
+type LiveCapabilityFeedDefaultLimit int
+
+// LiveCapabilityFeedMaxLimit defines model for LiveCapability.FeedMaxLimit.
+type LiveCapabilityFeedMaxLimit int
+
+// LiveCapabilityKeepAliveSeconds defines model for LiveCapability.KeepAliveSeconds.
+type LiveCapabilityKeepAliveSeconds int
+
+// LiveCapabilityMaxWaitSeconds defines model for LiveCapability.MaxWaitSeconds.
+type LiveCapabilityMaxWaitSeconds int
+
+// LiveCapabilityWebhookTimeoutSeconds defines model for LiveCapability.WebhookTimeoutSeconds.
+type LiveCapabilityWebhookTimeoutSeconds int
 
 // McpCapability The Model Context Protocol facade of the participant routes.
 type McpCapability struct {
@@ -1861,11 +2037,58 @@ type TermsDigest = Digest
 // Uuid defines model for Uuid.
 type Uuid = openapi_types.UUID
 
+// Webhook defines model for Webhook.
+type Webhook struct {
+	// CreatedAt An instant the service recorded (when an event was stored, a decision made, an outcome final, the room read), as RFC 3339 in UTC with exactly six fractional digits, for example `2026-09-01T12:00:05.120000Z`. An event's `createdAt` is exactly the `created_at` string its `hash` covers.
+	CreatedAt      Instant `json:"createdAt"`
+	DisabledReason *string `json:"disabledReason"`
+	Failed         int     `json:"failed"`
+	LastDelivery   *struct {
+		Attempts   int                      `json:"attempts"`
+		FinishedAt *NullableInstant         `json:"finishedAt"`
+		State      WebhookLastDeliveryState `json:"state"`
+		Status     *int                     `json:"status"`
+	} `json:"lastDelivery"`
+	Pending   int `json:"pending"`
+	Signature struct {
+		Keys   string `json:"keys"`
+		Scheme string `json:"scheme"`
+	} `json:"signature"`
+
+	// State `disabled` after the receiver answered 410 Gone: register again to resume.
+	State WebhookState `json:"state"`
+	Url   string       `json:"url"`
+}
+
+// WebhookLastDeliveryState defines model for Webhook.LastDelivery.State.
+type WebhookLastDeliveryState string
+
+// WebhookState `disabled` after the receiver answered 410 Gone: register again to resume.
+type WebhookState string
+
+// WebhookRequest defines model for WebhookRequest.
+type WebhookRequest struct {
+	// Url An https:// URL without user information whose host resolves to public addresses only.
+	Url string `json:"url"`
+}
+
+// FeedAfter defines model for FeedAfter.
+type FeedAfter = int
+
+// FeedLimit defines model for FeedLimit.
+type FeedLimit = int
+
 // IfNoneMatch defines model for IfNoneMatch.
 type IfNoneMatch = string
 
 // InvitationId defines model for InvitationId.
 type InvitationId = Uuid
+
+// LastEventId defines model for LastEventId.
+type LastEventId = string
+
+// PreferWait Examples: wait=30
+type PreferWait = string
 
 // BadRequest RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
 type BadRequest = Problem
@@ -1888,6 +2111,9 @@ type ProofMismatch = Problem
 // TooManyRequests RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
 type TooManyRequests = Problem
 
+// TooManyWaiting RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
+type TooManyWaiting = Problem
+
 // Unauthorized RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
 type Unauthorized = Problem
 
@@ -1909,6 +2135,18 @@ type HeadArtifactParams struct {
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
+// ReadEventsParams defines parameters for ReadEvents.
+type ReadEventsParams struct {
+	// After The seq of the last event you hold; 0 (the default) for none.
+	After *FeedAfter `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit At most this many events (default 100, at most 500).
+	Limit *FeedLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Prefer RFC 7240 `wait=<seconds>`: hold the request until something changes, at most `min(wait, 60)` seconds.
+	Prefer *PreferWait `json:"Prefer,omitempty"`
+}
+
 // PostEventParams defines parameters for PostEvent.
 type PostEventParams struct {
 	// IdempotencyKey A key of your choice for this command, unique per participant.
@@ -1928,6 +2166,18 @@ type GetRecordParams struct {
 type ReadRoomParams struct {
 	// IfNoneMatch ETags from an earlier response; a match answers 304 with no body.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+
+	// Prefer RFC 7240 `wait=<seconds>`: hold the request until something changes, at most `min(wait, 60)` seconds.
+	Prefer *PreferWait `json:"Prefer,omitempty"`
+}
+
+// StreamRoomParams defines parameters for StreamRoom.
+type StreamRoomParams struct {
+	// After The seq of the last event you hold; 0 (the default) for none.
+	After *FeedAfter `form:"after,omitempty" json:"after,omitempty"`
+
+	// LastEventID The `id` (seq) of the last event received; the stream resumes after it.
+	LastEventID *LastEventId `json:"Last-Event-ID,omitempty"`
 }
 
 // ClaimSlotJSONRequestBody defines body for ClaimSlot for application/json ContentType.
@@ -1938,6 +2188,9 @@ type PostEventJSONRequestBody = EventRequest
 
 // ExchangeInvitationJSONRequestBody defines body for ExchangeInvitation for application/json ContentType.
 type ExchangeInvitationJSONRequestBody = ExchangeRequest
+
+// PutWebhookJSONRequestBody defines body for PutWebhook for application/json ContentType.
+type PutWebhookJSONRequestBody = WebhookRequest
 
 // AsParticipantBindingV1 returns the union data inside the ClaimResponse_Binding as a ParticipantBindingV1
 func (t ClaimResponse_Binding) AsParticipantBindingV1() (ParticipantBindingV1, error) {
@@ -2162,6 +2415,21 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/agent/invitations/{invitationId}/claim (the `ClaimSlot` operationId).
 	ClaimSlot(ctx context.Context, invitationId InvitationId, body ClaimSlotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ReadEvents Read the event feed
+	//
+	// The events with `seq > after` in order, at most `limit`, with the chain head and the
+	// outcome of the same state: `next` is the seq of the last event returned (or `after`),
+	// so the next page is `?after=<next>`. Every event keeps `seq`, `prev` and `hash`: the
+	// first event's `prev` is the `hash` of the event you hold at `after`, so a gap or a
+	// rewrite shows. With `Prefer: wait=<seconds>` an empty page of a pending room is held
+	// until the room changes (a new event, outcome, revision, or your revocation: 401) or
+	// `min(wait, 60)` seconds pass (then the empty page); `Preference-Applied` says the wait
+	// applied. A held request costs the service nothing while it waits.
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/events (the `ReadEvents` operationId).
+	ReadEvents(ctx context.Context, invitationId InvitationId, params *ReadEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostEventWithBody Post an advisory event or the terminal decision
 	//
 	// Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
@@ -2279,6 +2547,85 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/room (the `ReadRoom` operationId).
 	ReadRoom(ctx context.Context, invitationId InvitationId, params *ReadRoomParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamRoom Follow the room as server-sent events
+	//
+	// A `text/event-stream` (SSE). Each stored event after `Last-Event-ID` (or `?after=`, or
+	// from the start) is one message `id: <seq>`, `event: room.event`, `data: <Event JSON>`,
+	// in order. `event: room.outcome` (data: the Outcome) comes when the stream opens and
+	// whenever the outcome changes; `event: room.revision` (data: `{"revision": n}`) when a
+	// new revision is locked: read the room then. A comment line comes at least every 15
+	// seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
+	// nothing is lost or repeated. The stream ends when your token is revoked or the service
+	// restarts; stop when the outcome is final. A stream costs the service nothing while
+	// nothing changes; at most 4 streams and held requests per participant per replica
+	// (429 beyond).
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/stream (the `StreamRoom` operationId).
+	StreamRoom(ctx context.Context, invitationId InvitationId, params *StreamRoomParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteWebhook Remove your webhook endpoint
+	//
+	// Removes the endpoint; deliveries not yet made are dropped. 404 when none is registered.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Corresponds with DELETE /api/v1/agent/invitations/{invitationId}/webhook (the `DeleteWebhook` operationId).
+	DeleteWebhook(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWebhook Show your webhook endpoint and its delivery state
+	//
+	// The endpoint, whether it is active or disabled (after a `410 Gone`), how many deliveries
+	// are pending or failed, and the latest attempted one. 404 when none is registered.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/webhook (the `GetWebhook` operationId).
+	GetWebhook(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutWebhookWithBody Register your webhook endpoint
+	//
+	// Opt-in push (separate from the claim's `runtimeEndpoint`, which is never fetched): one
+	// `https://` endpoint per participant, replacing any earlier one. The URL must not carry
+	// user information, and its host must resolve only to public addresses (no loopback,
+	// private, link-local, multicast or metadata address); the address is checked again at
+	// every connection. Each room change (`room.event`, `room.outcome`, `room.revision`) is
+	// POSTed as a thin JSON body (`type`, `agreementId`, `invitationId`, `seq`, `outcome`: no
+	// text, no credential) with Standard Webhooks v1 headers `webhook-id`,
+	// `webhook-timestamp` and `webhook-signature: v1a,<base64 Ed25519 signature over
+	// id.timestamp.body>` by a key of `/.well-known/consensus-keys`. A 2xx answers it; other
+	// answers are retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then the delivery
+	// fails; `410 Gone` disables the endpoint. 10 s timeout, no redirects.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/agent/invitations/{invitationId}/webhook (the `PutWebhook` operationId).
+	PutWebhookWithBody(ctx context.Context, invitationId InvitationId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutWebhook Register your webhook endpoint
+	//
+	// Opt-in push (separate from the claim's `runtimeEndpoint`, which is never fetched): one
+	// `https://` endpoint per participant, replacing any earlier one. The URL must not carry
+	// user information, and its host must resolve only to public addresses (no loopback,
+	// private, link-local, multicast or metadata address); the address is checked again at
+	// every connection. Each room change (`room.event`, `room.outcome`, `room.revision`) is
+	// POSTed as a thin JSON body (`type`, `agreementId`, `invitationId`, `seq`, `outcome`: no
+	// text, no credential) with Standard Webhooks v1 headers `webhook-id`,
+	// `webhook-timestamp` and `webhook-signature: v1a,<base64 Ed25519 signature over
+	// id.timestamp.body>` by a key of `/.well-known/consensus-keys`. A 2xx answers it; other
+	// answers are retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then the delivery
+	// fails; `410 Gone` disables the endpoint. 10 s timeout, no redirects.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/agent/invitations/{invitationId}/webhook (the `PutWebhook` operationId).
+	PutWebhook(ctx context.Context, invitationId InvitationId, body PutWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetCapabilities Capabilities for invited agents
@@ -2418,6 +2765,31 @@ func (c *Client) ClaimSlotWithBody(ctx context.Context, invitationId InvitationI
 // Corresponds with POST /api/v1/agent/invitations/{invitationId}/claim (the `ClaimSlot` operationId).
 func (c *Client) ClaimSlot(ctx context.Context, invitationId InvitationId, body ClaimSlotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewClaimSlotRequest(c.Server, invitationId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReadEvents Read the event feed
+//
+// The events with `seq > after` in order, at most `limit`, with the chain head and the
+// outcome of the same state: `next` is the seq of the last event returned (or `after`),
+// so the next page is `?after=<next>`. Every event keeps `seq`, `prev` and `hash`: the
+// first event's `prev` is the `hash` of the event you hold at `after`, so a gap or a
+// rewrite shows. With `Prefer: wait=<seconds>` an empty page of a pending room is held
+// until the room changes (a new event, outcome, revision, or your revocation: 401) or
+// `min(wait, 60)` seconds pass (then the empty page); `Preference-Applied` says the wait
+// applied. A held request costs the service nothing while it waits.
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Corresponds with GET /api/v1/agent/invitations/{invitationId}/events (the `ReadEvents` operationId).
+func (c *Client) ReadEvents(ctx context.Context, invitationId InvitationId, params *ReadEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReadEventsRequest(c.Server, invitationId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2596,6 +2968,135 @@ func (c *Client) GetRecord(ctx context.Context, invitationId InvitationId, param
 // Corresponds with GET /api/v1/agent/invitations/{invitationId}/room (the `ReadRoom` operationId).
 func (c *Client) ReadRoom(ctx context.Context, invitationId InvitationId, params *ReadRoomParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReadRoomRequest(c.Server, invitationId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamRoom Follow the room as server-sent events
+//
+// A `text/event-stream` (SSE). Each stored event after `Last-Event-ID` (or `?after=`, or
+// from the start) is one message `id: <seq>`, `event: room.event`, `data: <Event JSON>`,
+// in order. `event: room.outcome` (data: the Outcome) comes when the stream opens and
+// whenever the outcome changes; `event: room.revision` (data: `{"revision": n}`) when a
+// new revision is locked: read the room then. A comment line comes at least every 15
+// seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
+// nothing is lost or repeated. The stream ends when your token is revoked or the service
+// restarts; stop when the outcome is final. A stream costs the service nothing while
+// nothing changes; at most 4 streams and held requests per participant per replica
+// (429 beyond).
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Corresponds with GET /api/v1/agent/invitations/{invitationId}/stream (the `StreamRoom` operationId).
+func (c *Client) StreamRoom(ctx context.Context, invitationId InvitationId, params *StreamRoomParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamRoomRequest(c.Server, invitationId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteWebhook Remove your webhook endpoint
+//
+// Removes the endpoint; deliveries not yet made are dropped. 404 when none is registered.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Corresponds with DELETE /api/v1/agent/invitations/{invitationId}/webhook (the `DeleteWebhook` operationId).
+func (c *Client) DeleteWebhook(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWebhookRequest(c.Server, invitationId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWebhook Show your webhook endpoint and its delivery state
+//
+// The endpoint, whether it is active or disabled (after a `410 Gone`), how many deliveries
+// are pending or failed, and the latest attempted one. 404 when none is registered.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Corresponds with GET /api/v1/agent/invitations/{invitationId}/webhook (the `GetWebhook` operationId).
+func (c *Client) GetWebhook(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookRequest(c.Server, invitationId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutWebhookWithBody Register your webhook endpoint
+//
+// Opt-in push (separate from the claim's `runtimeEndpoint`, which is never fetched): one
+// `https://` endpoint per participant, replacing any earlier one. The URL must not carry
+// user information, and its host must resolve only to public addresses (no loopback,
+// private, link-local, multicast or metadata address); the address is checked again at
+// every connection. Each room change (`room.event`, `room.outcome`, `room.revision`) is
+// POSTed as a thin JSON body (`type`, `agreementId`, `invitationId`, `seq`, `outcome`: no
+// text, no credential) with Standard Webhooks v1 headers `webhook-id`,
+// `webhook-timestamp` and `webhook-signature: v1a,<base64 Ed25519 signature over
+// id.timestamp.body>` by a key of `/.well-known/consensus-keys`. A 2xx answers it; other
+// answers are retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then the delivery
+// fails; `410 Gone` disables the endpoint. 10 s timeout, no redirects.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/agent/invitations/{invitationId}/webhook (the `PutWebhook` operationId).
+func (c *Client) PutWebhookWithBody(ctx context.Context, invitationId InvitationId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutWebhookRequestWithBody(c.Server, invitationId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutWebhook Register your webhook endpoint
+//
+// Opt-in push (separate from the claim's `runtimeEndpoint`, which is never fetched): one
+// `https://` endpoint per participant, replacing any earlier one. The URL must not carry
+// user information, and its host must resolve only to public addresses (no loopback,
+// private, link-local, multicast or metadata address); the address is checked again at
+// every connection. Each room change (`room.event`, `room.outcome`, `room.revision`) is
+// POSTed as a thin JSON body (`type`, `agreementId`, `invitationId`, `seq`, `outcome`: no
+// text, no credential) with Standard Webhooks v1 headers `webhook-id`,
+// `webhook-timestamp` and `webhook-signature: v1a,<base64 Ed25519 signature over
+// id.timestamp.body>` by a key of `/.well-known/consensus-keys`. A 2xx answers it; other
+// answers are retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then the delivery
+// fails; `410 Gone` disables the endpoint. 10 s timeout, no redirects.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/agent/invitations/{invitationId}/webhook (the `PutWebhook` operationId).
+func (c *Client) PutWebhook(ctx context.Context, invitationId InvitationId, body PutWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutWebhookRequest(c.Server, invitationId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2801,6 +3302,94 @@ func NewClaimSlotRequestWithBody(server string, invitationId InvitationId, conte
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewReadEventsRequest constructs an http.Request for the ReadEvents method
+func NewReadEventsRequest(server string, invitationId InvitationId, params *ReadEventsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "invitationId", invitationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agent/invitations/%s/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Prefer != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Prefer", *params.Prefer, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Prefer", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -3016,7 +3605,209 @@ func NewReadRoomRequest(server string, invitationId InvitationId, params *ReadRo
 			req.Header.Set("If-None-Match", headerParam0)
 		}
 
+		if params.Prefer != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Prefer", *params.Prefer, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Prefer", headerParam1)
+		}
+
 	}
+
+	return req, nil
+}
+
+// NewStreamRoomRequest constructs an http.Request for the StreamRoom method
+func NewStreamRoomRequest(server string, invitationId InvitationId, params *StreamRoomParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "invitationId", invitationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agent/invitations/%s/stream", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteWebhookRequest constructs an http.Request for the DeleteWebhook method
+func NewDeleteWebhookRequest(server string, invitationId InvitationId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "invitationId", invitationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agent/invitations/%s/webhook", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWebhookRequest constructs an http.Request for the GetWebhook method
+func NewGetWebhookRequest(server string, invitationId InvitationId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "invitationId", invitationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agent/invitations/%s/webhook", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutWebhookRequest calls the generic PutWebhook builder with application/json body
+func NewPutWebhookRequest(server string, invitationId InvitationId, body PutWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutWebhookRequestWithBody(server, invitationId, "application/json", bodyReader)
+}
+
+// NewPutWebhookRequestWithBody constructs an http.Request for the PutWebhook method, with any body, and a specified content type
+func NewPutWebhookRequestWithBody(server string, invitationId InvitationId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "invitationId", invitationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agent/invitations/%s/webhook", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -3160,6 +3951,23 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/agent/invitations/{invitationId}/claim (the `ClaimSlot` operationId).
 	ClaimSlotWithResponse(ctx context.Context, invitationId InvitationId, body ClaimSlotJSONRequestBody, reqEditors ...RequestEditorFn) (*ClaimSlotResponse, error)
 
+	// ReadEventsWithResponse Read the event feed
+	//
+	// The events with `seq > after` in order, at most `limit`, with the chain head and the
+	// outcome of the same state: `next` is the seq of the last event returned (or `after`),
+	// so the next page is `?after=<next>`. Every event keeps `seq`, `prev` and `hash`: the
+	// first event's `prev` is the `hash` of the event you hold at `after`, so a gap or a
+	// rewrite shows. With `Prefer: wait=<seconds>` an empty page of a pending room is held
+	// until the room changes (a new event, outcome, revision, or your revocation: 401) or
+	// `min(wait, 60)` seconds pass (then the empty page); `Preference-Applied` says the wait
+	// applied. A held request costs the service nothing while it waits.
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/events (the `ReadEvents` operationId).
+	ReadEventsWithResponse(ctx context.Context, invitationId InvitationId, params *ReadEventsParams, reqEditors ...RequestEditorFn) (*ReadEventsResponse, error)
+
 	// PostEventWithBodyWithResponse Post an advisory event or the terminal decision
 	//
 	// Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
@@ -3281,6 +4089,91 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/room (the `ReadRoom` operationId).
 	ReadRoomWithResponse(ctx context.Context, invitationId InvitationId, params *ReadRoomParams, reqEditors ...RequestEditorFn) (*ReadRoomResponse, error)
+
+	// StreamRoomWithResponse Follow the room as server-sent events
+	//
+	// A `text/event-stream` (SSE). Each stored event after `Last-Event-ID` (or `?after=`, or
+	// from the start) is one message `id: <seq>`, `event: room.event`, `data: <Event JSON>`,
+	// in order. `event: room.outcome` (data: the Outcome) comes when the stream opens and
+	// whenever the outcome changes; `event: room.revision` (data: `{"revision": n}`) when a
+	// new revision is locked: read the room then. A comment line comes at least every 15
+	// seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
+	// nothing is lost or repeated. The stream ends when your token is revoked or the service
+	// restarts; stop when the outcome is final. A stream costs the service nothing while
+	// nothing changes; at most 4 streams and held requests per participant per replica
+	// (429 beyond).
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/stream (the `StreamRoom` operationId).
+	StreamRoomWithResponse(ctx context.Context, invitationId InvitationId, params *StreamRoomParams, reqEditors ...RequestEditorFn) (*StreamRoomResponse, error)
+
+	// DeleteWebhookWithResponse Remove your webhook endpoint
+	//
+	// Removes the endpoint; deliveries not yet made are dropped. 404 when none is registered.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/agent/invitations/{invitationId}/webhook (the `DeleteWebhook` operationId).
+	DeleteWebhookWithResponse(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error)
+
+	// GetWebhookWithResponse Show your webhook endpoint and its delivery state
+	//
+	// The endpoint, whether it is active or disabled (after a `410 Gone`), how many deliveries
+	// are pending or failed, and the latest attempted one. 404 when none is registered.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/webhook (the `GetWebhook` operationId).
+	GetWebhookWithResponse(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error)
+
+	// PutWebhookWithBodyWithResponse Register your webhook endpoint
+	//
+	// Opt-in push (separate from the claim's `runtimeEndpoint`, which is never fetched): one
+	// `https://` endpoint per participant, replacing any earlier one. The URL must not carry
+	// user information, and its host must resolve only to public addresses (no loopback,
+	// private, link-local, multicast or metadata address); the address is checked again at
+	// every connection. Each room change (`room.event`, `room.outcome`, `room.revision`) is
+	// POSTed as a thin JSON body (`type`, `agreementId`, `invitationId`, `seq`, `outcome`: no
+	// text, no credential) with Standard Webhooks v1 headers `webhook-id`,
+	// `webhook-timestamp` and `webhook-signature: v1a,<base64 Ed25519 signature over
+	// id.timestamp.body>` by a key of `/.well-known/consensus-keys`. A 2xx answers it; other
+	// answers are retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then the delivery
+	// fails; `410 Gone` disables the endpoint. 10 s timeout, no redirects.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/agent/invitations/{invitationId}/webhook (the `PutWebhook` operationId).
+	PutWebhookWithBodyWithResponse(ctx context.Context, invitationId InvitationId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutWebhookResponse, error)
+
+	// PutWebhookWithResponse Register your webhook endpoint
+	//
+	// Opt-in push (separate from the claim's `runtimeEndpoint`, which is never fetched): one
+	// `https://` endpoint per participant, replacing any earlier one. The URL must not carry
+	// user information, and its host must resolve only to public addresses (no loopback,
+	// private, link-local, multicast or metadata address); the address is checked again at
+	// every connection. Each room change (`room.event`, `room.outcome`, `room.revision`) is
+	// POSTed as a thin JSON body (`type`, `agreementId`, `invitationId`, `seq`, `outcome`: no
+	// text, no credential) with Standard Webhooks v1 headers `webhook-id`,
+	// `webhook-timestamp` and `webhook-signature: v1a,<base64 Ed25519 signature over
+	// id.timestamp.body>` by a key of `/.well-known/consensus-keys`. A 2xx answers it; other
+	// answers are retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then the delivery
+	// fails; `410 Gone` disables the endpoint. 10 s timeout, no redirects.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/agent/invitations/{invitationId}/webhook (the `PutWebhook` operationId).
+	PutWebhookWithResponse(ctx context.Context, invitationId InvitationId, body PutWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*PutWebhookResponse, error)
 }
 
 // GetCapabilitiesResponse200Headers the declared response headers of an HTTP 200 response for GetCapabilities
@@ -3928,6 +4821,134 @@ func (r ClaimSlotResponse) ContentType() string {
 	return ""
 }
 
+// ReadEventsResponse200Headers the declared response headers of an HTTP 200 response for ReadEvents
+type ReadEventsResponse200Headers struct {
+	CacheControl      string
+	PreferenceApplied *string
+	XRequestId        string
+}
+
+// ReadEventsResponse400Headers the declared response headers of an HTTP 400 response for ReadEvents
+type ReadEventsResponse400Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// ReadEventsResponse401Headers the declared response headers of an HTTP 401 response for ReadEvents
+type ReadEventsResponse401Headers struct {
+	CacheControl    string
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ReadEventsResponse429Headers the declared response headers of an HTTP 429 response for ReadEvents
+type ReadEventsResponse429Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
+// ReadEventsResponse500Headers the declared response headers of an HTTP 500 response for ReadEvents
+type ReadEventsResponse500Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// ReadEventsResponse503Headers the declared response headers of an HTTP 503 response for ReadEvents
+type ReadEventsResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
+type ReadEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FeedPage
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyWaiting
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReadEventsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ReadEventsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ReadEventsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReadEventsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ReadEventsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReadEventsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReadEventsResponse) GetJSON200() *FeedPage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ReadEventsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ReadEventsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ReadEventsResponse) GetApplicationproblemJSON429() *TooManyWaiting {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ReadEventsResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ReadEventsResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ReadEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReadEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReadEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReadEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostEventResponse200Headers the declared response headers of an HTTP 200 response for PostEvent
 type PostEventResponse200Headers struct {
 	CacheControl string
@@ -4393,16 +5414,18 @@ func (r GetRecordResponse) ContentType() string {
 
 // ReadRoomResponse200Headers the declared response headers of an HTTP 200 response for ReadRoom
 type ReadRoomResponse200Headers struct {
-	CacheControl string
-	ETag         string
-	XRequestId   string
+	CacheControl      string
+	ETag              string
+	PreferenceApplied *string
+	XRequestId        string
 }
 
 // ReadRoomResponse304Headers the declared response headers of an HTTP 304 response for ReadRoom
 type ReadRoomResponse304Headers struct {
-	CacheControl string
-	ETag         string
-	XRequestId   string
+	CacheControl      string
+	ETag              string
+	PreferenceApplied *string
+	XRequestId        string
 }
 
 // ReadRoomResponse400Headers the declared response headers of an HTTP 400 response for ReadRoom
@@ -4416,6 +5439,13 @@ type ReadRoomResponse401Headers struct {
 	CacheControl    string
 	WWWAuthenticate string
 	XRequestId      string
+}
+
+// ReadRoomResponse429Headers the declared response headers of an HTTP 429 response for ReadRoom
+type ReadRoomResponse429Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
 }
 
 // ReadRoomResponse500Headers the declared response headers of an HTTP 500 response for ReadRoom
@@ -4440,6 +5470,8 @@ type ReadRoomResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyWaiting
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -4452,6 +5484,8 @@ type ReadRoomResponse struct {
 	Headers400 *ReadRoomResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ReadRoomResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReadRoomResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ReadRoomResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -4471,6 +5505,11 @@ func (r ReadRoomResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ReadRoomResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ReadRoomResponse) GetApplicationproblemJSON429() *TooManyWaiting {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -4506,6 +5545,482 @@ func (r ReadRoomResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReadRoomResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// StreamRoomResponse200Headers the declared response headers of an HTTP 200 response for StreamRoom
+type StreamRoomResponse200Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// StreamRoomResponse400Headers the declared response headers of an HTTP 400 response for StreamRoom
+type StreamRoomResponse400Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// StreamRoomResponse401Headers the declared response headers of an HTTP 401 response for StreamRoom
+type StreamRoomResponse401Headers struct {
+	CacheControl    string
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// StreamRoomResponse429Headers the declared response headers of an HTTP 429 response for StreamRoom
+type StreamRoomResponse429Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
+// StreamRoomResponse500Headers the declared response headers of an HTTP 500 response for StreamRoom
+type StreamRoomResponse500Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// StreamRoomResponse503Headers the declared response headers of an HTTP 503 response for StreamRoom
+type StreamRoomResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
+type StreamRoomResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyWaiting
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamRoomResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StreamRoomResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StreamRoomResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamRoomResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *StreamRoomResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StreamRoomResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r StreamRoomResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r StreamRoomResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r StreamRoomResponse) GetApplicationproblemJSON429() *TooManyWaiting {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r StreamRoomResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r StreamRoomResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamRoomResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamRoomResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamRoomResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamRoomResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteWebhookResponse204Headers the declared response headers of an HTTP 204 response for DeleteWebhook
+type DeleteWebhookResponse204Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// DeleteWebhookResponse401Headers the declared response headers of an HTTP 401 response for DeleteWebhook
+type DeleteWebhookResponse401Headers struct {
+	CacheControl    string
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// DeleteWebhookResponse404Headers the declared response headers of an HTTP 404 response for DeleteWebhook
+type DeleteWebhookResponse404Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// DeleteWebhookResponse500Headers the declared response headers of an HTTP 500 response for DeleteWebhook
+type DeleteWebhookResponse500Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// DeleteWebhookResponse503Headers the declared response headers of an HTTP 503 response for DeleteWebhook
+type DeleteWebhookResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
+type DeleteWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *DeleteWebhookResponse204Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteWebhookResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteWebhookResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteWebhookResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteWebhookResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteWebhookResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteWebhookResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteWebhookResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteWebhookResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetWebhookResponse200Headers the declared response headers of an HTTP 200 response for GetWebhook
+type GetWebhookResponse200Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// GetWebhookResponse401Headers the declared response headers of an HTTP 401 response for GetWebhook
+type GetWebhookResponse401Headers struct {
+	CacheControl    string
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetWebhookResponse404Headers the declared response headers of an HTTP 404 response for GetWebhook
+type GetWebhookResponse404Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// GetWebhookResponse500Headers the declared response headers of an HTTP 500 response for GetWebhook
+type GetWebhookResponse500Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// GetWebhookResponse503Headers the declared response headers of an HTTP 503 response for GetWebhook
+type GetWebhookResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
+type GetWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Webhook
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWebhookResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWebhookResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetWebhookResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetWebhookResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhookResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWebhookResponse) GetJSON200() *Webhook {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetWebhookResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetWebhookResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetWebhookResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetWebhookResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutWebhookResponse200Headers the declared response headers of an HTTP 200 response for PutWebhook
+type PutWebhookResponse200Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// PutWebhookResponse400Headers the declared response headers of an HTTP 400 response for PutWebhook
+type PutWebhookResponse400Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// PutWebhookResponse401Headers the declared response headers of an HTTP 401 response for PutWebhook
+type PutWebhookResponse401Headers struct {
+	CacheControl    string
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// PutWebhookResponse413Headers the declared response headers of an HTTP 413 response for PutWebhook
+type PutWebhookResponse413Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// PutWebhookResponse415Headers the declared response headers of an HTTP 415 response for PutWebhook
+type PutWebhookResponse415Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// PutWebhookResponse500Headers the declared response headers of an HTTP 500 response for PutWebhook
+type PutWebhookResponse500Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// PutWebhookResponse503Headers the declared response headers of an HTTP 503 response for PutWebhook
+type PutWebhookResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
+type PutWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Webhook
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PutWebhookResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PutWebhookResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PutWebhookResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PutWebhookResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *PutWebhookResponse415Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PutWebhookResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutWebhookResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutWebhookResponse) GetJSON200() *Webhook {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PutWebhookResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PutWebhookResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PutWebhookResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PutWebhookResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PutWebhookResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PutWebhookResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutWebhookResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4641,6 +6156,29 @@ func (c *ClientWithResponses) ClaimSlotWithResponse(ctx context.Context, invitat
 		return nil, err
 	}
 	return ParseClaimSlotResponse(rsp)
+}
+
+// ReadEventsWithResponse Read the event feed
+//
+// The events with `seq > after` in order, at most `limit`, with the chain head and the
+// outcome of the same state: `next` is the seq of the last event returned (or `after`),
+// so the next page is `?after=<next>`. Every event keeps `seq`, `prev` and `hash`: the
+// first event's `prev` is the `hash` of the event you hold at `after`, so a gap or a
+// rewrite shows. With `Prefer: wait=<seconds>` an empty page of a pending room is held
+// until the room changes (a new event, outcome, revision, or your revocation: 401) or
+// `min(wait, 60)` seconds pass (then the empty page); `Preference-Applied` says the wait
+// applied. A held request costs the service nothing while it waits.
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/agent/invitations/{invitationId}/events (the `ReadEvents` operationId).
+func (c *ClientWithResponses) ReadEventsWithResponse(ctx context.Context, invitationId InvitationId, params *ReadEventsParams, reqEditors ...RequestEditorFn) (*ReadEventsResponse, error) {
+	rsp, err := c.ReadEvents(ctx, invitationId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReadEventsResponse(rsp)
 }
 
 // PostEventWithBodyWithResponse Post an advisory event or the terminal decision
@@ -4799,6 +6337,121 @@ func (c *ClientWithResponses) ReadRoomWithResponse(ctx context.Context, invitati
 		return nil, err
 	}
 	return ParseReadRoomResponse(rsp)
+}
+
+// StreamRoomWithResponse Follow the room as server-sent events
+//
+// A `text/event-stream` (SSE). Each stored event after `Last-Event-ID` (or `?after=`, or
+// from the start) is one message `id: <seq>`, `event: room.event`, `data: <Event JSON>`,
+// in order. `event: room.outcome` (data: the Outcome) comes when the stream opens and
+// whenever the outcome changes; `event: room.revision` (data: `{"revision": n}`) when a
+// new revision is locked: read the room then. A comment line comes at least every 15
+// seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
+// nothing is lost or repeated. The stream ends when your token is revoked or the service
+// restarts; stop when the outcome is final. A stream costs the service nothing while
+// nothing changes; at most 4 streams and held requests per participant per replica
+// (429 beyond).
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/agent/invitations/{invitationId}/stream (the `StreamRoom` operationId).
+func (c *ClientWithResponses) StreamRoomWithResponse(ctx context.Context, invitationId InvitationId, params *StreamRoomParams, reqEditors ...RequestEditorFn) (*StreamRoomResponse, error) {
+	rsp, err := c.StreamRoom(ctx, invitationId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamRoomResponse(rsp)
+}
+
+// DeleteWebhookWithResponse Remove your webhook endpoint
+//
+// Removes the endpoint; deliveries not yet made are dropped. 404 when none is registered.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/agent/invitations/{invitationId}/webhook (the `DeleteWebhook` operationId).
+func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error) {
+	rsp, err := c.DeleteWebhook(ctx, invitationId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteWebhookResponse(rsp)
+}
+
+// GetWebhookWithResponse Show your webhook endpoint and its delivery state
+//
+// The endpoint, whether it is active or disabled (after a `410 Gone`), how many deliveries
+// are pending or failed, and the latest attempted one. 404 when none is registered.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/agent/invitations/{invitationId}/webhook (the `GetWebhook` operationId).
+func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error) {
+	rsp, err := c.GetWebhook(ctx, invitationId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWebhookResponse(rsp)
+}
+
+// PutWebhookWithBodyWithResponse Register your webhook endpoint
+//
+// Opt-in push (separate from the claim's `runtimeEndpoint`, which is never fetched): one
+// `https://` endpoint per participant, replacing any earlier one. The URL must not carry
+// user information, and its host must resolve only to public addresses (no loopback,
+// private, link-local, multicast or metadata address); the address is checked again at
+// every connection. Each room change (`room.event`, `room.outcome`, `room.revision`) is
+// POSTed as a thin JSON body (`type`, `agreementId`, `invitationId`, `seq`, `outcome`: no
+// text, no credential) with Standard Webhooks v1 headers `webhook-id`,
+// `webhook-timestamp` and `webhook-signature: v1a,<base64 Ed25519 signature over
+// id.timestamp.body>` by a key of `/.well-known/consensus-keys`. A 2xx answers it; other
+// answers are retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then the delivery
+// fails; `410 Gone` disables the endpoint. 10 s timeout, no redirects.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/agent/invitations/{invitationId}/webhook (the `PutWebhook` operationId).
+func (c *ClientWithResponses) PutWebhookWithBodyWithResponse(ctx context.Context, invitationId InvitationId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutWebhookResponse, error) {
+	rsp, err := c.PutWebhookWithBody(ctx, invitationId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutWebhookResponse(rsp)
+}
+
+// PutWebhookWithResponse Register your webhook endpoint
+//
+// Opt-in push (separate from the claim's `runtimeEndpoint`, which is never fetched): one
+// `https://` endpoint per participant, replacing any earlier one. The URL must not carry
+// user information, and its host must resolve only to public addresses (no loopback,
+// private, link-local, multicast or metadata address); the address is checked again at
+// every connection. Each room change (`room.event`, `room.outcome`, `room.revision`) is
+// POSTed as a thin JSON body (`type`, `agreementId`, `invitationId`, `seq`, `outcome`: no
+// text, no credential) with Standard Webhooks v1 headers `webhook-id`,
+// `webhook-timestamp` and `webhook-signature: v1a,<base64 Ed25519 signature over
+// id.timestamp.body>` by a key of `/.well-known/consensus-keys`. A 2xx answers it; other
+// answers are retried after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then the delivery
+// fails; `410 Gone` disables the endpoint. 10 s timeout, no redirects.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/agent/invitations/{invitationId}/webhook (the `PutWebhook` operationId).
+func (c *ClientWithResponses) PutWebhookWithResponse(ctx context.Context, invitationId InvitationId, body PutWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*PutWebhookResponse, error) {
+	rsp, err := c.PutWebhook(ctx, invitationId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutWebhookResponse(rsp)
 }
 
 // ParseGetCapabilitiesResponse parses an HTTP response from a GetCapabilitiesWithResponse call
@@ -5818,6 +7471,200 @@ func ParseClaimSlotResponse(rsp *http.Response) (*ClaimSlotResponse, error) {
 	return response, nil
 }
 
+// ParseReadEventsResponse parses an HTTP response from a ReadEventsWithResponse call
+func ParseReadEventsResponse(rsp *http.Response) (*ReadEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReadEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FeedPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyWaiting
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ReadEventsResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Preference-Applied"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Preference-Applied", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.PreferenceApplied = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ReadEventsResponse400Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ReadEventsResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReadEventsResponse429Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ReadEventsResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReadEventsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParsePostEventResponse parses an HTTP response from a PostEventWithResponse call
 func ParsePostEventResponse(rsp *http.Response) (*PostEventResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -6550,6 +8397,13 @@ func ParseReadRoomResponse(rsp *http.Response) (*ReadRoomResponse, error) {
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyWaiting
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6583,6 +8437,13 @@ func ParseReadRoomResponse(rsp *http.Response) (*ReadRoomResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Preference-Applied"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Preference-Applied", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.PreferenceApplied = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -6606,6 +8467,13 @@ func ParseReadRoomResponse(rsp *http.Response) (*ReadRoomResponse, error) {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Preference-Applied"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Preference-Applied", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.PreferenceApplied = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -6656,6 +8524,30 @@ func ParseReadRoomResponse(rsp *http.Response) (*ReadRoomResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReadRoomResponse429Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ReadRoomResponse500Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
@@ -6675,6 +8567,698 @@ func ParseReadRoomResponse(rsp *http.Response) (*ReadRoomResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ReadRoomResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStreamRoomResponse parses an HTTP response from a StreamRoomWithResponse call
+func ParseStreamRoomResponse(rsp *http.Response) (*StreamRoomResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamRoomResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyWaiting
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamRoomResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers StreamRoomResponse400Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers StreamRoomResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamRoomResponse429Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers StreamRoomResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers StreamRoomResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteWebhookResponse parses an HTTP response from a DeleteWebhookWithResponse call
+func ParseDeleteWebhookResponse(rsp *http.Response) (*DeleteWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers DeleteWebhookResponse204Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteWebhookResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteWebhookResponse404Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteWebhookResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteWebhookResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetWebhookResponse parses an HTTP response from a GetWebhookWithResponse call
+func ParseGetWebhookResponse(rsp *http.Response) (*GetWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Webhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWebhookResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetWebhookResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetWebhookResponse404Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetWebhookResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhookResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutWebhookResponse parses an HTTP response from a PutWebhookWithResponse call
+func ParsePutWebhookResponse(rsp *http.Response) (*PutWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Webhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PutWebhookResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PutWebhookResponse400Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PutWebhookResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers PutWebhookResponse413Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers PutWebhookResponse415Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 500:
+		var headers PutWebhookResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutWebhookResponse503Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

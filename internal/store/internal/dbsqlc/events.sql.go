@@ -238,6 +238,61 @@ func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUI
 	return items, nil
 }
 
+const eventPage = `-- name: EventPage :many
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events
+WHERE agreement_id = $1 AND seq > $2 AND seq <= $3
+ORDER BY seq
+LIMIT $4
+`
+
+type EventPageParams struct {
+	AgreementID uuid.UUID
+	After       int64
+	Through     int64
+	Max         int32
+}
+
+// One page of the feed: the events after seq up to and including through
+// (the head of the agreement state the page reports), at most limit.
+func (q *Queries) EventPage(ctx context.Context, arg EventPageParams) ([]Event, error) {
+	rows, err := q.db.Query(ctx, eventPage,
+		arg.AgreementID,
+		arg.After,
+		arg.Through,
+		arg.Max,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Event{}
+	for rows.Next() {
+		var i Event
+		if err := rows.Scan(
+			&i.ID,
+			&i.AgreementID,
+			&i.Seq,
+			&i.ParticipantID,
+			&i.Revision,
+			&i.Action,
+			&i.Body,
+			&i.IdempotencyKey,
+			&i.CommandDigest,
+			&i.CreatedAt,
+			&i.PrevHash,
+			&i.Hash,
+			&i.Signature,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const eventTerminalListByAgreement = `-- name: EventTerminalListByAgreement :many
 SELECT id, seq, participant_id, revision, action, created_at
 FROM events

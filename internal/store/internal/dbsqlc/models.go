@@ -138,3 +138,28 @@ type SigningKey struct {
 	PublicKey []byte
 	CreatedAt time.Time
 }
+
+type Webhook struct {
+	ParticipantID  uuid.UUID
+	Url            string
+	CreatedAt      time.Time
+	DisabledAt     *time.Time
+	DisabledReason *string
+}
+
+type WebhookDelivery struct {
+	ID            uuid.UUID
+	ParticipantID uuid.UUID
+	AgreementID   uuid.UUID
+	InvitationID  uuid.UUID
+	Type          string
+	Seq           int64
+	Outcome       string
+	CreatedAt     time.Time
+	State         string
+	Attempts      int32
+	NextAttemptAt time.Time
+	LastStatus    *int32
+	LastError     *string
+	FinishedAt    *time.Time
+}

@@ -1,0 +1,54 @@
+-- name: WebhookUpsert :exec
+-- Registers (or replaces) a participant's endpoint; a replaced endpoint is
+-- live again, and deliveries still queued for the old URL go to the new one.
+INSERT INTO webhooks (participant_id, url, created_at) VALUES ($1, $2, $3)
+ON CONFLICT (participant_id) DO UPDATE SET url = EXCLUDED.url, created_at = EXCLUDED.created_at, disabled_at = NULL, disabled_reason = NULL;
+
+-- name: WebhookGet :one
+-- A participant's endpoint with its delivery state.
+SELECT w.url, w.created_at, w.disabled_at, w.disabled_reason,
+       (SELECT count(*) FROM webhook_deliveries d WHERE d.participant_id = w.participant_id AND d.state IN ('queued', 'retrying'))::bigint AS pending,
+       (SELECT count(*) FROM webhook_deliveries d WHERE d.participant_id = w.participant_id AND d.state = 'failed')::bigint AS failed,
+       l.last_status, l.finished_at AS last_finished_at, coalesce(l.state, '')::text AS last_state, coalesce(l.attempts, 0)::integer AS last_attempts
+FROM webhooks w
+LEFT JOIN LATERAL (
+    SELECT d.last_status, d.finished_at, d.state, d.attempts FROM webhook_deliveries d
+    WHERE d.participant_id = w.participant_id AND d.attempts > 0
+    ORDER BY d.created_at DESC, d.id LIMIT 1
+) l ON true
+WHERE w.participant_id = $1;
+
+-- name: WebhookDelete :execrows
+-- Removes the endpoint; deliveries not yet made are dropped with it.
+WITH dropped AS (
+    UPDATE webhook_deliveries SET state = 'failed', last_error = 'webhook removed', finished_at = $2
+    WHERE webhook_deliveries.participant_id = $1 AND state IN ('queued', 'retrying')
+)
+DELETE FROM webhooks WHERE webhooks.participant_id = $1;
+
+-- name: WebhookDeliveryClaimDue :one
+-- One due delivery of a live endpoint, locked for the rest of the
+-- transaction; other workers skip it.
+SELECT d.id, d.participant_id, d.agreement_id, d.invitation_id, d.type, d.seq, d.outcome, d.attempts, d.created_at, w.url
+FROM webhook_deliveries d
+JOIN webhooks w ON w.participant_id = d.participant_id AND w.disabled_at IS NULL
+WHERE d.state IN ('queued', 'retrying') AND d.next_attempt_at <= $1
+ORDER BY d.next_attempt_at, d.id
+LIMIT 1
+FOR UPDATE OF d SKIP LOCKED;
+
+-- name: WebhookDeliveryFinish :exec
+-- Records an attempt: delivered, failed for good, or to retry at next_attempt_at.
+UPDATE webhook_deliveries
+SET state = $2, attempts = attempts + 1, last_status = $3, last_error = $4, next_attempt_at = $5,
+    finished_at = CASE WHEN $2 IN ('delivered', 'failed') THEN sqlc.arg('now')::timestamptz ELSE NULL END
+WHERE id = $1;
+
+-- name: WebhookDisable :exec
+-- The receiver answered 410 Gone: no more deliveries to it.
+WITH dropped AS (
+    UPDATE webhook_deliveries SET state = 'failed', last_error = 'webhook disabled: ' || sqlc.arg('reason')::text, finished_at = sqlc.arg('now')
+    WHERE webhook_deliveries.participant_id = sqlc.arg('participant_id') AND state IN ('queued', 'retrying') AND id <> sqlc.arg('delivery_id')
+)
+UPDATE webhooks SET disabled_at = sqlc.arg('now'), disabled_reason = sqlc.arg('reason')
+WHERE webhooks.participant_id = sqlc.arg('participant_id');

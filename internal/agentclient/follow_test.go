@@ -1,0 +1,83 @@
+package agentclient
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestFollowStreamResumes: every message calls changed, and a reconnect
+// sends the last event id it saw.
+func TestFollowStreamResumes(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var resumed []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/i/stream" || r.Header.Get("Authorization") != "Consensus-Participant tok" {
+			http.Error(w, "no", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		resumed = append(resumed, r.Header.Get("Last-Event-ID"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(": hello\n\nevent: room.outcome\ndata: {}\n\nid: 7\nevent: room.event\ndata: {}\n\n"))
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	calls := 0
+	err := NewClient().Follow(ctx, srv.URL+"/i/room", "tok", func() {
+		if calls++; calls == 4 {
+			cancel()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(resumed) < 2 || resumed[0] != "" || resumed[1] != "7" {
+		t.Fatalf("Last-Event-ID sent: %q", resumed)
+	}
+}
+
+// TestFollowFallsBackToLongPolling: a refused stream turns into held room
+// requests with Prefer: wait and If-None-Match; a 401 ends Follow.
+func TestFollowFallsBackToLongPolling(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	rooms := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case r.URL.Path == "/i/stream":
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		case r.Header.Get("Prefer") != "wait=60":
+			http.Error(w, "no wait", http.StatusBadRequest)
+		case rooms == 0 && r.Header.Get("If-None-Match") == "":
+			rooms++
+			w.Header().Set("ETag", `"v1"`)
+			_, _ = w.Write([]byte(`{}`))
+		case rooms == 1 && r.Header.Get("If-None-Match") == `"v1"`:
+			rooms++
+			w.WriteHeader(http.StatusNotModified)
+		default:
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	calls := 0
+	err := NewClient().Follow(ctx, srv.URL+"/i/room", "tok", func() { calls++ })
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized || calls != 1 || rooms != 2 {
+		t.Fatalf("err %v, %d calls, %d rooms", err, calls, rooms)
+	}
+}

@@ -1,0 +1,146 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/consensus-md/consensus/internal/agentroute"
+	"github.com/consensus-md/consensus/internal/live"
+	"github.com/consensus-md/consensus/internal/venue"
+)
+
+// Live rooms (SPEC R-LIVE): a held request or an open stream joins the
+// replica's hub and then costs nothing until the hub says its agreement
+// changed (on any replica: the store's listener hears every commit). Woken,
+// it checks its credential again (a revocation ends it) and compares the
+// room's tag for its reader with the one it waits on.
+
+type unboundKey struct{}
+
+// requestContext is the request's own context, without boundDatabase's
+// deadline: a held request outlives that deadline on purpose.
+func requestContext(r *http.Request) context.Context {
+	if ctx, ok := r.Context().Value(unboundKey{}).(context.Context); ok {
+		return ctx
+	}
+	return r.Context()
+}
+
+// freshDatabase bounds the database work a held request does once woken.
+func (s *Server) freshDatabase(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(requestContext(r), s.dbTimeout)
+}
+
+// holdDeadline lets a response stay open for d past the server's read and
+// write timeouts. The read deadline matters too: when it passes, net/http
+// cancels the request's context.
+func holdDeadline(w http.ResponseWriter, d time.Duration) {
+	rc := http.NewResponseController(w)
+	t := time.Now().Add(d)
+	_ = rc.SetWriteDeadline(t)
+	_ = rc.SetReadDeadline(t)
+}
+
+// holdSlack is the time a held response may still take to be written
+// after its wait.
+const holdSlack = 10 * time.Second
+
+// join admits the request to the hub, or answers 429 and returns nil.
+func (s *Server) join(w http.ResponseWriter, r *http.Request, p *venue.Principal) *live.Waiter {
+	waiter, err := s.hub.Join(p.AgreementID, p.ParticipantID)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return nil
+	}
+	return waiter
+}
+
+// reauthenticate checks the request's participant credential again, for a
+// woken reader: a revoked token is *venue.UnauthorizedError now.
+func (s *Server) reauthenticate(r *http.Request) (*venue.Principal, error) {
+	ctx, cancel := s.freshDatabase(r)
+	defer cancel()
+	return s.venue.AuthParticipant(ctx, familyFrom(r.Context()), chi.URLParam(r, agentroute.IDParam), credential(r, venue.SchemeParticipant))
+}
+
+// hold keeps a request for up to wait while the reader's room tag is tag.
+// It returns the freshest principal and whether the room changed. An error
+// is a credential that no longer holds, a failed database, or the client
+// gone (its context's error). The hub's bound answers 429 and returns
+// errAnswered.
+func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration, tag string) (*venue.Principal, bool, error) {
+	p := participantFrom(r.Context())
+	waiter := s.join(w, r, p)
+	if waiter == nil {
+		return nil, false, errAnswered
+	}
+	defer waiter.Leave()
+	holdDeadline(w, wait+holdSlack)
+	ctx := requestContext(r)
+	timeout := time.NewTimer(wait)
+	defer timeout.Stop()
+	// A change committed between the first read and joining the hub is not
+	// signalled: look once more now that it would be.
+	check := true
+	for {
+		if check {
+			var err error
+			if p, err = s.reauthenticate(r); err != nil {
+				return nil, false, err
+			}
+			if s.venue.RoomETag(p) != tag {
+				return p, true, nil
+			}
+		}
+		check = true
+		select {
+		case <-waiter.Changed():
+		case <-s.deadlineTimer(p):
+		case <-timeout.C:
+			return p, false, nil
+		case <-waiter.Closing():
+			return p, false, nil
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+	}
+}
+
+// errAnswered: the helper already wrote the answer.
+var errAnswered = errors.New("httpapi: answered")
+
+// deadlineTimer fires when p's pending room passes its deadline (its
+// outcome then reads expired, with no write to announce it); nil, which
+// never fires, otherwise.
+func (s *Server) deadlineTimer(p *venue.Principal) <-chan time.Time {
+	left := s.venue.UntilDeadline(p)
+	if left <= 0 {
+		return nil
+	}
+	return time.After(left + 10*time.Millisecond)
+}
+
+// preferWait reads Prefer: wait and, when present, says so in
+// Preference-Applied (with the wait as capped).
+func preferWait(w http.ResponseWriter, r *http.Request) time.Duration {
+	wait, ok := live.PreferWait(r.Header.Values("Prefer"))
+	if ok {
+		w.Header().Set("Preference-Applied", "wait="+strconv.Itoa(int(wait/time.Second)))
+		w.Header().Add("Vary", "Prefer")
+	}
+	return wait
+}
+
+// handleHoldFailure answers what hold returned as an error: nothing when
+// the client left or the answer was written, a problem otherwise.
+func (s *Server) handleHoldFailure(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, errAnswered) || requestContext(r).Err() != nil {
+		return
+	}
+	s.writeProblem(w, r, err)
+}

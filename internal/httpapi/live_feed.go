@@ -1,0 +1,69 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/consensus-md/consensus/internal/venue"
+)
+
+// handleEvents serves the feed (R-LIVE-FEED): the events after ?after=, at
+// most ?limit=. With Prefer: wait=N an empty page of a room still pending
+// is held until the room changes for this reader (R-LIVE-WAIT); the page
+// then answers with what changed, or stays empty when the wait ends.
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	after, limit, err := feedQuery(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	wait := preferWait(w, r)
+	page, err := s.venue.Feed(r.Context(), participantFrom(r.Context()), after, limit)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	if wait > 0 && len(page.Events) == 0 && !page.Final {
+		p, changed, err := s.hold(w, r, wait, page.Tag)
+		if err != nil {
+			s.handleHoldFailure(w, r, err)
+			return
+		}
+		if changed {
+			var ctx context.Context
+			var cancel context.CancelFunc
+			ctx, cancel = s.freshDatabase(r)
+			defer cancel()
+			if page, err = s.venue.Feed(ctx, p, after, limit); err != nil {
+				s.writeProblem(w, r, err)
+				return
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// feedQuery reads ?after= (a seq, default 0) and ?limit= (1 to
+// venue.FeedMaxLimit, default venue.FeedDefaultLimit).
+func feedQuery(r *http.Request) (after int64, limit int, err error) {
+	q := r.URL.Query()
+	after, limit = 0, venue.FeedDefaultLimit
+	if v, ok := q["after"]; ok {
+		n, perr := strconv.ParseInt(lastOf(v), 10, 64)
+		if perr != nil || n < 0 || len(v) != 1 {
+			return 0, 0, invalidField("after", "must be one non-negative integer: the seq of the last event you hold (0 for none)")
+		}
+		after = n
+	}
+	if v, ok := q["limit"]; ok {
+		n, perr := strconv.Atoi(lastOf(v))
+		if perr != nil || n < 1 || n > venue.FeedMaxLimit || len(v) != 1 {
+			return 0, 0, invalidField("limit", "must be one integer from 1 to "+strconv.Itoa(venue.FeedMaxLimit))
+		}
+		limit = n
+	}
+	return after, limit, nil
+}
+
+func lastOf(v []string) string { return v[len(v)-1] }

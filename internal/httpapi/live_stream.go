@@ -1,0 +1,146 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/consensus-md/consensus/internal/live"
+	"github.com/consensus-md/consensus/internal/venue"
+)
+
+// handleStream serves the room as server-sent events (R-LIVE-STREAM): each
+// stored event after Last-Event-ID (or ?after=, or 0) as "room.event" with
+// id = seq, the outcome as "room.outcome" when the stream opens and
+// whenever it changes, a new revision as "room.revision", and a comment
+// line at least every live.KeepAlive. The stream ends when the credential
+// stops holding (revocation), the client leaves or the service stops.
+func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
+	after, err := streamStart(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	p := participantFrom(r.Context())
+	waiter := s.join(w, r, p)
+	if waiter == nil {
+		return
+	}
+	defer waiter.Leave()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("X-Accel-Buffering", "no")
+	holdDeadline(w, live.KeepAlive+holdSlack)
+	w.WriteHeader(http.StatusOK)
+	out := &sseWriter{w: bufio.NewWriter(w), rc: http.NewResponseController(w)}
+	ctx := requestContext(r)
+	keepAlive := time.NewTicker(live.KeepAlive)
+	defer keepAlive.Stop()
+	var outcome string
+	revision := 0
+	for {
+		page, err := s.streamPage(r, p, after)
+		if err != nil {
+			return // a failed database or a gone client: the client resumes
+		}
+		for _, e := range page.Events {
+			out.message(strconv.FormatInt(e.Seq, 10), "room.event", e)
+		}
+		after = page.Next
+		if revision != 0 && page.Revision != revision {
+			out.message("", "room.revision", struct {
+				Revision int `json:"revision"`
+			}{page.Revision})
+		}
+		revision = page.Revision
+		if page.Outcome.Status != outcome {
+			out.message("", "room.outcome", page.Outcome)
+			outcome = page.Outcome.Status
+		}
+		if out.flush(w) != nil {
+			return
+		}
+		if len(page.Events) == venue.FeedMaxLimit {
+			continue // more to send before waiting
+		}
+		for waiting := true; waiting; {
+			select {
+			case <-waiter.Changed():
+				if p, err = s.reauthenticate(r); err != nil {
+					return
+				}
+				waiting = false
+			case <-s.deadlineTimer(p):
+				waiting = false
+			case <-keepAlive.C:
+				out.comment("keep-alive")
+				if out.flush(w) != nil {
+					return
+				}
+			case <-waiter.Closing():
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// streamPage reads the next page with a fresh database bound.
+func (s *Server) streamPage(r *http.Request, p *venue.Principal, after int64) (*venue.FeedPage, error) {
+	ctx, cancel := s.freshDatabase(r)
+	defer cancel()
+	return s.venue.Feed(ctx, p, after, venue.FeedMaxLimit)
+}
+
+// streamStart is where a stream resumes: Last-Event-ID (the seq of the
+// last event the client received), else ?after=, else 0.
+func streamStart(r *http.Request) (int64, error) {
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < 0 {
+			return 0, invalidField("Last-Event-ID", "must be the seq of the last event received: a non-negative integer")
+		}
+		return n, nil
+	}
+	after, _, err := feedQuery(r)
+	return after, err
+}
+
+// sseWriter writes server-sent events to a buffer flushed after each batch.
+type sseWriter struct {
+	w  *bufio.Writer
+	rc *http.ResponseController
+}
+
+// message writes one event; an empty id leaves the client's last event id
+// as it was (outcome and revision messages are not positions in the feed).
+func (o *sseWriter) message(id, event string, v any) {
+	var data bytes.Buffer
+	enc := json.NewEncoder(&data)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return
+	}
+	if id != "" {
+		o.w.WriteString("id: " + id + "\n")
+	}
+	o.w.WriteString("event: " + event + "\ndata: ")
+	o.w.Write(bytes.TrimSuffix(data.Bytes(), []byte("\n")))
+	o.w.WriteString("\n\n")
+}
+
+func (o *sseWriter) comment(text string) { o.w.WriteString(": " + text + "\n\n") }
+
+// flush sends what is buffered, extending the write deadline first.
+func (o *sseWriter) flush(w http.ResponseWriter) error {
+	holdDeadline(w, live.KeepAlive+holdSlack)
+	if err := o.w.Flush(); err != nil {
+		return err
+	}
+	return o.rc.Flush()
+}

@@ -1,0 +1,64 @@
+package live
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/uuid"
+)
+
+func TestHubBoundsAndWakes(t *testing.T) {
+	t.Parallel()
+	h := New(2, 3)
+	room, other := uuid.New(), uuid.New()
+	alice, bob := uuid.New(), uuid.New()
+	a1, err := h.Join(room, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, _ := h.Join(room, alice)
+	if _, err := h.Join(room, alice); !errors.Is(err, ErrBusy) {
+		t.Fatalf("third reader of one participant: %v", err)
+	}
+	b1, _ := h.Join(other, bob)
+	if _, err := h.Join(other, uuid.New()); !errors.Is(err, ErrBusy) {
+		t.Fatalf("reader past the replica bound: %v", err)
+	}
+
+	h.RoomChanged(room)
+	h.RoomChanged(room) // coalesces with the pending signal
+	for _, w := range []*Waiter{a1, a2} {
+		select {
+		case <-w.Changed():
+		default:
+			t.Fatal("a reader of the changed room was not woken")
+		}
+	}
+	select {
+	case <-b1.Changed():
+		t.Fatal("a reader of another room was woken")
+	default:
+	}
+	h.RoomsResumed()
+	select {
+	case <-b1.Changed():
+	default:
+		t.Fatal("resuming did not wake every reader")
+	}
+
+	a1.Leave()
+	a1.Leave() // twice is once
+	if h.Waiting() != 2 {
+		t.Fatalf("waiting = %d", h.Waiting())
+	}
+	if _, err := h.Join(room, alice); err != nil {
+		t.Fatalf("a freed slot: %v", err)
+	}
+	h.Shutdown()
+	h.Shutdown()
+	select {
+	case <-a2.Closing():
+	default:
+		t.Fatal("shutdown did not reach a reader")
+	}
+}

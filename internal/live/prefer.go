@@ -1,0 +1,35 @@
+package live
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxWait caps how long a request is held (R-LIVE-WAIT).
+const MaxWait = 60 * time.Second
+
+// KeepAlive is the longest a stream stays silent: a comment line at least
+// this often keeps proxies from closing it (R-LIVE-STREAM).
+const KeepAlive = 15 * time.Second
+
+// PreferWait reads the RFC 7240 wait preference from the Prefer header
+// values: the number of seconds asked for, capped at MaxWait. ok is false
+// when no valid wait preference is present (the request is then answered
+// at once); wait=0 is valid and asks for no wait.
+func PreferWait(values []string) (wait time.Duration, ok bool) {
+	for _, v := range values {
+		for _, pref := range strings.Split(v, ",") {
+			name, val, found := strings.Cut(strings.TrimSpace(strings.SplitN(pref, ";", 2)[0]), "=")
+			if !found || !strings.EqualFold(strings.TrimSpace(name), "wait") {
+				continue
+			}
+			n, err := strconv.ParseUint(strings.Trim(strings.TrimSpace(val), `"`), 10, 32)
+			if err != nil {
+				return 0, false
+			}
+			return min(time.Duration(n)*time.Second, MaxWait), true
+		}
+	}
+	return 0, false
+}

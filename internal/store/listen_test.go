@@ -1,0 +1,81 @@
+package store_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/consensus-md/consensus/internal/pgtest"
+	"github.com/consensus-md/consensus/internal/store"
+)
+
+// roomEars records what ListenRooms reports.
+type roomEars struct {
+	mu      sync.Mutex
+	changed []uuid.UUID
+	resumed int
+	signal  chan struct{}
+}
+
+func (e *roomEars) RoomChanged(id uuid.UUID) {
+	e.mu.Lock()
+	e.changed = append(e.changed, id)
+	e.mu.Unlock()
+	e.signal <- struct{}{}
+}
+
+func (e *roomEars) RoomsResumed() {
+	e.mu.Lock()
+	e.resumed++
+	e.mu.Unlock()
+	e.signal <- struct{}{}
+}
+
+// TestListenRoomsResumesAfterLosingItsConnection: a NOTIFY on the room
+// channel is heard; when the listening connection is killed, the listener
+// connects again and says so (RoomsResumed), so waiters check everything
+// again, and hears later notifications.
+func TestListenRoomsResumesAfterLosingItsConnection(t *testing.T) {
+	t.Parallel()
+	st := pgtest.Store(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ears := &roomEars{signal: make(chan struct{}, 16)}
+	done := make(chan struct{})
+	go func() { st.ListenRooms(ctx, ears, slog.New(slog.NewTextHandler(io.Discard, nil))); close(done) }()
+	next := func(what string) {
+		t.Helper()
+		select {
+		case <-ears.signal:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %s", what)
+		}
+	}
+	next("first resume")
+	pool := store.Pool(st)
+	id := uuid.New()
+	if _, err := pool.Exec(ctx, "SELECT pg_notify($1, $2)", store.RoomChannel, id.String()); err != nil {
+		t.Fatal(err)
+	}
+	next("notification")
+	if _, err := pool.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN "+store.RoomChannel+"'"); err != nil {
+		t.Fatal(err)
+	}
+	next("resume after the connection was killed")
+	if _, err := pool.Exec(ctx, "SELECT pg_notify($1, $2)", store.RoomChannel, id.String()); err != nil {
+		t.Fatal(err)
+	}
+	next("notification after resuming")
+	ears.mu.Lock()
+	if ears.resumed != 2 || len(ears.changed) != 2 || ears.changed[1] != id {
+		t.Fatalf("resumed %d, changed %v", ears.resumed, ears.changed)
+	}
+	ears.mu.Unlock()
+	cancel()
+	<-done
+}
