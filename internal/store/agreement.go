@@ -95,7 +95,11 @@ func (tx *Tx) AgreementLockByParticipant(ctx context.Context, participantID uuid
 // AgreementBump records a change the room shows that is neither an event
 // nor an outcome (a claim, a revocation) as a new version of the room.
 func (tx *Tx) AgreementBump(ctx context.Context, id uuid.UUID) error {
-	return interpretError("bump agreement version", tx.q.AgreementBump(ctx, id))
+	if err := tx.q.AgreementBump(ctx, id); err != nil {
+		return interpretError("bump agreement version", err)
+	}
+	tx.roomChanged(id)
+	return nil
 }
 
 // AgreementList returns up to limit agreements, newest first, starting after
@@ -135,6 +139,7 @@ func (q queries) AgreementSetOutcome(ctx context.Context, id uuid.UUID, o room.O
 	}
 	if n == 1 {
 		q.note(noteOutcome, o.Status)
+		q.roomChanged(id)
 	}
 	return n == 1, nil
 }

@@ -22,6 +22,9 @@ func (q queries) AgreementAmend(ctx context.Context, id uuid.UUID, number int, d
 	if err != nil {
 		return false, interpretError("amend agreement", err)
 	}
+	if n == 1 {
+		q.roomChanged(id)
+	}
 	return n == 1, nil
 }
 

@@ -186,8 +186,9 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 	if err := tx.send(ctx, &write); err != nil {
 		return err
 	}
-	// Committed: the observer hears what an EventInsert or
-	// AgreementSetOutcome would have told it.
+	// Committed: the room has a new version, and the observer hears what
+	// an EventInsert or AgreementSetOutcome would have told it.
+	s.ann.changed(st.Agreement.ID)
 	if s.obs != nil {
 		if w.Event != nil {
 			tell(s.obs, note{noteEvent, w.Event.Action})

@@ -8,9 +8,9 @@ import (
 	"github.com/google/uuid"
 )
 
-// RoomChannel is the channel on which the agreements_version_changed
-// trigger (migration 00005) announces, in the changing transaction, every
-// new version of an agreement; the payload is the agreement id.
+// RoomChannel is the channel on which every replica announces, after the
+// commit, the agreements whose version its commits changed (see
+// announce.go); a payload is their ids, comma-separated.
 const RoomChannel = "consensus_room"
 
 // RoomListener hears about committed room changes; see Store.ListenRooms.
@@ -36,9 +36,15 @@ const (
 // ListenRooms listens on RoomChannel through one dedicated connection,
 // taken out of the pool, until ctx ends. When the connection fails it
 // connects again (after a pause that grows from 50 ms to 2 s) and calls
-// RoomsResumed once it listens again, so no change goes unseen. It returns
-// when ctx ends.
+// RoomsResumed once it listens again, so no change goes unseen. From the
+// call on, l also hears of this replica's own commits at once, and they are
+// announced to the other replicas. It returns when ctx ends.
 func (s *Store) ListenRooms(ctx context.Context, l RoomListener, log *slog.Logger) {
+	s.ann.setLocal(l)
+	defer s.ann.setLocal(nil)
+	done := make(chan struct{})
+	defer func() { <-done }()
+	go func() { defer close(done); s.publishRooms(ctx, log) }()
 	pause := listenRetryMin
 	for ctx.Err() == nil {
 		heard, err := s.listenOnce(ctx, l)
@@ -90,7 +96,7 @@ func (s *Store) listenOnce(ctx context.Context, l RoomListener) (heard bool, err
 		if err != nil {
 			return true, err
 		}
-		if id, err := uuid.Parse(n.Payload); err == nil {
+		for _, id := range parseRoomPayload(n.Payload) {
 			l.RoomChanged(id)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -25,6 +26,7 @@ type Store struct {
 	pool    *pgxpool.Pool
 	timeout time.Duration
 	obs     Observer    // see SetObserver (ops.go)
+	ann     *announcer  // room changes, told after commit (announce.go)
 	schema  schemaCheck // see SchemaCurrent (ops.go)
 }
 
@@ -45,6 +47,10 @@ type queries struct {
 	q *dbsqlc.Queries
 	// emit takes what was written for the Observer; nil without one.
 	emit func(note)
+	// changed takes the id of an agreement whose version a statement
+	// bumped: the Store's announces at once (the statement committed on
+	// its own), a Tx's after its commit.
+	changed func(uuid.UUID)
 }
 
 // DefaultTimeout bounds connecting and each statement when Open is given
@@ -128,7 +134,8 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*Store, erro
 		pool.Close()
 		return nil, fmt.Errorf("store: connect: %w", err)
 	}
-	return &Store{queries: queries{q: dbsqlc.New(pool)}, pool: pool, timeout: o.timeout}, nil
+	ann := newAnnouncer()
+	return &Store{queries: queries{q: dbsqlc.New(pool), changed: ann.changed}, pool: pool, timeout: o.timeout, ann: ann}, nil
 }
 
 // Close closes the pool.
@@ -171,6 +178,8 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	if s.obs != nil {
 		t.emit = func(n note) { notes = append(notes, n) }
 	}
+	var changed []uuid.UUID // announced once committed
+	t.changed = func(id uuid.UUID) { changed = append(changed, id) }
 	if err := fn(t); err != nil {
 		return err
 	}
@@ -179,6 +188,9 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	for _, n := range notes {
 		tell(s.obs, n)
+	}
+	for _, id := range changed {
+		s.ann.changed(id)
 	}
 	return nil
 }

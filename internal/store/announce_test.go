@@ -1,0 +1,97 @@
+package store_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/consensus-md/consensus/internal/pgtest"
+	"github.com/consensus-md/consensus/internal/store"
+)
+
+// rooms records the agreements a RoomListener hears of.
+type rooms struct {
+	mu      sync.Mutex
+	heard   map[uuid.UUID]int
+	resumed chan struct{}
+}
+
+func newRooms() *rooms { return &rooms{heard: map[uuid.UUID]int{}, resumed: make(chan struct{}, 8)} }
+
+func (r *rooms) RoomChanged(id uuid.UUID) {
+	r.mu.Lock()
+	r.heard[id]++
+	r.mu.Unlock()
+}
+
+func (r *rooms) RoomsResumed() { r.resumed <- struct{}{} }
+
+func (r *rooms) count(id uuid.UUID) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.heard[id]
+}
+
+// TestRoomChangesReachEveryReplica: a version bump committed through one
+// Store is heard at once by that Store's listener and, through PostgreSQL,
+// by another Store's on the same database; a rolled-back bump by none.
+func TestRoomChangesReachEveryReplica(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	open := func() (*store.Store, *rooms) {
+		st, err := store.Open(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		r := newRooms()
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); st.ListenRooms(ctx, r, log) }()
+		t.Cleanup(func() { cancel(); wg.Wait() })
+		select {
+		case <-r.resumed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the listener never listened")
+		}
+		return st, r
+	}
+	stA, heardA := open()
+	_, heardB := open()
+
+	id, _ := agreement(t, stA)
+	before := heardA.count(id)
+	if err := stA.InTx(ctx, func(tx *store.Tx) error { return tx.AgreementBump(ctx, id) }); err != nil {
+		t.Fatal(err)
+	}
+	if heardA.count(id) != before+1 {
+		t.Fatalf("the committing replica heard %d changes, want %d at once", heardA.count(id), before+1)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for heardB.count(id) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the other replica never heard the change")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	other := uuid.New()
+	_ = stA.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.AgreementBump(ctx, other); err != nil {
+			return err
+		}
+		return context.Canceled // rolled back
+	})
+	time.Sleep(200 * time.Millisecond)
+	if heardA.count(other)+heardB.count(other) != 0 {
+		t.Fatal("a rolled-back change was announced")
+	}
+}
