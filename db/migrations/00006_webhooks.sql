@@ -5,11 +5,15 @@
 -- disabled_at is set when the receiver answered 410 Gone.
 CREATE TABLE webhooks (
     participant_id  uuid PRIMARY KEY REFERENCES participants (id),
+    agreement_id    uuid NOT NULL REFERENCES agreements (id),
     url             text NOT NULL CHECK (url LIKE 'https://%' AND length(url) <= 2048),
     created_at      timestamptz NOT NULL,
     disabled_at     timestamptz,
     disabled_reason text
 );
+-- The trigger below runs on every append: this index lets it see in one
+-- probe that an agreement has no live endpoint, the common case.
+CREATE INDEX webhooks_live_by_agreement ON webhooks (agreement_id) WHERE disabled_at IS NULL;
 
 -- The durable queue: one row per notification and receiver, written by the
 -- trigger below in the transaction that changed the room, so a committed
@@ -46,6 +50,9 @@ CREATE FUNCTION webhooks_enqueue() RETURNS trigger
 DECLARE
     kinds text[] := '{}';
 BEGIN
+    IF NOT EXISTS (SELECT 1 FROM webhooks WHERE agreement_id = NEW.id AND disabled_at IS NULL) THEN
+        RETURN NULL;
+    END IF;
     IF NEW.head_seq > OLD.head_seq THEN
         kinds := kinds || 'room.event'::text;
     END IF;
@@ -74,7 +81,8 @@ $$;
 CREATE TRIGGER agreements_webhooks
     AFTER UPDATE OF version ON agreements
     FOR EACH ROW
-    WHEN (NEW.version IS DISTINCT FROM OLD.version)
+    WHEN (NEW.head_seq > OLD.head_seq OR NEW.outcome_status IS DISTINCT FROM OLD.outcome_status
+          OR NEW.current_revision IS DISTINCT FROM OLD.current_revision)
     EXECUTE FUNCTION webhooks_enqueue();
 
 -- +goose Down

@@ -1,7 +1,8 @@
 -- name: WebhookUpsert :exec
 -- Registers (or replaces) a participant's endpoint; a replaced endpoint is
 -- live again, and deliveries still queued for the old URL go to the new one.
-INSERT INTO webhooks (participant_id, url, created_at) VALUES ($1, $2, $3)
+INSERT INTO webhooks (participant_id, agreement_id, url, created_at)
+SELECT p.id, p.agreement_id, $2, $3 FROM participants p WHERE p.id = $1
 ON CONFLICT (participant_id) DO UPDATE SET url = EXCLUDED.url, created_at = EXCLUDED.created_at, disabled_at = NULL, disabled_reason = NULL;
 
 -- name: WebhookGet :one

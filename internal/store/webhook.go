@@ -51,7 +51,7 @@ const (
 
 // WebhookUpsert registers or replaces participantID's endpoint, live.
 func (q queries) WebhookUpsert(ctx context.Context, participantID uuid.UUID, url string, now time.Time) error {
-	return interpretError("register webhook", q.q.WebhookUpsert(ctx, dbsqlc.WebhookUpsertParams{ParticipantID: participantID, Url: url, CreatedAt: now}))
+	return interpretError("register webhook", q.q.WebhookUpsert(ctx, dbsqlc.WebhookUpsertParams{ID: participantID, Url: url, CreatedAt: now}))
 }
 
 // WebhookGet reads participantID's endpoint, or room.ErrNotFound.

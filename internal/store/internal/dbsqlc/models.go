@@ -141,6 +141,7 @@ type SigningKey struct {
 
 type Webhook struct {
 	ParticipantID  uuid.UUID
+	AgreementID    uuid.UUID
 	Url            string
 	CreatedAt      time.Time
 	DisabledAt     *time.Time

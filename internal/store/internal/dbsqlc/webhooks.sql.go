@@ -180,19 +180,20 @@ func (q *Queries) WebhookGet(ctx context.Context, participantID uuid.UUID) (Webh
 }
 
 const webhookUpsert = `-- name: WebhookUpsert :exec
-INSERT INTO webhooks (participant_id, url, created_at) VALUES ($1, $2, $3)
+INSERT INTO webhooks (participant_id, agreement_id, url, created_at)
+SELECT p.id, p.agreement_id, $2, $3 FROM participants p WHERE p.id = $1
 ON CONFLICT (participant_id) DO UPDATE SET url = EXCLUDED.url, created_at = EXCLUDED.created_at, disabled_at = NULL, disabled_reason = NULL
 `
 
 type WebhookUpsertParams struct {
-	ParticipantID uuid.UUID
-	Url           string
-	CreatedAt     time.Time
+	ID        uuid.UUID
+	Url       string
+	CreatedAt time.Time
 }
 
 // Registers (or replaces) a participant's endpoint; a replaced endpoint is
 // live again, and deliveries still queued for the old URL go to the new one.
 func (q *Queries) WebhookUpsert(ctx context.Context, arg WebhookUpsertParams) error {
-	_, err := q.db.Exec(ctx, webhookUpsert, arg.ParticipantID, arg.Url, arg.CreatedAt)
+	_, err := q.db.Exec(ctx, webhookUpsert, arg.ID, arg.Url, arg.CreatedAt)
 	return err
 }
