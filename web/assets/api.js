@@ -25,10 +25,10 @@ export function newKey() {
   return 'web-' + crypto.randomUUID();
 }
 
-async function call(id, action, { method = 'GET', scheme, token, body, headers = {} } = {}) {
+async function call(id, action, { method = 'GET', scheme, token, body, headers = {}, signal } = {}) {
   const h = { ...headers };
   if (scheme && token) h.Authorization = scheme + ' ' + token;
-  const init = { method, headers: h, cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer' };
+  const init = { method, headers: h, cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer', signal };
   if (body !== undefined) {
     h['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -37,6 +37,7 @@ async function call(id, action, { method = 'GET', scheme, token, body, headers =
   try {
     resp = await fetch(PREFIX + id + '/' + action, init);
   } catch (e) {
+    if (signal && signal.aborted) throw new ApiError(0, 'aborted', 'replaced by a newer request');
     throw new ApiError(0, 'network', 'The service could not be reached. Check your connection; the page will try again.');
   }
   return resp;
@@ -67,13 +68,20 @@ export async function claim(id, session, emailProof) {
   return json(await call(id, 'claim', { method: 'POST', scheme: 'Consensus-Session', token: session, body: { emailProof } }));
 }
 
-/** Reads the room; resolves to null when it has not changed since etag. */
-export async function room(id, token, etag) {
+/**
+ * Reads the room. With an etag and wait seconds, the service holds the read
+ * until the room changes or the wait ends (Prefer: wait). Resolves to
+ * { room, etag, held }: room is null when nothing changed since etag; held
+ * says the service applied the wait, so the next read may follow at once.
+ */
+export async function room(id, token, etag, { wait = 0, signal } = {}) {
   const headers = etag ? { 'If-None-Match': etag } : {};
-  const resp = await call(id, 'room', { scheme: 'Consensus-Participant', token, headers });
-  if (resp.status === 304) return null;
+  if (etag && wait > 0) headers.Prefer = 'wait=' + wait;
+  const resp = await call(id, 'room', { scheme: 'Consensus-Participant', token, headers, signal });
+  const held = /^wait=\d+$/.test(resp.headers.get('Preference-Applied') || '');
+  if (resp.status === 304) return { room: null, etag, held };
   const body = await json(resp);
-  return { room: body, etag: resp.headers.get('ETag') || '' };
+  return { room: body, etag: resp.headers.get('ETag') || '', held };
 }
 
 /** Posts one event under an idempotency key. */

@@ -2,11 +2,12 @@
 // the address bar, exchange it, show the locked revision, claim with the
 // proof code, then keep the room up to date until the outcome is final.
 import * as api from './api.js';
-import { $, el, fill, showRevision, showCheck, showOutcome, showEvents, characters } from './view.js';
+import { $, el, fill, showRevision, showCheck, showOutcome, showEvents, characters, saveFile, showCounter, refusals, invalidLink, decisionNames } from './view.js';
 
 const MAX_BODY = 4000;
-const POLL_MS = 3000;
-const POLL_IDLE_MS = 15000;
+const POLL_MS = 3000; // between reads the service did not hold
+const POLL_IDLE_MS = 15000; // once final, or while the tab is hidden
+const WAIT_S = 50; // a held read ends by itself within a minute
 const SECTIONS = ['opening', 'nolink', 'outcome-section', 'agreement', 'claim', 'room'];
 
 const id = api.invitationIdFromPath(location.pathname);
@@ -16,6 +17,7 @@ let room = null;
 let etag = '';
 let shownDigest = '';
 let pollTimer = 0;
+let reading = null; // the AbortController of the read in flight
 let intent = null; // { action, body, key }: a command to retry under the same key
 let lastSeq = -1;
 let lastStatus = '';
@@ -48,10 +50,6 @@ function warn(text, retry) {
 }
 
 function heading(text) { $('heading').textContent = text; }
-
-const invalidLink = 'This invitation cannot be opened. Its deadline may have passed (an invitation expires at the ' +
-  'agreement\'s deadline), the operator may have revoked it or sent a newer email that replaced it, or the link ' +
-  'may be incomplete. Nothing was recorded. If you think it should still work, ask the person who invited you to send it again.';
 
 /** Explains a failure that is not specific to one step. */
 function trouble(e, retry) {
@@ -168,32 +166,48 @@ async function enterRoom() {
   await refresh();
 }
 
-/** Reads the room (If-None-Match) and schedules the next read. */
+/**
+ * Reads the room and schedules the next read. While the outcome is pending
+ * and the tab visible, the read is held by the service until something
+ * changes (Prefer: wait), and the next one follows at once; a newer read
+ * (after posting, or when the tab shows again) replaces a held one.
+ */
 async function refresh() {
   clearTimeout(pollTimer);
+  if (reading) reading.abort();
+  const mine = new AbortController();
+  reading = mine;
+  const live = !document.hidden && (!room || room.outcome.status === 'pending');
+  let held = false;
   try {
-    const r = await api.room(id, state.participantToken, etag);
-    if (r) {
+    const r = await api.room(id, state.participantToken, etag, { wait: live ? WAIT_S : 0, signal: mine.signal });
+    held = r.held;
+    if (r.room) {
       room = r.room;
       etag = r.etag;
       await render();
     }
     if ($('alert').dataset.kind === 'offline') warn('');
   } catch (e) {
+    if (e.code === 'aborted') return; // a newer read took over
     if (e.status === 401) { lostAccess(); return; }
     if (e.status === 0 || e.status >= 500) {
       warn('The room could not be read just now; this page keeps trying.');
       $('alert').dataset.kind = 'offline';
-    } else {
+    } else if (e.status !== 429) { // too many waiting reads: read without waiting for a while
       trouble(e);
     }
+  } finally {
+    if (reading === mine) reading = null;
   }
+  if (reading) return; // a newer read schedules what follows
   const final = room && room.outcome.status !== 'pending';
-  pollTimer = setTimeout(refresh, final || document.hidden ? POLL_IDLE_MS : POLL_MS);
+  pollTimer = setTimeout(refresh, final || document.hidden ? POLL_IDLE_MS : held ? 0 : POLL_MS);
 }
 
 function lostAccess() {
   clearTimeout(pollTimer);
+  if (reading) reading.abort();
   state = {};
   memory.forget();
   heading('Your access to this agreement has ended');
@@ -260,13 +274,7 @@ async function send(action, body) {
 
 function refused(e) {
   if (e.status === 401) { lostAccess(); return; }
-  const messages = {
-    'revision-mismatch': 'The agreement has changed: the revision shown on this page is no longer the current one, so nothing was recorded. The page now shows the current revision; read it again before you decide.',
-    'already-decided': 'You have already recorded a decision, and a decision cannot be changed. Nothing new was recorded.',
-    'room-closed': 'The outcome is already final, so nothing more can be recorded.',
-    'event-limit': 'You have reached the limit of 100 messages on this revision. Nothing was recorded.',
-  };
-  if (messages[e.code]) warn(messages[e.code]);
+  if (refusals[e.code]) warn(refusals[e.code]);
   else if (e.status === 400) warn('The service could not accept this: ' + e.message);
   else trouble(e);
   etag = '';
@@ -274,11 +282,8 @@ function refused(e) {
 }
 
 function updateCounter() {
-  const n = characters($('post-body').value);
+  const over = showCounter($('post-counter'), characters($('post-body').value), MAX_BODY);
   const c = $('post-counter');
-  const over = n > MAX_BODY;
-  c.textContent = n.toLocaleString('en-US') + ' of 4,000 characters' + (over ? ' — ' + (n - MAX_BODY).toLocaleString('en-US') + ' too many' : '');
-  c.classList.toggle('over', over);
   if (String(over) !== c.dataset.over) {
     if (over) say('Your message is longer than 4,000 characters.');
     c.dataset.over = String(over);
@@ -311,7 +316,6 @@ async function submitPost(ev) {
   }
 }
 
-const decisionNames = { agree: 'Agree', disagree: 'Disagree', abstain: 'Abstain' };
 let chosen = '';
 let opener = null;
 
@@ -350,15 +354,6 @@ async function confirmDecision() {
   } finally {
     $('confirm-yes').disabled = false;
   }
-}
-
-function saveFile(name, type, bytes) {
-  const url = URL.createObjectURL(new Blob([bytes], { type }));
-  const a = el('a', null, { href: url, download: name });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 30000);
 }
 
 async function download() {

@@ -142,3 +142,38 @@ export function characters(s) {
   for (const _ of s) n++;
   return n;
 }
+
+/** Offers bytes to the person as a file download. */
+export function saveFile(name, type, bytes) {
+  const url = URL.createObjectURL(new Blob([bytes], { type }));
+  const a = el('a', null, { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 30000);
+}
+
+/** Shows n of max characters in counter; returns whether n is over max. */
+export function showCounter(counter, n, max) {
+  const over = n > max;
+  counter.textContent = n.toLocaleString('en-US') + ' of ' + max.toLocaleString('en-US') + ' characters' +
+    (over ? ' — ' + (n - max).toLocaleString('en-US') + ' too many' : '');
+  counter.classList.toggle('over', over);
+  return over;
+}
+
+/** What the page says when an invitation link cannot be opened. */
+export const invalidLink = 'This invitation cannot be opened. Its deadline may have passed (an invitation expires at the ' +
+  'agreement\'s deadline), the operator may have revoked it or sent a newer email that replaced it, or the link ' +
+  'may be incomplete. Nothing was recorded. If you think it should still work, ask the person who invited you to send it again.';
+
+/** The decisions' names as the page shows them. */
+export const decisionNames = { agree: 'Agree', disagree: 'Disagree', abstain: 'Abstain' };
+
+/** What the page says when the service refused a command, by problem code. */
+export const refusals = {
+  'revision-mismatch': 'The agreement has changed: the revision shown on this page is no longer the current one, so nothing was recorded. The page now shows the current revision; read it again before you decide.',
+  'already-decided': 'You have already recorded a decision, and a decision cannot be changed. Nothing new was recorded.',
+  'room-closed': 'The outcome is already final, so nothing more can be recorded.',
+  'event-limit': 'You have reached the limit of 100 messages on this revision. Nothing was recorded.',
+};
