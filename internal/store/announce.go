@@ -24,6 +24,10 @@ import (
 // other replicas' waiters asleep until the agreement's next change or the
 // end of their hold.
 
+// announceSpacing is the shortest time between two sends: the most a
+// wake-up on another replica waits for the commits after it to gather.
+const announceSpacing = 5 * time.Millisecond
+
 // notifyPayloadMax keeps one NOTIFY payload under PostgreSQL's 8,000 bytes.
 const notifyPayloadMax = 7900
 
@@ -108,6 +112,13 @@ func (s *Store) publishRooms(ctx context.Context, log *slog.Logger) {
 		}
 		if err == nil {
 			ids, pause = ids[:0], listenRetryMin
+			// Let the next commits gather: under load one send then
+			// carries many ids, at most every announceSpacing.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(announceSpacing):
+			}
 			continue
 		}
 		if ctx.Err() != nil {

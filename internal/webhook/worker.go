@@ -83,12 +83,18 @@ func (w *Worker) RoomChanged() {
 }
 
 // Run delivers until ctx ends.
+// kickSpacing is the shortest time between two looks for due deliveries
+// that room changes cause.
+const kickSpacing = 200 * time.Millisecond
+
 func (w *Worker) Run(ctx context.Context) {
 	w.init()
 	var wg sync.WaitGroup
 	for range w.Concurrency {
 		wg.Go(func() {
+			var looked time.Time
 			for ctx.Err() == nil {
+				looked = time.Now()
 				found, err := w.DeliverOne(ctx)
 				if err != nil && ctx.Err() == nil {
 					w.Log.Error("webhook: delivery round failed", slog.String("error", err.Error()))
@@ -99,6 +105,15 @@ func (w *Worker) Run(ctx context.Context) {
 				select {
 				case <-ctx.Done():
 				case <-w.kick:
+					// Every room change kicks, by the thousand under load,
+					// and almost none queues a delivery: look at most
+					// every kickSpacing (an idle worker looks at once).
+					if wait := kickSpacing - time.Since(looked); wait > 0 {
+						select {
+						case <-ctx.Done():
+						case <-time.After(wait):
+						}
+					}
 				case <-time.After(w.Poll):
 				}
 			}
