@@ -103,7 +103,7 @@ func loadSchema(path string) (*yaml.Node, error) {
 	s := n.Content[0]
 	id := child(s, "$id")
 	if id == nil || !strings.HasPrefix(id.Value, schemaOrigin+"/schemas/") {
-		return nil, fmt.Errorf("%s: $id must be %s/schemas/...", path, schemaOrigin)
+		return nil, fmt.Errorf("%s: $id must start with %s/schemas/", path, schemaOrigin)
 	}
 	defs := child(s, "$defs")
 	remove(s, "$schema")
