@@ -35,7 +35,12 @@ func TestLiveAcrossProcesses(t *testing.T) {
 			held <- v.get(agentURL(a, reader.Inv.InvitationID, "room"),
 				hdr("Authorization", participantAuth(reader.Token), "If-None-Match", room.Header.Get("ETag"), "Prefer", "wait=30"))
 		}()
-		time.Sleep(300 * time.Millisecond) // the hold begins
+		time.Sleep(300 * time.Millisecond)
+		select { // nothing changed yet: the read must still be held
+		case r := <-held:
+			t.Fatalf("the read with Prefer: wait answered before any change: %s", r)
+		default:
+		}
 		post := v.postEvent(b, writer, fmt.Sprintf("live-poll-%d", i), "comment", "Wake up.")
 		wantStatus(t, "comment on the other replica", post, http.StatusCreated)
 		select {
