@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -80,21 +82,25 @@ type AppendWrite struct {
 	Artifact *Artifact
 }
 
-// Append runs one append as a transaction of two round trips. The first
-// sends BEGIN, locks the agreement of the token's holder (SELECT … FOR
-// UPDATE) and, after the lock is granted, reads the holder (revoked?
+// Append runs one append as part of a transaction of two round trips. The
+// first sends BEGIN, locks the agreement of the token's holder (SELECT …
+// FOR UPDATE) and, after the lock is granted, reads the holder (revoked?
 // counters), the event it stored under the idempotency key, what the rule
-// needs of the roster (unless skipped) and, if asked, the current revision. decide judges
-// that state (it must not have effects outside the transaction: a deadlock
-// reruns it) and returns what to write; the second round trip writes it in
-// one statement and commits. An unknown token locks nothing and reaches
-// decide with a nil Holder. An error from decide rolls back and comes back
-// unchanged; store errors are interpreted.
+// needs of the roster (unless skipped) and, if asked, the current revision.
+// decide judges that state (it must not have effects outside the
+// transaction: a deadlock reruns it) and returns what to write; the second
+// round trip writes it and commits. An unknown token locks nothing and
+// reaches decide with a nil Holder. An error from decide rolls back this
+// append and comes back unchanged; store errors are interpreted.
+//
+// When the caller names the agreement (req.AgreementID), appends to other
+// agreements that arrive meanwhile share the transaction (appender.go);
+// each still locks and reads its own agreement and is judged alone.
 func (s *Store) Append(ctx context.Context, req AppendRequest, decide func(st *AppendState) (AppendWrite, error)) error {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		err = s.appendOnce(ctx, req, decide)
-		if !retryable(err) {
+		err = s.appendOne(ctx, req, decide, attempt == 0)
+		if !retryable(err) || ctx.Err() != nil {
 			return err
 		}
 		time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
@@ -102,16 +108,92 @@ func (s *Store) Append(ctx context.Context, req AppendRequest, decide func(st *A
 	return err
 }
 
-func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(st *AppendState) (AppendWrite, error)) error {
+// appendOne runs one attempt, in a batch when allowed and possible.
+func (s *Store) appendOne(ctx context.Context, req AppendRequest, decide func(st *AppendState) (AppendWrite, error), batched bool) error {
+	j := &appendJob{req: req, decide: decide}
+	if batched && req.AgreementID != uuid.Nil && s.apx != nil {
+		if err, ok := s.apx.run(ctx, j); ok {
+			return err
+		}
+		j.err, j.alone = nil, false
+	}
+	if err := s.appendBatch(ctx, []*appendJob{j}); err != nil {
+		return err
+	}
+	return j.err
+}
+
+// appendBatch runs jobs, for distinct agreements, in one transaction: the
+// error is the batch's (nothing committed); each job's own refusal is in
+// its err.
+func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob) error {
+	// Locks in agreement order: batches never wait for each other in a cycle.
+	slices.SortFunc(jobs, func(a, b *appendJob) int { return bytes.Compare(a.req.AgreementID[:], b.req.AgreementID[:]) })
 	tx, err := s.beginPiped(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.close(ctx)
 
-	st := &AppendState{}
+	states := make([]*AppendState, len(jobs))
 	var read pipeline
 	read.exec("BEGIN")
+	for i, j := range jobs {
+		states[i] = &AppendState{}
+		queueRead(ctx, &read, j.req, states[i])
+	}
+	if err := tx.send(ctx, &read); err != nil {
+		return err
+	}
+	writes := make([]AppendWrite, len(jobs))
+	var write pipeline
+	for i, j := range jobs {
+		st := states[i]
+		if st.Holder != nil && st.Holder.AgreementID != st.Agreement.ID {
+			st.Holder = nil // a token's owner never moves, but a caller's AgreementID may be wrong: refuse rather than write across agreements
+		}
+		w, err := decideSafely(j, st)
+		if err != nil {
+			j.err = err
+			continue
+		}
+		if w.Event == nil && w.Outcome == nil {
+			continue
+		}
+		if err := queueWrite(ctx, &write, st.Agreement.ID, w); err != nil {
+			j.err = err
+			continue
+		}
+		writes[i] = w
+	}
+	if len(write.steps) == 0 {
+		return nil // nothing written: close rolls back, which costs what a commit would
+	}
+	write.exec("COMMIT")
+	if err := tx.send(ctx, &write); err != nil {
+		return err
+	}
+	// Committed: each room has a new version, and the observer hears what
+	// an EventInsert or AgreementSetOutcome would have told it.
+	for i, w := range writes {
+		if w.Event == nil && w.Outcome == nil {
+			continue
+		}
+		s.ann.changed(states[i].Agreement.ID)
+		if s.obs != nil {
+			if w.Event != nil {
+				tell(s.obs, note{noteEvent, w.Event.Action})
+			}
+			if w.Outcome != nil && w.Outcome.Final() {
+				tell(s.obs, note{noteOutcome, w.Outcome.Status})
+			}
+		}
+	}
+	return nil
+}
+
+// queueRead queues what one append reads, its lock first, into st.
+func queueRead(ctx context.Context, read *pipeline, req AppendRequest, st *AppendState) {
 	read.add(func(db dbsqlc.DBTX) error {
 		var r dbsqlc.Agreement
 		var err error
@@ -165,39 +247,6 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest, decide func(s
 		})
 		read.add(historyByTokenStep(ctx, req.TokenHash, &st.Revision))
 	}
-	if err := tx.send(ctx, &read); err != nil {
-		return err
-	}
-	if st.Holder != nil && st.Holder.AgreementID != st.Agreement.ID {
-		st.Holder = nil // a token's owner never moves, but a caller's AgreementID may be wrong: refuse rather than write across agreements
-	}
-	w, err := decide(st)
-	if err != nil {
-		return err
-	}
-	if w.Event == nil && w.Outcome == nil {
-		return nil // nothing written: close rolls back, which costs what a commit would
-	}
-	var write pipeline
-	if err := queueWrite(ctx, &write, st.Agreement.ID, w); err != nil {
-		return err
-	}
-	write.exec("COMMIT")
-	if err := tx.send(ctx, &write); err != nil {
-		return err
-	}
-	// Committed: the room has a new version, and the observer hears what
-	// an EventInsert or AgreementSetOutcome would have told it.
-	s.ann.changed(st.Agreement.ID)
-	if s.obs != nil {
-		if w.Event != nil {
-			tell(s.obs, note{noteEvent, w.Event.Action})
-		}
-		if w.Outcome != nil && w.Outcome.Final() {
-			tell(s.obs, note{noteOutcome, w.Outcome.Status})
-		}
-	}
-	return nil
 }
 
 // holderFrom splits the holder row into the holder and the event it posted

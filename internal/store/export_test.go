@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -23,3 +24,21 @@ func UUIDPlans(s *Store, target, value any) (scan, encode bool, err error) {
 	_, encode = m.PlanEncode(pgtype.UUIDOID, pgtype.BinaryFormatCode, value).(encodeUUID)
 	return scan, encode, nil
 }
+
+// AppendTogether runs the appends in one batch, as the appender would: the
+// batch's error, and each append's own.
+func AppendTogether(s *Store, reqs []AppendRequest, decides []func(*AppendState) (AppendWrite, error)) (error, []error) {
+	jobs := make([]*appendJob, len(reqs))
+	for i := range reqs {
+		jobs[i] = &appendJob{req: reqs[i], decide: decides[i]}
+	}
+	err := s.appendBatch(context.Background(), slices.Clone(jobs))
+	errs := make([]error, len(jobs))
+	for i, j := range jobs {
+		errs[i] = j.err
+	}
+	return err, errs
+}
+
+// LargestBatch is the most appends s has run in one transaction.
+func LargestBatch(s *Store) int { return int(s.apx.largest.Load()) }

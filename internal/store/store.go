@@ -27,6 +27,7 @@ type Store struct {
 	timeout time.Duration
 	obs     Observer    // see SetObserver (ops.go)
 	ann     *announcer  // room changes, told after commit (announce.go)
+	apx     *appender   // appends batched into shared transactions (appender.go)
 	schema  schemaCheck // see SchemaCurrent (ops.go)
 }
 
@@ -135,11 +136,16 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*Store, erro
 		return nil, fmt.Errorf("store: connect: %w", err)
 	}
 	ann := newAnnouncer()
-	return &Store{queries: queries{q: dbsqlc.New(pool), changed: ann.changed}, pool: pool, timeout: o.timeout, ann: ann}, nil
+	s := &Store{queries: queries{q: dbsqlc.New(pool), changed: ann.changed}, pool: pool, timeout: o.timeout, ann: ann}
+	s.apx = newAppender(s)
+	return s, nil
 }
 
-// Close closes the pool.
-func (s *Store) Close() { s.pool.Close() }
+// Close lets the appends already queued finish, then closes the pool.
+func (s *Store) Close() {
+	s.apx.stop()
+	s.pool.Close()
+}
 
 // Ping checks the database answers within ctx.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }

@@ -1,0 +1,209 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/uuid"
+)
+
+// The appender runs concurrent appends to different agreements as one
+// transaction (issue 8). An append is mostly fixed cost: two round trips,
+// BEGIN, COMMIT and its WAL flush, and the wake-ups around each; a batch of
+// n pays them once. Each append in a batch still takes its own agreement's
+// row lock, reads its own state after the lock, and is judged by its own
+// decide, exactly as alone.
+//
+// Rules that keep a batch equivalent to its appends one after the other:
+//   - At most one append per agreement is in flight across the replica's
+//     batches: the next one waits in the queue, and then reads what the
+//     previous committed (its chain head, counters and outcome).
+//   - A batch locks its agreements in id order, so two batches (on this
+//     replica or another) never wait for each other in a cycle.
+//   - A refusal (decide's error or a write of nothing) touches only its
+//     own append; a statement that fails ends the batch, and each of its
+//     appends then runs again alone (Append's own path, with its retries).
+//     Running again is safe even after an ambiguous commit: the idempotency
+//     key finds the stored event.
+type appender struct {
+	s  *Store
+	mu sync.Mutex
+	// queue holds appends not yet taken, oldest first.
+	queue []*appendJob
+	// busy holds the agreements of the appends in the batches running now.
+	busy map[uuid.UUID]bool
+	// wake tells an idle worker that the queue changed; quit, closed by
+	// stop, that no more appends come.
+	wake, quit chan struct{}
+	stopped    bool
+	workers    sync.WaitGroup
+	// largest is the most appends one batch has held (for tests).
+	largest atomic.Int64
+}
+
+// appendWorkers is how many batches one replica runs at once: while one
+// waits for its commit's WAL flush the next runs its statements. With up to
+// maxBatch appends each, a replica has at most 4 connections in appends.
+const (
+	appendWorkers = 4
+	maxBatch      = 32
+)
+
+// appendJob is one append waiting for, or in, a batch.
+type appendJob struct {
+	req    AppendRequest
+	decide func(st *AppendState) (AppendWrite, error)
+	// err is decide's error, or the batch's when it had only this append.
+	err error
+	// alone: the batch failed; the caller runs this append again by itself.
+	alone bool
+	done  chan struct{}
+}
+
+func newAppender(s *Store) *appender {
+	a := &appender{s: s, busy: map[uuid.UUID]bool{}, wake: make(chan struct{}, 1), quit: make(chan struct{})}
+	for range appendWorkers {
+		a.workers.Add(1)
+		go a.work()
+	}
+	return a
+}
+
+// errStopped: the store closed while an append waited.
+var errStopped = errors.New("store: closed")
+
+// run queues j and waits for its batch. ok is false when j must run alone:
+// its batch failed as a whole, or the store is closing.
+func (a *appender) run(ctx context.Context, j *appendJob) (err error, ok bool) {
+	j.done = make(chan struct{})
+	a.mu.Lock()
+	if a.stopped {
+		a.mu.Unlock()
+		return nil, false
+	}
+	a.queue = append(a.queue, j)
+	a.mu.Unlock()
+	a.kick()
+	select {
+	case <-j.done:
+	case <-ctx.Done():
+		a.mu.Lock()
+		if i := slices.Index(a.queue, j); i >= 0 { // not taken yet: leave
+			a.queue = slices.Delete(a.queue, i, i+1)
+			a.mu.Unlock()
+			return interpretError("append", ctx.Err()), true
+		}
+		a.mu.Unlock()
+		<-j.done // taken: its batch ends within the store's timeout
+	}
+	if j.alone {
+		return nil, false
+	}
+	return j.err, true
+}
+
+func (a *appender) kick() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take removes the next batch from the queue: the oldest appends whose
+// agreements no running batch holds, one per agreement, at most maxBatch.
+func (a *appender) take() []*appendJob {
+	var batch []*appendJob
+	kept := a.queue[:0]
+	for _, j := range a.queue {
+		id := j.req.AgreementID
+		if len(batch) < maxBatch && !a.busy[id] {
+			a.busy[id] = true
+			batch = append(batch, j)
+			continue
+		}
+		kept = append(kept, j)
+	}
+	clear(a.queue[len(kept):])
+	a.queue = kept
+	return batch
+}
+
+func (a *appender) work() {
+	defer a.workers.Done()
+	for {
+		a.mu.Lock()
+		batch := a.take()
+		more := len(batch) > 0 && len(a.queue) > 0
+		stopped := a.stopped
+		a.mu.Unlock()
+		if len(batch) == 0 {
+			if stopped {
+				return
+			}
+			select {
+			case <-a.wake:
+			case <-a.quit:
+			}
+			continue
+		}
+		if more {
+			a.kick() // another worker may take what this batch could not
+		}
+		a.runBatch(batch)
+		a.mu.Lock()
+		for _, j := range batch {
+			delete(a.busy, j.req.AgreementID)
+		}
+		waiting := len(a.queue) > 0
+		a.mu.Unlock()
+		if waiting {
+			a.kick()
+		}
+	}
+}
+
+func (a *appender) runBatch(batch []*appendJob) {
+	for n, m := int64(len(batch)), a.largest.Load(); n > m && !a.largest.CompareAndSwap(m, n); m = a.largest.Load() {
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*a.s.timeout)
+	defer cancel()
+	err := a.s.appendBatch(ctx, batch)
+	for _, j := range batch {
+		switch {
+		case err == nil:
+		case len(batch) == 1:
+			j.err = err
+		default:
+			j.alone = true
+		}
+		close(j.done)
+	}
+}
+
+// stop lets the workers finish the queue and return; appends queued after
+// run alone. Calling it again only waits.
+func (a *appender) stop() {
+	a.mu.Lock()
+	first := !a.stopped
+	a.stopped = true
+	a.mu.Unlock()
+	if first {
+		close(a.quit)
+	}
+	a.workers.Wait()
+}
+
+// decideSafely runs decide, turning a panic into this append's error: a
+// worker serves many requests, and one bad decision must not end them all.
+func decideSafely(j *appendJob, st *AppendState) (w AppendWrite, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			w, err = AppendWrite{}, fmt.Errorf("store: append: decide panicked: %v", r)
+		}
+	}()
+	return j.decide(st)
+}
