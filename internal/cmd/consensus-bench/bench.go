@@ -106,6 +106,10 @@ func run(ctx context.Context, cfg config) (err error) {
 		setupTime:  map[string]time.Duration{},
 		wrkDiffMin: math.MaxInt64, wrkDiffMax: math.MinInt64,
 	}
+	// Before the long set-up: without wrk nothing can be measured.
+	if b.wrk, err = findWrk(); err != nil {
+		return err
+	}
 	for _, d := range []string{cfg.WorkDir, filepath.Join(cfg.WorkDir, "bin"), filepath.Join(cfg.WorkDir, "static"), filepath.Join(cfg.WorkDir, "pgbench"), filepath.Dir(cfg.Out)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
@@ -115,10 +119,6 @@ func run(ctx context.Context, cfg config) (err error) {
 	_ = os.Chmod(filepath.Dir(cfg.WorkDir), 0o711)
 	_ = os.Chmod(cfg.WorkDir, 0o700)
 	b.logDir = filepath.Join(cfg.WorkDir, "pgbench")
-	// Before the long set-up: without wrk nothing can be measured.
-	if b.wrk, err = findWrk(); err != nil {
-		return err
-	}
 	b.meta = collectMeta(cfg)
 
 	cfg.logf("== consensus-bench: %d agreements × %d participants, rooms of %d/%d/%d events, %s per measurement, %d rounds", cfg.Agreements, cfg.Parts, cfg.Sizes[0], cfg.Sizes[1], cfg.Sizes[2], cfg.Duration, cfg.Rounds)
