@@ -66,9 +66,9 @@ func (f figures) errorText() string {
 }
 
 // attack describes one vegeta run (the count-bounded loads: exchange,
-// claim, fill, flatness; wrk.go runs the others). Rate is unlimited: Conns workers each
-// send a request as soon as the previous answer arrived (a closed loop, as
-// pgbench's clients).
+// claim, fill, flatness; wrk.go runs the others). Rate is unlimited: Conns
+// workers each send a request as soon as the previous answer arrived (a
+// closed loop, as pgbench's clients).
 type attack struct {
 	Targeter vegeta.Targeter
 	Conns    int
