@@ -208,7 +208,7 @@ func runWrk(ctx context.Context, bin, dir string, w cpuWatch, l wrkLoad) (wrkRun
 		}
 	}
 	f.Elapsed = res.Duration
-	f.ReqPerSec = okRate(res, f.OK, run.Counted, l.Metrics != "")
+	f.ReqPerSec = okRate(res, f.OK, run.Counted-run.Abandoned, l.Metrics != "")
 	// wrk keeps every latency it receives; the answers to the requests it
 	// cut off at the end (counted by /metrics) have none.
 	f.P50, f.P99, f.Samples = res.P50, res.P99, max(int(res.Requests), f.Requests)

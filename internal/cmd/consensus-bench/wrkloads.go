@@ -98,7 +98,7 @@ func (b *bench) wrkAppend(ctx context.Context, name string, d time.Duration) (fi
 		return run.F, err
 	}
 	if run.Res.Exhausted > 0 {
-		b.note("%s: %d requests found every participant of a wrk thread at %d events on the revision (SPEC §4 limit) and went to %s (404, listed as unexpected); shorten -duration", name, run.Res.Exhausted, eventLimit, exhaustedPath)
+		b.note("%s: %d requests found every participant of a wrk thread at %d events on the revision (SPEC §4 limit) and went to %s (404: unexpected answers when the load is measured) instead of appending; shorten -duration", name, run.Res.Exhausted, eventLimit, exhaustedPath)
 	}
 	return run.F, b.syncEvents(ctx)
 }
