@@ -51,6 +51,13 @@ BENCH_DURATION ?= 4s
 BENCH_ROUNDS ?= 3
 
 bench: ## hot paths vs baselines over the HTTP API (3-5 min): bench/results.md; BENCH_DURATION=4s BENCH_ROUNDS=3
+	@command -v wrk >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "make bench: installing wrk (Debian package wrk), the load generator for append, read and 304"; \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y wrk || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y wrk; }; \
+		else \
+			echo "make bench needs wrk, its load generator for append, read and 304: install the Debian package wrk (sudo apt-get install wrk), or run make bench as root to have it installed" >&2; exit 1; \
+		fi; }
 	@mkdir -p .data && chmod 711 .data
 	$(GO) build -o .data/bench/bin/consensus-bench ./internal/cmd/consensus-bench
 	.data/bench/bin/consensus-bench -duration $(BENCH_DURATION) -rounds $(BENCH_ROUNDS) \

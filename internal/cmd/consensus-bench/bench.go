@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -47,6 +48,12 @@ type bench struct {
 	world  *world
 	http   *http.Client
 	logDir string
+	wrk    string // wrk's path
+
+	// wrk's count of answers vs the /metrics delta, over every service load
+	wrkChecks              int
+	wrkDiffMin, wrkDiffMax int64
+	wrkAbandoned           int64 // answers ≥ 400 to requests wrk cut off at its end
 
 	appendSQL, lookupSQL string
 
@@ -92,11 +99,16 @@ func (b *bench) record(m measurement) {
 func run(ctx context.Context, cfg config) (err error) {
 	began := time.Now()
 	b := &bench{
-		cfg:       cfg,
-		http:      &http.Client{Timeout: time.Minute, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		world:     &world{byInv: map[string]*participant{}, runID: randomText(4)},
-		roomBytes: map[int]int{},
-		setupTime: map[string]time.Duration{},
+		cfg:        cfg,
+		http:       &http.Client{Timeout: time.Minute, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		world:      &world{byInv: map[string]*participant{}, runID: randomText(4)},
+		roomBytes:  map[int]int{},
+		setupTime:  map[string]time.Duration{},
+		wrkDiffMin: math.MaxInt64, wrkDiffMax: math.MinInt64,
+	}
+	// Before the long set-up: without wrk nothing can be measured.
+	if b.wrk, err = findWrk(); err != nil {
+		return err
 	}
 	for _, d := range []string{cfg.WorkDir, filepath.Join(cfg.WorkDir, "bin"), filepath.Join(cfg.WorkDir, "static"), filepath.Join(cfg.WorkDir, "pgbench"), filepath.Dir(cfg.Out)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -33,6 +33,9 @@ func TestSmoke(t *testing.T) {
 			t.Skipf("skipping the bench smoke run: %v", err)
 		}
 	}
+	if _, err := findWrk(); err != nil {
+		t.Skipf("skipping the bench smoke run: %v", err)
+	}
 	root, err := findRoot()
 	if err != nil {
 		t.Fatal(err)

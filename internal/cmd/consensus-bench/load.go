@@ -29,7 +29,7 @@ type figures struct {
 	Elapsed    time.Duration
 	ServerCPU  time.Duration // consensusd or the static server; zero for pgbench
 	PGCPU      time.Duration // the whole PostgreSQL cluster
-	ClientCPU  time.Duration // vegeta (this process) or pgbench
+	ClientCPU  time.Duration // the load generator: wrk, vegeta (this process) or pgbench
 	PeakRSSKiB int64         // consensusd's VmHWM during the load (service side only)
 	StartRSS   int64         // consensusd's VmRSS when the load began (what earlier loads left)
 	Load1      string        // the machine's 1-minute load average right after
@@ -65,9 +65,10 @@ func (f figures) errorText() string {
 	return strings.Join(parts, ", ")
 }
 
-// attack describes one vegeta run. Rate is unlimited: Conns workers each
-// send a request as soon as the previous answer arrived (a closed loop, as
-// pgbench's clients).
+// attack describes one vegeta run (the count-bounded loads: exchange,
+// claim, fill, flatness; wrk.go runs the others). Rate is unlimited: Conns
+// workers each send a request as soon as the previous answer arrived (a
+// closed loop, as pgbench's clients).
 type attack struct {
 	Targeter vegeta.Targeter
 	Conns    int

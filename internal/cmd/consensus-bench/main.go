@@ -43,7 +43,7 @@ type config struct {
 	Duration   time.Duration // per measurement (whole seconds: pgbench -T takes seconds)
 	Rounds     int           // A/B rounds per path
 	Warmup     time.Duration // unrecorded load on each service path before its rounds
-	Conns      int           // connections (vegeta) and clients (pgbench)
+	Conns      int           // connections (wrk, vegeta) and clients (pgbench)
 	Agreements int
 	Parts      int    // participants per agreement
 	Sizes      [3]int // small, medium, large room sizes in events
@@ -136,7 +136,7 @@ func parseFlags(args []string) (config, error) {
 	work := fs.String("work", "", "work directory for binaries, mail and logs (default ROOT/.data/bench)")
 	out := fs.String("out", "", "results file (default ROOT/bench/results.md)")
 	profiles := fs.String("profiles", "", "pprof directory (default ROOT/bench/profiles)")
-	fs.IntVar(&cfg.Conns, "conns", cfg.Conns, "connections (vegeta) and clients (pgbench) for append, read and 304")
+	fs.IntVar(&cfg.Conns, "conns", cfg.Conns, "connections (wrk) and clients (pgbench) for append, read and 304; also vegeta's for exchange, claim and fill")
 	fs.BoolVar(&cfg.PProf, "pprof", cfg.PProf, "capture CPU and allocation profiles when the service serves /debug/pprof on its ops listener")
 	fs.BoolVar(&cfg.KeepPG, "keep-pg", false, "leave the private PostgreSQL running at the end")
 	fs.StringVar(&cfg.Invocation, "invocation", "", "how the run was started, recorded in the results (make bench sets it)")

@@ -108,15 +108,15 @@ func fetchTo(ctx context.Context, url, file string, timeout time.Duration) error
 
 // profilePass runs one extra, unrecorded service load of the path while
 // profiling, so the profiler's overhead never touches a reported figure.
-func (b *bench) profilePass(ctx context.Context, name string, a attack) {
+// load runs for d (named name), a second longer than the profiles.
+func (b *bench) profilePass(ctx context.Context, name string, load func(ctx context.Context, name string, d time.Duration) error) {
 	if !b.pprofOK {
 		return
 	}
 	secs := int(b.cfg.Duration / time.Second)
-	a.Duration = b.cfg.Duration + time.Second
 	b.cfg.logf("   profiling %s (%ds, not recorded)", name, secs)
 	p := b.startProfiles(ctx, name, secs)
-	_, err := runAttack(ctx, b.serviceWatch(), a)
+	err := load(ctx, "profile-"+name, b.cfg.Duration+time.Second)
 	if perr := p.wait(); perr != nil && err == nil {
 		err = perr
 	}

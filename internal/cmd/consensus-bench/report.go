@@ -83,7 +83,8 @@ func (b *bench) report() report {
 	w("- **Command:** `%s`", cfg.Invocation)
 	w("- **Machine:** %s, %d cores, %s memory, Linux %s; load average %s before, %s after", m.cpuModel, m.cores, m.memTotal, m.kernel, m.loadBefore, m.loadAfter)
 	w("- **Software:** %s; PostgreSQL %s (fsync=%s, synchronous_commit=%s, full_page_writes=%s, shared_buffers=%s); %s", m.goVersion, m.pg["server_version"], m.pg["fsync"], m.pg["synchronous_commit"], m.pg["full_page_writes"], m.pg["shared_buffers"], m.pg["pgbench"])
-	w("- **Scale:** %d agreements × %d claimed participants; rooms of %d, %d and %d events; %d connections (vegeta) or clients (pgbench, `-j %d -M prepared`); %s per measurement; %d rounds, the service and its baseline alternating (A/B, then B/A)", cfg.Agreements, cfg.Parts, s[0], s[1], s[2], cfg.Conns, min(2, cfg.Conns), cfg.Duration, cfg.Rounds)
+	w("- **Scale:** %d agreements × %d claimed participants; rooms of %d, %d and %d events; %d connections (wrk, `-t %d`) or clients (pgbench, `-j %d -M prepared`); %s per measurement; %d rounds, the service and its baseline alternating (A/B, then B/A)", cfg.Agreements, cfg.Parts, s[0], s[1], s[2], cfg.Conns, wrkThreads(cfg.Conns), min(2, cfg.Conns), cfg.Duration, cfg.Rounds)
+	w("- **Load generators:** %s for append, full room read (both sides) and 304; vegeta (a Go library, in this process) for the count-bounded loads: exchange, claim, fill and the append flatness rounds; pgbench for the PostgreSQL baselines", b.wrkVersion())
 	w("- **Profiles:** %s", b.pprofNote)
 	if len(b.profileFiles) > 0 {
 		slices.Sort(b.profileFiles)
@@ -103,7 +104,7 @@ func (b *bench) report() report {
 
 	w("## Event append")
 	w("")
-	w("Service: `POST …/events` comments (%d B command body), %d connections, a random room of the %d per request and that room's next participant (no participant passes the %d-event limit), a fresh `Idempotency-Key` each. Baseline: `pgbench -n -c %d -j %d -T %d -M prepared` running, on its own tables in the same cluster: `\\set aid random(1, %d)`; `BEGIN; SELECT … FROM agreements WHERE id = … FOR UPDATE; INSERT INTO events …; COMMIT` (an events table with the service's columns and indexes, seeded with as many rows). `CHECKPOINT` before each side.", len(b.world.ags[0].body), cfg.Conns, cfg.Agreements, eventLimit, cfg.Conns, min(2, cfg.Conns), int(cfg.Duration/time.Second), cfg.Agreements)
+	w("Service: wrk, `POST …/events` comments (%d B command body), %d connections, a random room of the %d per request and that room's next participant (each wrk thread has its own share of every room's participants, and no participant passes the %d-event limit), a fresh `Idempotency-Key` each; the events in the rooms are counted in the service's database after each load. Baseline: `pgbench -n -c %d -j %d -T %d -M prepared` running, on its own tables in the same cluster: `\\set aid random(1, %d)`; `BEGIN; SELECT … FROM agreements WHERE id = … FOR UPDATE; INSERT INTO events …; COMMIT` (an events table with the service's columns and indexes, seeded with as many rows). `CHECKPOINT` before each side.", len(b.world.ags[0].body), cfg.Conns, cfg.Agreements, eventLimit, cfg.Conns, min(2, cfg.Conns), int(cfg.Duration/time.Second), cfg.Agreements)
 	w("")
 	w("| round | service events/s | service latency | events in the rooms (all %d) | pgbench tps | pgbench latency | ratio |", cfg.Agreements)
 	w("| --- | --- | --- | --- | --- | --- | --- |")
@@ -115,7 +116,7 @@ func (b *bench) report() report {
 
 	w("## Full room read")
 	w("")
-	w("Service: `GET …/room` as a random participant of the room (all %d claimed), %d connections. Baseline: a minimal Go net/http server (this program re-executed as its own process) answering with the bytes and headers the service sent for that room, from memory, to the same requests.", cfg.Parts, cfg.Conns)
+	w("Service: `GET …/room` as a random participant of the room (all %d claimed), %d connections. Baseline: a minimal Go net/http server (this program re-executed as its own process) answering with the bytes and headers the service sent for that room, from memory, to the same requests. wrk drives both sides.", cfg.Parts, cfg.Conns)
 	w("")
 	w("| room | round | service req/s | service latency | baseline req/s | baseline latency | ratio |")
 	w("| --- | --- | --- | --- | --- | --- | --- |")
@@ -130,7 +131,7 @@ func (b *bench) report() report {
 
 	w("## 304 (If-None-Match with the current ETag)")
 	w("")
-	w("Service: `GET …/room` with each participant's current `ETag` (the ETag covers `you`, so it is per participant), %d connections; every answer must be 304. Baseline: `pgbench -n -c %d -j %d -T %d -M prepared`, `SELECT participant_id, agreement_id, revoked_at FROM tokens WHERE token_hash = sha256(int4send(:k))` on a %d-row table with a primary key on the hash, run once a round.", cfg.Conns, cfg.Conns, min(2, cfg.Conns), int(cfg.Duration/time.Second), cfg.Agreements*cfg.Parts)
+	w("Service: wrk, `GET …/room` with each participant's current `ETag` (the ETag covers `you`, so it is per participant), %d connections; every answer must be 304. Baseline: `pgbench -n -c %d -j %d -T %d -M prepared`, `SELECT participant_id, agreement_id, revoked_at FROM tokens WHERE token_hash = sha256(int4send(:k))` on a %d-row table with a primary key on the hash, run once a round.", cfg.Conns, cfg.Conns, min(2, cfg.Conns), int(cfg.Duration/time.Second), cfg.Agreements*cfg.Parts)
 	w("")
 	w("| room | round | service req/s | service latency | pgbench tps | pgbench latency | ratio |")
 	w("| --- | --- | --- | --- | --- | --- | --- |")
@@ -211,7 +212,7 @@ func (b *bench) report() report {
 
 	w("## Every measurement")
 	w("")
-	w("CPU per request: consensusd or the static server (server), the whole PostgreSQL cluster (PG), the load generator (client: this program for vegeta, the pgbench process), each divided by the answers counted. On 2 shared cores these say where the time goes better than any rate.")
+	w("CPU per request: consensusd or the static server (server), the whole PostgreSQL cluster (PG), the load generator (client: the wrk process for append, read and 304; this program for vegeta's loads; the pgbench process), each divided by the answers counted. On 2 shared cores these say where the time goes better than any rate.")
 	w("")
 	w("| path | room | side | round | requests | ok/s | p50 | p99 | server CPU/req | PG CPU/req | client CPU/req | peak RSS | load 1m after | unexpected answers |")
 	w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -252,8 +253,11 @@ func (b *bench) report() report {
 	w("## Caveats")
 	w("")
 	w("- Everything (PostgreSQL, consensusd, the baselines and the load generator) shares the machine's %d cores, and other work on the machine is not under the bench's control (see the load averages above). Rates are closed-loop maxima under that sharing, so compare ratios taken in the same run; the spread over rounds is the noise to judge a difference against.", m.cores)
-	w("- pgbench's p50/p99 come from a %.0f%% sample of its transactions (`--sampling-rate`); vegeta's from every request (t-digest estimate).", pgbenchSampling*100)
-	w("- vegeta counts a latency from just before the request is built to the last byte of the answer; pgbench from just before the transaction is sent to its end. The load generator's own CPU competes with the server's in both.")
+	w("- pgbench's p50/p99 come from a %.0f%% sample of its transactions (`--sampling-rate`); wrk's from every answer it received (its histogram); vegeta's from every request (t-digest estimate).", pgbenchSampling*100)
+	w("- wrk counts a latency from writing the request to the end of the answer; vegeta from just before the request is built to the last byte of the answer; pgbench from just before the transaction is sent to its end. The load generator's own CPU competes with the server's in all three.")
+	for _, c := range b.wrkCaveats() {
+		w("- %s", c)
+	}
 	for _, n := range b.notes {
 		w("- %s", n)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"sync"
 
@@ -42,24 +41,6 @@ func (a *agreement) nextParticipant() *participant {
 		}
 	}
 	return nil
-}
-
-// randomTargeter picks a uniformly random room for every append, as
-// pgbench's `\set aid random(1, N)` does for the baseline.
-func (pk *picker) randomTargeter() vegeta.Targeter {
-	return func(t *vegeta.Target) error {
-		pk.mu.Lock()
-		defer pk.mu.Unlock()
-		start := rand.IntN(len(pk.ags))
-		for i := range pk.ags {
-			if p := pk.ags[(start+i)%len(pk.ags)].nextParticipant(); p != nil {
-				*t = pk.w.eventTarget(p)
-				return nil
-			}
-		}
-		pk.exhausted = true
-		return vegeta.ErrNoTargets
-	}
 }
 
 // countTargeter hands out n appends into the rooms in turn.

@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"time"
-
-	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 func (b *bench) readRoom(size int) *agreement {
@@ -17,35 +14,6 @@ func (b *bench) readRoom(size int) *agreement {
 		}
 	}
 	panic("no room of size " + fmt.Sprint(size))
-}
-
-// readTargeter reads a random participant's room; with etags, conditionally.
-func readTargeter(a *agreement, conditional bool) vegeta.Targeter {
-	ts := make([]vegeta.Target, len(a.parts))
-	for i, p := range a.parts {
-		h := http.Header{"Authorization": p.auth["Authorization"]}
-		if conditional {
-			h.Set("If-None-Match", p.etag)
-		}
-		ts[i] = vegeta.Target{Method: http.MethodGet, URL: p.roomURL, Header: h}
-	}
-	return func(t *vegeta.Target) error {
-		*t = ts[rand.IntN(len(ts))]
-		return nil
-	}
-}
-
-// staticTargeter sends the same request shape (a participant's credential
-// header) to the baseline server.
-func (b *bench) staticTargeter(a *agreement, size int) vegeta.Targeter {
-	ts := make([]vegeta.Target, len(a.parts))
-	for i, p := range a.parts {
-		ts[i] = vegeta.Target{Method: http.MethodGet, URL: b.static.url(size), Header: http.Header{"Authorization": p.auth["Authorization"]}}
-	}
-	return func(t *vegeta.Target) error {
-		*t = ts[rand.IntN(len(ts))]
-		return nil
-	}
 }
 
 func (b *bench) pause(ctx context.Context) {
@@ -73,7 +41,9 @@ func (b *bench) warmup(ctx context.Context) error {
 	for _, size := range b.cfg.Sizes {
 		a := b.readRoom(size)
 		for _, cond := range []bool{false, true} {
-			if _, err := runAttack(ctx, b.serviceWatch(), attack{Targeter: readTargeter(a, cond), Conns: b.cfg.Conns, Duration: b.cfg.Warmup}); err != nil {
+			// wrk's -d counts whole seconds.
+			d := max(time.Second, b.cfg.Warmup.Round(time.Second))
+			if _, err := b.wrkService(ctx, b.readLoad(fmt.Sprintf("warmup-%d-%t", size, cond), a, cond, d)); err != nil {
 				return err
 			}
 		}
@@ -92,9 +62,11 @@ func (b *bench) readRounds(ctx context.Context) error {
 				var f figures
 				var err error
 				if side == sideService {
-					f, err = runAttack(ctx, b.serviceWatch(), attack{Targeter: readTargeter(a, false), Conns: cfg.Conns, Duration: cfg.Duration, Expect: http.StatusOK})
+					var run wrkRun
+					run, err = b.wrkService(ctx, b.readLoad(fmt.Sprintf("read-%d-r%d", size, r), a, false, cfg.Duration))
+					f = run.F
 				} else {
-					f, err = runAttack(ctx, b.staticWatch(), attack{Targeter: b.staticTargeter(a, size), Conns: cfg.Conns, Duration: cfg.Duration, Expect: http.StatusOK})
+					f, err = b.wrkStatic(ctx, b.staticLoad(fmt.Sprintf("static-%d-r%d", size, r), a, size, cfg.Duration))
 				}
 				if err != nil {
 					return err
@@ -104,7 +76,10 @@ func (b *bench) readRounds(ctx context.Context) error {
 		}
 	}
 	for _, size := range cfg.Sizes {
-		b.profilePass(ctx, fmt.Sprintf("read-%d", size), attack{Targeter: readTargeter(b.readRoom(size), false), Conns: cfg.Conns, Expect: http.StatusOK})
+		b.profilePass(ctx, fmt.Sprintf("read-%d", size), func(ctx context.Context, name string, d time.Duration) error {
+			_, err := b.wrkService(ctx, b.readLoad(name, b.readRoom(size), false, d))
+			return err
+		})
 	}
 	return nil
 }
@@ -137,16 +112,19 @@ func (b *bench) notModifiedRounds(ctx context.Context) error {
 			}
 			for _, size := range cfg.Sizes {
 				b.pause(ctx)
-				f, err := runAttack(ctx, b.serviceWatch(), attack{Targeter: readTargeter(b.readRoom(size), true), Conns: cfg.Conns, Duration: cfg.Duration, Expect: http.StatusNotModified})
+				run, err := b.wrkService(ctx, b.readLoad(fmt.Sprintf("304-%d-r%d", size, r), b.readRoom(size), true, cfg.Duration))
 				if err != nil {
 					return err
 				}
-				b.record(measurement{Path: path304, Size: size, Side: sideService, Round: r, F: f})
+				b.record(measurement{Path: path304, Size: size, Side: sideService, Round: r, F: run.F})
 			}
 		}
 	}
 	for _, size := range cfg.Sizes {
-		b.profilePass(ctx, fmt.Sprintf("304-%d", size), attack{Targeter: readTargeter(b.readRoom(size), true), Conns: cfg.Conns, Expect: http.StatusNotModified})
+		b.profilePass(ctx, fmt.Sprintf("304-%d", size), func(ctx context.Context, name string, d time.Duration) error {
+			_, err := b.wrkService(ctx, b.readLoad(name, b.readRoom(size), true, d))
+			return err
+		})
 	}
 	return nil
 }
@@ -200,7 +178,6 @@ func (b *bench) storedTotal() int {
 func (b *bench) appendRounds(ctx context.Context) error {
 	cfg := b.cfg
 	cfg.logf("== event append vs pgbench's minimal append (%d connections, %d agreements)", cfg.Conns, cfg.Agreements)
-	pk := &picker{w: b.world, ags: b.world.ags}
 	for r := 1; r <= cfg.Rounds; r++ {
 		for _, side := range sides(r) {
 			if err := b.cl.checkpoint(ctx); err != nil {
@@ -219,12 +196,9 @@ func (b *bench) appendRounds(ctx context.Context) error {
 				continue
 			}
 			from := b.storedTotal()
-			f, err := runAttack(ctx, b.serviceWatch(), attack{Targeter: pk.randomTargeter(), Conns: cfg.Conns, Duration: cfg.Duration, Expect: http.StatusCreated, OnResult: b.world.countStored})
+			f, err := b.wrkAppend(ctx, fmt.Sprintf("append-r%d", r), cfg.Duration)
 			if err != nil {
 				return err
-			}
-			if pk.exhausted {
-				b.note("append round %d stopped early: every participant has posted %d events on the revision (SPEC §4 limit); shorten -duration", r, eventLimit)
 			}
 			b.record(measurement{Path: pathAppend, Side: side, Round: r, F: f, RoomFrom: from, RoomTo: b.storedTotal()})
 		}
@@ -232,6 +206,9 @@ func (b *bench) appendRounds(ctx context.Context) error {
 	if err := b.cl.checkpoint(ctx); err != nil {
 		return err
 	}
-	b.profilePass(ctx, "append", attack{Targeter: pk.randomTargeter(), Conns: cfg.Conns, Expect: http.StatusCreated, OnResult: b.world.countStored})
+	b.profilePass(ctx, "append", func(ctx context.Context, name string, d time.Duration) error {
+		_, err := b.wrkAppend(ctx, name, d)
+		return err
+	})
 	return nil
 }
