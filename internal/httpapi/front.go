@@ -87,8 +87,17 @@ func newRequestID() string {
 // the raw path or query), status, duration and request id. No header, body
 // or query value is ever logged, so no credential can be.
 func (s *Server) logRequest(r *http.Request, rec *statusRecorder, start time.Time, info *requestInfo) {
-	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+	ctx := r.Context()
+	h := s.log.Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	// The record is built here rather than through Logger.LogAttrs, which
+	// also walks the stack for a source location nobody logs (issue 8).
+	line := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	line.AddAttrs(
 		slog.String("method", r.Method), slog.String("route", routePattern(r)), slog.Int("status", rec.status),
 		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), slog.Int("bytes", rec.bytes),
 		slog.String("request_id", info.id), slog.String("client", info.client.String()))
+	_ = h.Handle(ctx, line)
 }

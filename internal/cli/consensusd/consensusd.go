@@ -10,12 +10,14 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/consensus-md/consensus/internal/cli/command"
 	"github.com/consensus-md/consensus/internal/config"
 	"github.com/consensus-md/consensus/internal/daemon"
+	"github.com/consensus-md/consensus/internal/logwriter"
 	"github.com/consensus-md/consensus/internal/store"
 )
 
@@ -61,7 +63,11 @@ one is wrong. The settings are listed below and in docs/configuration.md.`,
 				return err
 			}
 			cfg.Version = command.Version("consensusd").Short()
-			log := slog.New(slog.NewJSONHandler(env.Stderr, nil))
+			// Lines are written together at most every 100 ms: one write
+			// per request line cost a system call each (issue 8).
+			lines := logwriter.New(env.Stderr, 100*time.Millisecond, 64<<10)
+			defer lines.Close()
+			log := slog.New(slog.NewJSONHandler(lines, nil))
 			return daemon.Run(c.Context(), cfg, log, daemon.Options{})
 		},
 	}
