@@ -112,8 +112,8 @@ func (s *Store) Append(ctx context.Context, req AppendRequest, decide func(st *A
 func (s *Store) appendOne(ctx context.Context, req AppendRequest, decide func(st *AppendState) (AppendWrite, error), batched bool) error {
 	j := &appendJob{req: req, decide: decide}
 	if batched && req.AgreementID != uuid.Nil && s.apx != nil {
-		if err, ok := s.apx.run(ctx, j); ok {
-			return err
+		if s.apx.run(ctx, j) {
+			return j.err
 		}
 		j.err, j.alone = nil, false
 	}

@@ -55,7 +55,7 @@ func TestAppendBatchIsolatesEachAppend(t *testing.T) {
 		func(*store.AppendState) (store.AppendWrite, error) { panic("bad decide") },
 		nextComment("k"),
 	}
-	err, errs := store.AppendTogether(st, reqs, decides)
+	errs, err := store.AppendTogether(st, reqs, decides)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestAppendBatchFailsWhole(t *testing.T) {
 		w.Event.ParticipantID = uuid.New() // no such participant: the insert fails
 		return w, err
 	}
-	err, _ := store.AppendTogether(st, reqs, []func(*store.AppendState) (store.AppendWrite, error){nextComment("k"), broken})
+	_, err := store.AppendTogether(st, reqs, []func(*store.AppendState) (store.AppendWrite, error){nextComment("k"), broken})
 	if err == nil {
 		t.Fatal("a batch with a failing statement committed")
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -76,17 +75,15 @@ func newAppender(s *Store) *appender {
 	return a
 }
 
-// errStopped: the store closed while an append waited.
-var errStopped = errors.New("store: closed")
-
-// run queues j and waits for its batch. ok is false when j must run alone:
-// its batch failed as a whole, or the store is closing.
-func (a *appender) run(ctx context.Context, j *appendJob) (err error, ok bool) {
+// run queues j and waits for its batch, which leaves j's result in j.err.
+// It reports false when j must run alone instead: its batch failed as a
+// whole, or the store is closing.
+func (a *appender) run(ctx context.Context, j *appendJob) bool {
 	j.done = make(chan struct{})
 	a.mu.Lock()
 	if a.stopped {
 		a.mu.Unlock()
-		return nil, false
+		return false
 	}
 	a.queue = append(a.queue, j)
 	a.mu.Unlock()
@@ -98,15 +95,13 @@ func (a *appender) run(ctx context.Context, j *appendJob) (err error, ok bool) {
 		if i := slices.Index(a.queue, j); i >= 0 { // not taken yet: leave
 			a.queue = slices.Delete(a.queue, i, i+1)
 			a.mu.Unlock()
-			return interpretError("append", ctx.Err()), true
+			j.err = interpretError("append", ctx.Err())
+			return true
 		}
 		a.mu.Unlock()
 		<-j.done // taken: its batch ends within the store's timeout
 	}
-	if j.alone {
-		return nil, false
-	}
-	return j.err, true
+	return !j.alone
 }
 
 func (a *appender) kick() {

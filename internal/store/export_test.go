@@ -25,9 +25,9 @@ func UUIDPlans(s *Store, target, value any) (scan, encode bool, err error) {
 	return scan, encode, nil
 }
 
-// AppendTogether runs the appends in one batch, as the appender would: the
-// batch's error, and each append's own.
-func AppendTogether(s *Store, reqs []AppendRequest, decides []func(*AppendState) (AppendWrite, error)) (error, []error) {
+// AppendTogether runs the appends in one batch, as the appender would: each
+// append's own error, and the batch's.
+func AppendTogether(s *Store, reqs []AppendRequest, decides []func(*AppendState) (AppendWrite, error)) ([]error, error) {
 	jobs := make([]*appendJob, len(reqs))
 	for i := range reqs {
 		jobs[i] = &appendJob{req: reqs[i], decide: decides[i]}
@@ -37,7 +37,7 @@ func AppendTogether(s *Store, reqs []AppendRequest, decides []func(*AppendState)
 	for i, j := range jobs {
 		errs[i] = j.err
 	}
-	return err, errs
+	return errs, err
 }
 
 // LargestBatch is the most appends s has run in one transaction.
