@@ -112,10 +112,11 @@ func (s *Store) Append(ctx context.Context, req AppendRequest, decide func(st *A
 func (s *Store) appendOne(ctx context.Context, req AppendRequest, decide func(st *AppendState) (AppendWrite, error), batched bool) error {
 	j := &appendJob{req: req, decide: decide}
 	if batched && req.AgreementID != uuid.Nil && s.apx != nil {
-		if s.apx.run(ctx, j) {
-			return j.err
+		alone, err := s.apx.run(ctx, j)
+		if !alone {
+			return err
 		}
-		j.err, j.alone = nil, false
+		j = &appendJob{req: req, decide: decide}
 	}
 	if err := s.appendBatch(ctx, []*appendJob{j}); err != nil {
 		return err

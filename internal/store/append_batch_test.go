@@ -163,3 +163,54 @@ func TestConcurrentAppendsShareTransactions(t *testing.T) {
 		t.Errorf("%d concurrent appends never shared a transaction (largest batch %d)", len(ws), n)
 	}
 }
+
+// An append whose caller's deadline passes while its batch waits answers
+// at the deadline, not when the batch ends, and the batch then skips it.
+func TestAppendAnswersAtTheCallersDeadline(t *testing.T) {
+	t.Parallel()
+	st := pgtest.Store(t)
+	ctx := context.Background()
+	id, pid := agreement(t, st)
+	hash := claim(t, st, pid)
+	locked, release := make(chan struct{}), make(chan struct{})
+	held := make(chan error, 1)
+	go func() {
+		held <- st.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.AgreementLock(ctx, id); err != nil {
+				return err
+			}
+			close(locked)
+			<-release
+			return nil
+		})
+	}()
+	<-locked
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := st.Append(short, store.AppendRequest{TokenHash: hash, AgreementID: id, IdempotencyKey: "k", SkipRoster: true}, nextComment("k"))
+	took := time.Since(start)
+	if !errors.Is(err, room.ErrUnavailable) {
+		t.Errorf("append past its deadline: %v, want room.ErrUnavailable", err)
+	}
+	if took > 1500*time.Millisecond {
+		t.Errorf("append answered after %v; its deadline was 300ms", took)
+	}
+	time.Sleep(500 * time.Millisecond) // the lock is still held: the batch waits
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	// The batch got the lock after its caller left and skipped it: the
+	// probe's own batch runs after it (one batch per agreement at a time).
+	err = st.Append(ctx, store.AppendRequest{TokenHash: hash, AgreementID: id, IdempotencyKey: "probe", SkipRoster: true},
+		func(s *store.AppendState) (store.AppendWrite, error) {
+			if s.Agreement.Head.Seq != 0 {
+				return store.AppendWrite{}, fmt.Errorf("head %d: the abandoned append was stored", s.Agreement.Head.Seq)
+			}
+			return store.AppendWrite{}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -64,6 +65,8 @@ type appendJob struct {
 	// alone: the batch failed; the caller runs this append again by itself.
 	alone bool
 	done  chan struct{}
+	// abandoned: the caller stopped waiting; decide must not run any more.
+	abandoned atomic.Bool
 }
 
 func newAppender(s *Store) *appender {
@@ -75,33 +78,36 @@ func newAppender(s *Store) *appender {
 	return a
 }
 
-// run queues j and waits for its batch, which leaves j's result in j.err.
-// It reports false when j must run alone instead: its batch failed as a
-// whole, or the store is closing.
-func (a *appender) run(ctx context.Context, j *appendJob) bool {
+// run queues j and waits for its batch: err is j's result. alone reports
+// that j must run by itself instead: its batch failed as a whole, or the
+// store is closing.
+func (a *appender) run(ctx context.Context, j *appendJob) (alone bool, err error) {
 	j.done = make(chan struct{})
 	a.mu.Lock()
 	if a.stopped {
 		a.mu.Unlock()
-		return false
+		return true, nil
 	}
 	a.queue = append(a.queue, j)
 	a.mu.Unlock()
 	a.kick()
 	select {
 	case <-j.done:
+		return j.alone, j.err
 	case <-ctx.Done():
-		a.mu.Lock()
-		if i := slices.Index(a.queue, j); i >= 0 { // not taken yet: leave
-			a.queue = slices.Delete(a.queue, i, i+1)
-			a.mu.Unlock()
-			j.err = interpretError("append", ctx.Err())
-			return true
-		}
-		a.mu.Unlock()
-		<-j.done // taken: its batch ends within the store's timeout
 	}
-	return !j.alone
+	// The caller's deadline (the database timeout of its request) passed
+	// first: it answers now, as it would from a query cut short. A queued
+	// append leaves the queue; one already taken is abandoned, so its batch
+	// skips it if it has not judged it yet, and otherwise may still store
+	// it, as a commit cut short may (a retry with the same key replays it).
+	a.mu.Lock()
+	if i := slices.Index(a.queue, j); i >= 0 {
+		a.queue = slices.Delete(a.queue, i, i+1)
+	}
+	j.abandoned.Store(true)
+	a.mu.Unlock()
+	return false, interpretError("append", ctx.Err())
 }
 
 func (a *appender) kick() {
@@ -167,7 +173,7 @@ func (a *appender) work() {
 func (a *appender) runBatch(batch []*appendJob) {
 	for n, m := int64(len(batch)), a.largest.Load(); n > m && !a.largest.CompareAndSwap(m, n); m = a.largest.Load() {
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*a.s.timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), a.s.timeout)
 	defer cancel()
 	err := a.s.appendBatch(ctx, batch)
 	for _, j := range batch {
@@ -195,9 +201,15 @@ func (a *appender) stop() {
 	a.workers.Wait()
 }
 
+// errAbandoned is the result of an append whose caller stopped waiting.
+var errAbandoned = errors.New("store: append abandoned by its caller")
+
 // decideSafely runs decide, turning a panic into this append's error: a
 // worker serves many requests, and one bad decision must not end them all.
 func decideSafely(j *appendJob, st *AppendState) (w AppendWrite, err error) {
+	if j.abandoned.Load() {
+		return AppendWrite{}, errAbandoned
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			w, err = AppendWrite{}, fmt.Errorf("store: append: decide panicked: %v", r)
