@@ -82,6 +82,9 @@ type AppendWrite struct {
 	Artifact *Artifact
 }
 
+// empty reports a write of nothing (a refusal, a replay): nothing to commit.
+func (w AppendWrite) empty() bool { return w.Event == nil && w.Outcome == nil }
+
 // Append runs one append as part of a transaction of two round trips. The
 // first sends BEGIN, locks the agreement of the token's holder (SELECT …
 // FOR UPDATE) and, after the lock is granted, reads the holder (revoked?
@@ -111,7 +114,7 @@ func (s *Store) Append(ctx context.Context, req AppendRequest, decide func(st *A
 // appendOne runs one attempt, in a batch when allowed and possible.
 func (s *Store) appendOne(ctx context.Context, req AppendRequest, decide func(st *AppendState) (AppendWrite, error), batched bool) error {
 	j := &appendJob{req: req, decide: decide}
-	if batched && req.AgreementID != uuid.Nil && s.apx != nil {
+	if batched && req.AgreementID != uuid.Nil {
 		alone, err := s.apx.run(ctx, j)
 		if !alone {
 			return err
@@ -158,7 +161,7 @@ func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob) error {
 			j.err = err
 			continue
 		}
-		if w.Event == nil && w.Outcome == nil {
+		if w.empty() {
 			continue
 		}
 		if err := queueWrite(ctx, &write, st.Agreement.ID, w); err != nil {
@@ -177,7 +180,7 @@ func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob) error {
 	// Committed: each room has a new version, and the observer hears what
 	// an EventInsert or AgreementSetOutcome would have told it.
 	for i, w := range writes {
-		if w.Event == nil && w.Outcome == nil {
+		if w.empty() {
 			continue
 		}
 		s.ann.changed(states[i].Agreement.ID)

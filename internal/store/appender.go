@@ -42,7 +42,7 @@ type appender struct {
 	stopped    bool
 	workers    sync.WaitGroup
 	// largest is the most appends one batch has held (for tests).
-	largest atomic.Int64
+	largest int
 }
 
 // appendWorkers is how many batches one replica runs at once: while one
@@ -96,6 +96,11 @@ func (a *appender) run(ctx context.Context, j *appendJob) (alone bool, err error
 		return j.alone, j.err
 	case <-ctx.Done():
 	}
+	select {
+	case <-j.done: // finished as the deadline passed: its result stands
+		return j.alone, j.err
+	default:
+	}
 	// The caller's deadline (the database timeout of its request) passed
 	// first: it answers now, as it would from a query cut short. A queued
 	// append leaves the queue; one already taken is abandoned, so its batch
@@ -141,6 +146,7 @@ func (a *appender) work() {
 	for {
 		a.mu.Lock()
 		batch := a.take()
+		a.largest = max(a.largest, len(batch))
 		more := len(batch) > 0 && len(a.queue) > 0
 		stopped := a.stopped
 		a.mu.Unlock()
@@ -171,8 +177,6 @@ func (a *appender) work() {
 }
 
 func (a *appender) runBatch(batch []*appendJob) {
-	for n, m := int64(len(batch)), a.largest.Load(); n > m && !a.largest.CompareAndSwap(m, n); m = a.largest.Load() {
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), a.s.timeout)
 	defer cancel()
 	err := a.s.appendBatch(ctx, batch)

@@ -41,4 +41,8 @@ func AppendTogether(s *Store, reqs []AppendRequest, decides []func(*AppendState)
 }
 
 // LargestBatch is the most appends s has run in one transaction.
-func LargestBatch(s *Store) int { return int(s.apx.largest.Load()) }
+func LargestBatch(s *Store) int {
+	s.apx.mu.Lock()
+	defer s.apx.mu.Unlock()
+	return s.apx.largest
+}
