@@ -252,20 +252,25 @@ func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Cla
 			InvitationID: inv.ID.String(), ParticipantID: inv.ParticipantID.String(), Inbox: inbox,
 			RuntimeEndpoint: in.RuntimeEndpoint, Assurance: room.Assurance, Revision: rev.Number, RevisionDigest: rev.RevisionDigest,
 		}
-		bound, canonical, digest, err := v.bind(binding, key, in.KeyProof)
+		bound := v.bindingFor(binding, key)
+		canonical, digest, err := canon.DigestOf(bound)
 		if err != nil {
 			return err
 		}
 		token := v.Keys.ParticipantToken(digest)
 		claim := store.Claim{BindingJSON: string(canonical), BindingDigest: digest, TokenHash: secret.Hash(token), ClaimedAt: now}
 		if key != nil {
-			claim.PublicKey, _ = key.Public()
+			claim.PublicKey = key.public
 		}
+		// A refused proof below rolls the claim back with the transaction.
 		claimed, err := tx.ParticipantClaim(ctx, inv.ParticipantID, claim)
 		switch {
 		case err != nil:
 			return err
 		case claimed:
+			if err := key.signs(canonical); err != nil {
+				return err
+			}
 			// The roster shows the slot claimed: a new version of the room.
 			if err := tx.AgreementBump(ctx, inv.AgreementID); err != nil {
 				return err
@@ -275,7 +280,10 @@ func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Cla
 			if err != nil {
 				return err
 			}
-			if bound, digest, err = v.replayBinding(p, binding, key); err != nil {
+			if bound, canonical, digest, err = v.replayBinding(p, binding, key); err != nil {
+				return err
+			}
+			if err := key.signs(canonical); err != nil {
 				return err
 			}
 			token = v.Keys.ParticipantToken(digest)
