@@ -106,7 +106,7 @@ type RoomView struct {
 // roomViewFormat names the shape of RoomView in every room ETag. Change it
 // whenever the bytes Room writes for the same state change, so no client
 // keeps a body of the old shape under a matching tag.
-const roomViewFormat = "consensus-room-view/2"
+const roomViewFormat = "consensus-room-view/3"
 
 // roomETag is the strong validator of one participant's room: the room is a
 // function of the agreement's version (which every change the room shows
