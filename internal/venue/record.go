@@ -24,19 +24,23 @@ var ErrRecordNotReady = errors.New("the record exists only once the outcome is f
 // is settled as expired first, as a room read would. ErrRecordNotReady
 // while the outcome is pending.
 func (v *Venue) Record(ctx context.Context, p *Principal) (*store.Record, error) {
+	now := canon.Now(v.now())
+	if p.OutcomeStatus == room.StatusPending && now.Before(p.Deadline) {
+		return nil, ErrRecordNotReady // as of the credential lookup: nothing more to read
+	}
 	rec, err := v.Store.RecordGet(ctx, p.AgreementID)
 	if err == nil || !errors.Is(err, room.ErrNotFound) {
 		return &rec, err
 	}
-	now := canon.Now(v.now())
 	a, err := v.Store.AgreementGet(ctx, p.AgreementID)
 	if err != nil {
 		return nil, err
 	}
-	if !a.Outcome.Final() && !now.Before(a.Deadline) {
+	if lapsed(a.Outcome.Status, a.Deadline, now) {
 		// Pending past the deadline: no event can have decided it (an
-		// append would have stored that outcome), so it expired.
-		if _, err := v.Store.AgreementSetOutcome(ctx, a.ID, room.Outcome{Status: room.StatusExpired, DecidedAt: a.Deadline}); err != nil {
+		// append would have stored that outcome), so it expired. Read it
+		// again: a decision stored meanwhile wins over the expiry.
+		if _, err := settleExpiry(ctx, v.Store, a, room.Outcome{Status: room.StatusExpired, DecidedAt: a.Deadline}); err != nil {
 			return nil, err
 		}
 		if a, err = v.Store.AgreementGet(ctx, p.AgreementID); err != nil {
