@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/consensus-md/consensus/internal/agentroute"
 )
 
 // Following a room (SPEC R-LIVE): the stream first, long polling when the
@@ -28,15 +30,16 @@ const longPollWait = "wait=60"
 // disconnect, and long-polls the room instead when the stream is refused
 // with another 4xx. Transient failures are retried with a growing pause.
 func (c *Client) Follow(ctx context.Context, roomURL, token string, changed func()) error {
-	streamURL := strings.TrimSuffix(roomURL, "/room") + "/stream"
+	streamURL := strings.TrimSuffix(roomURL, agentroute.Room) + agentroute.Stream
 	last, pause := "", time.Second
 	poll := false
 	for ctx.Err() == nil {
+		var answered bool
 		var err error
 		if poll {
-			err = c.longPoll(ctx, roomURL, token, changed)
+			answered, err = c.longPoll(ctx, roomURL, token, changed)
 		} else {
-			err = c.streamOnce(ctx, streamURL, token, &last, changed)
+			answered, err = c.streamOnce(ctx, streamURL, token, &last, changed)
 		}
 		if ctx.Err() != nil {
 			return nil
@@ -51,8 +54,8 @@ func (c *Client) Follow(ctx context.Context, roomURL, token string, changed func
 				continue
 			}
 		}
-		if err == nil {
-			pause = time.Second
+		if answered {
+			pause = time.Second // the service worked: only failures in a row wait longer
 		}
 		select {
 		case <-ctx.Done():
@@ -70,13 +73,15 @@ func (c *Client) longClient() *http.Client {
 }
 
 // streamOnce reads the stream until it fails, calling changed for every
-// message and keeping the last event id in *last.
-func (c *Client) streamOnce(ctx context.Context, streamURL, token string, last *string, changed func()) error {
+// message and keeping the last event id in *last. answered reports that
+// the stream opened: the error that ended it is then no reason to wait
+// longer before the next one.
+func (c *Client) streamOnce(ctx context.Context, streamURL, token string, last *string, changed func()) (answered bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, streamURL, nil)
 	if err != nil {
-		return err
+		return false, err
 	}
 	req.Header.Set("Authorization", "Consensus-Participant "+token)
 	req.Header.Set("Accept", "text/event-stream")
@@ -85,11 +90,11 @@ func (c *Client) streamOnce(ctx context.Context, streamURL, token string, last *
 	}
 	resp, err := c.longClient().Do(req)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		return apiError(resp)
+		return false, apiError(resp)
 	}
 	idle := time.AfterFunc(streamIdle, cancel)
 	defer idle.Stop()
@@ -115,21 +120,22 @@ func (c *Client) streamOnce(ctx context.Context, streamURL, token string, last *
 		}
 	}
 	if err := lines.Err(); err != nil {
-		return err
+		return true, err
 	}
-	return io.ErrUnexpectedEOF
+	return true, io.ErrUnexpectedEOF
 }
 
 // longPoll holds GET room with If-None-Match and Prefer: wait until it
-// fails, calling changed after every 200.
-func (c *Client) longPoll(ctx context.Context, roomURL, token string, changed func()) error {
+// fails, calling changed after every 200. answered reports that at least
+// one request was answered.
+func (c *Client) longPoll(ctx context.Context, roomURL, token string, changed func()) (answered bool, err error) {
 	etag := ""
-	for {
+	for ; ; answered = true {
 		reqCtx, cancel := context.WithTimeout(ctx, 75*time.Second)
 		req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, roomURL, nil)
 		if err != nil {
 			cancel()
-			return err
+			return answered, err
 		}
 		req.Header.Set("Authorization", "Consensus-Participant "+token)
 		req.Header.Set("Accept", "application/json")
@@ -140,7 +146,7 @@ func (c *Client) longPoll(ctx context.Context, roomURL, token string, changed fu
 		resp, err := c.longClient().Do(req)
 		if err != nil {
 			cancel()
-			return err
+			return answered, err
 		}
 		status := resp.StatusCode
 		if status == http.StatusOK {
@@ -152,7 +158,7 @@ func (c *Client) longPoll(ctx context.Context, roomURL, token string, changed fu
 		resp.Body.Close()
 		cancel()
 		if err != nil {
-			return err
+			return answered, err
 		}
 		if status == http.StatusOK {
 			changed()

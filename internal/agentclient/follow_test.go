@@ -81,3 +81,29 @@ func TestFollowFallsBackToLongPolling(t *testing.T) {
 		t.Fatalf("err %v, %d calls, %d rooms", err, calls, rooms)
 	}
 }
+
+// TestFollowReconnectsPromptlyEveryTime: a stream that ends after it
+// worked is reopened after a short pause each time; the pause grows only
+// while connecting fails (a rolling deploy ends every stream once).
+func TestFollowReconnectsPromptlyEveryTime(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte("id: 1\nevent: room.event\ndata: {}\n\n"))
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start, calls := time.Now(), 0
+	if err := NewClient().Follow(ctx, srv.URL+"/i/room", "tok", func() {
+		if calls++; calls == 5 {
+			cancel()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Four pauses of a second; doubling pauses would take 1+2+4+8 = 15 s.
+	if took := time.Since(start); calls < 5 || took > 9*time.Second {
+		t.Fatalf("%d streams in %v: the pause between working streams grew", calls, took)
+	}
+}
