@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/consensus-md/consensus/internal/jwk"
 	"github.com/consensus-md/consensus/internal/record"
@@ -180,5 +183,37 @@ func TestRecordOfEveryOutcome(t *testing.T) {
 		if g, n := verifyBoth(t, r.body, nil, keys.body); len(g) != 0 || len(n) != 0 {
 			t.Fatalf("%q: Go failed %v, Node failed %v", last, g, n)
 		}
+	}
+}
+
+// TestRecordRefusedUnlessItVerifies: a record is issued once and served for
+// ever, so the service runs the verifier on it first. A stored outcome that
+// the events do not support (written behind the service's back) gives no
+// record at all rather than a signed one that no verifier accepts.
+func TestRecordRefusedUnlessItVerifies(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, servertestOptions(signingSeed))
+	c := s.create("Tampered outcome", s.future(), participantSpec{"Ada", "agent", true}, participantSpec{"Bo", "agent", true})
+	ada := s.agent(c.Participants[0].InvitationID).join()
+	bo := s.agent(c.Participants[1].InvitationID).join()
+	expect(t, ada.post("decision-0001", "agree", ""), 201, "")
+	expect(t, bo.post("decision-0002", "disagree", ""), 201, "")
+
+	ctx := context.Background()
+	db, err := pgx.Connect(ctx, s.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	if _, err := db.Exec(ctx, `UPDATE agreements SET outcome_status = 'no_consensus' WHERE id = $1`, c.AgreementID); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, ada.record(nil), 500, "internal")
+	var stored int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM records WHERE agreement_id = $1`, c.AgreementID).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != 0 {
+		t.Fatal("a record that does not verify was stored")
 	}
 }

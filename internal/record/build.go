@@ -64,11 +64,13 @@ type StoredEvent struct {
 	Signature string
 }
 
-// Build assembles the unsigned record. It refuses, rather than publish, a
-// record that would not verify: revisions not numbered 1 to n, an event
-// whose rebuilt command does not hash to its stored digest, a broken chain
-// link, an event of a participant outside the roster or on a revision the
-// record does not hold, a pending outcome.
+// Build assembles the unsigned record. It refuses what it cannot assemble:
+// revisions not numbered 1 to n, an event whose rebuilt command does not
+// hash to its stored digest, a broken chain link, an event of a participant
+// outside the roster or on a revision the record does not hold, a pending
+// outcome. Whether the signed record verifies as a whole (outcome, deadline,
+// decisions, artifact) is Verify's to say; the service runs it before it
+// stores a record.
 func Build(in Input) (Record, error) {
 	if len(in.Revisions) == 0 {
 		return Record{}, fmt.Errorf("record: no revision")

@@ -36,9 +36,10 @@ func TestSignedBytesAreCanonical(t *testing.T) {
 	}
 }
 
-// TestBuildRefusesWhatWouldNotVerify: Build never signs a record its own
-// verifier would refuse.
-func TestBuildRefusesWhatWouldNotVerify(t *testing.T) {
+// TestBuildRefusesWhatItCannotAssemble: Build refuses inputs it cannot
+// make a record of (the service verifies the signed record as a whole
+// before storing it: e2e TestRecordRefusedUnlessItVerifies).
+func TestBuildRefusesWhatItCannotAssemble(t *testing.T) {
 	t.Parallel()
 	cases := map[string]func(in *Input){
 		"pending outcome":      func(in *Input) { in.Outcome = room.Outcome{Status: room.StatusPending} },

@@ -4,7 +4,6 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"sort"
 
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/jwk"
@@ -285,27 +284,12 @@ func (v *verification) checkServiceSignature(keys *jwk.Set) {
 }
 
 // withoutSignature returns the canonical bytes of a canonical record without
-// its signature member: the other members, already canonical, in their
-// order. The schema allows only fixed ASCII member names, which need no
-// escaping.
+// its signature member.
 func withoutSignature(canonical []byte) ([]byte, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(canonical, &m); err != nil {
 		return nil, err
 	}
 	delete(m, "signature")
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	out := make([]byte, 0, len(canonical))
-	out = append(out, '{')
-	for i, k := range names {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(append(append(append(out, '"'), k...), '"', ':'), m[k]...)
-	}
-	return append(out, '}'), nil
+	return canon.Marshal(m)
 }

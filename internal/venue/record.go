@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/consensus-md/consensus/internal/canon"
@@ -105,17 +106,27 @@ func (v *Venue) issueRecord(ctx context.Context, a store.Agreement, now time.Tim
 			in.Events[i].Signature = jwk.EncodeSignature(e.Signature)
 		}
 	}
+	var artifact []byte
 	if a.Outcome.Status == room.StatusReached {
 		art, err := v.Store.ArtifactGet(ctx, a.ID)
 		if err != nil {
 			return nil, err
 		}
-		in.ArtifactSHA256 = art.SHA256
+		in.ArtifactSHA256, artifact = art.SHA256, []byte(art.Body)
 	}
 	r, err := record.Build(in)
 	if err != nil {
 		return nil, fmt.Errorf("venue: record of %s: %w", a.ID, err)
 	}
 	_, body, err := record.Sign(r, v.Signer)
-	return body, err
+	if err != nil {
+		return nil, err
+	}
+	// Issued once and served for ever: the verifier anyone runs checks it
+	// here first, every check, and a record it refuses is never stored.
+	keys := &jwk.Set{Keys: []jwk.Published{jwk.Publish(v.Signer.Public().(ed25519.PublicKey))}}
+	if rep := record.Verify(body, record.Options{Artifact: artifact, Keys: keys}); !rep.OK() || !rep.Authenticated() {
+		return nil, fmt.Errorf("venue: record of %s does not verify: %s", a.ID, strings.Join(rep.FailedChecks(), ", "))
+	}
+	return body, nil
 }
