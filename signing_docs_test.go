@@ -62,6 +62,13 @@ func TestLLMsFullSigningExample(t *testing.T) {
 		cmd.ParticipantID != kb.ParticipantID || cmd.RevisionDigest != kb.RevisionDigest || cmd.Schema != "https://consensus.md/schemas/room-command/v1" {
 		t.Fatalf("command %+v does not belong to the binding: %v", cmd, err)
 	}
+	// The published bytes are exactly what the service's own types encode:
+	// no member misspelled, missing or extra (decoding alone ignores those).
+	for name, pair := range map[string][2]any{"binding": {kb, binding}, "command": {cmd, command}} {
+		if b, err := canon.Marshal(pair[0]); err != nil || string(b) != string(pair[1].([]byte)) {
+			t.Fatalf("the %s in llms-full.txt is not what the service encodes:\n doc %s\n Go  %s (%v)", name, pair[1], b, err)
+		}
+	}
 	checks := map[string]string{
 		"bindingDigest":       canon.Digest(binding),
 		"keyProof":            jwk.Sign(priv, binding),
