@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,6 +38,10 @@ type announcer struct {
 	local   RoomListener // this replica's waiters; nil until ListenRooms
 	pending map[uuid.UUID]struct{}
 	kick    chan struct{}
+	// publisher is the backend process id of the publisher's connection
+	// (0 without one): the listener skips what it sent, since local
+	// waiters were woken at the commit.
+	publisher atomic.Uint32
 }
 
 func newAnnouncer() *announcer {
@@ -88,6 +93,7 @@ func (s *Store) publishRooms(ctx context.Context, log *slog.Logger) {
 	var conn *pgx.Conn // its own connection: a busy pool must not delay a wake-up
 	defer func() {
 		if conn != nil {
+			s.ann.publisher.Store(0)
 			conn.Close(context.WithoutCancel(ctx))
 		}
 	}()
@@ -106,6 +112,7 @@ func (s *Store) publishRooms(ctx context.Context, log *slog.Logger) {
 		err := s.publisherConn(ctx, &conn)
 		if err == nil {
 			if err = s.notifyRooms(ctx, conn, ids); err != nil {
+				s.ann.publisher.Store(0) // its process id may serve another replica next
 				conn.Close(context.WithoutCancel(ctx))
 				conn = nil // connect again on the next try
 			}
@@ -179,6 +186,7 @@ func (s *Store) publisherConn(ctx context.Context, conn **pgx.Conn) error {
 		return err
 	}
 	*conn = c.Hijack()
+	s.ann.publisher.Store((*conn).PgConn().PID())
 	return nil
 }
 

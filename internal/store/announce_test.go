@@ -51,7 +51,7 @@ func TestRoomChangesReachEveryReplica(t *testing.T) {
 	if err := stA.InTx(ctx, func(tx *store.Tx) error { return tx.AgreementBump(ctx, id) }); err != nil {
 		t.Fatal(err)
 	}
-	// At once, not through PostgreSQL (its echo may follow).
+	// At once, not through PostgreSQL.
 	if heardA.count(id) <= before {
 		t.Fatal("the committing replica did not hear its own change when the commit returned")
 	}
@@ -61,6 +61,25 @@ func TestRoomChangesReachEveryReplica(t *testing.T) {
 			t.Fatal("the other replica never heard the change")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+
+	// The committing replica hears its change once: the echo of its own
+	// announcement through PostgreSQL would wake its waiters (and their
+	// database reads) a second time.
+	time.Sleep(200 * time.Millisecond) // any earlier notification has arrived
+	heardByA, heardByB := heardA.count(id), heardB.count(id)
+	if err := stA.InTx(ctx, func(tx *store.Tx) error { return tx.AgreementBump(ctx, id) }); err != nil {
+		t.Fatal(err)
+	}
+	for heardB.count(id) == heardByB {
+		if time.Now().After(deadline) {
+			t.Fatal("the other replica never heard the second change")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := heardA.count(id) - heardByA; n != 1 {
+		t.Fatalf("the committing replica heard its own change %d times", n)
 	}
 
 	other := uuid.New()

@@ -96,6 +96,9 @@ func (s *Store) listenOnce(ctx context.Context, l RoomListener) (heard bool, err
 		if err != nil {
 			return true, err
 		}
+		if n.PID == s.ann.publisher.Load() {
+			continue // this replica's own announcement: its waiters woke at the commit
+		}
 		for _, id := range parseRoomPayload(n.Payload) {
 			l.RoomChanged(id)
 		}
