@@ -26,6 +26,15 @@ UPDATE agreements
 SET outcome_status = $2, outcome_decided_at = $3, outcome_event_id = $4, version = version + 1
 WHERE id = $1 AND outcome_status = 'pending';
 
+-- name: AgreementExpireDue :many
+-- Settles every room whose deadline passed while pending as expired at its
+-- deadline, a new version of each. A decision that holds the agreement's
+-- lock commits first, and then the row is no longer pending.
+UPDATE agreements
+SET outcome_status = 'expired', outcome_decided_at = deadline, outcome_event_id = NULL, version = version + 1
+WHERE outcome_status = 'pending' AND deadline <= $1
+RETURNING id;
+
 -- name: AgreementLockByParticipant :one
 -- Locks the agreement of a participant, as AgreementGetForUpdate does.
 SELECT a.* FROM agreements a JOIN participants p ON p.agreement_id = a.id

@@ -139,11 +139,12 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	worker.Store, worker.Keys, worker.Transport, worker.From, worker.Log, worker.Now = st, keys, transport, cfg.MailFrom, log, opt.Now
 	var wg sync.WaitGroup
 	hooks := &webhook.Worker{Store: st, Key: v.Signer, Log: log, AllowLoopback: cfg.WebhookAllowLoopback, RootCAs: cfg.WebhookRoots}
-	wg.Add(5)
+	wg.Add(6)
 	go func() { defer wg.Done(); st.ListenRooms(workCtx, roomListeners{hub, hooks}, log) }()
 	go func() { defer wg.Done(); hooks.Run(workCtx) }()
 	go func() { defer wg.Done(); worker.Run(workCtx) }()
 	go func() { defer wg.Done(); sweepSessions(workCtx, st, opt.Now, log) }()
+	go func() { defer wg.Done(); settleDeadlines(workCtx, st, opt.Now, log) }()
 	go func() { defer wg.Done(); reloadOnHangup(workCtx, hup, cert, log) }()
 
 	serveErr := make(chan error, 1)
@@ -231,6 +232,29 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, cert *certificate
 				continue
 			}
 			cert.reload()
+		}
+	}
+}
+
+// deadlineSweep is how often a replica settles the rooms whose deadline
+// passed while pending. Reading a room settles it too; the sweep is for
+// those who only listen (a stream, a webhook).
+const deadlineSweep = 2 * time.Second
+
+// settleDeadlines stores the expiry of every room pending past its
+// deadline, a few seconds after the deadline: a new version of the room,
+// announced to streams, held requests and webhooks like any change.
+func settleDeadlines(ctx context.Context, st *store.Store, now func() time.Time, log *slog.Logger) {
+	t := time.NewTicker(deadlineSweep)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := st.AgreementExpireDue(ctx, now()); err != nil && ctx.Err() == nil {
+				log.Warn("deadline sweep failed", slog.String("error", err.Error()))
+			}
 		}
 	}
 }

@@ -270,3 +270,22 @@ func hookState(t *testing.T, a *agent, ok func(map[string]any) bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestWebhookHearsTheDeadline: a room whose deadline passes while pending
+// is settled as expired without anyone reading it, and the endpoint hears
+// room.outcome expired.
+func TestWebhookHearsTheDeadline(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t)
+	s := startServer(t, servertest.Options{Settings: map[string]string{"CONSENSUS_WEBHOOK_CA_FILE": rc.caFile}})
+	c := s.create("Lapses", s.future(), participantSpec{"Hooked", "agent", true}, participantSpec{"Silent", "agent", true})
+	hooked := s.agent(c.Participants[0].InvitationID).join()
+	expect(t, hooked.webhook("PUT", map[string]string{"url": rc.URL + "/hook"}), 200, "")
+	s.Clock.Advance(49 * time.Hour)
+	for _, d := range rc.wait(t, 1, 10*time.Second) {
+		var pl map[string]any
+		if err := json.Unmarshal(d.body, &pl); err != nil || pl["type"] != "room.outcome" || pl["outcome"] != "expired" {
+			t.Fatalf("delivery %s, want room.outcome expired", d.body)
+		}
+	}
+}

@@ -128,6 +128,21 @@ func (q queries) AgreementList(ctx context.Context, limit int, before *Agreement
 // AgreementSetOutcome stores o as the agreement's outcome if the stored one
 // is still pending (the first terminal fact wins), as a new version, and
 // reports whether it did. o.DecidingEventID is empty for an expiry.
+// AgreementExpireDue settles as expired every agreement still pending at
+// its deadline, which is before now, and returns their ids; each is a new
+// version of its room, announced like any other.
+func (q queries) AgreementExpireDue(ctx context.Context, now time.Time) ([]uuid.UUID, error) {
+	ids, err := q.q.AgreementExpireDue(ctx, now)
+	if err != nil {
+		return nil, interpretError("expire due agreements", err)
+	}
+	for _, id := range ids {
+		q.note(noteOutcome, room.StatusExpired)
+		q.roomChanged(id)
+	}
+	return ids, nil
+}
+
 func (q queries) AgreementSetOutcome(ctx context.Context, id uuid.UUID, o room.Outcome) (bool, error) {
 	eventID, err := decidingEvent(o)
 	if err != nil {

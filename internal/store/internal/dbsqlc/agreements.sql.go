@@ -44,6 +44,36 @@ func (q *Queries) AgreementBump(ctx context.Context, id uuid.UUID) error {
 	return err
 }
 
+const agreementExpireDue = `-- name: AgreementExpireDue :many
+UPDATE agreements
+SET outcome_status = 'expired', outcome_decided_at = deadline, outcome_event_id = NULL, version = version + 1
+WHERE outcome_status = 'pending' AND deadline <= $1
+RETURNING id
+`
+
+// Settles every room whose deadline passed while pending as expired at its
+// deadline, a new version of each. A decision that holds the agreement's
+// lock commits first, and then the row is no longer pending.
+func (q *Queries) AgreementExpireDue(ctx context.Context, deadline time.Time) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, agreementExpireDue, deadline)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const agreementGet = `-- name: AgreementGet :one
 SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash FROM agreements WHERE id = $1
 `
