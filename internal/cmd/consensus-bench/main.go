@@ -84,7 +84,9 @@ func smokeConfig(c config) config {
 	c.Rounds = 1
 	c.Warmup = 0
 	c.Agreements = 4
-	c.Parts = 4
+	// 64 participants of 100 events each: a one-second wrk append load
+	// must not use up every participant's events (it took 1,500 of them).
+	c.Parts = 16
 	c.Sizes = [3]int{4, 12, 40}
 	c.FlatN = 12
 	c.FlatRounds = 1
@@ -130,7 +132,7 @@ func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("consensus-bench", flag.ContinueOnError)
 	dur := fs.String("duration", envDefault("BENCH_DURATION", cfg.Duration.String()), "length of each measurement, whole seconds (env BENCH_DURATION)")
 	rounds := fs.Int("rounds", 0, "A/B rounds per path (env BENCH_ROUNDS; default 3)")
-	smoke := fs.Bool("smoke", false, "tiny run: 1 s per path, 1 round, 4 agreements × 4 participants (checks the tool, not the service)")
+	smoke := fs.Bool("smoke", false, "tiny run: 1 s per path, 1 round, 4 agreements × 16 participants (checks the tool, not the service)")
 	root := fs.String("root", "", "repository root (default: the nearest parent directory with go.mod)")
 	pgdir := fs.String("pgdata", "", "private PostgreSQL directory (default ROOT/.data/pgbench)")
 	work := fs.String("work", "", "work directory for binaries, mail and logs (default ROOT/.data/bench)")

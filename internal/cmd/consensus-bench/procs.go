@@ -139,26 +139,38 @@ func (c *cluster) stop(cfg config) {
 // cpu returns the CPU time the whole cluster has used: the postmaster, its
 // live children, and (through cutime/cstime) the children it has reaped, so a
 // backend that exits between two readings is still counted.
+//
+// A child reaped while /proc is being scanned would be in neither sum (not
+// yet in the postmaster's cutime when it was read, gone from /proc when its
+// turn came): pgbench's sixteen backends all exit as a run ends, right when
+// the reading is taken, and whole runs' backend time went missing that way.
+// So the reading is repeated until the postmaster reaped nothing during it.
 func (c *cluster) cpu() time.Duration {
 	if c.postmaster == 0 {
 		return 0
 	}
-	st, err := readStat(c.postmaster)
-	if err != nil {
-		return 0
-	}
-	total := st.utime + st.stime + st.cutime + st.cstime
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
+	for try := 0; ; try++ {
+		st, err := readStat(c.postmaster)
 		if err != nil {
-			continue
+			return 0
 		}
-		if s, err := readStat(pid); err == nil && s.ppid == c.postmaster {
-			total += s.utime + s.stime
+		total := st.utime + st.stime + st.cutime + st.cstime
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if s, err := readStat(pid); err == nil && s.ppid == c.postmaster {
+				total += s.utime + s.stime
+			}
 		}
+		again, err := readStat(c.postmaster)
+		if err != nil || (again.cutime == st.cutime && again.cstime == st.cstime) || try == 50 {
+			return total
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
-	return total
 }
 
 type procStat struct {
