@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -126,6 +127,11 @@ var problemTypes = []ProblemType{
 		Errors:      []error{room.ErrUnavailable}, Detail: "The database is unavailable or too slow; retry after Retry-After seconds with the same request."},
 }
 
+// StatusClientClosed is the status recorded (in the request log and the
+// metrics) for a request whose client closed the connection before its
+// answer: 499, as nginx names it. No client ever receives it.
+const StatusClientClosed = 499
+
 // retryAfterUnavailable is the Retry-After of a 503, in seconds: long
 // enough that retrying clients do not pile onto a recovering database,
 // short enough that a restart is hardly noticed.
@@ -229,6 +235,13 @@ func matches(err error, targets []error) bool {
 // sees; the client never sees internals.
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	pt, detail, field, challenge := problemFor(err)
+	if pt.Code == "unavailable" && errors.Is(r.Context().Err(), context.Canceled) {
+		// The client went away first, and its cancellation stopped the
+		// database call: not an outage. Nobody reads this answer; its
+		// status is for the request log and the metrics.
+		w.WriteHeader(StatusClientClosed)
+		return
+	}
 	switch {
 	case pt.Code == "unavailable":
 		// An outage, not a bug: logged, but not as an error per request.

@@ -53,7 +53,7 @@ type bench struct {
 	// wrk's count of answers vs the /metrics delta, over every service load
 	wrkChecks              int
 	wrkDiffMin, wrkDiffMax int64
-	wrkAbandoned           int64 // answers ≥ 400 to requests wrk cut off at its end
+	wrkAbandoned           int64 // requests wrk cut off at its end (499 in /metrics)
 
 	appendSQL, lookupSQL string
 

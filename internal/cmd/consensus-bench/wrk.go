@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -194,7 +193,7 @@ func runWrk(ctx context.Context, bin, dir string, w cpuWatch, l wrkLoad) (wrkRun
 		d := now.delta(before)
 		ok, unexpected := d.split(l.Expect)
 		run.Counted = d.total()
-		run.Abandoned = excuseAbandoned(unexpected, res, run.Counted)
+		run.Abandoned = abandoned(unexpected)
 		for k, v := range unexpected {
 			f.Unexpected[k] += v
 		}
@@ -223,46 +222,20 @@ func runWrk(ctx context.Context, bin, dir string, w cpuWatch, l wrkLoad) (wrkRun
 	return run, nil
 }
 
-// excuseAbandoned removes from unexpected (in place) the answers with a
-// status ≥ 400 that wrk never received, and returns how many. When its time
-// is up wrk closes its connections with requests still in flight; the
-// service sees the client go away, its database call is cancelled and it
-// answers 503 to nobody. wrk counts every answer it does receive, and those
-// with a status ≥ 400 in res.Status, so the /metrics delta's answers ≥ 400
-// beyond res.Status went to requests wrk had abandoned, of which there are
-// at most counted − res.Requests.
-func excuseAbandoned(unexpected map[string]int, res wrkResult, counted int64) int64 {
-	keys := make([]string, 0, len(unexpected))
-	var bad int64
+// abandoned removes from unexpected (in place) the answers the service
+// recorded as 499, and returns how many: when its time is up wrk closes its
+// connections with requests still in flight, and the service records those
+// as closed by the client (its database calls were cancelled). No client
+// received them.
+func abandoned(unexpected map[string]int) int64 {
+	var n int64
 	for k, v := range unexpected {
-		if code, _, _ := strings.Cut(k, " "); code >= "400" && len(code) == 3 {
-			keys = append(keys, k)
-			bad += int64(v)
-		}
-	}
-	excuse := min(bad-res.Status, counted-res.Requests)
-	if excuse <= 0 {
-		return 0
-	}
-	// 503 (the cancelled database call) first, then the others in order.
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := strings.HasPrefix(keys[i], "503 "), strings.HasPrefix(keys[j], "503 ")
-		if a != b {
-			return a
-		}
-		return keys[i] < keys[j]
-	})
-	left := excuse
-	for _, k := range keys {
-		n := min(left, int64(unexpected[k]))
-		if unexpected[k] -= int(n); unexpected[k] == 0 {
+		if strings.HasPrefix(k, "499 ") {
+			n += int64(v)
 			delete(unexpected, k)
 		}
-		if left -= n; left == 0 {
-			break
-		}
 	}
-	return excuse
+	return n
 }
 
 // errors0 counts the socket errors put in Unexpected before any status.

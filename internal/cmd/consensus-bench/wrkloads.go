@@ -168,7 +168,7 @@ func (b *bench) wrkCaveats() []string {
 	}
 	out := []string{fmt.Sprintf("Statuses of the wrk loads on consensusd come from its own counter (`%s` on the ops listener's /metrics, read before and after each load): an answer counts when its route, method and status are the expected ones, and any other is listed as unexpected, as are wrk's socket errors and timeouts. For the static server, wrk's count of statuses ≥ 400 and its socket errors are the unexpected answers. Over the %d loads on consensusd, /metrics counted between %d and %d answers more than wrk did: requests still in flight when wrk stopped are answered and counted by the service, not by wrk (at most one per connection); rates use wrk's count.", requestsMetric, b.wrkChecks, b.wrkDiffMin, b.wrkDiffMax)}
 	if b.wrkAbandoned > 0 {
-		out = append(out, fmt.Sprintf("%d answers with a status ≥ 400 (503: the service's database call was cancelled because the client had gone) went to requests wrk abandoned when its time was up; wrk never received them, so they are not listed as unexpected, and they are left out of the request counts.", b.wrkAbandoned))
+		out = append(out, fmt.Sprintf("%d requests were abandoned by wrk when its time was up, with their answers still being made (the service records them as 499, closed by the client); they are not listed as unexpected, and they are left out of the request counts.", b.wrkAbandoned))
 	}
 	return out
 }
