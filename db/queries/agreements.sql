@@ -9,6 +9,11 @@ SELECT * FROM agreements WHERE id = $1;
 -- Serializes every write to one agreement across replicas.
 SELECT * FROM agreements WHERE id = $1 FOR UPDATE;
 
+-- name: AgreementGetForUpdateSkipLocked :one
+-- AgreementGetForUpdate for a batch of appends: no row when another
+-- transaction holds the lock (that append then runs alone, and waits).
+SELECT * FROM agreements WHERE id = $1 FOR UPDATE SKIP LOCKED;
+
 -- name: AgreementList :many
 -- Newest first; keyset pagination on (created_at, id).
 SELECT a.*, r.canonical_json

@@ -121,7 +121,7 @@ func (s *Store) appendOne(ctx context.Context, req AppendRequest, decide func(st
 		}
 		j = &appendJob{req: req, decide: decide}
 	}
-	if err := s.appendBatch(ctx, []*appendJob{j}); err != nil {
+	if err := s.appendBatch(ctx, []*appendJob{j}, false); err != nil {
 		return err
 	}
 	return j.err
@@ -129,8 +129,10 @@ func (s *Store) appendOne(ctx context.Context, req AppendRequest, decide func(st
 
 // appendBatch runs jobs, for distinct agreements, in one transaction: the
 // error is the batch's (nothing committed); each job's own refusal is in
-// its err.
-func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob) error {
+// its err. With skipLocked (the appender's batches) a job whose agreement
+// another transaction has locked is not waited for: it is left out, marked
+// alone, so one held lock never stalls the appends of other agreements.
+func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob, skipLocked bool) error {
 	// Locks in agreement order: batches never wait for each other in a cycle.
 	slices.SortFunc(jobs, func(a, b *appendJob) int { return bytes.Compare(a.req.AgreementID[:], b.req.AgreementID[:]) })
 	tx, err := s.beginPiped(ctx)
@@ -144,7 +146,7 @@ func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob) error {
 	read.exec("BEGIN")
 	for i, j := range jobs {
 		states[i] = &AppendState{}
-		queueRead(ctx, &read, j.req, states[i])
+		queueRead(ctx, &read, j.req, skipLocked, states[i])
 	}
 	if err := tx.send(ctx, &read); err != nil {
 		return err
@@ -153,6 +155,10 @@ func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob) error {
 	var write pipeline
 	for i, j := range jobs {
 		st := states[i]
+		if skipLocked && st.Agreement.ID == uuid.Nil {
+			j.alone = true // locked elsewhere (or unknown): judged alone, after a wait
+			continue
+		}
 		if st.Holder != nil && st.Holder.AgreementID != st.Agreement.ID {
 			st.Holder = nil // a token's owner never moves, but a caller's AgreementID may be wrong: refuse rather than write across agreements
 		}
@@ -197,13 +203,16 @@ func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob) error {
 }
 
 // queueRead queues what one append reads, its lock first, into st.
-func queueRead(ctx context.Context, read *pipeline, req AppendRequest, st *AppendState) {
+func queueRead(ctx context.Context, read *pipeline, req AppendRequest, skipLocked bool, st *AppendState) {
 	read.add(func(db dbsqlc.DBTX) error {
 		var r dbsqlc.Agreement
 		var err error
-		if req.AgreementID != uuid.Nil {
+		switch {
+		case req.AgreementID != uuid.Nil && skipLocked:
+			r, err = dbsqlc.New(db).AgreementGetForUpdateSkipLocked(ctx, req.AgreementID)
+		case req.AgreementID != uuid.Nil:
 			r, err = dbsqlc.New(db).AgreementGetForUpdate(ctx, req.AgreementID)
-		} else {
+		default:
 			r, err = dbsqlc.New(db).AgreementLockByToken(ctx, req.TokenHash)
 		}
 		switch {

@@ -55,7 +55,7 @@ func TestAppendBatchIsolatesEachAppend(t *testing.T) {
 		func(*store.AppendState) (store.AppendWrite, error) { panic("bad decide") },
 		nextComment("k"),
 	}
-	errs, err := store.AppendTogether(st, reqs, decides)
+	errs, _, err := store.AppendTogether(st, reqs, decides)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestAppendBatchFailsWhole(t *testing.T) {
 		w.Event.ParticipantID = uuid.New() // no such participant: the insert fails
 		return w, err
 	}
-	_, err := store.AppendTogether(st, reqs, []func(*store.AppendState) (store.AppendWrite, error){nextComment("k"), broken})
+	_, _, err := store.AppendTogether(st, reqs, []func(*store.AppendState) (store.AppendWrite, error){nextComment("k"), broken})
 	if err == nil {
 		t.Fatal("a batch with a failing statement committed")
 	}
@@ -164,27 +164,16 @@ func TestConcurrentAppendsShareTransactions(t *testing.T) {
 	}
 }
 
-// An append whose caller's deadline passes while its batch waits answers
-// at the deadline, not when the batch ends, and the batch then skips it.
+// An append whose caller's deadline passes while it waits for its
+// agreement's lock answers at the deadline and stores nothing.
 func TestAppendAnswersAtTheCallersDeadline(t *testing.T) {
 	t.Parallel()
 	st := pgtest.Store(t)
 	ctx := context.Background()
 	id, pid := agreement(t, st)
 	hash := claim(t, st, pid)
-	locked, release := make(chan struct{}), make(chan struct{})
-	held := make(chan error, 1)
-	go func() {
-		held <- st.InTx(ctx, func(tx *store.Tx) error {
-			if _, err := tx.AgreementLock(ctx, id); err != nil {
-				return err
-			}
-			close(locked)
-			<-release
-			return nil
-		})
-	}()
-	<-locked
+	release := make(chan struct{})
+	held := holdLock(t, st, id, release)
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -201,8 +190,7 @@ func TestAppendAnswersAtTheCallersDeadline(t *testing.T) {
 	if err := <-held; err != nil {
 		t.Fatal(err)
 	}
-	// The batch got the lock after its caller left and skipped it: the
-	// probe's own batch runs after it (one batch per agreement at a time).
+	// Nothing of it was stored once the lock was free.
 	err = st.Append(ctx, store.AppendRequest{TokenHash: hash, AgreementID: id, IdempotencyKey: "probe", SkipRoster: true},
 		func(s *store.AppendState) (store.AppendWrite, error) {
 			if s.Agreement.Head.Seq != 0 {
@@ -212,5 +200,90 @@ func TestAppendAnswersAtTheCallersDeadline(t *testing.T) {
 		})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// holdLock takes agreement id's lock in a transaction of its own until
+// release is closed; the returned channel has that transaction's error.
+func holdLock(t *testing.T, st *store.Store, id uuid.UUID, release <-chan struct{}) <-chan error {
+	t.Helper()
+	ctx := context.Background()
+	locked, held := make(chan struct{}), make(chan error, 1)
+	go func() {
+		held <- st.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.AgreementLock(ctx, id); err != nil {
+				return err
+			}
+			close(locked)
+			<-release
+			return nil
+		})
+	}()
+	<-locked
+	return held
+}
+
+// A batch does not wait for a lock another transaction holds: that append
+// is left out (to run alone) and the others commit at once.
+func TestAppendBatchLeavesALockedAgreementOut(t *testing.T) {
+	t.Parallel()
+	st := pgtest.Store(t)
+	ctx := context.Background()
+	idA, pidA := agreement(t, st)
+	idB, pidB := agreement(t, st)
+	reqs := []store.AppendRequest{
+		{TokenHash: claim(t, st, pidA), AgreementID: idA, IdempotencyKey: "k", SkipRoster: true},
+		{TokenHash: claim(t, st, pidB), AgreementID: idB, IdempotencyKey: "k", SkipRoster: true},
+	}
+	release := make(chan struct{})
+	held := holdLock(t, st, idA, release)
+	start := time.Now()
+	errs, alone, err := store.AppendTogether(st, reqs, []func(*store.AppendState) (store.AppendWrite, error){nextComment("k"), nextComment("k")})
+	took := time.Since(start)
+	close(release)
+	if e := <-held; e != nil {
+		t.Fatal(e)
+	}
+	if err != nil || errs[1] != nil || !alone[0] || alone[1] {
+		t.Fatalf("batch %v, errors %v, alone %v", err, errs, alone)
+	}
+	if took > 2*time.Second {
+		t.Fatalf("the batch waited %v for the held lock", took)
+	}
+	for id, want := range map[uuid.UUID]int64{idA: 0, idB: 1} {
+		if a, err := st.AgreementGet(ctx, id); err != nil || a.Head.Seq != want {
+			t.Fatalf("agreement head %d, want %d (%v)", a.Head.Seq, want, err)
+		}
+	}
+}
+
+// An append left out of its batch for a held lock runs alone, waits for
+// the lock and commits.
+func TestAppendLeftOutRunsAlone(t *testing.T) {
+	t.Parallel()
+	st := pgtest.Store(t)
+	ctx := context.Background()
+	id, pid := agreement(t, st)
+	hash := claim(t, st, pid)
+	release := make(chan struct{})
+	held := holdLock(t, st, id, release)
+	done := make(chan error, 1)
+	go func() {
+		done <- st.Append(ctx, store.AppendRequest{TokenHash: hash, AgreementID: id, IdempotencyKey: "k", SkipRoster: true}, nextComment("k"))
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the append finished while the lock was held: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if a, err := st.AgreementGet(ctx, id); err != nil || a.Head.Seq != 1 {
+		t.Fatalf("head %d after the lock was released (%v)", a.Head.Seq, err)
 	}
 }

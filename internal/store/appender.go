@@ -22,8 +22,9 @@ import (
 //   - At most one append per agreement is in flight across the replica's
 //     batches: the next one waits in the queue, and then reads what the
 //     previous committed (its chain head, counters and outcome).
-//   - A batch locks its agreements in id order, so two batches (on this
-//     replica or another) never wait for each other in a cycle.
+//   - A batch locks its agreements in id order, and never waits for a lock
+//     another transaction holds: that append leaves the batch and runs
+//     alone (and waits there), so one held lock stalls no other agreement.
 //   - A refusal (decide's error or a write of nothing) touches only its
 //     own append; a statement that fails ends the batch, and each of its
 //     appends then runs again alone (Append's own path, with its retries).
@@ -179,7 +180,7 @@ func (a *appender) work() {
 func (a *appender) runBatch(batch []*appendJob) {
 	ctx, cancel := context.WithTimeout(context.Background(), a.s.timeout)
 	defer cancel()
-	err := a.s.appendBatch(ctx, batch)
+	err := a.s.appendBatch(ctx, batch, true)
 	for _, j := range batch {
 		switch {
 		case err == nil:

@@ -25,19 +25,20 @@ func UUIDPlans(s *Store, target, value any) (scan, encode bool, err error) {
 	return scan, encode, nil
 }
 
-// AppendTogether runs the appends in one batch, as the appender would: each
-// append's own error, and the batch's.
-func AppendTogether(s *Store, reqs []AppendRequest, decides []func(*AppendState) (AppendWrite, error)) ([]error, error) {
+// AppendTogether runs the appends in one batch, as the appender does (a
+// locked agreement is left out): each append's own error, whether it was
+// left out to run alone, and the batch's error.
+func AppendTogether(s *Store, reqs []AppendRequest, decides []func(*AppendState) (AppendWrite, error)) ([]error, []bool, error) {
 	jobs := make([]*appendJob, len(reqs))
 	for i := range reqs {
 		jobs[i] = &appendJob{req: reqs[i], decide: decides[i]}
 	}
-	err := s.appendBatch(context.Background(), slices.Clone(jobs))
-	errs := make([]error, len(jobs))
+	err := s.appendBatch(context.Background(), slices.Clone(jobs), true)
+	errs, alone := make([]error, len(jobs)), make([]bool, len(jobs))
 	for i, j := range jobs {
-		errs[i] = j.err
+		errs[i], alone[i] = j.err, j.alone
 	}
-	return errs, err
+	return errs, alone, err
 }
 
 // LargestBatch is the most appends s has run in one transaction.

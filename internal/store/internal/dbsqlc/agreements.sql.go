@@ -119,6 +119,30 @@ func (q *Queries) AgreementGetForUpdate(ctx context.Context, id uuid.UUID) (Agre
 	return i, err
 }
 
+const agreementGetForUpdateSkipLocked = `-- name: AgreementGetForUpdateSkipLocked :one
+SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash FROM agreements WHERE id = $1 FOR UPDATE SKIP LOCKED
+`
+
+// AgreementGetForUpdate for a batch of appends: no row when another
+// transaction holds the lock (that append then runs alone, and waits).
+func (q *Queries) AgreementGetForUpdateSkipLocked(ctx context.Context, id uuid.UUID) (Agreement, error) {
+	row := q.db.QueryRow(ctx, agreementGetForUpdateSkipLocked, id)
+	var i Agreement
+	err := row.Scan(
+		&i.ID,
+		&i.CurrentRevision,
+		&i.Deadline,
+		&i.OutcomeStatus,
+		&i.OutcomeDecidedAt,
+		&i.OutcomeEventID,
+		&i.CreatedAt,
+		&i.Version,
+		&i.HeadSeq,
+		&i.HeadHash,
+	)
+	return i, err
+}
+
 const agreementInsert = `-- name: AgreementInsert :exec
 INSERT INTO agreements (id, current_revision, deadline, created_at)
 VALUES ($1, 1, $2, $3)
