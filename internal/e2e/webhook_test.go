@@ -289,3 +289,25 @@ func TestWebhookHearsTheDeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookEndsWithRevocation: a revoked participant's endpoint hears
+// nothing more of the room, queued deliveries included.
+func TestWebhookEndsWithRevocation(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t)
+	s := startServer(t, servertest.Options{Settings: map[string]string{"CONSENSUS_WEBHOOK_CA_FILE": rc.caFile}})
+	c := s.create("Revoked hook", s.future(), participantSpec{"Hooked", "agent", true}, participantSpec{"Poster", "agent", true})
+	hooked := s.agent(c.Participants[0].InvitationID).join()
+	poster := s.agent(c.Participants[1].InvitationID).join()
+	expect(t, hooked.webhook("PUT", map[string]string{"url": rc.URL + "/hook"}), 200, "")
+	rc.setAnswer(func(string) int { return 500 }) // the first delivery fails and waits for its retry
+	expect(t, poster.post("before-0001", "comment", "before"), 201, "")
+	rc.wait(t, 1, 10*time.Second)
+	rc.setAnswer(func(string) int { return 200 })
+	expect(t, s.do("POST", "/api/v1/admin/participants/"+hooked.pid+"/revoke", operator(), nil), 200, "")
+	expect(t, poster.post("after-0001", "comment", "after"), 201, "")
+	time.Sleep(7 * time.Second) // past the first retry's 5 s
+	if got := rc.wait(t, 1, time.Second); len(got) != 1 {
+		t.Fatalf("%d deliveries to a revoked participant's endpoint, want only the one before", len(got))
+	}
+}

@@ -244,7 +244,8 @@ type Revoked struct {
 // takes the agreement's row lock, which every write of an event or a claim
 // holds while it checks its credential, so once it returns nothing more
 // from the participant is stored (R-SEC-6): a write in flight either
-// committed before or is refused. It is a new version of the room.
+// committed before or is refused. Its webhook is removed, with the
+// deliveries still queued for it. It is a new version of the room.
 // Revoking twice keeps the first time. Returns room.ErrNotFound.
 func (v *Venue) RevokeParticipant(ctx context.Context, participantID string) (*Revoked, error) {
 	id, err := parseID(participantID)
@@ -259,6 +260,11 @@ func (v *Venue) RevokeParticipant(ctx context.Context, participantID string) (*R
 			return err
 		}
 		if p, err = tx.ParticipantRevoke(ctx, id, now); err != nil {
+			return err
+		}
+		// Its webhook goes too, with what was queued for it: a revoked
+		// participant hears nothing more of the room.
+		if err := tx.WebhookDelete(ctx, id, now); err != nil && !errors.Is(err, room.ErrNotFound) {
 			return err
 		}
 		return tx.AgreementBump(ctx, a.ID)
