@@ -1,6 +1,7 @@
 package live
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -24,11 +25,14 @@ func PreferWait(values []string) (wait time.Duration, ok bool) {
 			if !found || !strings.EqualFold(strings.TrimSpace(name), "wait") {
 				continue
 			}
-			n, err := strconv.ParseUint(strings.Trim(strings.TrimSpace(val), `"`), 10, 32)
-			if err != nil {
+			n, err := strconv.ParseUint(strings.Trim(strings.TrimSpace(val), `"`), 10, 64)
+			switch {
+			case errors.Is(err, strconv.ErrRange), err == nil && n >= uint64(MaxWait/time.Second):
+				return MaxWait, true // any number of seconds is a wait: capped, however large
+			case err != nil:
 				return 0, false
 			}
-			return min(time.Duration(n)*time.Second, MaxWait), true
+			return time.Duration(n) * time.Second, true
 		}
 	}
 	return 0, false

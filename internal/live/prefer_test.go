@@ -22,7 +22,8 @@ func TestPreferWait(t *testing.T) {
 		{[]string{"wait=60"}, MaxWait, true},
 		{[]string{"wait=61"}, MaxWait, true},
 		{[]string{"wait=3600"}, MaxWait, true},
-		{[]string{"wait=99999999999"}, 0, false},
+		{[]string{"wait=99999999999"}, MaxWait, true}, // any number of seconds is a wait, capped
+		{[]string{"wait=99999999999999999999999"}, MaxWait, true},
 		{[]string{"wait=-1"}, 0, false},
 		{[]string{"wait=abc"}, 0, false},
 		{[]string{"waiting=5"}, 0, false},
