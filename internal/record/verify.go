@@ -125,20 +125,29 @@ func readRecord(rep *Report, raw []byte) (*verification, bool) {
 	return v, true
 }
 
-// badInstant names the first instant of the record that does not parse
-// (the schema's date-time format admits a leap second, time.Parse does not).
+// badInstant names the first instant of the record, in a fixed order
+// (issued_at, the outcome, each revision, each event), that does not
+// parse: the schema's date-time format admits a leap second, time.Parse
+// does not.
 func badInstant(v *verification) string {
-	named := map[string]string{"/issued_at": v.rec.IssuedAt, "/outcome/decided_at": v.rec.Outcome.DecidedAt}
+	bad := func(s string) bool { _, err := time.Parse(time.RFC3339Nano, s); return err != nil }
+	switch {
+	case bad(v.rec.IssuedAt):
+		return "/issued_at"
+	case bad(v.rec.Outcome.DecidedAt):
+		return "/outcome/decided_at"
+	}
 	for i, r := range v.revisions {
-		named[fmt.Sprintf("/revisions/%d/canonical/deadline", i)] = r.Deadline
-		named[fmt.Sprintf("/revisions/%d/canonical/locked_at", i)] = r.LockedAt
+		switch {
+		case bad(r.Deadline):
+			return fmt.Sprintf("/revisions/%d/canonical/deadline", i)
+		case bad(r.LockedAt):
+			return fmt.Sprintf("/revisions/%d/canonical/locked_at", i)
+		}
 	}
 	for i, e := range v.rec.Events {
-		named[fmt.Sprintf("/events/%d/created_at", i)] = e.CreatedAt
-	}
-	for at, s := range named {
-		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
-			return at
+		if bad(e.CreatedAt) {
+			return fmt.Sprintf("/events/%d/created_at", i)
 		}
 	}
 	return ""
