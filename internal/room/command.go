@@ -65,6 +65,12 @@ type Snapshot struct {
 	Events []Event
 	// ParticipantEvents is how many events the commanding participant stored on the current revision.
 	ParticipantEvents int
+	// Stored is the outcome stored with the room, nil when not given. Once
+	// final it is the room's outcome, whatever the snapshot's roster and
+	// events say: it is set exactly once, by the decision that reached it
+	// (or the expiry), so a snapshot read without the roster (a comment,
+	// which cannot decide) still sees a closed room.
+	Stored *Outcome
 }
 
 // History is the snapshot as the decision rule reads it.
@@ -82,6 +88,9 @@ func (s Snapshot) History() History {
 func Admit(s Snapshot, cmd Command, now time.Time) (Outcome, error) {
 	h := s.History()
 	out := h.Outcome(now)
+	if s.Stored != nil && s.Stored.Final() {
+		out = *s.Stored
+	}
 	if cmd.Revision != s.Revision || cmd.RevisionDigest != s.RevisionDigest {
 		return out, &RevisionMismatchError{Revision: s.Revision, Digest: s.RevisionDigest}
 	}

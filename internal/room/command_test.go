@@ -69,6 +69,11 @@ func TestAdmitOrder(t *testing.T) {
 	decided.Events = []Event{ev(1, "a", ActionAgree)}
 	full := decided
 	full.ParticipantEvents = MaxEventsPerParticipant
+	// Read without the roster (a comment cannot decide): only the stored
+	// outcome says the room is closed.
+	storedClosed := Snapshot{Revision: 1, RevisionDigest: "d", Deadline: deadline,
+		Stored: &Outcome{Status: StatusDisagreed, DecidedAt: t0, DecidingEventID: "e1"}}
+	storedPending := Snapshot{Revision: 1, RevisionDigest: "d", Deadline: deadline, Stored: &Outcome{Status: StatusPending}}
 	cases := []struct {
 		name string
 		s    Snapshot
@@ -85,6 +90,10 @@ func TestAdmitOrder(t *testing.T) {
 		{"already decided", decided, cmd("a", ActionDisagree), t0, ErrAlreadyDecided},
 		{"advisory after own decision", decided, cmd("a", ActionComment), t0, nil},
 		{"limit", full, cmd("a", ActionComment), t0, ErrEventLimit},
+		{"stored final closes", storedClosed, cmd("a", ActionComment), t0, ErrRoomClosed},
+		{"revision before stored final", storedClosed, Command{ParticipantID: "a", Revision: 1, RevisionDigest: "x", Action: ActionComment}, t0, ErrRevisionMismatch},
+		{"stored pending is open", storedPending, cmd("a", ActionComment), t0, nil},
+		{"stored pending past the deadline", storedPending, cmd("a", ActionComment), deadline, ErrRoomClosed},
 		{"already decided before limit", full, cmd("a", ActionAgree), t0, ErrAlreadyDecided},
 		{"optional decides too", decided, cmd("o", ActionAbstain), t0, nil},
 	}

@@ -145,11 +145,8 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 			return store.AppendWrite{}, err
 		}
 		snap := room.Snapshot{Revision: a.CurrentRevision, RevisionDigest: rev.RevisionDigest, Terms: h.Terms, Deadline: a.Deadline,
-			Roster: h.Roster, Events: h.Events, ParticipantEvents: me.EventsOn(a.CurrentRevision)}
+			Roster: h.Roster, Events: h.Events, ParticipantEvents: me.EventsOn(a.CurrentRevision), Stored: &a.Outcome}
 		outcome, admitErr := room.Admit(snap, cmd, now)
-		if req.SkipRoster {
-			outcome, admitErr = admitStored(a.Outcome, outcome, admitErr)
-		}
 		if admitErr != nil {
 			refusal = admitErr
 			if !a.Outcome.Final() && outcome.Status == room.StatusExpired {
@@ -191,22 +188,6 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 		return nil, false, refusal
 	}
 	return posted, created, nil
-}
-
-// admitStored corrects what room.Admit found without the roster: an
-// evaluation with no roster knows only the deadline, and the stored outcome
-// is the room's, set exactly once under the agreement's lock, which the
-// caller holds, in the transaction of the decision that reached it. A final
-// one closes the room (after a revision mismatch, as Admit orders them).
-func admitStored(stored, evaluated room.Outcome, err error) (room.Outcome, error) {
-	if !stored.Final() {
-		return evaluated, err // pending: no decision completed the rule; the deadline may have passed
-	}
-	var mismatch *room.RevisionMismatchError
-	if errors.As(err, &mismatch) {
-		return stored, err
-	}
-	return stored, room.ErrRoomClosed
 }
 
 // errNewRevision: the cached revision is not the agreement's current one.
