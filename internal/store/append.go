@@ -98,7 +98,11 @@ func (w AppendWrite) empty() bool { return w.Event == nil && w.Outcome == nil }
 //
 // When the caller names the agreement (req.AgreementID), appends to other
 // agreements that arrive meanwhile share the transaction (appender.go);
-// each still locks and reads its own agreement and is judged alone.
+// each still locks and reads its own agreement and is judged alone. decide
+// then runs on a worker's goroutine, and may run again (a failed batch
+// reruns its appends alone) or, rarely, just after Append returned with
+// the caller's deadline: whatever it records for its caller, the caller
+// reads only after a nil error.
 func (s *Store) Append(ctx context.Context, req AppendRequest, decide func(st *AppendState) (AppendWrite, error)) error {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {

@@ -47,11 +47,12 @@ type appender struct {
 }
 
 // appendWorkers is how many batches one replica runs at once: while one
-// waits for its commit's WAL flush, the other runs its statements. In make
-// bench (16 connections over 16 agreements, two cores) one worker reached
-// 0.41 of the baseline, two 0.53 and four 0.45: fewer workers make larger
-// batches, which cost the database less per append, until the one batch's
-// wait for its flush idles the machine.
+// waits for its commit's WAL flush, the other runs its statements. In one
+// make bench round each (16 connections over 16 agreements, two cores),
+// one worker reached 0.41 of the baseline, two 0.53 and four 0.45 (the
+// three-round run with two: 0.41-0.46): fewer workers make larger batches,
+// which cost the database less per append, until the one batch's wait for
+// its flush idles the machine.
 const (
 	appendWorkers = 2
 	maxBatch      = 32

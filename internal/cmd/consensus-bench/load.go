@@ -72,9 +72,8 @@ func (f figures) errorText() string {
 type attack struct {
 	Targeter vegeta.Targeter
 	Conns    int
-	Duration time.Duration // zero: until the targeter returns vegeta.ErrNoTargets
-	Bodies   bool          // keep response bodies for OnResult
-	Expect   int           // the status that counts as success
+	Bodies   bool // keep response bodies for OnResult
+	Expect   int  // the status that counts as success
 	OnResult func(*vegeta.Result)
 }
 
@@ -87,11 +86,10 @@ type cpuWatch struct {
 
 type cpuMark struct {
 	server, pg, self time.Duration
-	at               time.Time
 }
 
 func (w cpuWatch) mark() cpuMark {
-	m := cpuMark{pg: w.cl.cpu(), self: selfCPU(), at: time.Now()}
+	m := cpuMark{pg: w.cl.cpu(), self: selfCPU()}
 	if w.serverPID != 0 {
 		m.server = procCPU(w.serverPID)
 	}
@@ -123,7 +121,7 @@ func runAttack(ctx context.Context, w cpuWatch, a attack) (figures, error) {
 	var m vegeta.Metrics
 	f := figures{Unexpected: map[string]int{}}
 	noTargets := vegeta.ErrNoTargets.Error()
-	for res := range atk.Attack(a.Targeter, vegeta.Rate{Freq: 0, Per: time.Second}, a.Duration, "") {
+	for res := range atk.Attack(a.Targeter, vegeta.Rate{Freq: 0, Per: time.Second}, 0, "") {
 		if res.Code == 0 && res.Error == noTargets {
 			continue // the worker that found the list empty sent nothing
 		}

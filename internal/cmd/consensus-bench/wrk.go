@@ -14,7 +14,7 @@ import (
 )
 
 // wrk (Debian package wrk) drives append, read and 304: a C client that
-// spends a few µs of CPU per request where vegeta's net/http client spent
+// spends a few tens of µs of CPU per request where vegeta's net/http client spent
 // 100-150 µs, on the same two cores as the server. A generated Lua script
 // picks each request; its done() prints one WRKRESULT line.
 
@@ -188,7 +188,7 @@ func runWrk(ctx context.Context, bin, dir string, w cpuWatch, l wrkLoad) (wrkRun
 		return run, fmt.Errorf("wrk %s: %w\n%s", l.Name, err, out)
 	}
 	f := figures{Unexpected: res.socketErrors()}
-	sockets := int64(f.errors0())
+	sockets := int64(f.unexpectedTotal())
 	if l.Metrics != "" {
 		d := now.delta(before)
 		ok, unexpected := d.split(l.Expect)
@@ -210,7 +210,7 @@ func runWrk(ctx context.Context, bin, dir string, w cpuWatch, l wrkLoad) (wrkRun
 	f.ReqPerSec = okRate(res, f.OK, run.Counted-run.Abandoned, l.Metrics != "")
 	// wrk keeps every latency it receives; the answers to the requests it
 	// cut off at the end (counted by /metrics) have none.
-	f.P50, f.P99, f.Samples = res.P50, res.P99, max(int(res.Requests), f.Requests)
+	f.P50, f.P99, f.Samples = res.P50, res.P99, int(res.Requests)
 	f.ServerCPU, f.PGCPU = after.server-mark.server, after.pg-mark.pg
 	f.ClientCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	if w.rssPID != 0 {
@@ -238,8 +238,9 @@ func abandoned(unexpected map[string]int) int64 {
 	return n
 }
 
-// errors0 counts the socket errors put in Unexpected before any status.
-func (f figures) errors0() int {
+// unexpectedTotal counts the answers and errors in Unexpected (here, before
+// any status is added: wrk's socket errors).
+func (f figures) unexpectedTotal() int {
 	n := 0
 	for _, v := range f.Unexpected {
 		n += v
