@@ -26,7 +26,7 @@ import (
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
 	"github.com/consensus-md/consensus/internal/venue"
-	"github.com/consensus-md/consensus/internal/webhook"
+	"github.com/consensus-md/consensus/internal/webhook/deliver"
 )
 
 // Options tune a run; tests use them, production leaves them zero.
@@ -138,7 +138,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	}
 	worker.Store, worker.Keys, worker.Transport, worker.From, worker.Log, worker.Now = st, keys, transport, cfg.MailFrom, log, opt.Now
 	var wg sync.WaitGroup
-	hooks := &webhook.Worker{Store: st, Key: v.Signer, Log: log, AllowLoopback: cfg.WebhookAllowLoopback, RootCAs: cfg.WebhookRoots}
+	hooks := &deliver.Worker{Store: st, Key: v.Signer, Log: log, AllowLoopback: cfg.WebhookAllowLoopback, RootCAs: cfg.WebhookRoots}
 	wg.Add(6)
 	go func() { defer wg.Done(); st.ListenRooms(workCtx, roomListeners{hub, hooks}, log) }()
 	go func() { defer wg.Done(); hooks.Run(workCtx) }()

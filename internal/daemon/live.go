@@ -4,7 +4,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/live"
-	"github.com/consensus-md/consensus/internal/webhook"
+	"github.com/consensus-md/consensus/internal/webhook/deliver"
 )
 
 // roomListeners hands every committed room change (store.ListenRooms) to
@@ -12,7 +12,7 @@ import (
 // may have given deliveries.
 type roomListeners struct {
 	hub   *live.Hub
-	hooks *webhook.Worker
+	hooks *deliver.Worker
 }
 
 func (l roomListeners) RoomChanged(id uuid.UUID) {

@@ -1,8 +1,9 @@
-// Package webhook delivers the opt-in webhooks of SPEC R-LIVE-HOOK: it
-// drains the durable queue the database fills in the transaction of each
-// room change, signs each delivery by Standard Webhooks v1 with the
-// service's Ed25519 key (v1a), and sends it only to https:// endpoints whose
-// address, checked again when connecting, is public. Its URL and address
-// rules and the signature format are pure functions, shared with the API
-// (registration) and the CLI (consensus verify webhook).
+// Package webhook holds the rules of the opt-in webhooks of SPEC
+// R-LIVE-HOOK, free of the database: which https:// endpoints and
+// addresses may receive them (checked at registration and again when
+// connecting), the Standard Webhooks v1 signature with the service's
+// Ed25519 key (v1a) and its verification, and the retry schedule. The API
+// (registration), the CLI (consensus verify webhook, which links no
+// database code) and package deliver, which drains the durable queue the
+// database fills in the transaction of each room change, share them.
 package webhook

@@ -28,6 +28,16 @@ func refused(format string, args ...any) error {
 	return &refusedError{reason: fmt.Sprintf(format, args...)}
 }
 
+// Refusal is the URL or address refusal inside err (the dialer's, wrapped
+// by the HTTP client), without the wrapping; nil if there is none.
+func Refusal(err error) error {
+	var r *refusedError
+	if errors.As(err, &r) {
+		return r
+	}
+	return nil
+}
+
 // CheckURL parses an endpoint URL: https:// only, a host, no user
 // information (a credential in a URL would end up in logs), no fragment, at
 // most MaxURL bytes. A literal address is checked like a resolved one.

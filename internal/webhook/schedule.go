@@ -15,3 +15,7 @@ func Next(attempt int, now time.Time) (time.Time, bool) {
 	}
 	return now.Add(Schedule[attempt-1]), true
 }
+
+// Timeout bounds one delivery attempt: connecting, TLS, sending and the
+// receiver's answer.
+const Timeout = 10 * time.Second

@@ -1,13 +1,17 @@
-package webhook
+package deliver
 
 import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"testing"
 
 	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/consensus-md/consensus/internal/webhook"
 )
 
 // privateDNS is a DNS server on loopback that answers every A query with
@@ -65,11 +69,33 @@ func TestNameResolvingToPrivateAddress(t *testing.T) {
 	if err != nil || len(addrs) != 1 || addrs[0] != netip.MustParseAddr("10.0.0.7") {
 		t.Fatalf("fake DNS: %v %v", addrs, err)
 	}
-	if err := Resolve(context.Background(), r, "hooks.internal.example", true); !errors.Is(err, ErrRefusedURL) {
+	if err := webhook.Resolve(context.Background(), r, "hooks.internal.example", true); !errors.Is(err, webhook.ErrRefusedURL) {
 		t.Fatalf("Resolve: %v", err)
 	}
 	_, err = NewClient(true, nil, r).Get("https://hooks.internal.example/hook")
-	if !errors.Is(err, ErrRefusedURL) {
+	if !errors.Is(err, webhook.ErrRefusedURL) {
 		t.Fatalf("connect: %v", err)
+	}
+}
+
+// TestDialerRefusesAtConnectTime: the check runs on the address dialled,
+// whatever name led there.
+func TestDialerRefusesAtConnectTime(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	pool := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	// "localhost" resolves to loopback: refused when dialled outside local runs
+	c := NewClient(false, pool, nil)
+	_, err := c.Get("https://localhost:" + port + "/")
+	if err == nil || !errors.Is(err, webhook.ErrRefusedURL) {
+		t.Fatalf("a name resolving to loopback: %v", err)
+	}
+	if _, err := NewClient(true, pool, nil).Get(srv.URL); err != nil {
+		t.Fatalf("loopback allowed: %v", err)
+	}
+	if err := webhook.Resolve(context.Background(), nil, "localhost", false); err == nil {
+		t.Fatal("Resolve accepted a name with a loopback address")
 	}
 }

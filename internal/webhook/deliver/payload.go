@@ -1,4 +1,4 @@
-package webhook
+package deliver
 
 import (
 	"encoding/json"
@@ -21,7 +21,7 @@ type Payload struct {
 func Body(d store.WebhookDelivery) []byte {
 	b, err := json.Marshal(Payload{Type: d.Type, AgreementID: d.AgreementID.String(), InvitationID: d.InvitationID.String(), Seq: d.Seq, Outcome: d.Outcome})
 	if err != nil {
-		panic("webhook: a payload of strings and an integer always encodes")
+		panic("deliver: a payload of strings and an integer always encodes")
 	}
 	return b
 }

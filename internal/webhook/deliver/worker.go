@@ -1,4 +1,4 @@
-package webhook
+package deliver
 
 import (
 	"bytes"
@@ -17,11 +17,8 @@ import (
 
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store"
+	"github.com/consensus-md/consensus/internal/webhook"
 )
-
-// Timeout bounds one delivery attempt: connecting, TLS, sending and the
-// receiver's answer.
-const Timeout = 10 * time.Second
 
 // Worker drains the webhook queue. Workers on every replica share it: a
 // delivery is locked (FOR UPDATE SKIP LOCKED) while it is being made.
@@ -61,14 +58,14 @@ func (w *Worker) init() {
 
 // NewClient is the HTTP client of deliveries: every connection checked by
 // Dialer, no proxy (it would dial for us, unchecked), no redirects, and
-// Timeout per request. A nil resolver is the system's.
+// webhook.Timeout per request. A nil resolver is the system's.
 func NewClient(allowLoopback bool, roots *x509.CertPool, r *net.Resolver) *http.Client {
 	t := &http.Transport{
-		Proxy: nil, DialContext: Dialer(allowLoopback, r).DialContext, ForceAttemptHTTP2: true,
+		Proxy: nil, DialContext: webhook.Dialer(allowLoopback, r).DialContext, ForceAttemptHTTP2: true,
 		TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}, TLSHandshakeTimeout: 5 * time.Second,
-		MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second, ResponseHeaderTimeout: Timeout,
+		MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second, ResponseHeaderTimeout: webhook.Timeout,
 	}
-	return &http.Client{Transport: t, Timeout: Timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+	return &http.Client{Transport: t, Timeout: webhook.Timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}
 }
@@ -129,7 +126,7 @@ func (w *Worker) Run(ctx context.Context) {
 func (w *Worker) DeliverOne(ctx context.Context) (bool, error) {
 	w.init()
 	found := false
-	dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Timeout+10*time.Second)
+	dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), webhook.Timeout+10*time.Second)
 	defer cancel()
 	err := w.Store.InTx(dbctx, func(tx *store.Tx) error {
 		now := time.Now().UTC()
@@ -162,7 +159,7 @@ func (w *Worker) DeliverOne(ctx context.Context) (bool, error) {
 		if sendErr != nil {
 			problem = sendErr.Error()
 		}
-		if next, ok := Next(attempt, done); ok {
+		if next, ok := webhook.Next(attempt, done); ok {
 			log.Info("webhook: will retry", slog.String("problem", problem), slog.Time("next_attempt_at", next))
 			return tx.WebhookDeliveryFinish(dbctx, d.ID, store.HookRetrying, status, problem, next, done)
 		}
@@ -176,7 +173,7 @@ func (w *Worker) DeliverOne(ctx context.Context) (bool, error) {
 // answered). Errors never quote the URL: its path or query could hold the
 // receiver's own secret.
 func (w *Worker) send(ctx context.Context, d store.WebhookDelivery) (int, error) {
-	u, err := CheckURL(d.URL, w.AllowLoopback)
+	u, err := webhook.CheckURL(d.URL, w.AllowLoopback)
 	if err != nil {
 		return 0, err
 	}
@@ -189,13 +186,12 @@ func (w *Worker) send(ctx context.Context, d store.WebhookDelivery) (int, error)
 	h := req.Header
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", "Consensus-Webhooks/1")
-	h.Set(HeaderID, id)
-	h.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-	h.Set(HeaderSignature, Sign(w.Key, id, ts, body))
+	h.Set(webhook.HeaderID, id)
+	h.Set(webhook.HeaderTimestamp, strconv.FormatInt(ts, 10))
+	h.Set(webhook.HeaderSignature, webhook.Sign(w.Key, id, ts, body))
 	resp, err := w.client.Do(req)
 	if err != nil {
-		var refusal *refusedError
-		if errors.As(err, &refusal) {
+		if refusal := webhook.Refusal(err); refusal != nil {
 			return 0, refusal
 		}
 		return 0, errors.New("no answer from " + u.Hostname() + " (connection failed or timed out)")
