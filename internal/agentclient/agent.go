@@ -2,7 +2,6 @@ package agentclient
 
 import (
 	"context"
-	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -266,7 +265,7 @@ func (a *Agent) send(ctx context.Context, rec *Record, p *Pending) (*Posted, err
 		if err != nil {
 			return nil, err
 		}
-		if jwk.FromPublic(priv.Public().(ed25519.PublicKey)) != *rec.PublicKey {
+		if jwk.FromPrivate(priv) != *rec.PublicKey {
 			return nil, errors.New("agent: the key under keys/ is not the one this invitation's claim bound; nothing sent")
 		}
 		if signature, err = commandSignature(rec, p.Command, priv); err != nil {

@@ -34,7 +34,7 @@ func (k privateKey) ed25519() (ed25519.PrivateKey, error) {
 		return nil, errors.New("agent: state: the stored key is not an Ed25519 private JWK")
 	}
 	priv := ed25519.NewKeyFromSeed(seed)
-	if jwk.FromPublic(priv.Public().(ed25519.PublicKey)).X != k.X {
+	if jwk.FromPrivate(priv).X != k.X {
 		return nil, errors.New("agent: state: the stored key's x does not match its d")
 	}
 	return priv, nil
@@ -52,7 +52,7 @@ func (s *State) ParticipantKey(invitationID string) (ed25519.PrivateKey, error) 
 			return nil, err
 		}
 		priv := ed25519.NewKeyFromSeed(seed)
-		k = privateKey{Kty: jwk.KtyOKP, Crv: jwk.CrvEd, X: jwk.FromPublic(priv.Public().(ed25519.PublicKey)).X, D: jwk.EncodeSignature(seed)}
+		k = privateKey{Kty: jwk.KtyOKP, Crv: jwk.CrvEd, X: jwk.FromPrivate(priv).X, D: jwk.EncodeSignature(seed)}
 		if err = s.keys.create(invitationID, k); errors.Is(err, errAlreadyRecorded) {
 			err = s.keys.load(invitationID, &k)
 		}
@@ -92,7 +92,7 @@ func keyedBinding(origin string, x *Exchanged, inbox, runtimeEndpoint string, pr
 	if err != nil {
 		return jwk.Key{}, "", "", err
 	}
-	pub = jwk.FromPublic(priv.Public().(ed25519.PublicKey))
+	pub = jwk.FromPrivate(priv)
 	b := room.Binding{
 		AgreementID: x.AgreementID, InvitationID: x.InvitationID, ParticipantID: x.Participant.ParticipantID, Inbox: inbox,
 		RuntimeEndpoint: endpoint, Revision: x.RevisionNumber, RevisionDigest: revDigest,

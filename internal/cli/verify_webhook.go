@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
-	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"os"
@@ -70,12 +67,7 @@ func verifyWebhook(bodyFile string, f webhookFlags, env Env) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.keys, err)
 	}
-	var keys []ed25519.PublicKey
-	for _, k := range set.Keys {
-		if pub, err := k.Key().Public(); err == nil {
-			keys = append(keys, pub)
-		}
-	}
+	keys := set.PublicKeys()
 	if f.headers != "" {
 		if err := readWebhookHeaders(f.headers, &f); err != nil {
 			return err
@@ -100,31 +92,16 @@ func verifyWebhook(bodyFile string, f webhookFlags, env Env) error {
 }
 
 // readWebhookHeaders fills the header flags not given from a file of
-// "name: value" lines; names match in any case.
+// "name: value" lines (a curl -D dump, say); names match in any case.
 func readWebhookHeaders(file string, f *webhookFlags) error {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
-	lines := bufio.NewScanner(bytes.NewReader(b))
-	for lines.Scan() {
-		name, value, ok := strings.Cut(lines.Text(), ":")
-		if !ok {
-			continue
-		}
-		value = strings.TrimSpace(value)
-		var target *string
-		switch strings.ToLower(strings.TrimSpace(name)) {
-		case webhook.HeaderID:
-			target = &f.id
-		case webhook.HeaderTimestamp:
-			target = &f.timestamp
-		case webhook.HeaderSignature:
-			target = &f.signature
-		}
-		if target != nil && *target == "" {
-			*target = value
+	for name, flag := range map[string]*string{webhook.HeaderID: &f.id, webhook.HeaderTimestamp: &f.timestamp, webhook.HeaderSignature: &f.signature} {
+		if *flag == "" {
+			*flag = headerValue(b, name)
 		}
 	}
-	return lines.Err()
+	return nil
 }

@@ -23,6 +23,6 @@ func signingKey(cfg *config.Config, log *slog.Logger) ed25519.PrivateKey {
 		panic("daemon: no randomness for a signing key: " + err.Error())
 	}
 	log.Warn("no CONSENSUS_SIGNING_KEY: records are signed with a key made for this process (local runs only)",
-		slog.String("kid", jwk.FromPublic(priv.Public().(ed25519.PublicKey)).Thumbprint()))
+		slog.String("kid", jwk.FromPrivate(priv).Thumbprint()))
 	return priv
 }

@@ -99,13 +99,9 @@ func publishedKeys(t *testing.T, s *server) []ed25519.PublicKey {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var keys []ed25519.PublicKey
-	for _, k := range set.Keys {
-		pub, err := k.Key().Public()
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, pub)
+	keys := set.PublicKeys()
+	if len(keys) != len(set.Keys) {
+		t.Fatalf("the JWKS publishes %d members, %d of them usable Ed25519 keys", len(set.Keys), len(keys))
 	}
 	return keys
 }

@@ -40,6 +40,11 @@ func FromPublic(pub ed25519.PublicKey) Key {
 	return Key{Kty: KtyOKP, Crv: CrvEd, X: b64.EncodeToString(pub)}
 }
 
+// FromPrivate returns the JWK of priv's public half.
+func FromPrivate(priv ed25519.PrivateKey) Key {
+	return FromPublic(priv.Public().(ed25519.PublicKey))
+}
+
 // Parse reads a JWK that must have exactly the members kty "OKP", crv
 // "Ed25519" and x (32 bytes, unpadded base64url): what a participant may
 // bind at claim. Any other member, a duplicate, or another type is ErrKey

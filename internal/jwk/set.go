@@ -77,3 +77,15 @@ func (s Set) Find(kid string) (ed25519.PublicKey, bool) {
 	}
 	return nil, false
 }
+
+// PublicKeys is every usable Ed25519 key of the set, in order; a member
+// that is not one is left out.
+func (s Set) PublicKeys() []ed25519.PublicKey {
+	var keys []ed25519.PublicKey
+	for _, p := range s.Keys {
+		if pub, err := p.Key().Public(); err == nil {
+			keys = append(keys, pub)
+		}
+	}
+	return keys
+}

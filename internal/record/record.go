@@ -120,7 +120,7 @@ func Sign(r Record, priv ed25519.PrivateKey) (Record, []byte, error) {
 	if err != nil {
 		return Record{}, nil, err
 	}
-	kid := jwk.FromPublic(priv.Public().(ed25519.PublicKey)).Thumbprint()
+	kid := jwk.FromPrivate(priv).Thumbprint()
 	r.Signature = &Signature{Kid: kid, Alg: jwk.AlgEd, Value: jwk.Sign(priv, msg)}
 	b, err := canon.Marshal(r)
 	if err != nil {

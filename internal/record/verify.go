@@ -183,11 +183,11 @@ func (v *verification) checkRoster() {
 			continue
 		}
 		keyed++
-		pub, err := p.PublicKey.Public()
-		if err != nil || p.PublicKey.Check() != nil {
+		if err := p.PublicKey.Check(); err != nil {
 			v.rep.fail(CheckRoster, "participant %s: the public key is not a usable Ed25519 key: %v", p.ParticipantID, err)
 			continue
 		}
+		pub, _ := p.PublicKey.Public() // Check decoded it
 		if p.BindingDigest == nil {
 			v.rep.fail(CheckRoster, "participant %s has a public key but no binding", p.ParticipantID)
 		}

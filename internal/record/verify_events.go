@@ -1,7 +1,6 @@
 package record
 
 import (
-	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 
@@ -276,7 +275,7 @@ func (v *verification) checkServiceSignature(keys *jwk.Set) {
 		v.rep.fail(CheckServiceSignature, "cannot read the record: %v", err)
 		return
 	}
-	if jwk.Verify(ed25519.PublicKey(pub), msg, sig.Value) != nil {
+	if jwk.Verify(pub, msg, sig.Value) != nil {
 		v.rep.fail(CheckServiceSignature, "the signature does not verify with key %s over the record's canonical bytes", sig.Kid)
 		return
 	}

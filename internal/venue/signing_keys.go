@@ -14,7 +14,7 @@ func (v *Venue) signingKid() string {
 	if v.Signer == nil {
 		return ""
 	}
-	return jwk.FromPublic(v.Signer.Public().(ed25519.PublicKey)).Thumbprint()
+	return jwk.FromPrivate(v.Signer).Thumbprint()
 }
 
 // RegisterSigningKey records the public half of the service key, so that
