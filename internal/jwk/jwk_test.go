@@ -164,6 +164,10 @@ func TestParseSet(t *testing.T) {
 		"empty":    `{"keys":[]}`,
 		"no kid":   `{"keys":[{"kty":"OKP","crv":"Ed25519","x":"` + rfcX + `"}]}`,
 		"bad x":    `{"keys":[{"kty":"OKP","crv":"Ed25519","x":"abc","kid":"k"}]}`,
+		// Two values of one member: which one counts is up to the parser,
+		// so neither verifier (Go, tools/verify-record.mjs) accepts it.
+		"duplicate kid":  `{"keys":[{"kty":"OKP","crv":"Ed25519","x":"` + rfcX + `","kid":"a","kid":"` + rfcThumb + `"}]}`,
+		"duplicate keys": `{"keys":[],"keys":[{"kty":"OKP","crv":"Ed25519","x":"` + rfcX + `","kid":"` + rfcThumb + `"}]}`,
 	} {
 		if _, err := ParseSet([]byte(raw)); err == nil {
 			t.Errorf("%s accepted", name)

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
+	"github.com/consensus-md/consensus/internal/canon"
 )
 
 // Use is the use member of every published key.
@@ -40,6 +41,11 @@ type Set struct {
 func ParseSet(raw []byte) (Set, error) {
 	var in struct {
 		Keys []json.RawMessage `json:"keys"`
+	}
+	// A member given twice is refused (encoding/json would keep the last),
+	// as the Node verifier refuses it: both must read the same keys.
+	if _, err := canon.Transform(raw); err != nil {
+		return Set{}, fmt.Errorf("jwk: not a JWKS: %w", err)
 	}
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return Set{}, fmt.Errorf("jwk: not a JWKS: %w", err)
