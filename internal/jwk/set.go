@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
+
 	"github.com/consensus-md/consensus/internal/canon"
 )
 
