@@ -203,6 +203,9 @@ func TestLiveBoundPerParticipant(t *testing.T) {
 	if r.Header.Get("Retry-After") == "" {
 		t.Fatal("429 without Retry-After")
 	}
+	if r.Header.Get("Preference-Applied") != "" {
+		t.Fatalf("a refused hold says Preference-Applied: %s", r.Header.Get("Preference-Applied"))
+	}
 	c := newSSE(t, a, 0)
 	if err := c.open(); err == nil || c.status != http.StatusTooManyRequests {
 		t.Fatalf("fifth stream: %v %d", err, c.status)

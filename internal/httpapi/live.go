@@ -54,6 +54,7 @@ const holdSlack = 10 * time.Second
 func (s *Server) join(w http.ResponseWriter, r *http.Request, p *venue.Principal) *live.Waiter {
 	waiter, err := s.hub.Join(p.AgreementID, p.ParticipantID)
 	if err != nil {
+		w.Header().Del("Preference-Applied") // not held: no wait was applied
 		s.writeProblem(w, r, err)
 		return nil
 	}
