@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -104,7 +105,7 @@ func TestRecordSpansRevisions(t *testing.T) {
 		m := decodeRecord(t, rec.body)
 		mu.edit(m)
 		g, n := verifyBoth(t, jcs(t, m), art.body, keys.body)
-		if !contains(g, mu.want) || !contains(n, mu.want) || !contains(g, record.CheckServiceSignature) || !contains(n, record.CheckServiceSignature) {
+		if !slices.Contains(g, mu.want) || !slices.Contains(n, mu.want) || !slices.Contains(g, record.CheckServiceSignature) || !slices.Contains(n, record.CheckServiceSignature) {
 			t.Errorf("%s: Go failed %v, Node failed %v, both must name %s and the service signature", mu.name, g, n, mu.want)
 		}
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -28,7 +29,7 @@ func TestKeyedClaim(t *testing.T) {
 		return map[string]any{"emailProof": k.inv.EmailProof, "inbox": k.inv.Inbox, "publicKey": key, "keyProof": proof}
 	}
 	good := k.keyedClaim(ada, ada)
-	v1Proof := b64.EncodeToString(signRaw(ada, jcs(t, map[string]any{"not": "the binding"})))
+	v1Proof := b64.EncodeToString(ed25519.Sign(ada, jcs(t, map[string]any{"not": "the binding"})))
 	refused := map[string]struct {
 		body  map[string]any
 		field string

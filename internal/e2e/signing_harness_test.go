@@ -146,7 +146,6 @@ func (a *agent) record(headers map[string]string) *response {
 }
 
 // signRaw signs bytes with priv.
-func signRaw(priv ed25519.PrivateKey, msg []byte) []byte { return ed25519.Sign(priv, msg) }
 
 // postTwiceSigned posts a command with the Consensus-Signature header
 // repeated (the same value twice), which must be refused, not resolved.
@@ -190,15 +189,6 @@ func flip(b []byte) []byte {
 	c := bytes.Clone(b)
 	c[len(c)/2] ^= 1
 	return c
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // decodeRecord reads a record as generic JSON, numbers kept exact.

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,7 +156,7 @@ func TestRecordOfMixedRoom(t *testing.T) {
 	}
 	for _, m := range mutations {
 		g, n := verifyBoth(t, m.rec, m.art, keys.body)
-		if !contains(g, m.want) || !contains(n, m.want) {
+		if !slices.Contains(g, m.want) || !slices.Contains(n, m.want) {
 			t.Errorf("%s: Go failed %v, Node failed %v, both must name %s", m.name, g, n, m.want)
 		}
 	}

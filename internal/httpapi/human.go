@@ -26,10 +26,7 @@ func (s *Server) family(kind string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Cache-Control", "no-store")
-			// A held request or stream outlives the bound on purpose: it
-			// finds the unbounded context under unboundKey (live.go).
-			base := context.WithValue(r.Context(), familyKey{}, kind)
-			ctx, cancel := context.WithTimeout(context.WithValue(base, unboundKey{}, base), s.dbTimeout)
+			ctx, cancel := s.bound(context.WithValue(r.Context(), familyKey{}, kind))
 			defer cancel()
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})

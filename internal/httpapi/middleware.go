@@ -121,10 +121,17 @@ func (s *Server) refuseRepeatedHeaders(next http.Handler) http.Handler {
 // the client for as long as the outage lasts.
 func (s *Server) boundDatabase(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), unboundKey{}, r.Context()), s.dbTimeout)
+		ctx, cancel := s.bound(r.Context())
 		defer cancel()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// bound is base with the database timeout as its deadline. A held request
+// or stream outlives the bound on purpose: it finds base, unbounded, under
+// unboundKey (live.go).
+func (s *Server) bound(base context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithValue(base, unboundKey{}, base), s.dbTimeout)
 }
 
 // afterBody bounds the database work a handler does once it has read the

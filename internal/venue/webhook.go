@@ -2,7 +2,6 @@ package venue
 
 import (
 	"context"
-	"net"
 
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/room"
@@ -41,10 +40,9 @@ type WebhookSigning struct {
 }
 
 // WebhookPolicy is how endpoints are checked: whether loopback is allowed
-// (local runs) and the resolver (nil: the system's).
+// (local runs).
 type WebhookPolicy struct {
 	AllowLoopback bool
-	Resolver      *net.Resolver
 }
 
 // SetWebhook registers p's endpoint (replacing any), after checking the
@@ -56,7 +54,7 @@ func (v *Venue) SetWebhook(ctx context.Context, p *Principal, in WebhookInput) (
 	}
 	u, err := webhook.CheckURL(*in.URL, v.Webhooks.AllowLoopback)
 	if err == nil {
-		err = webhook.Resolve(ctx, v.Webhooks.Resolver, u.Hostname(), v.Webhooks.AllowLoopback)
+		err = webhook.Resolve(ctx, nil, u.Hostname(), v.Webhooks.AllowLoopback)
 	}
 	if err != nil {
 		return nil, &room.ValidationError{Field: "url", Reason: err.Error()}

@@ -59,7 +59,7 @@ func CheckURL(raw string, allowLoopback bool) (*url.URL, error) {
 	case u.Fragment != "" || strings.Contains(raw, "#"):
 		return nil, refused("no fragment")
 	}
-	if a, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil {
+	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
 		if err := CheckAddr(a, allowLoopback); err != nil {
 			return nil, err
 		}
