@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // wrk does not tell statuses apart (it only counts those ≥ 400), so for
@@ -34,65 +38,48 @@ type reqCounts map[reqKey]int64
 // parseRequestCounts reads the requests counter and the in-flight gauge
 // out of a Prometheus text exposition; every other metric is ignored.
 func parseRequestCounts(text string) (reqCounts, float64, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n" // the format ends every line, the last one too
+	}
+	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		return nil, 0, fmt.Errorf("/metrics: %w", err)
+	}
 	out := reqCounts{}
+	if f := families[requestsMetric]; f != nil {
+		for _, m := range f.GetMetric() {
+			k := reqKey{}
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "route":
+					k.Route = l.GetValue()
+				case "method":
+					k.Method = l.GetValue()
+				case "status":
+					k.Status = l.GetValue()
+				}
+			}
+			out[k] += int64(math.Round(value(m)))
+		}
+	}
 	inFlight := 0.0
-	for line := range strings.SplitSeq(text, "\n") {
-		if v, ok := strings.CutPrefix(line, inFlightMetric+" "); ok {
-			inFlight, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
-			continue
-		}
-		rest, ok := strings.CutPrefix(line, requestsMetric+"{")
-		if !ok {
-			continue
-		}
-		labels, value, err := splitLabels(rest)
-		if err != nil {
-			return nil, 0, fmt.Errorf("%s: %q: %w", requestsMetric, line, err)
-		}
-		v, err := strconv.ParseFloat(strings.Fields(value)[0], 64)
-		if err != nil {
-			return nil, 0, fmt.Errorf("%s: %q: %w", requestsMetric, line, err)
-		}
-		out[reqKey{Route: labels["route"], Method: labels["method"], Status: labels["status"]}] += int64(math.Round(v))
+	if f := families[inFlightMetric]; f != nil && len(f.GetMetric()) > 0 {
+		inFlight = value(f.GetMetric()[0])
 	}
 	return out, inFlight, nil
 }
 
-// splitLabels parses `k="v",k2="v2"} value` (the text after the opening
-// brace); label values may hold braces, commas and escaped quotes.
-func splitLabels(s string) (map[string]string, string, error) {
-	labels := map[string]string{}
-	for {
-		s = strings.TrimLeft(s, ", ")
-		if rest, ok := strings.CutPrefix(s, "}"); ok {
-			rest = strings.TrimSpace(rest)
-			if rest == "" {
-				return nil, "", errors.New("no value")
-			}
-			return labels, rest, nil
-		}
-		name, rest, ok := strings.Cut(s, "=\"")
-		if !ok || name == "" {
-			return nil, "", errors.New("malformed labels")
-		}
-		var v strings.Builder
-		i := 0
-		for ; i < len(rest) && rest[i] != '"'; i++ {
-			if rest[i] == '\\' && i+1 < len(rest) {
-				i++
-				if rest[i] == 'n' {
-					v.WriteByte('\n')
-					continue
-				}
-			}
-			v.WriteByte(rest[i])
-		}
-		if i == len(rest) {
-			return nil, "", errors.New("unterminated label value")
-		}
-		labels[name] = v.String()
-		s = rest[i+1:]
+// value is a sample's value, typed or not (a line without its # TYPE is
+// untyped).
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.GetCounter() != nil:
+		return m.GetCounter().GetValue()
+	case m.GetGauge() != nil:
+		return m.GetGauge().GetValue()
 	}
+	return m.GetUntyped().GetValue()
 }
 
 // delta is after − before, without the series that did not move.
