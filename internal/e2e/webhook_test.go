@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"encoding/pem"
@@ -18,6 +19,7 @@ import (
 	"github.com/consensus-md/consensus/internal/jwk"
 	"github.com/consensus-md/consensus/internal/servertest"
 	"github.com/consensus-md/consensus/internal/webhook"
+	"github.com/jackc/pgx/v5"
 )
 
 // receiver is a real HTTPS webhook receiver; answer decides each status.
@@ -306,4 +308,48 @@ func TestWebhookEndsWithRevocation(t *testing.T) {
 	if got := rc.wait(t, 1, time.Second); len(got) != 1 {
 		t.Fatalf("%d deliveries to a revoked participant's endpoint, want only the one before", len(got))
 	}
+}
+
+// TestWebhookSendHoldsNoTransaction: while a slow receiver is being
+// called, no database connection of the service waits in an open
+// transaction (a pool of 16 would otherwise lend one to every slow
+// receiver, for up to the delivery timeout).
+func TestWebhookSendHoldsNoTransaction(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t)
+	s := startServer(t, servertest.Options{Settings: map[string]string{"CONSENSUS_WEBHOOK_CA_FILE": rc.caFile}})
+	c := s.create("Slow hook", s.future(), participantSpec{"Hooked", "agent", true}, participantSpec{"Poster", "agent", true})
+	hooked := s.agent(c.Participants[0].InvitationID).join()
+	poster := s.agent(c.Participants[1].InvitationID).join()
+	expect(t, hooked.webhook("PUT", map[string]string{"url": rc.URL + "/hook"}), 200, "")
+	calling := make(chan struct{}, 1)
+	release := make(chan struct{})
+	rc.setAnswer(func(string) int {
+		calling <- struct{}{}
+		<-release
+		return 200
+	})
+	expect(t, poster.post("slow-0001", "comment", "slow"), 201, "")
+	select {
+	case <-calling:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the receiver was never called")
+	}
+	ctx := context.Background()
+	db, err := pgx.Connect(ctx, s.DatabaseURL)
+	if err != nil {
+		close(release)
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	var open int
+	err = db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`).Scan(&open)
+	close(release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if open != 0 {
+		t.Fatalf("%d connections wait in an open transaction while the receiver is called", open)
+	}
+	rc.wait(t, 1, 10*time.Second)
 }

@@ -87,15 +87,22 @@ func (q queries) WebhookDelete(ctx context.Context, participantID uuid.UUID, now
 	return nil
 }
 
-// WebhookDeliveryClaimDue locks the next delivery due at now, or answers
-// room.ErrNotFound. Call it in a transaction: the lock lasts until it ends.
-func (q queries) WebhookDeliveryClaimDue(ctx context.Context, now time.Time) (WebhookDelivery, error) {
-	r, err := q.q.WebhookDeliveryClaimDue(ctx, now)
+// WebhookDeliveryLease leases the next delivery due at now until
+// leaseUntil (no other worker takes it before), or answers
+// room.ErrNotFound.
+func (q queries) WebhookDeliveryLease(ctx context.Context, now, leaseUntil time.Time) (WebhookDelivery, error) {
+	r, err := q.q.WebhookDeliveryLease(ctx, dbsqlc.WebhookDeliveryLeaseParams{Now: now, LeaseUntil: leaseUntil})
 	if err != nil {
-		return WebhookDelivery{}, interpretError("claim webhook delivery", err)
+		return WebhookDelivery{}, interpretError("lease webhook delivery", err)
 	}
 	return WebhookDelivery{ID: r.ID, ParticipantID: r.ParticipantID, AgreementID: r.AgreementID, InvitationID: r.InvitationID,
 		Type: r.Type, Seq: r.Seq, Outcome: r.Outcome, Attempts: int(r.Attempts), CreatedAt: r.CreatedAt, URL: r.Url}, nil
+}
+
+// WebhookDeliveryRelease gives leased delivery id back, due at now, its
+// attempt not counted.
+func (q queries) WebhookDeliveryRelease(ctx context.Context, id uuid.UUID, now time.Time) error {
+	return interpretError("release webhook delivery", q.q.WebhookDeliveryRelease(ctx, dbsqlc.WebhookDeliveryReleaseParams{ID: id, NextAttemptAt: now}))
 }
 
 // WebhookDeliveryFinish records an attempt of delivery id: its new state,

@@ -119,54 +119,58 @@ func (w *Worker) Run(ctx context.Context) {
 	wg.Wait()
 }
 
+// leaseMargin is how long past the attempt's own timeout a leased
+// delivery stays with its worker, for recording the attempt.
+const leaseMargin = 20 * time.Second
+
 // DeliverOne makes the next due delivery, if any, and reports whether there
-// was one. Its row stays locked while the receiver is called; if the process
-// dies mid-call the lock goes with its connection and the delivery is made
+// was one. The delivery is leased (no other worker takes it until the
+// lease runs out) and the receiver is called outside any transaction; if
+// the process dies mid-call the lease runs out and the delivery is made
 // again (at-least-once, under the same webhook-id).
 func (w *Worker) DeliverOne(ctx context.Context) (bool, error) {
 	w.init()
-	found := false
-	dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), webhook.Timeout+10*time.Second)
+	dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), webhook.Timeout+leaseMargin)
 	defer cancel()
-	err := w.Store.InTx(dbctx, func(tx *store.Tx) error {
-		now := time.Now().UTC()
-		d, err := tx.WebhookDeliveryClaimDue(dbctx, now)
-		if errors.Is(err, room.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		found = true
-		status, sendErr := w.send(ctx, d)
-		if sendErr != nil && ctx.Err() != nil {
-			return ctx.Err() // shutdown: roll back, the attempt does not count
-		}
-		attempt, done := d.Attempts+1, time.Now().UTC()
-		log := w.Log.With(slog.String("delivery_id", d.ID.String()), slog.Int("attempt", attempt), slog.Int("status", status))
-		switch {
-		case sendErr == nil && status >= 200 && status < 300:
-			log.Info("webhook: delivered")
-			return tx.WebhookDeliveryFinish(dbctx, d.ID, store.HookDelivered, status, "", done, done)
-		case status == http.StatusGone:
-			log.Info("webhook: the receiver answered 410 Gone; endpoint disabled")
+	now := time.Now().UTC()
+	d, err := w.Store.WebhookDeliveryLease(dbctx, now, now.Add(webhook.Timeout+leaseMargin))
+	if errors.Is(err, room.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	status, sendErr := w.send(ctx, d)
+	if sendErr != nil && ctx.Err() != nil {
+		// Shutdown: the attempt does not count, and another replica may
+		// make it at once.
+		return true, w.Store.WebhookDeliveryRelease(dbctx, d.ID, time.Now().UTC())
+	}
+	attempt, done := d.Attempts+1, time.Now().UTC()
+	log := w.Log.With(slog.String("delivery_id", d.ID.String()), slog.Int("attempt", attempt), slog.Int("status", status))
+	switch {
+	case sendErr == nil && status >= 200 && status < 300:
+		log.Info("webhook: delivered")
+		return true, w.Store.WebhookDeliveryFinish(dbctx, d.ID, store.HookDelivered, status, "", done, done)
+	case status == http.StatusGone:
+		log.Info("webhook: the receiver answered 410 Gone; endpoint disabled")
+		return true, w.Store.InTx(dbctx, func(tx *store.Tx) error {
 			if err := tx.WebhookDisable(dbctx, d.ParticipantID, d.ID, "the receiver answered 410 Gone", done); err != nil {
 				return err
 			}
 			return tx.WebhookDeliveryFinish(dbctx, d.ID, store.HookFailed, status, "410 Gone", done, done)
-		}
-		problem := "HTTP " + strconv.Itoa(status)
-		if sendErr != nil {
-			problem = sendErr.Error()
-		}
-		if next, ok := webhook.Next(attempt, done); ok {
-			log.Info("webhook: will retry", slog.String("problem", problem), slog.Time("next_attempt_at", next))
-			return tx.WebhookDeliveryFinish(dbctx, d.ID, store.HookRetrying, status, problem, next, done)
-		}
-		log.Warn("webhook: failed for good", slog.String("problem", problem))
-		return tx.WebhookDeliveryFinish(dbctx, d.ID, store.HookFailed, status, problem, done, done)
-	})
-	return found, err
+		})
+	}
+	problem := "HTTP " + strconv.Itoa(status)
+	if sendErr != nil {
+		problem = sendErr.Error()
+	}
+	if next, ok := webhook.Next(attempt, done); ok {
+		log.Info("webhook: will retry", slog.String("problem", problem), slog.Time("next_attempt_at", next))
+		return true, w.Store.WebhookDeliveryFinish(dbctx, d.ID, store.HookRetrying, status, problem, next, done)
+	}
+	log.Warn("webhook: failed for good", slog.String("problem", problem))
+	return true, w.Store.WebhookDeliveryFinish(dbctx, d.ID, store.HookFailed, status, problem, done, done)
 }
 
 // send makes one attempt and returns the receiver's status (0 when none

@@ -34,49 +34,6 @@ func (q *Queries) WebhookDelete(ctx context.Context, arg WebhookDeleteParams) (i
 	return result.RowsAffected(), nil
 }
 
-const webhookDeliveryClaimDue = `-- name: WebhookDeliveryClaimDue :one
-SELECT d.id, d.participant_id, d.agreement_id, d.invitation_id, d.type, d.seq, d.outcome, d.attempts, d.created_at, w.url
-FROM webhook_deliveries d
-JOIN webhooks w ON w.participant_id = d.participant_id AND w.disabled_at IS NULL
-WHERE d.state IN ('queued', 'retrying') AND d.next_attempt_at <= $1
-ORDER BY d.next_attempt_at, d.id
-LIMIT 1
-FOR UPDATE OF d SKIP LOCKED
-`
-
-type WebhookDeliveryClaimDueRow struct {
-	ID            uuid.UUID
-	ParticipantID uuid.UUID
-	AgreementID   uuid.UUID
-	InvitationID  uuid.UUID
-	Type          string
-	Seq           int64
-	Outcome       string
-	Attempts      int32
-	CreatedAt     time.Time
-	Url           string
-}
-
-// One due delivery of a live endpoint, locked for the rest of the
-// transaction; other workers skip it.
-func (q *Queries) WebhookDeliveryClaimDue(ctx context.Context, nextAttemptAt time.Time) (WebhookDeliveryClaimDueRow, error) {
-	row := q.db.QueryRow(ctx, webhookDeliveryClaimDue, nextAttemptAt)
-	var i WebhookDeliveryClaimDueRow
-	err := row.Scan(
-		&i.ID,
-		&i.ParticipantID,
-		&i.AgreementID,
-		&i.InvitationID,
-		&i.Type,
-		&i.Seq,
-		&i.Outcome,
-		&i.Attempts,
-		&i.CreatedAt,
-		&i.Url,
-	)
-	return i, err
-}
-
 const webhookDeliveryFinish = `-- name: WebhookDeliveryFinish :exec
 UPDATE webhook_deliveries
 SET state = $2, attempts = attempts + 1, last_status = $3, last_error = $4, next_attempt_at = $5,
@@ -103,6 +60,80 @@ func (q *Queries) WebhookDeliveryFinish(ctx context.Context, arg WebhookDelivery
 		arg.NextAttemptAt,
 		arg.Now,
 	)
+	return err
+}
+
+const webhookDeliveryLease = `-- name: WebhookDeliveryLease :one
+WITH due AS (
+    SELECT d.id
+    FROM webhook_deliveries d
+    JOIN webhooks w ON w.participant_id = d.participant_id AND w.disabled_at IS NULL
+    WHERE d.state IN ('queued', 'retrying') AND d.next_attempt_at <= $2
+    ORDER BY d.next_attempt_at, d.id
+    LIMIT 1
+    FOR UPDATE OF d SKIP LOCKED
+)
+UPDATE webhook_deliveries d
+SET next_attempt_at = $1
+FROM due, webhooks w
+WHERE d.id = due.id AND w.participant_id = d.participant_id
+RETURNING d.id, d.participant_id, d.agreement_id, d.invitation_id, d.type, d.seq, d.outcome, d.attempts, d.created_at, w.url
+`
+
+type WebhookDeliveryLeaseParams struct {
+	LeaseUntil time.Time
+	Now        time.Time
+}
+
+type WebhookDeliveryLeaseRow struct {
+	ID            uuid.UUID
+	ParticipantID uuid.UUID
+	AgreementID   uuid.UUID
+	InvitationID  uuid.UUID
+	Type          string
+	Seq           int64
+	Outcome       string
+	Attempts      int32
+	CreatedAt     time.Time
+	Url           string
+}
+
+// Leases one due delivery of a live endpoint until lease_until: no other
+// worker takes it before then, and no transaction stays open while the
+// receiver is called. A worker that dies mid-call leaves the lease to run
+// out, and the delivery is made again (same webhook-id).
+func (q *Queries) WebhookDeliveryLease(ctx context.Context, arg WebhookDeliveryLeaseParams) (WebhookDeliveryLeaseRow, error) {
+	row := q.db.QueryRow(ctx, webhookDeliveryLease, arg.LeaseUntil, arg.Now)
+	var i WebhookDeliveryLeaseRow
+	err := row.Scan(
+		&i.ID,
+		&i.ParticipantID,
+		&i.AgreementID,
+		&i.InvitationID,
+		&i.Type,
+		&i.Seq,
+		&i.Outcome,
+		&i.Attempts,
+		&i.CreatedAt,
+		&i.Url,
+	)
+	return i, err
+}
+
+const webhookDeliveryRelease = `-- name: WebhookDeliveryRelease :exec
+UPDATE webhook_deliveries SET next_attempt_at = $2
+WHERE id = $1 AND state IN ('queued', 'retrying')
+`
+
+type WebhookDeliveryReleaseParams struct {
+	ID            uuid.UUID
+	NextAttemptAt time.Time
+}
+
+// Gives a leased delivery back at once, its attempt not counted (the
+// worker stopped before the receiver answered).
+func (q *Queries) WebhookDeliveryRelease(ctx context.Context, arg WebhookDeliveryReleaseParams) error {
+	_, err := q.db.Exec(ctx, webhookDeliveryRelease, arg.ID, arg.NextAttemptAt)
 	return err
 }
 
