@@ -287,3 +287,40 @@ func TestAppendLeftOutRunsAlone(t *testing.T) {
 		t.Fatalf("head %d after the lock was released (%v)", a.Head.Seq, err)
 	}
 }
+
+// Closing the store while appends are queued or running: every caller gets
+// an answer (stored, or an error once the pool is closed); none waits for
+// ever on a worker that stopped.
+func TestCloseAnswersEveryAppend(t *testing.T) {
+	t.Parallel()
+	st := pgtest.Store(t)
+	ctx := context.Background()
+	type room struct {
+		id   uuid.UUID
+		hash []byte
+	}
+	var rooms []room
+	for range 4 {
+		id, pid := agreement(t, st)
+		rooms = append(rooms, room{id, claim(t, st, pid)})
+	}
+	var wg sync.WaitGroup
+	for i := range 40 {
+		r := rooms[i%len(rooms)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := fmt.Sprintf("c%d", i)
+			_ = st.Append(ctx, store.AppendRequest{TokenHash: r.hash, AgreementID: r.id, IdempotencyKey: key, SkipRoster: true}, nextComment(key))
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	st.Close()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("appends still waiting 15 s after the store closed")
+	}
+}
