@@ -14,14 +14,17 @@ UPDATE participants
 SET state = 'claimed', binding_json = $2, binding_digest = $3, token_hash = $4, claimed_at = $5, public_key = $6
 WHERE id = $1 AND binding_digest IS NULL;
 
--- name: ParticipantAuth :one
--- A participant token's owner with what every participant route needs, in
--- one indexed lookup: a 304 answers from this row alone.
+-- name: ParticipantAuth :many
+-- The owners of participant tokens with what every participant route
+-- needs, by index lookups: a 304 answers from its row alone. The tokens of
+-- the requests that arrived while the previous lookup ran are looked up
+-- together (store/lookup.go), on connections that use the generic plan: a
+-- nested loop of one index probe per token.
 SELECT p.id, p.agreement_id, p.token_hash, p.revoked_at, p.invitation_id, p.kind,
        a.version, a.current_revision, a.deadline, a.outcome_status
-FROM participants p
-JOIN agreements a ON a.id = p.agreement_id
-WHERE p.token_hash = $1;
+FROM unnest(@token_hashes::bytea[]) AS t(token_hash)
+JOIN participants p ON p.token_hash = t.token_hash
+JOIN agreements a ON a.id = p.agreement_id;
 
 -- name: ParticipantRoster :many
 -- The roster with its counters, in position order.

@@ -47,3 +47,27 @@ func LargestBatch(s *Store) int {
 	defer s.apx.mu.Unlock()
 	return s.apx.largest
 }
+
+// QueuedLookups is how many token lookups wait for s's lookup worker;
+// LargestLookup the most one statement has carried.
+func QueuedLookups(s *Store) int {
+	s.look.mu.Lock()
+	defer s.look.mu.Unlock()
+	return len(s.look.queue)
+}
+
+// TakenLookups is how many lookups s's workers have taken.
+func TakenLookups(s *Store) int {
+	s.look.mu.Lock()
+	defer s.look.mu.Unlock()
+	return s.look.taken
+}
+
+// LookupWorkers is how many lookup statements run at once.
+const LookupWorkers = lookupWorkers
+
+func LargestLookup(s *Store) int {
+	s.look.mu.Lock()
+	defer s.look.mu.Unlock()
+	return s.look.largest
+}

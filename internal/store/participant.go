@@ -111,19 +111,6 @@ func (q queries) ParticipantListByAgreement(ctx context.Context, agreementID uui
 	return convert(rows, participantFrom), nil
 }
 
-// ParticipantGetByTokenHash finds the owner of a participant token by the
-// token's hash, or room.ErrNotFound.
-func (q queries) ParticipantGetByTokenHash(ctx context.Context, tokenHash []byte) (TokenOwner, error) {
-	r, err := q.q.ParticipantAuth(ctx, tokenHash)
-	if err != nil {
-		return TokenOwner{}, interpretError("get participant by token", err)
-	}
-	return TokenOwner{
-		ParticipantID: r.ID, AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash, RevokedAt: r.RevokedAt, Kind: r.Kind,
-		Version: r.Version, CurrentRevision: int(r.CurrentRevision), Deadline: r.Deadline, OutcomeStatus: r.OutcomeStatus,
-	}, nil
-}
-
 // ParticipantClaim fixes c on a slot no claim has bound yet and reports
 // whether it did; false means an earlier claim fixed its own binding, which
 // the caller compares. A token hash already in use is room.ErrConflict.

@@ -28,6 +28,7 @@ type Store struct {
 	obs     Observer    // see SetObserver (ops.go)
 	ann     *announcer  // room changes, told after commit (announce.go)
 	apx     *appender   // appends batched into shared transactions (appender.go)
+	look    *lookups    // token lookups sent together (lookup.go)
 	schema  schemaCheck // see SchemaCurrent (ops.go)
 }
 
@@ -135,15 +136,22 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*Store, erro
 		pool.Close()
 		return nil, fmt.Errorf("store: connect: %w", err)
 	}
+	look, err := lookupPool(ctx, cfg)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
 	ann := newAnnouncer()
 	s := &Store{queries: queries{q: dbsqlc.New(pool), changed: ann.changed}, pool: pool, timeout: o.timeout, ann: ann}
 	s.apx = newAppender(s)
+	s.look = newLookups(s, look)
 	return s, nil
 }
 
 // Close lets the appends already queued finish, then closes the pool.
 func (s *Store) Close() {
 	s.apx.stop()
+	s.look.stop()
 	s.pool.Close()
 }
 
