@@ -17,6 +17,17 @@ import (
 type requestInfo struct {
 	id     string
 	client netip.Addr
+	// route is the route pattern once routeOf has built it: the log line
+	// and the metrics both need it, and chi joins it anew on each call.
+	route string
+}
+
+// routeOf is the request's route pattern (routePattern), built once.
+func (i *requestInfo) routeOf(r *http.Request) string {
+	if i.route == "" {
+		i.route = routePattern(r)
+	}
+	return i.route
 }
 
 const requestInfoKey ctxKey = iota + 200
@@ -61,7 +72,7 @@ func (s *Server) front(next http.Handler) http.Handler {
 				if rec.status != 0 {
 					status = rec.status
 				}
-				s.requests.RequestDone(routePattern(r), r.Method, status, time.Since(start))
+				s.requests.RequestDone(info.routeOf(r), r.Method, status, time.Since(start))
 			}()
 		}
 		checked.ServeHTTP(rec, r)
@@ -96,7 +107,7 @@ func (s *Server) logRequest(r *http.Request, rec *statusRecorder, start time.Tim
 	// also walks the stack for a source location nobody logs (issue 8).
 	line := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
 	line.AddAttrs(
-		slog.String("method", r.Method), slog.String("route", routePattern(r)), slog.Int("status", rec.status),
+		slog.String("method", r.Method), slog.String("route", info.routeOf(r)), slog.Int("status", rec.status),
 		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), slog.Int("bytes", rec.bytes),
 		slog.String("request_id", info.id), slog.String("client", info.client.String()))
 	_ = h.Handle(ctx, line)

@@ -20,8 +20,10 @@ type RequestObserver interface {
 
 // routePattern is the pattern chi matched, or "unmatched".
 func routePattern(r *http.Request) string {
-	if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
-		return rc.RoutePattern()
+	if rc := chi.RouteContext(r.Context()); rc != nil {
+		if p := rc.RoutePattern(); p != "" {
+			return p
+		}
 	}
 	return "unmatched"
 }
