@@ -1,9 +1,6 @@
 package room
 
-import (
-	"regexp"
-	"time"
-)
+import "time"
 
 // Command limits (SPEC §4, R-API-EVENTS).
 const (
@@ -15,10 +12,22 @@ const (
 // IdempotencyKeyPattern is the syntax every Idempotency-Key must match.
 const IdempotencyKeyPattern = `^[A-Za-z0-9._:-]{8,128}$`
 
-var idempotencyKeyRE = regexp.MustCompile(IdempotencyKeyPattern)
-
-// ValidIdempotencyKey reports whether k matches IdempotencyKeyPattern.
-func ValidIdempotencyKey(k string) bool { return idempotencyKeyRE.MatchString(k) }
+// ValidIdempotencyKey reports whether k matches IdempotencyKeyPattern. It
+// reads the bytes itself: every append checks its key, and the regexp
+// engine cost about 13 us of the append's CPU (make bench profile).
+func ValidIdempotencyKey(k string) bool {
+	if len(k) < 8 || len(k) > 128 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		switch c := k[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == ':', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // ValidateCommand checks the action and its body: advisory actions carry 1 to
 // 4,000 Unicode code points, terminal ones an empty body.

@@ -2,10 +2,14 @@ package room
 
 import (
 	"encoding/json"
+	"regexp"
 	"testing"
 
 	"github.com/consensus-md/consensus/internal/canon"
 )
+
+// keyPattern is the pattern the contract publishes, compiled.
+var keyPattern = regexp.MustCompile(IdempotencyKeyPattern)
 
 // FuzzIdempotencyKey: the key check is exactly its documented pattern,
 // 8 to 128 characters of A-Z a-z 0-9 . _ : - and nothing else (no
@@ -24,6 +28,9 @@ func FuzzIdempotencyKey(f *testing.F) {
 		}
 		if got := ValidIdempotencyKey(k); got != want {
 			t.Fatalf("ValidIdempotencyKey(%q) = %v, want %v", k, got, want)
+		}
+		if published := keyPattern.MatchString(k); published != want {
+			t.Fatalf("IdempotencyKeyPattern on %q = %v, want %v", k, published, want)
 		}
 	})
 }
