@@ -8,8 +8,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Pool exposes s's pool to the external tests.
+// Pool exposes s's pool to the external tests; LookupPool its lookups'.
 func Pool(s *Store) *pgxpool.Pool { return s.pool }
+
+func LookupPool(s *Store) *pgxpool.Pool { return s.look.pool }
 
 // UUIDPlans reports whether a connection of s's pool scans target and
 // encodes value with the store's binary uuid plans.
