@@ -13,9 +13,9 @@ import (
 
 // Every participant request starts with its token's lookup (a 304 is
 // nothing else), and the lookups of concurrent requests are alike: one
-// indexed row each. The lookups queue here and one worker sends them
+// indexed row each. The lookups queue here and a worker sends them
 // together, in one statement per round trip (issue 8): the tokens that
-// arrived while one statement ran go in the next. Alone, a lookup is sent
+// arrived while the statements in flight ran go in the next. Alone, a lookup is sent
 // at once; under load the database is woken, and pgx's round trip is paid,
 // once for many requests instead of once each.
 //
@@ -29,8 +29,8 @@ type lookups struct {
 	q     *dbsqlc.Queries
 	mu    sync.Mutex
 	queue []*lookup
-	// wake tells the worker the queue has work; quit, closed by stop,
-	// that no more comes.
+	// wake tells an idle worker the queue has work; quit, closed by
+	// stop, that no more comes.
 	wake, quit chan struct{}
 	stopped    bool
 	done       sync.WaitGroup
