@@ -33,12 +33,12 @@ func blockLookups(t *testing.T, st *store.Store) (release func()) {
 	return release
 }
 
-// waitQueued waits until n lookups wait for the worker.
-func waitQueued(t *testing.T, st *store.Store, n int) {
+// waitLookups waits until count(st) reaches n; what names it in the failure.
+func waitLookups(t *testing.T, st *store.Store, what string, count func(*store.Store) int, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); store.QueuedLookups(st) < n; {
+	for deadline := time.Now().Add(10 * time.Second); count(st) < n; {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d lookups queued, want %d", store.QueuedLookups(st), n)
+			t.Fatalf("%s: %d, want %d", what, count(st), n)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -76,7 +76,7 @@ func TestLookupsQueuedTogetherAnswerEachItsOwn(t *testing.T) {
 	first := make(chan error, store.LookupWorkers)
 	for i := range store.LookupWorkers {
 		go func() { _, err := st.ParticipantGetByTokenHash(ctx, toks[0].hash); first <- err }()
-		waitTaken(t, st, i+1)
+		waitLookups(t, st, "lookups the workers took", store.TakenLookups, i+1)
 	}
 	const n = 100
 	type answer struct {
@@ -91,7 +91,7 @@ func TestLookupsQueuedTogetherAnswerEachItsOwn(t *testing.T) {
 			answers[i] = answer{o, err}
 		})
 	}
-	waitQueued(t, st, n)
+	waitLookups(t, st, "lookups queued", store.QueuedLookups, n)
 	release()
 	wg.Wait()
 	for range store.LookupWorkers {
@@ -114,17 +114,6 @@ func TestLookupsQueuedTogetherAnswerEachItsOwn(t *testing.T) {
 	}
 	if got := store.LargestLookup(st); got != 64 {
 		t.Fatalf("the largest statement carried %d lookups, want 64 (100 queued, 64 at most)", got)
-	}
-}
-
-// waitTaken waits until the workers have taken n lookups.
-func waitTaken(t *testing.T, st *store.Store, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); store.TakenLookups(st) < n; {
-		if time.Now().After(deadline) {
-			t.Fatalf("the lookup workers took %d lookups, want %d", store.TakenLookups(st), n)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -167,12 +156,7 @@ func TestLookupsAnsweredAcrossClose(t *testing.T) {
 	for range 10 {
 		go func() { _, err := st.ParticipantGetByTokenHash(context.Background(), hash); errs <- err }()
 	}
-	for deadline := time.Now().Add(10 * time.Second); store.TakenLookups(st)+store.QueuedLookups(st) < 10; {
-		if time.Now().After(deadline) {
-			t.Fatal("the lookups never all arrived")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitLookups(t, st, "lookups taken or queued", func(st *store.Store) int { return store.TakenLookups(st) + store.QueuedLookups(st) }, 10)
 	closed := make(chan struct{})
 	go func() { st.Close(); close(closed) }()
 	time.Sleep(50 * time.Millisecond)
