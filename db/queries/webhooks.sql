@@ -1,8 +1,16 @@
 -- name: WebhookUpsert :exec
 -- Registers (or replaces) a participant's endpoint; a replaced endpoint is
 -- live again, and deliveries still queued for the old URL go to the new one.
+-- It first marks the agreement as having endpoints, which locks its row
+-- before the endpoint's, in the order a revocation takes them (00009).
+WITH marked AS (
+    UPDATE agreements a SET webhooks_registered = true
+    FROM participants p
+    WHERE p.id = $1 AND a.id = p.agreement_id
+    RETURNING a.id
+)
 INSERT INTO webhooks (participant_id, agreement_id, url, created_at)
-SELECT p.id, p.agreement_id, $2, $3 FROM participants p WHERE p.id = $1
+SELECT p.id, p.agreement_id, $2, $3 FROM participants p JOIN marked m ON m.id = p.agreement_id WHERE p.id = $1
 ON CONFLICT (participant_id) DO UPDATE SET url = EXCLUDED.url, created_at = EXCLUDED.created_at, disabled_at = NULL, disabled_reason = NULL;
 
 -- name: WebhookGet :one

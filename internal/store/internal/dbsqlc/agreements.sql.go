@@ -75,7 +75,7 @@ func (q *Queries) AgreementExpireDue(ctx context.Context, deadline time.Time) ([
 }
 
 const agreementGet = `-- name: AgreementGet :one
-SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash FROM agreements WHERE id = $1
+SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered FROM agreements WHERE id = $1
 `
 
 func (q *Queries) AgreementGet(ctx context.Context, id uuid.UUID) (Agreement, error) {
@@ -92,12 +92,13 @@ func (q *Queries) AgreementGet(ctx context.Context, id uuid.UUID) (Agreement, er
 		&i.Version,
 		&i.HeadSeq,
 		&i.HeadHash,
+		&i.WebhooksRegistered,
 	)
 	return i, err
 }
 
 const agreementGetForUpdate = `-- name: AgreementGetForUpdate :one
-SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash FROM agreements WHERE id = $1 FOR UPDATE
+SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered FROM agreements WHERE id = $1 FOR UPDATE
 `
 
 // Serializes every write to one agreement across replicas.
@@ -115,12 +116,13 @@ func (q *Queries) AgreementGetForUpdate(ctx context.Context, id uuid.UUID) (Agre
 		&i.Version,
 		&i.HeadSeq,
 		&i.HeadHash,
+		&i.WebhooksRegistered,
 	)
 	return i, err
 }
 
 const agreementGetForUpdateSkipLocked = `-- name: AgreementGetForUpdateSkipLocked :one
-SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash FROM agreements WHERE id = $1 FOR UPDATE SKIP LOCKED
+SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered FROM agreements WHERE id = $1 FOR UPDATE SKIP LOCKED
 `
 
 // AgreementGetForUpdate for a batch of appends: no row when another
@@ -139,6 +141,7 @@ func (q *Queries) AgreementGetForUpdateSkipLocked(ctx context.Context, id uuid.U
 		&i.Version,
 		&i.HeadSeq,
 		&i.HeadHash,
+		&i.WebhooksRegistered,
 	)
 	return i, err
 }
@@ -160,7 +163,7 @@ func (q *Queries) AgreementInsert(ctx context.Context, arg AgreementInsertParams
 }
 
 const agreementList = `-- name: AgreementList :many
-SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, r.canonical_json
+SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, a.webhooks_registered, r.canonical_json
 FROM agreements a
 JOIN revisions r ON r.agreement_id = a.id AND r.number = a.current_revision
 WHERE ($2::timestamptz IS NULL
@@ -176,17 +179,18 @@ type AgreementListParams struct {
 }
 
 type AgreementListRow struct {
-	ID               uuid.UUID
-	CurrentRevision  int32
-	Deadline         time.Time
-	OutcomeStatus    string
-	OutcomeDecidedAt *time.Time
-	OutcomeEventID   uuid.NullUUID
-	CreatedAt        time.Time
-	Version          int64
-	HeadSeq          int64
-	HeadHash         string
-	CanonicalJson    string
+	ID                 uuid.UUID
+	CurrentRevision    int32
+	Deadline           time.Time
+	OutcomeStatus      string
+	OutcomeDecidedAt   *time.Time
+	OutcomeEventID     uuid.NullUUID
+	CreatedAt          time.Time
+	Version            int64
+	HeadSeq            int64
+	HeadHash           string
+	WebhooksRegistered bool
+	CanonicalJson      string
 }
 
 // Newest first; keyset pagination on (created_at, id).
@@ -210,6 +214,7 @@ func (q *Queries) AgreementList(ctx context.Context, arg AgreementListParams) ([
 			&i.Version,
 			&i.HeadSeq,
 			&i.HeadHash,
+			&i.WebhooksRegistered,
 			&i.CanonicalJson,
 		); err != nil {
 			return nil, err
@@ -223,7 +228,7 @@ func (q *Queries) AgreementList(ctx context.Context, arg AgreementListParams) ([
 }
 
 const agreementLockByParticipant = `-- name: AgreementLockByParticipant :one
-SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash FROM agreements a JOIN participants p ON p.agreement_id = a.id
+SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, a.webhooks_registered FROM agreements a JOIN participants p ON p.agreement_id = a.id
 WHERE p.id = $1
 FOR UPDATE OF a
 `
@@ -243,12 +248,13 @@ func (q *Queries) AgreementLockByParticipant(ctx context.Context, id uuid.UUID) 
 		&i.Version,
 		&i.HeadSeq,
 		&i.HeadHash,
+		&i.WebhooksRegistered,
 	)
 	return i, err
 }
 
 const agreementLockByToken = `-- name: AgreementLockByToken :one
-SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash FROM agreements a JOIN participants p ON p.agreement_id = a.id
+SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, a.webhooks_registered FROM agreements a JOIN participants p ON p.agreement_id = a.id
 WHERE p.token_hash = $1
 FOR UPDATE OF a
 `
@@ -270,6 +276,7 @@ func (q *Queries) AgreementLockByToken(ctx context.Context, tokenHash []byte) (A
 		&i.Version,
 		&i.HeadSeq,
 		&i.HeadHash,
+		&i.WebhooksRegistered,
 	)
 	return i, err
 }

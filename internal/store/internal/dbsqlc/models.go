@@ -11,16 +11,17 @@ import (
 )
 
 type Agreement struct {
-	ID               uuid.UUID
-	CurrentRevision  int32
-	Deadline         time.Time
-	OutcomeStatus    string
-	OutcomeDecidedAt *time.Time
-	OutcomeEventID   uuid.NullUUID
-	CreatedAt        time.Time
-	Version          int64
-	HeadSeq          int64
-	HeadHash         string
+	ID                 uuid.UUID
+	CurrentRevision    int32
+	Deadline           time.Time
+	OutcomeStatus      string
+	OutcomeDecidedAt   *time.Time
+	OutcomeEventID     uuid.NullUUID
+	CreatedAt          time.Time
+	Version            int64
+	HeadSeq            int64
+	HeadHash           string
+	WebhooksRegistered bool
 }
 
 type Artifact struct {
