@@ -15,9 +15,9 @@ import (
 // nothing else), and the lookups of concurrent requests are alike: one
 // indexed row each. The lookups queue here and a worker sends them
 // together, in one statement per round trip (issue 8): the tokens that
-// arrived while the statements in flight ran go in the next. Alone, a lookup is sent
-// at once; under load the database is woken, and pgx's round trip is paid,
-// once for many requests instead of once each.
+// arrived while the statements in flight ran go in the next. Alone, a
+// lookup is sent at once; under load the database is woken, and pgx's
+// round trip is paid, once for many requests instead of once each.
 //
 // This is not a cache: a lookup's statement is always sent after the
 // lookup was queued, so it sees every commit its request could know of (a
