@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/google/uuid"
@@ -31,17 +30,12 @@ import (
 //     Running again is safe even after an ambiguous commit: the idempotency
 //     key finds the stored event.
 type appender struct {
-	s  *Store
-	mu sync.Mutex
+	crew // its mu guards the fields below
+	s    *Store
 	// queue holds appends not yet taken, oldest first.
 	queue []*appendJob
 	// busy holds the agreements of the appends in the batches running now.
 	busy map[uuid.UUID]bool
-	// wake tells an idle worker that the queue changed; quit, closed by
-	// stop, that no more appends come.
-	wake, quit chan struct{}
-	stopped    bool
-	workers    sync.WaitGroup
 	// largest is the most appends one batch has held (for tests).
 	largest int
 }
@@ -72,11 +66,8 @@ type appendJob struct {
 }
 
 func newAppender(s *Store) *appender {
-	a := &appender{s: s, busy: map[uuid.UUID]bool{}, wake: make(chan struct{}, 1), quit: make(chan struct{})}
-	for range appendWorkers {
-		a.workers.Add(1)
-		go a.work()
-	}
+	a := &appender{s: s, busy: map[uuid.UUID]bool{}}
+	a.start(appendWorkers, a.work)
 	return a
 }
 
@@ -117,13 +108,6 @@ func (a *appender) run(ctx context.Context, j *appendJob) (alone bool, err error
 	return false, interpretError("append", ctx.Err())
 }
 
-func (a *appender) kick() {
-	select {
-	case a.wake <- struct{}{}:
-	default:
-	}
-}
-
 // take removes the next batch from the queue: the oldest appends whose
 // agreements no running batch holds, one per agreement, at most maxBatch.
 func (a *appender) take() []*appendJob {
@@ -144,7 +128,6 @@ func (a *appender) take() []*appendJob {
 }
 
 func (a *appender) work() {
-	defer a.workers.Done()
 	for {
 		a.mu.Lock()
 		batch := a.take()
@@ -156,10 +139,7 @@ func (a *appender) work() {
 			if stopped {
 				return
 			}
-			select {
-			case <-a.wake:
-			case <-a.quit:
-			}
+			a.idle()
 			continue
 		}
 		if more {
@@ -192,19 +172,6 @@ func (a *appender) runBatch(batch []*appendJob) {
 		}
 		close(j.done)
 	}
-}
-
-// stop lets the workers finish the queue and return; appends queued after
-// run alone. Calling it again only waits.
-func (a *appender) stop() {
-	a.mu.Lock()
-	first := !a.stopped
-	a.stopped = true
-	a.mu.Unlock()
-	if first {
-		close(a.quit)
-	}
-	a.workers.Wait()
 }
 
 // errAbandoned is the result of an append whose caller stopped waiting.

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -24,16 +23,11 @@ import (
 // revocation answered before the request was sent is in it), exactly as a
 // statement of its own would.
 type lookups struct {
+	crew  // its mu guards queue, largest and taken
 	s     *Store
 	pool  *pgxpool.Pool
 	q     *dbsqlc.Queries
-	mu    sync.Mutex
 	queue []*lookup
-	// wake tells an idle worker the queue has work; quit, closed by
-	// stop, that no more comes.
-	wake, quit chan struct{}
-	stopped    bool
-	done       sync.WaitGroup
 	// largest is the most lookups one statement has carried, taken how
 	// many the workers have taken in all (for tests).
 	largest, taken int
@@ -72,11 +66,8 @@ func lookupPool(ctx context.Context, cfg *pgxpool.Config) (*pgxpool.Pool, error)
 }
 
 func newLookups(s *Store, pool *pgxpool.Pool) *lookups {
-	l := &lookups{s: s, pool: pool, q: dbsqlc.New(pool), wake: make(chan struct{}, 1), quit: make(chan struct{})}
-	for range lookupWorkers {
-		l.done.Add(1)
-		go l.work()
-	}
+	l := &lookups{s: s, pool: pool, q: dbsqlc.New(pool)}
+	l.start(lookupWorkers, l.work)
 	return l
 }
 
@@ -99,10 +90,7 @@ func (l *lookups) get(ctx context.Context, hash []byte) (TokenOwner, error) {
 	k.done = make(chan struct{})
 	l.queue = append(l.queue, k)
 	l.mu.Unlock()
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
+	l.kick()
 	select {
 	case <-k.done:
 		return k.owner, k.err
@@ -114,7 +102,6 @@ func (l *lookups) get(ctx context.Context, hash []byte) (TokenOwner, error) {
 }
 
 func (l *lookups) work() {
-	defer l.done.Done()
 	for {
 		l.mu.Lock()
 		n := min(len(l.queue), maxLookups)
@@ -131,10 +118,7 @@ func (l *lookups) work() {
 		if stopped {
 			return
 		}
-		select {
-		case <-l.wake:
-		case <-l.quit:
-		}
+		l.idle()
 	}
 }
 
@@ -173,13 +157,6 @@ func (l *lookups) send(batch []*lookup) {
 // stop answers what is queued, ends the worker and closes its connection;
 // later lookups fail.
 func (l *lookups) stop() {
-	l.mu.Lock()
-	first := !l.stopped
-	l.stopped = true
-	l.mu.Unlock()
-	if first {
-		close(l.quit)
-	}
-	l.done.Wait()
+	l.crew.stop()
 	l.pool.Close()
 }
