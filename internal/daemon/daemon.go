@@ -245,32 +245,33 @@ const deadlineSweep = 2 * time.Second
 // deadline, a few seconds after the deadline: a new version of the room,
 // announced to streams, held requests and webhooks like any change.
 func settleDeadlines(ctx context.Context, st *store.Store, now func() time.Time, log *slog.Logger) {
-	t := time.NewTicker(deadlineSweep)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := st.AgreementExpireDue(ctx, now()); err != nil && ctx.Err() == nil {
-				log.Warn("deadline sweep failed", slog.String("error", err.Error()))
-			}
-		}
-	}
+	every(ctx, deadlineSweep, "deadline sweep", log, func() error {
+		_, err := st.AgreementExpireDue(ctx, now())
+		return err
+	})
 }
 
 // sweepSessions deletes expired session rows now and then; they can no
 // longer authenticate anything.
 func sweepSessions(ctx context.Context, st *store.Store, now func() time.Time, log *slog.Logger) {
-	t := time.NewTicker(10 * time.Minute)
+	every(ctx, 10*time.Minute, "session sweep", log, func() error {
+		_, err := st.SessionDeleteExpired(ctx, now())
+		return err
+	})
+}
+
+// every runs job each period until ctx ends, logging a failure (but not
+// the one ctx's end causes) as "<name> failed".
+func every(ctx context.Context, period time.Duration, name string, log *slog.Logger, job func() error) {
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := st.SessionDeleteExpired(ctx, now()); err != nil && ctx.Err() == nil {
-				log.Warn("session sweep failed", slog.String("error", err.Error()))
+			if err := job(); err != nil && ctx.Err() == nil {
+				log.Warn(name+" failed", slog.String("error", err.Error()))
 			}
 		}
 	}
