@@ -73,18 +73,25 @@ func TestAppendBatchIsolatesEachAppend(t *testing.T) {
 	}
 }
 
+// twoAppends makes two agreements with a claimed participant each and
+// returns them with a comment append request for each, under key "k".
+func twoAppends(t *testing.T, st *store.Store) (idA, idB uuid.UUID, reqs []store.AppendRequest) {
+	t.Helper()
+	idA, pidA := agreement(t, st)
+	idB, pidB := agreement(t, st)
+	return idA, idB, []store.AppendRequest{
+		{TokenHash: claim(t, st, pidA), AgreementID: idA, IdempotencyKey: "k", SkipRoster: true},
+		{TokenHash: claim(t, st, pidB), AgreementID: idB, IdempotencyKey: "k", SkipRoster: true},
+	}
+}
+
 // A statement that fails ends the whole batch before its commit: nothing
 // of it is stored (the appender then runs each append again alone).
 func TestAppendBatchFailsWhole(t *testing.T) {
 	t.Parallel()
 	st := pgtest.Store(t)
 	ctx := context.Background()
-	idA, pidA := agreement(t, st)
-	idB, pidB := agreement(t, st)
-	reqs := []store.AppendRequest{
-		{TokenHash: claim(t, st, pidA), AgreementID: idA, IdempotencyKey: "k", SkipRoster: true},
-		{TokenHash: claim(t, st, pidB), AgreementID: idB, IdempotencyKey: "k", SkipRoster: true},
-	}
+	idA, idB, reqs := twoAppends(t, st)
 	broken := func(st *store.AppendState) (store.AppendWrite, error) {
 		w, err := nextComment("k")(st)
 		w.Event.ParticipantID = uuid.New() // no such participant: the insert fails
@@ -229,12 +236,7 @@ func TestAppendBatchLeavesALockedAgreementOut(t *testing.T) {
 	t.Parallel()
 	st := pgtest.Store(t)
 	ctx := context.Background()
-	idA, pidA := agreement(t, st)
-	idB, pidB := agreement(t, st)
-	reqs := []store.AppendRequest{
-		{TokenHash: claim(t, st, pidA), AgreementID: idA, IdempotencyKey: "k", SkipRoster: true},
-		{TokenHash: claim(t, st, pidB), AgreementID: idB, IdempotencyKey: "k", SkipRoster: true},
-	}
+	idA, idB, reqs := twoAppends(t, st)
 	release := make(chan struct{})
 	held := holdLock(t, st, idA, release)
 	start := time.Now()
