@@ -9,10 +9,11 @@ SELECT * FROM agreements WHERE id = $1;
 -- Serializes every write to one agreement across replicas.
 SELECT * FROM agreements WHERE id = $1 FOR UPDATE;
 
--- name: AgreementGetForUpdateSkipLocked :one
--- AgreementGetForUpdate for a batch of appends: no row when another
--- transaction holds the lock (that append then runs alone, and waits).
-SELECT * FROM agreements WHERE id = $1 FOR UPDATE SKIP LOCKED;
+-- name: AgreementLockBatch :many
+-- Locks the agreements of a batch of appends (appender.go), skipping any
+-- that another transaction holds: such an append runs alone and waits.
+-- Never waiting, it cannot take part in a deadlock.
+SELECT * FROM agreements WHERE id = ANY(@ids::uuid[]) FOR UPDATE SKIP LOCKED;
 
 -- name: AgreementList :many
 -- Newest first; keyset pagination on (created_at, id).

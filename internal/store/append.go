@@ -3,12 +3,10 @@ package store
 import (
 	"bytes"
 	"context"
-	"errors"
 	"slices"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
@@ -146,17 +144,22 @@ func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob, skipLocked b
 	defer tx.close(ctx)
 
 	states := make([]*AppendState, len(jobs))
+	for i := range states {
+		states[i] = &AppendState{}
+	}
 	var read pipeline
 	read.exec("BEGIN")
-	for i, j := range jobs {
-		states[i] = &AppendState{}
-		queueRead(ctx, &read, j.req, skipLocked, states[i])
-	}
+	// The statements of a batch take arrays, and PostgreSQL would plan each
+	// execution anew for its arrays' values (lookup.go): the generic plan
+	// of a batch statement is the same nested loop of index probes.
+	read.exec("SET LOCAL plan_cache_mode = force_generic_plan")
+	queueReads(ctx, &read, jobs, skipLocked, states)
 	if err := tx.send(ctx, &read); err != nil {
 		return err
 	}
 	writes := make([]AppendWrite, len(jobs))
 	var write pipeline
+	var events dbsqlc.EventAppendBatchParams
 	for i, j := range jobs {
 		st := states[i]
 		if skipLocked && st.Agreement.ID == uuid.Nil {
@@ -174,11 +177,16 @@ func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob, skipLocked b
 		if w.empty() {
 			continue
 		}
-		if err := queueWrite(ctx, &write, st.Agreement.ID, w); err != nil {
+		if err := queueWrite(ctx, &write, &events, st.Agreement.ID, w); err != nil {
 			j.err = err
 			continue
 		}
 		writes[i] = w
+	}
+	if len(events.Ids) > 0 {
+		write.add(func(db dbsqlc.DBTX) error {
+			return interpretError("append event", dbsqlc.New(db).EventAppendBatch(ctx, events))
+		})
 	}
 	if len(write.steps) == 0 {
 		return nil // nothing written: close rolls back, which costs what a commit would
@@ -202,127 +210,6 @@ func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob, skipLocked b
 				tell(s.obs, note{noteOutcome, w.Outcome.Status})
 			}
 		}
-	}
-	return nil
-}
-
-// queueRead queues what one append reads, its lock first, into st.
-func queueRead(ctx context.Context, read *pipeline, req AppendRequest, skipLocked bool, st *AppendState) {
-	read.add(func(db dbsqlc.DBTX) error {
-		var r dbsqlc.Agreement
-		var err error
-		switch {
-		case req.AgreementID != uuid.Nil && skipLocked:
-			r, err = dbsqlc.New(db).AgreementGetForUpdateSkipLocked(ctx, req.AgreementID)
-		case req.AgreementID != uuid.Nil:
-			r, err = dbsqlc.New(db).AgreementGetForUpdate(ctx, req.AgreementID)
-		default:
-			r, err = dbsqlc.New(db).AgreementLockByToken(ctx, req.TokenHash)
-		}
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return nil // an unknown token: the holder is nil too
-		case err != nil:
-			return interpretError("lock agreement", err)
-		}
-		st.Agreement = agreementFrom(r)
-		return nil
-	})
-	read.add(func(db dbsqlc.DBTX) error {
-		r, err := dbsqlc.New(db).ParticipantHolder(ctx, dbsqlc.ParticipantHolderParams{TokenHash: req.TokenHash, IdempotencyKey: req.IdempotencyKey})
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return nil
-		case err != nil:
-			return interpretError("get participant by token", err)
-		}
-		st.Holder, st.Prior = holderFrom(r, req.IdempotencyKey)
-		return nil
-	})
-	if !req.SkipRoster {
-		read.add(func(db dbsqlc.DBTX) error {
-			r, err := dbsqlc.New(db).ParticipantRule(ctx, req.TokenHash)
-			if err != nil {
-				return interpretError("roster", err)
-			}
-			st.Roster, err = ruleMembersFrom(r)
-			return err
-		})
-	}
-	if req.WithRevision {
-		read.add(func(db dbsqlc.DBTX) error {
-			r, err := dbsqlc.New(db).RevisionGetCurrentByToken(ctx, req.TokenHash)
-			switch {
-			case errors.Is(err, pgx.ErrNoRows):
-				return nil
-			case err != nil:
-				return interpretError("get current revision", err)
-			}
-			rev := revisionFrom(r)
-			st.Revision = &rev
-			return nil
-		})
-		read.add(historyByTokenStep(ctx, req.TokenHash, &st.Revision))
-	}
-}
-
-// holderFrom splits the holder row into the holder and the event it posted
-// under the idempotency key, nil if none.
-func holderFrom(r dbsqlc.ParticipantHolderRow, key string) (*TokenHolder, *Event) {
-	h := &TokenHolder{
-		RosterMember: RosterMember{
-			RuleMember: RuleMember{ID: r.ID, Required: r.Required, Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
-			Kind:       r.Kind, RevokedAt: r.RevokedAt, EventsRevision: int(r.EventsRevision), EventCount: int(r.EventCount)},
-		AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash, PublicKey: r.PublicKey,
-	}
-	if !r.PriorID.Valid || r.PriorSeq == nil || r.PriorRevision == nil || r.PriorAction == nil || r.PriorBody == nil ||
-		r.PriorCommandDigest == nil || r.PriorCreatedAt == nil || r.PriorPrevHash == nil || r.PriorHash == nil {
-		return h, nil
-	}
-	return h, &Event{
-		ID: r.PriorID.UUID, AgreementID: r.AgreementID, Seq: *r.PriorSeq, ParticipantID: r.ID, Revision: int(*r.PriorRevision),
-		Action: *r.PriorAction, Body: *r.PriorBody, IdempotencyKey: key, CommandDigest: *r.PriorCommandDigest, CreatedAt: *r.PriorCreatedAt,
-		PrevHash: *r.PriorPrevHash, Hash: *r.PriorHash, Signature: r.PriorSignature,
-	}
-}
-
-// queueWrite queues the statements of w on agreement id.
-func queueWrite(ctx context.Context, p *pipeline, id uuid.UUID, w AppendWrite) error {
-	var eventID uuid.NullUUID
-	var status *string
-	var decidedAt *time.Time
-	if w.Outcome != nil {
-		var err error
-		if eventID, err = decidingEvent(*w.Outcome); err != nil {
-			return err
-		}
-		status, decidedAt = &w.Outcome.Status, &w.Outcome.DecidedAt
-	}
-	if w.Event == nil {
-		p.add(func(db dbsqlc.DBTX) error {
-			_, err := dbsqlc.New(db).AgreementSetOutcome(ctx, dbsqlc.AgreementSetOutcomeParams{ID: id, OutcomeStatus: *status, OutcomeDecidedAt: decidedAt, OutcomeEventID: eventID})
-			return interpretError("set outcome", err)
-		})
-		return nil
-	}
-	e := *w.Event
-	if e.AgreementID != id {
-		return errors.New("store: append: the event names another agreement than the one locked")
-	}
-	p.add(func(db dbsqlc.DBTX) error {
-		return interpretError("append event", dbsqlc.New(db).EventAppend(ctx, dbsqlc.EventAppendParams{
-			ID: e.ID, AgreementID: e.AgreementID, Seq: e.Seq, ParticipantID: e.ParticipantID, Revision: int32(e.Revision),
-			Action: e.Action, Body: e.Body, IdempotencyKey: e.IdempotencyKey, CommandDigest: e.CommandDigest,
-			CreatedAt: e.CreatedAt, PrevHash: e.PrevHash, Hash: e.Hash, Signature: e.Signature, Terminal: room.IsTerminal(e.Action),
-			OutcomeStatus: status, OutcomeDecidedAt: decidedAt, OutcomeEventID: eventID,
-		}))
-	})
-	if a := w.Artifact; a != nil {
-		p.add(func(db dbsqlc.DBTX) error {
-			return interpretError("insert artifact", dbsqlc.New(db).ArtifactInsert(ctx, dbsqlc.ArtifactInsertParams{
-				AgreementID: a.AgreementID, Revision: int32(a.Revision), Body: a.Body, Sha256: a.SHA256, FinalizedAt: a.FinalizedAt,
-			}))
-		})
 	}
 	return nil
 }

@@ -121,31 +121,6 @@ func (q *Queries) AgreementGetForUpdate(ctx context.Context, id uuid.UUID) (Agre
 	return i, err
 }
 
-const agreementGetForUpdateSkipLocked = `-- name: AgreementGetForUpdateSkipLocked :one
-SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered FROM agreements WHERE id = $1 FOR UPDATE SKIP LOCKED
-`
-
-// AgreementGetForUpdate for a batch of appends: no row when another
-// transaction holds the lock (that append then runs alone, and waits).
-func (q *Queries) AgreementGetForUpdateSkipLocked(ctx context.Context, id uuid.UUID) (Agreement, error) {
-	row := q.db.QueryRow(ctx, agreementGetForUpdateSkipLocked, id)
-	var i Agreement
-	err := row.Scan(
-		&i.ID,
-		&i.CurrentRevision,
-		&i.Deadline,
-		&i.OutcomeStatus,
-		&i.OutcomeDecidedAt,
-		&i.OutcomeEventID,
-		&i.CreatedAt,
-		&i.Version,
-		&i.HeadSeq,
-		&i.HeadHash,
-		&i.WebhooksRegistered,
-	)
-	return i, err
-}
-
 const agreementInsert = `-- name: AgreementInsert :exec
 INSERT INTO agreements (id, current_revision, deadline, created_at)
 VALUES ($1, 1, $2, $3)
@@ -216,6 +191,45 @@ func (q *Queries) AgreementList(ctx context.Context, arg AgreementListParams) ([
 			&i.HeadHash,
 			&i.WebhooksRegistered,
 			&i.CanonicalJson,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const agreementLockBatch = `-- name: AgreementLockBatch :many
+SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered FROM agreements WHERE id = ANY($1::uuid[]) FOR UPDATE SKIP LOCKED
+`
+
+// Locks the agreements of a batch of appends (appender.go), skipping any
+// that another transaction holds: such an append runs alone and waits.
+// Never waiting, it cannot take part in a deadlock.
+func (q *Queries) AgreementLockBatch(ctx context.Context, ids []uuid.UUID) ([]Agreement, error) {
+	rows, err := q.db.Query(ctx, agreementLockBatch, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Agreement{}
+	for rows.Next() {
+		var i Agreement
+		if err := rows.Scan(
+			&i.ID,
+			&i.CurrentRevision,
+			&i.Deadline,
+			&i.OutcomeStatus,
+			&i.OutcomeDecidedAt,
+			&i.OutcomeEventID,
+			&i.CreatedAt,
+			&i.Version,
+			&i.HeadSeq,
+			&i.HeadHash,
+			&i.WebhooksRegistered,
 		); err != nil {
 			return nil, err
 		}
