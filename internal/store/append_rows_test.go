@@ -55,7 +55,10 @@ func TestAppendBatchWritesEachAppendItsOwnRow(t *testing.T) {
 			}
 			return store.AppendWrite{Event: &agree, Outcome: &reached, Artifact: &artifact}, nil
 		},
-		func(s *store.AppendState) (store.AppendWrite, error) { replayed = s.Prior; return store.AppendWrite{}, nil },
+		func(s *store.AppendState) (store.AppendWrite, error) {
+			replayed = s.Prior
+			return store.AppendWrite{}, nil
+		},
 	}
 	errs, alone, err := store.AppendTogether(st, reqs, decides)
 	if err != nil || errs[0] != nil || errs[1] != nil || errs[2] != nil || alone[0] || alone[1] || alone[2] {
