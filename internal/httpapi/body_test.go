@@ -41,6 +41,8 @@ func TestDecodeObjectRefusesAmbiguity(t *testing.T) {
 		{"invalid UTF-8 in a name", "{\"act\xffion\":\"comment\"}", ""},
 		{"null member", `{"body":null}`, "body"},
 		{"null in an array", `{"rules":["a",null]}`, "rules[1]"},
+		{"null among spaces", "{\"body\" :\n null }", "body"},
+		{"null after a string holding null", `{"title":"null","body":null}`, "body"},
 		{"string for a number", `{"revision":"1"}`, "revision"},
 		{"fraction", `{"revision":1.5}`, "revision"},
 		{"exponent", `{"revision":1e0}`, "revision"},
@@ -102,6 +104,11 @@ func TestDecodeObjectAcceptsEveryEncoding(t *testing.T) {
 	}
 	if !reflect.DeepEqual(a, b) || *b.Body != "é😀 <&>" {
 		t.Fatalf("%+v != %+v", a, b)
+	}
+	// The word null inside a string is text, not the literal.
+	var c venue.EventInput
+	if err := decodeObject([]byte(`{"action":"comment","body":"null \u006eull"}`), limitEvents, &c); err != nil || *c.Body != "null null" {
+		t.Fatalf("a string holding null: %+v, %v", c, err)
 	}
 }
 
