@@ -14,6 +14,18 @@ SELECT * FROM events WHERE agreement_id = $1 ORDER BY seq;
 -- events before it lacks.
 SELECT * FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq;
 
+-- name: EventPriorsByToken :many
+-- The events that the owners of participant tokens stored under idempotency
+-- keys, paired by position (n, from 1): what an append replays instead of
+-- storing its event again. A pair without one has no row. LATERAL with
+-- LIMIT, as in ParticipantHolders, keeps every plan on the indexes.
+SELECT t.n::integer AS n, e.*
+FROM (SELECT unnest(@token_hashes::bytea[]) AS token_hash, unnest(@idempotency_keys::text[]) AS idempotency_key,
+             generate_subscripts(@token_hashes::bytea[], 1) AS n) AS t
+CROSS JOIN LATERAL (SELECT id FROM participants WHERE participants.token_hash = t.token_hash LIMIT 1) AS p
+CROSS JOIN LATERAL (SELECT * FROM events
+                    WHERE events.participant_id = p.id AND events.idempotency_key = t.idempotency_key LIMIT 1) AS e;
+
 -- name: EventAppendBatch :exec
 -- Appends events, each to its own agreement, in one statement: each event,
 -- its participant's counters (and decision, when terminal), and its

@@ -35,24 +35,20 @@ WHERE agreement_id = $1
 ORDER BY position;
 
 -- name: ParticipantHolders :many
--- The owners of participant tokens with their counters and, for each, the
--- event it posted under the idempotency key paired with its token, if any:
--- n is the pair's position in the arrays, from 1, and an unknown token has
--- no row. An append runs it after it holds the agreements' locks, so a
--- revocation committed before is in revoked_at. The = ANY makes even the
--- generic plan, which guesses 1,000 pairs, probe the indexes: from the
--- join alone, it would hash whole tables.
+-- The owners of participant tokens with their counters: n is the token's
+-- position in the array, from 1, and an unknown token has no row. An
+-- append runs it after it holds the agreements' locks, so a revocation
+-- committed before is in revoked_at.
+--
+-- A statement that takes arrays runs on the generic plan, which guesses
+-- their length (often 1,000) from nothing. A join the planner may reorder
+-- could then hash a whole table; a LATERAL subquery with LIMIT is never
+-- pulled up, so it is one index probe per element in every plan.
 SELECT t.n::integer AS n,
        p.id, p.agreement_id, p.invitation_id, p.token_hash, p.revoked_at, p.kind, p.required, p.events_revision, p.event_count,
-       p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at, p.public_key,
-       e.id AS prior_id, e.seq AS prior_seq, e.revision AS prior_revision, e.action AS prior_action, e.body AS prior_body,
-       e.command_digest AS prior_command_digest, e.created_at AS prior_created_at, e.prev_hash AS prior_prev_hash,
-       e.hash AS prior_hash, e.signature AS prior_signature
-FROM (SELECT unnest(@token_hashes::bytea[]) AS token_hash, unnest(@idempotency_keys::text[]) AS idempotency_key,
-             generate_subscripts(@token_hashes::bytea[], 1) AS n) AS t
-JOIN participants p ON p.token_hash = t.token_hash
-LEFT JOIN events e ON e.participant_id = p.id AND e.idempotency_key = t.idempotency_key
-WHERE p.token_hash = ANY(@token_hashes::bytea[]);
+       p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at, p.public_key
+FROM (SELECT unnest(@token_hashes::bytea[]) AS token_hash, generate_subscripts(@token_hashes::bytea[], 1) AS n) AS t
+CROSS JOIN LATERAL (SELECT * FROM participants WHERE participants.token_hash = t.token_hash LIMIT 1) AS p;
 
 -- name: ParticipantRule :one
 -- What the decision rule reads of the roster of the agreement of a token's

@@ -79,24 +79,50 @@ func queueLock(ctx context.Context, read *pipeline, req AppendRequest, st *Appen
 	})
 }
 
-// queueHolders reads every job's token holder, with the event it stored
-// under the job's idempotency key. An unknown token leaves Holder nil.
+// queueHolders reads every job's token holder, and the event it stored
+// under the job's idempotency key: an unknown token leaves Holder nil, a
+// new key Prior.
 func queueHolders(ctx context.Context, read *pipeline, jobs []*appendJob, states []*AppendState) {
-	arg := dbsqlc.ParticipantHoldersParams{TokenHashes: make([][]byte, len(jobs)), IdempotencyKeys: make([]string, len(jobs))}
+	tokens, keys := make([][]byte, len(jobs)), make([]string, len(jobs))
 	for i, j := range jobs {
-		arg.TokenHashes[i], arg.IdempotencyKeys[i] = j.req.TokenHash, j.req.IdempotencyKey
+		tokens[i], keys[i] = j.req.TokenHash, j.req.IdempotencyKey
+	}
+	// at is the job of a row's n (from 1), or an error for an n no job has.
+	at := func(n int32) (*AppendState, error) {
+		if n < 1 || int(n) > len(states) {
+			return nil, errors.New("store: a row names no append of the batch")
+		}
+		return states[n-1], nil
 	}
 	read.add(func(db dbsqlc.DBTX) error {
-		rows, err := dbsqlc.New(db).ParticipantHolders(ctx, arg)
+		rows, err := dbsqlc.New(db).ParticipantHolders(ctx, tokens)
 		if err != nil {
 			return interpretError("get participants by token", err)
 		}
 		for _, r := range rows {
-			i := int(r.N) - 1
-			if i < 0 || i >= len(jobs) {
-				return errors.New("store: a token holder row names no append of the batch")
+			st, err := at(r.N)
+			if err != nil {
+				return err
 			}
-			states[i].Holder, states[i].Prior = holderFrom(r, arg.IdempotencyKeys[i])
+			st.Holder = holderFrom(r)
+		}
+		return nil
+	})
+	read.add(func(db dbsqlc.DBTX) error {
+		rows, err := dbsqlc.New(db).EventPriorsByToken(ctx, dbsqlc.EventPriorsByTokenParams{TokenHashes: tokens, IdempotencyKeys: keys})
+		if err != nil {
+			return interpretError("get events by key", err)
+		}
+		for _, r := range rows {
+			st, err := at(r.N)
+			if err != nil {
+				return err
+			}
+			st.Prior = &Event{
+				ID: r.ID, AgreementID: r.AgreementID, Seq: r.Seq, ParticipantID: r.ParticipantID, Revision: int(r.Revision),
+				Action: r.Action, Body: r.Body, IdempotencyKey: r.IdempotencyKey, CommandDigest: r.CommandDigest,
+				CreatedAt: r.CreatedAt, PrevHash: r.PrevHash, Hash: r.Hash, Signature: r.Signature,
+			}
 		}
 		return nil
 	})
@@ -132,23 +158,13 @@ func queueExtras(ctx context.Context, read *pipeline, req AppendRequest, st *App
 	}
 }
 
-// holderFrom splits the holder row into the holder and the event it posted
-// under the idempotency key, nil if none.
-func holderFrom(r dbsqlc.ParticipantHoldersRow, key string) (*TokenHolder, *Event) {
-	h := &TokenHolder{
+// holderFrom is the token holder of a row.
+func holderFrom(r dbsqlc.ParticipantHoldersRow) *TokenHolder {
+	return &TokenHolder{
 		RosterMember: RosterMember{
 			RuleMember: RuleMember{ID: r.ID, Required: r.Required, Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
 			Kind:       r.Kind, RevokedAt: r.RevokedAt, EventsRevision: int(r.EventsRevision), EventCount: int(r.EventCount)},
 		AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash, PublicKey: r.PublicKey,
-	}
-	if !r.PriorID.Valid || r.PriorSeq == nil || r.PriorRevision == nil || r.PriorAction == nil || r.PriorBody == nil ||
-		r.PriorCommandDigest == nil || r.PriorCreatedAt == nil || r.PriorPrevHash == nil || r.PriorHash == nil {
-		return h, nil
-	}
-	return h, &Event{
-		ID: r.PriorID.UUID, AgreementID: r.AgreementID, Seq: *r.PriorSeq, ParticipantID: r.ID, Revision: int(*r.PriorRevision),
-		Action: *r.PriorAction, Body: *r.PriorBody, IdempotencyKey: key, CommandDigest: *r.PriorCommandDigest, CreatedAt: *r.PriorCreatedAt,
-		PrevHash: *r.PriorPrevHash, Hash: *r.PriorHash, Signature: r.PriorSignature,
 	}
 }
 

@@ -324,6 +324,76 @@ func (q *Queries) EventPage(ctx context.Context, arg EventPageParams) ([]Event, 
 	return items, nil
 }
 
+const eventPriorsByToken = `-- name: EventPriorsByToken :many
+SELECT t.n::integer AS n, e.id, e.agreement_id, e.seq, e.participant_id, e.revision, e.action, e.body, e.idempotency_key, e.command_digest, e.created_at, e.prev_hash, e.hash, e.signature
+FROM (SELECT unnest($1::bytea[]) AS token_hash, unnest($2::text[]) AS idempotency_key,
+             generate_subscripts($1::bytea[], 1) AS n) AS t
+CROSS JOIN LATERAL (SELECT id FROM participants WHERE participants.token_hash = t.token_hash LIMIT 1) AS p
+CROSS JOIN LATERAL (SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events
+                    WHERE events.participant_id = p.id AND events.idempotency_key = t.idempotency_key LIMIT 1) AS e
+`
+
+type EventPriorsByTokenParams struct {
+	TokenHashes     [][]byte
+	IdempotencyKeys []string
+}
+
+type EventPriorsByTokenRow struct {
+	N              int32
+	ID             uuid.UUID
+	AgreementID    uuid.UUID
+	Seq            int64
+	ParticipantID  uuid.UUID
+	Revision       int32
+	Action         string
+	Body           string
+	IdempotencyKey string
+	CommandDigest  string
+	CreatedAt      time.Time
+	PrevHash       string
+	Hash           string
+	Signature      []byte
+}
+
+// The events that the owners of participant tokens stored under idempotency
+// keys, paired by position (n, from 1): what an append replays instead of
+// storing its event again. A pair without one has no row. LATERAL with
+// LIMIT, as in ParticipantHolders, keeps every plan on the indexes.
+func (q *Queries) EventPriorsByToken(ctx context.Context, arg EventPriorsByTokenParams) ([]EventPriorsByTokenRow, error) {
+	rows, err := q.db.Query(ctx, eventPriorsByToken, arg.TokenHashes, arg.IdempotencyKeys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventPriorsByTokenRow{}
+	for rows.Next() {
+		var i EventPriorsByTokenRow
+		if err := rows.Scan(
+			&i.N,
+			&i.ID,
+			&i.AgreementID,
+			&i.Seq,
+			&i.ParticipantID,
+			&i.Revision,
+			&i.Action,
+			&i.Body,
+			&i.IdempotencyKey,
+			&i.CommandDigest,
+			&i.CreatedAt,
+			&i.PrevHash,
+			&i.Hash,
+			&i.Signature,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const eventTerminalListByAgreement = `-- name: EventTerminalListByAgreement :many
 SELECT id, seq, participant_id, revision, action, created_at
 FROM events

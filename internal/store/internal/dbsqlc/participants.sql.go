@@ -137,60 +137,41 @@ func (q *Queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant
 const participantHolders = `-- name: ParticipantHolders :many
 SELECT t.n::integer AS n,
        p.id, p.agreement_id, p.invitation_id, p.token_hash, p.revoked_at, p.kind, p.required, p.events_revision, p.event_count,
-       p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at, p.public_key,
-       e.id AS prior_id, e.seq AS prior_seq, e.revision AS prior_revision, e.action AS prior_action, e.body AS prior_body,
-       e.command_digest AS prior_command_digest, e.created_at AS prior_created_at, e.prev_hash AS prior_prev_hash,
-       e.hash AS prior_hash, e.signature AS prior_signature
-FROM (SELECT unnest($1::bytea[]) AS token_hash, unnest($2::text[]) AS idempotency_key,
-             generate_subscripts($1::bytea[], 1) AS n) AS t
-JOIN participants p ON p.token_hash = t.token_hash
-LEFT JOIN events e ON e.participant_id = p.id AND e.idempotency_key = t.idempotency_key
-WHERE p.token_hash = ANY($1::bytea[])
+       p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at, p.public_key
+FROM (SELECT unnest($1::bytea[]) AS token_hash, generate_subscripts($1::bytea[], 1) AS n) AS t
+CROSS JOIN LATERAL (SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key FROM participants WHERE participants.token_hash = t.token_hash LIMIT 1) AS p
 `
 
-type ParticipantHoldersParams struct {
-	TokenHashes     [][]byte
-	IdempotencyKeys []string
-}
-
 type ParticipantHoldersRow struct {
-	N                  int32
-	ID                 uuid.UUID
-	AgreementID        uuid.UUID
-	InvitationID       uuid.UUID
-	TokenHash          []byte
-	RevokedAt          *time.Time
-	Kind               string
-	Required           bool
-	EventsRevision     int32
-	EventCount         int32
-	Decision           *string
-	DecisionEventID    uuid.NullUUID
-	DecisionSeq        *int64
-	DecisionRevision   *int32
-	DecidedAt          *time.Time
-	PublicKey          []byte
-	PriorID            uuid.NullUUID
-	PriorSeq           *int64
-	PriorRevision      *int32
-	PriorAction        *string
-	PriorBody          *string
-	PriorCommandDigest *string
-	PriorCreatedAt     *time.Time
-	PriorPrevHash      *string
-	PriorHash          *string
-	PriorSignature     []byte
+	N                int32
+	ID               uuid.UUID
+	AgreementID      uuid.UUID
+	InvitationID     uuid.UUID
+	TokenHash        []byte
+	RevokedAt        *time.Time
+	Kind             string
+	Required         bool
+	EventsRevision   int32
+	EventCount       int32
+	Decision         *string
+	DecisionEventID  uuid.NullUUID
+	DecisionSeq      *int64
+	DecisionRevision *int32
+	DecidedAt        *time.Time
+	PublicKey        []byte
 }
 
-// The owners of participant tokens with their counters and, for each, the
-// event it posted under the idempotency key paired with its token, if any:
-// n is the pair's position in the arrays, from 1, and an unknown token has
-// no row. An append runs it after it holds the agreements' locks, so a
-// revocation committed before is in revoked_at. The = ANY makes even the
-// generic plan, which guesses 1,000 pairs, probe the indexes: from the
-// join alone, it would hash whole tables.
-func (q *Queries) ParticipantHolders(ctx context.Context, arg ParticipantHoldersParams) ([]ParticipantHoldersRow, error) {
-	rows, err := q.db.Query(ctx, participantHolders, arg.TokenHashes, arg.IdempotencyKeys)
+// The owners of participant tokens with their counters: n is the token's
+// position in the array, from 1, and an unknown token has no row. An
+// append runs it after it holds the agreements' locks, so a revocation
+// committed before is in revoked_at.
+//
+// A statement that takes arrays runs on the generic plan, which guesses
+// their length (often 1,000) from nothing. A join the planner may reorder
+// could then hash a whole table; a LATERAL subquery with LIMIT is never
+// pulled up, so it is one index probe per element in every plan.
+func (q *Queries) ParticipantHolders(ctx context.Context, tokenHashes [][]byte) ([]ParticipantHoldersRow, error) {
+	rows, err := q.db.Query(ctx, participantHolders, tokenHashes)
 	if err != nil {
 		return nil, err
 	}
@@ -215,16 +196,6 @@ func (q *Queries) ParticipantHolders(ctx context.Context, arg ParticipantHolders
 			&i.DecisionRevision,
 			&i.DecidedAt,
 			&i.PublicKey,
-			&i.PriorID,
-			&i.PriorSeq,
-			&i.PriorRevision,
-			&i.PriorAction,
-			&i.PriorBody,
-			&i.PriorCommandDigest,
-			&i.PriorCreatedAt,
-			&i.PriorPrevHash,
-			&i.PriorHash,
-			&i.PriorSignature,
 		); err != nil {
 			return nil, err
 		}
