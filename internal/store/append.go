@@ -121,6 +121,7 @@ func (s *Store) appendOne(ctx context.Context, req AppendRequest, decide func(st
 		if !alone {
 			return err
 		}
+		defer s.apx.release(j)
 		j = &appendJob{req: req, decide: decide}
 	}
 	if err := s.appendBatch(ctx, []*appendJob{j}, false); err != nil {

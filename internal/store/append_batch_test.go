@@ -290,6 +290,50 @@ func TestAppendLeftOutRunsAlone(t *testing.T) {
 	}
 }
 
+// While an append runs alone (its batch found the lock held), the next
+// append to the same agreement waits for it in the queue instead of
+// joining a batch that would find the lock held again and send it alone
+// too: one held lock must not turn every later append into a transaction
+// of its own.
+func TestAppendRunningAloneKeepsItsAgreementOutOfBatches(t *testing.T) {
+	t.Parallel()
+	st := pgtest.Store(t)
+	ctx := context.Background()
+	id, pid := agreement(t, st)
+	hash := claim(t, st, pid)
+	release := make(chan struct{})
+	held := holdLock(t, st, id, release)
+	free := sync.OnceFunc(func() { close(release) })
+	defer free() // a failure below must not leave the appends waiting on the lock
+	post := func(key string) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			done <- st.Append(ctx, store.AppendRequest{TokenHash: hash, AgreementID: id, IdempotencyKey: key, SkipRoster: true}, nextComment(key))
+		}()
+		return done
+	}
+	first := post("k1")
+	for deadline := time.Now().Add(5 * time.Second); store.AloneRuns(st) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first append was never sent to run alone")
+		}
+	}
+	second := post("k2")
+	time.Sleep(300 * time.Millisecond)
+	if n, q := store.AloneRuns(st), store.QueuedAppends(st); n != 1 || q != 1 {
+		t.Fatalf("while the first append waits alone: %d sent alone, %d queued; want 1 and the second one queued", n, q)
+	}
+	free()
+	for _, done := range []<-chan error{held, first, second} {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, err := st.AgreementGet(ctx, id); err != nil || a.Head.Seq != 2 || store.AloneRuns(st) != 1 {
+		t.Fatalf("head %d, %d sent alone (%v)", a.Head.Seq, store.AloneRuns(st), err)
+	}
+}
+
 // Closing the store while appends are queued or running: every caller gets
 // an answer (stored, or an error once the pool is closed); none waits for
 // ever on a worker that stopped.

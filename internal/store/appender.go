@@ -29,6 +29,11 @@ import (
 //     appends then runs again alone (Append's own path, with its retries).
 //     Running again is safe even after an ambiguous commit: the idempotency
 //     key finds the stored event.
+//   - An append that runs alone keeps its agreement busy until it ends.
+//     Otherwise the next append to that agreement would join a batch, find
+//     the lock held by the one running alone, and run alone too: one
+//     skipped lock would turn every later append to the agreement into a
+//     transaction of its own, each waiting for the previous one's lock.
 type appender struct {
 	crew // its mu guards the fields below
 	s    *Store
@@ -36,8 +41,9 @@ type appender struct {
 	queue []*appendJob
 	// busy holds the agreements of the appends in the batches running now.
 	busy map[uuid.UUID]bool
-	// largest is the most appends one batch has held (for tests).
-	largest int
+	// largest is the most appends one batch has held, aloneRuns how many
+	// appends its batches sent to run alone (both for tests).
+	largest, aloneRuns int
 }
 
 // appendWorkers is how many batches one replica runs at once: while one
@@ -60,7 +66,10 @@ type appendJob struct {
 	err error
 	// alone: the batch failed; the caller runs this append again by itself.
 	alone bool
-	done  chan struct{}
+	// held: alone, and the agreement stays busy until the caller's run by
+	// itself ends (appender.release). Guarded by the appender's mu.
+	held bool
+	done chan struct{}
 	// abandoned: the caller stopped waiting; decide must not run any more.
 	abandoned atomic.Bool
 }
@@ -72,8 +81,9 @@ func newAppender(s *Store) *appender {
 }
 
 // run queues j and waits for its batch: err is j's result. alone reports
-// that j must run by itself instead: its batch failed as a whole, or the
-// store is closing.
+// that j must run by itself instead: its batch failed as a whole, its
+// agreement's lock was held elsewhere, or the store is closing. When j.held
+// is set too, the caller must call release once that run ends.
 func (a *appender) run(ctx context.Context, j *appendJob) (alone bool, err error) {
 	j.done = make(chan struct{})
 	a.mu.Lock()
@@ -105,7 +115,24 @@ func (a *appender) run(ctx context.Context, j *appendJob) (alone bool, err error
 	}
 	j.abandoned.Store(true)
 	a.mu.Unlock()
+	a.release(j) // its batch may have ended meanwhile and held the agreement for a run that will not come
 	return false, interpretError("append", ctx.Err())
+}
+
+// release ends j's hold on its agreement, if it has one, so that batches
+// take that agreement's appends again.
+func (a *appender) release(j *appendJob) {
+	a.mu.Lock()
+	held := j.held
+	if held {
+		j.held = false
+		delete(a.busy, j.req.AgreementID)
+	}
+	waiting := len(a.queue) > 0
+	a.mu.Unlock()
+	if held && waiting {
+		a.kick()
+	}
 }
 
 // take removes the next batch from the queue: the oldest appends whose
@@ -147,9 +174,6 @@ func (a *appender) work() {
 		}
 		a.runBatch(batch)
 		a.mu.Lock()
-		for _, j := range batch {
-			delete(a.busy, j.req.AgreementID)
-		}
 		waiting := len(a.queue) > 0
 		a.mu.Unlock()
 		if waiting {
@@ -158,10 +182,14 @@ func (a *appender) work() {
 	}
 }
 
+// runBatch runs batch and hands each append its result. The agreement of
+// an append that must now run alone stays busy (held) until that run ends;
+// every other agreement of the batch is free again.
 func (a *appender) runBatch(batch []*appendJob) {
 	ctx, cancel := context.WithTimeout(context.Background(), a.s.timeout)
 	defer cancel()
 	err := a.s.appendBatch(ctx, batch, true)
+	a.mu.Lock()
 	for _, j := range batch {
 		switch {
 		case err == nil:
@@ -170,6 +198,17 @@ func (a *appender) runBatch(batch []*appendJob) {
 		default:
 			j.alone = true
 		}
+		if j.alone {
+			a.aloneRuns++
+		}
+		if j.alone && !j.abandoned.Load() {
+			j.held = true
+		} else {
+			delete(a.busy, j.req.AgreementID)
+		}
+	}
+	a.mu.Unlock()
+	for _, j := range batch {
 		close(j.done)
 	}
 }

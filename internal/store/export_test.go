@@ -50,6 +50,20 @@ func LargestBatch(s *Store) int {
 	return s.apx.largest
 }
 
+// AloneRuns is how many appends s's batches have sent to run alone;
+// QueuedAppends how many appends wait for a batch.
+func AloneRuns(s *Store) int {
+	s.apx.mu.Lock()
+	defer s.apx.mu.Unlock()
+	return s.apx.aloneRuns
+}
+
+func QueuedAppends(s *Store) int {
+	s.apx.mu.Lock()
+	defer s.apx.mu.Unlock()
+	return len(s.apx.queue)
+}
+
 // QueuedLookups is how many token lookups wait for s's lookup worker;
 // LargestLookup the most one statement has carried.
 func QueuedLookups(s *Store) int {
