@@ -124,7 +124,7 @@ func (s *Store) appendOne(ctx context.Context, req AppendRequest, decide func(st
 		defer s.apx.release(j)
 		j = &appendJob{req: req, decide: decide}
 	}
-	if err := s.appendBatch(ctx, []*appendJob{j}, false); err != nil {
+	if err := s.appendBatch(ctx, []*appendJob{j}, false, nil); err != nil {
 		return err
 	}
 	return j.err
@@ -135,7 +135,9 @@ func (s *Store) appendOne(ctx context.Context, req AppendRequest, decide func(st
 // its err. With skipLocked (the appender's batches) a job whose agreement
 // another transaction has locked is not waited for: it is left out, marked
 // alone, so one held lock never stalls the appends of other agreements.
-func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob, skipLocked bool) error {
+// decided, if not nil, is called once every job is judged, before the
+// writes are sent.
+func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob, skipLocked bool, decided func()) error {
 	// Locks in agreement order: batches never wait for each other in a cycle.
 	slices.SortFunc(jobs, func(a, b *appendJob) int { return bytes.Compare(a.req.AgreementID[:], b.req.AgreementID[:]) })
 	tx, err := s.beginPiped(ctx)
@@ -183,6 +185,9 @@ func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob, skipLocked b
 			continue
 		}
 		writes[i] = w
+	}
+	if decided != nil {
+		decided()
 	}
 	if len(events.Ids) > 0 {
 		write.add(func(db dbsqlc.DBTX) error {

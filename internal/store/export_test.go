@@ -35,7 +35,7 @@ func AppendTogether(s *Store, reqs []AppendRequest, decides []func(*AppendState)
 	for i := range reqs {
 		jobs[i] = &appendJob{req: reqs[i], decide: decides[i]}
 	}
-	err := s.appendBatch(context.Background(), slices.Clone(jobs), true)
+	err := s.appendBatch(context.Background(), slices.Clone(jobs), true, nil)
 	errs, alone := make([]error, len(jobs)), make([]bool, len(jobs))
 	for i, j := range jobs {
 		errs[i], alone[i] = j.err, j.alone
