@@ -313,11 +313,7 @@ func TestAppendRunningAloneKeepsItsAgreementOutOfBatches(t *testing.T) {
 		return done
 	}
 	first := post("k1")
-	for deadline := time.Now().Add(5 * time.Second); store.AloneRuns(st) == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the first append was never sent to run alone")
-		}
-	}
+	waitFor(t, "the first append sent alone", func() bool { return store.AloneRuns(st) > 0 })
 	second := post("k2")
 	time.Sleep(300 * time.Millisecond)
 	if n, q := store.AloneRuns(st), store.QueuedAppends(st); n != 1 || q != 1 {
@@ -331,6 +327,55 @@ func TestAppendRunningAloneKeepsItsAgreementOutOfBatches(t *testing.T) {
 	}
 	if a, err := st.AgreementGet(ctx, id); err != nil || a.Head.Seq != 2 || store.AloneRuns(st) != 1 {
 		t.Fatalf("head %d, %d sent alone (%v)", a.Head.Seq, store.AloneRuns(st), err)
+	}
+}
+
+// An append queued behind one running alone is answered when the store
+// closes: the workers that stop must not leave it in the queue, waiting
+// for an agreement no batch will take again.
+func TestCloseAnswersAnAppendQueuedBehindOneRunningAlone(t *testing.T) {
+	t.Parallel()
+	st := pgtest.Store(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	id, pid := agreement(t, st)
+	hash := claim(t, st, pid)
+	release := make(chan struct{})
+	held := holdLock(t, st, id, release)
+	free := sync.OnceFunc(func() { close(release) })
+	defer free()
+	post := func(key string) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			done <- st.Append(ctx, store.AppendRequest{TokenHash: hash, AgreementID: id, IdempotencyKey: key, SkipRoster: true}, nextComment(key))
+		}()
+		return done
+	}
+	first := post("k1")
+	waitFor(t, "the first append sent alone", func() bool { return store.AloneRuns(st) == 1 })
+	second := post("k2")
+	waitFor(t, "the second append queued", func() bool { return store.QueuedAppends(st) == 1 })
+	go st.Close()
+	time.Sleep(200 * time.Millisecond) // the workers stop
+	free()
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	<-first
+	select {
+	case <-second: // stored alone, or refused by the closed pool: either way, answered
+	case <-time.After(10 * time.Second):
+		t.Fatal("the queued append was not answered 10 s after the store closed")
+	}
+}
+
+// waitFor polls cond for up to 5 s, failing the test with what it waited for.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
 	}
 }
 

@@ -170,10 +170,21 @@ func (a *appender) work() {
 		a.largest = max(a.largest, len(batch))
 		more := len(batch) > 0 && len(a.queue) > 0
 		stopped := a.stopped
+		var left []*appendJob
+		if len(batch) == 0 && stopped {
+			// What stays queued waits for an agreement held by an append
+			// running alone, which no stopped worker would take: it runs
+			// alone too, after that one (its lock queues it).
+			left, a.queue = a.queue, nil
+		}
 		a.mu.Unlock()
 		if len(batch) == 0 {
 			a.turn.Unlock()
 			if stopped {
+				for _, j := range left {
+					j.alone = true
+					close(j.done)
+				}
 				return
 			}
 			a.idle()
