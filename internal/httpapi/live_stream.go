@@ -31,6 +31,14 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer waiter.Leave()
+	// The first page is read before the status is sent: a failed read is
+	// its problem (503 with Retry-After, say), not a 200 whose body ends at
+	// once, which a client could not tell from a stream the server closed.
+	page, err := s.streamPage(r, p, after)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("X-Accel-Buffering", "no")
@@ -42,8 +50,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	defer keepAlive.Stop()
 	var outcome string
 	revision := 0
-	for {
-		page, err := s.streamPage(r, p, after)
+	for ; ; page, err = s.streamPage(r, p, after) {
 		if err != nil {
 			return // a failed database or a gone client: the client resumes
 		}
