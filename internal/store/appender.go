@@ -45,7 +45,8 @@ type appender struct {
 	turn sync.Mutex
 	// queue holds appends not yet taken, oldest first.
 	queue []*appendJob
-	// busy holds the agreements of the appends in the batches running now.
+	// busy holds the agreements of the appends in the batches running now,
+	// and of the appends sent from a batch to run alone (held) until they end.
 	busy map[uuid.UUID]bool
 	// largest is the most appends one batch has held, aloneRuns how many
 	// appends its batches sent to run alone (both for tests).
