@@ -18,12 +18,9 @@ import (
 const origin = "https://consensus.md"
 
 // compileSchemas compiles every embedded schema under its $id, with formats
-// asserted.
+// asserted, keyed by name ("room/v1"); each file's $id must be its path.
 func compileSchemas(t *testing.T) map[string]*jsonschema.Schema {
 	t.Helper()
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
 	var ids []string
 	err := fs.WalkDir(consensus.Schemas, "schemas", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -42,22 +39,18 @@ func compileSchemas(t *testing.T) map[string]*jsonschema.Schema {
 		if got, _ := doc.(map[string]any)["$id"].(string); got != id {
 			t.Errorf("%s: $id %q, want %q", path, got, id)
 		}
-		if err := c.AddResource(id, doc); err != nil {
-			t.Errorf("%s: %v", path, err)
-		}
 		ids = append(ids, id)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	compiled, err := consensus.CompileSchemas(ids...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[string]*jsonschema.Schema{}
-	for _, id := range ids {
-		s, err := c.Compile(id)
-		if err != nil {
-			t.Errorf("compile %s: %v", id, err)
-			continue
-		}
+	for id, s := range compiled {
 		out[strings.TrimPrefix(id, origin+"/schemas/")] = s
 	}
 	if len(out) < 4 {

@@ -20,31 +20,12 @@ const schemaURL = "https://consensus.md" + SchemaPath
 // copy. Loading any other URL is refused, so compiling never touches the
 // network.
 var compiledSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	f, err := consensus.Schemas.Open("schemas/invitation-email/v1.json")
+	s, err := consensus.CompileSchemas(schemaURL)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(refuseLoader{})
-	c.AssertFormat()
-	if err := c.AddResource(schemaURL, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(schemaURL)
+	return s[schemaURL], nil
 })
-
-// refuseLoader is the schema loader that loads nothing.
-type refuseLoader struct{}
-
-// Load refuses every URL: the one schema is added from the embedded copy.
-func (refuseLoader) Load(u string) (any, error) {
-	return nil, fmt.Errorf("envelope: schema loader: refusing to load %s", u)
-}
 
 // describeSchemaError summarizes a validation failure from the schema side:
 // instance locations (made of schema property names) and keywords. The

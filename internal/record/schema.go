@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"sync"
 
@@ -22,39 +21,8 @@ const (
 // compiled holds the record and agreement schemas, compiled once from the
 // embedded copies; no other URL is ever loaded.
 var compiled = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(refuseLoader{})
-	c.AssertFormat()
-	out := map[string]*jsonschema.Schema{}
-	for _, id := range []string{recordSchemaID, agreementSchemaID} {
-		b, err := fs.ReadFile(consensus.Schemas, strings.TrimPrefix(id, "https://consensus.md/")+".json")
-		if err != nil {
-			return nil, err
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-		if err != nil {
-			return nil, err
-		}
-		if err := c.AddResource(id, doc); err != nil {
-			return nil, err
-		}
-	}
-	for _, id := range []string{recordSchemaID, agreementSchemaID} {
-		s, err := c.Compile(id)
-		if err != nil {
-			return nil, err
-		}
-		out[id] = s
-	}
-	return out, nil
+	return consensus.CompileSchemas(recordSchemaID, agreementSchemaID)
 })
-
-type refuseLoader struct{}
-
-func (refuseLoader) Load(u string) (any, error) {
-	return nil, fmt.Errorf("record: schema loader: refusing to load %s", u)
-}
 
 // validate checks raw against the schema id and returns one line per leaf
 // error (at most eight), each naming the location in the document.
