@@ -5,6 +5,11 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
 -- name: RevisionGet :one
 SELECT * FROM revisions WHERE agreement_id = $1 AND number = $2;
 
+-- name: RevisionListLocked :many
+-- Every revision of an agreement in full, oldest first: what its record
+-- carries.
+SELECT * FROM revisions WHERE agreement_id = $1 ORDER BY number;
+
 -- name: RevisionListByAgreement :many
 -- Every revision's number, digests, deadline and lock time, oldest first:
 -- the room's history of revisions, without the canonical bytes.

@@ -46,6 +46,20 @@ func (q queries) RevisionGet(ctx context.Context, agreementID uuid.UUID, number 
 	return revisionFrom(r), nil
 }
 
+// RevisionListLocked reads every revision of an agreement in full, oldest
+// first, in one statement.
+func (q queries) RevisionListLocked(ctx context.Context, agreementID uuid.UUID) ([]Revision, error) {
+	rows, err := q.q.RevisionListLocked(ctx, agreementID)
+	if err != nil {
+		return nil, interpretError("list revisions", err)
+	}
+	out := make([]Revision, len(rows))
+	for i, r := range rows {
+		out[i] = revisionFrom(r)
+	}
+	return out, nil
+}
+
 func revisionFrom(r dbsqlc.Revision) Revision {
 	return Revision{
 		AgreementID: r.AgreementID, Number: int(r.Number), Canonical: []byte(r.CanonicalJson), Markdown: r.Markdown,

@@ -69,13 +69,19 @@ func (v *Venue) issueRecord(ctx context.Context, a store.Agreement, now time.Tim
 	if v.Signer == nil {
 		return nil, errors.New("venue: record: no signing key configured")
 	}
-	revs := make([]record.LockedRevision, a.CurrentRevision)
-	for n := 1; n <= a.CurrentRevision; n++ {
-		rev, err := v.Store.RevisionGet(ctx, a.ID, n)
-		if err != nil {
-			return nil, err
+	locked, err := v.Store.RevisionListLocked(ctx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	if len(locked) != a.CurrentRevision {
+		return nil, fmt.Errorf("venue: record of %s: %d revisions stored, current is %d", a.ID, len(locked), a.CurrentRevision)
+	}
+	revs := make([]record.LockedRevision, len(locked))
+	for i, rev := range locked {
+		if rev.Number != i+1 {
+			return nil, fmt.Errorf("venue: record of %s: revision %d stored where %d belongs", a.ID, rev.Number, i+1)
 		}
-		revs[n-1] = record.LockedRevision{Number: rev.Number, Canonical: rev.Canonical, Markdown: rev.Markdown,
+		revs[i] = record.LockedRevision{Number: rev.Number, Canonical: rev.Canonical, Markdown: rev.Markdown,
 			RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest, TermsDigest: rev.TermsDigest}
 	}
 	parts, err := v.Store.ParticipantListByAgreement(ctx, a.ID)

@@ -201,3 +201,38 @@ func (q *Queries) RevisionListByToken(ctx context.Context, tokenHash []byte) ([]
 	}
 	return items, nil
 }
+
+const revisionListLocked = `-- name: RevisionListLocked :many
+SELECT agreement_id, number, canonical_json, markdown, revision_digest, markdown_digest, locked_at, terms_digest FROM revisions WHERE agreement_id = $1 ORDER BY number
+`
+
+// Every revision of an agreement in full, oldest first: what its record
+// carries.
+func (q *Queries) RevisionListLocked(ctx context.Context, agreementID uuid.UUID) ([]Revision, error) {
+	rows, err := q.db.Query(ctx, revisionListLocked, agreementID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Revision{}
+	for rows.Next() {
+		var i Revision
+		if err := rows.Scan(
+			&i.AgreementID,
+			&i.Number,
+			&i.CanonicalJson,
+			&i.Markdown,
+			&i.RevisionDigest,
+			&i.MarkdownDigest,
+			&i.LockedAt,
+			&i.TermsDigest,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
