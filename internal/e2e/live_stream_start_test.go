@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/consensus-md/consensus/internal/servertest"
 )
 
@@ -22,22 +20,9 @@ func TestLiveStreamAnswersAFailedFirstReadWithItsProblem(t *testing.T) {
 	c := s.create("Stream start", s.future(), participantSpec{"Agent", "agent", true})
 	a := s.agent(c.Participants[0].InvitationID).join()
 
-	ctx := context.Background()
-	holder, err := pgx.Connect(ctx, s.DatabaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close(ctx)
-	tx, err := holder.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // released below; a second rollback is a no-op
 	// The token's lookup reads participants and agreements; the stream's
 	// first page reads events, which wait for this lock past the timeout.
-	if _, err := tx.Exec(ctx, `LOCK TABLE events IN ACCESS EXCLUSIVE MODE`); err != nil {
-		t.Fatal(err)
-	}
+	tx := holdInTx(t, s, `LOCK TABLE events IN ACCESS EXCLUSIVE MODE`)
 
 	req, err := http.NewRequest("GET", s.URL+s.agentPath(a.inv.InvitationID, "stream"), nil)
 	if err != nil {
@@ -56,7 +41,7 @@ func TestLiveStreamAnswersAFailedFirstReadWithItsProblem(t *testing.T) {
 			resp.StatusCode, ct, resp.Header.Get("Retry-After"))
 	}
 
-	if err := tx.Rollback(ctx); err != nil {
+	if err := tx.Rollback(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	sse := newSSE(t, a, 0)

@@ -48,19 +48,7 @@ func TestRevokeIsAtomicWithWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close(ctx)
-	holder, err := pgx.Connect(ctx, s.DatabaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close(ctx)
-	tx, err := holder.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // released below; a second rollback is a no-op
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM agreements WHERE id = $1 FOR UPDATE`, c.AgreementID); err != nil {
-		t.Fatal(err)
-	}
+	tx := holdInTx(t, s, `SELECT 1 FROM agreements WHERE id = $1 FOR UPDATE`, c.AgreementID)
 
 	agreed := make(chan *response, 1)
 	go func() { agreed <- a.post("a-agree-0001", "agree", "") }()
@@ -136,4 +124,26 @@ func countEvents(t *testing.T, db *pgx.Conn, participantID string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// holdInTx runs statement (a lock) in a transaction of its own on s's
+// database and returns that transaction, open: the test rolls it back to
+// release what it holds, and the cleanup does so if the test ends first.
+func holdInTx(t *testing.T, s *server, statement string, args ...any) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(ctx) }) // after a rollback by the test, a no-op
+	if _, err := tx.Exec(ctx, statement, args...); err != nil {
+		t.Fatal(err)
+	}
+	return tx
 }
