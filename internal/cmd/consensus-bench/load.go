@@ -88,6 +88,29 @@ type cpuMark struct {
 	server, pg, self time.Duration
 }
 
+// rssStart resets the watched process's peak RSS, so the next rssEnd
+// covers one load only, and returns its RSS now (0 when none is watched).
+func (w cpuWatch) rssStart() (int64, error) {
+	if w.rssPID == 0 {
+		return 0, nil
+	}
+	if err := resetPeakRSS(w.rssPID); err != nil {
+		return 0, fmt.Errorf("reset peak RSS: %w", err)
+	}
+	rss, _ := readRSS(w.rssPID)
+	return rss, nil
+}
+
+// rssEnd records in f the watched process's peak RSS since rssStart, its
+// RSS then, and the load average.
+func (w cpuWatch) rssEnd(f *figures, startRSS int64) {
+	if w.rssPID != 0 {
+		f.PeakRSSKiB, _ = readPeakRSS(w.rssPID)
+		f.StartRSS = startRSS
+	}
+	f.Load1 = load1()
+}
+
 func (w cpuWatch) mark() cpuMark {
 	m := cpuMark{pg: w.cl.cpu(), self: selfCPU()}
 	if w.serverPID != 0 {
@@ -107,12 +130,9 @@ func runAttack(ctx context.Context, w cpuWatch, a attack) (figures, error) {
 		opts = append(opts, vegeta.MaxBody(0))
 	}
 	atk := vegeta.NewAttacker(opts...)
-	var startRSS int64
-	if w.rssPID != 0 {
-		if err := resetPeakRSS(w.rssPID); err != nil {
-			return figures{}, fmt.Errorf("reset peak RSS: %w", err)
-		}
-		startRSS, _ = readRSS(w.rssPID)
+	startRSS, err := w.rssStart()
+	if err != nil {
+		return figures{}, err
 	}
 	before := w.mark()
 	stop := context.AfterFunc(ctx, func() { atk.Stop() })
@@ -150,11 +170,7 @@ func runAttack(ctx context.Context, w cpuWatch, a attack) (figures, error) {
 	}
 	f.P50, f.P99, f.Samples = m.Latencies.P50, m.Latencies.P99, f.Requests
 	f.ServerCPU, f.PGCPU, f.ClientCPU = after.server-before.server, after.pg-before.pg, after.self-before.self
-	if w.rssPID != 0 {
-		f.PeakRSSKiB, _ = readPeakRSS(w.rssPID)
-		f.StartRSS = startRSS
-	}
-	f.Load1 = load1()
+	w.rssEnd(&f, startRSS)
 	return f, nil
 }
 

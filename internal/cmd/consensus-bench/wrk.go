@@ -156,12 +156,9 @@ func runWrk(ctx context.Context, bin, dir string, w cpuWatch, l wrkLoad) (wrkRun
 			return run, err
 		}
 	}
-	var startRSS int64
-	if w.rssPID != 0 {
-		if err := resetPeakRSS(w.rssPID); err != nil {
-			return run, fmt.Errorf("reset peak RSS: %w", err)
-		}
-		startRSS, _ = readRSS(w.rssPID)
+	startRSS, err := w.rssStart()
+	if err != nil {
+		return run, err
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
@@ -213,11 +210,7 @@ func runWrk(ctx context.Context, bin, dir string, w cpuWatch, l wrkLoad) (wrkRun
 	f.P50, f.P99, f.Samples = res.P50, res.P99, int(res.Requests)
 	f.ServerCPU, f.PGCPU = after.server-mark.server, after.pg-mark.pg
 	f.ClientCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	if w.rssPID != 0 {
-		f.PeakRSSKiB, _ = readPeakRSS(w.rssPID)
-		f.StartRSS = startRSS
-	}
-	f.Load1 = load1()
+	w.rssEnd(&f, startRSS)
 	run.F, run.Res = f, res
 	return run, nil
 }
