@@ -18,13 +18,14 @@ SELECT * FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq;
 -- The events that the owners of participant tokens stored under idempotency
 -- keys, paired by position (n, from 1): what an append replays instead of
 -- storing its event again. A pair without one has no row. LATERAL with
--- LIMIT, as in ParticipantHolders, keeps every plan on the indexes.
-SELECT t.n::integer AS n, e.*
+-- LIMIT, as in ParticipantHolders, keeps every plan on the indexes; the
+-- subquery is named events so that sqlc.embed gives the plain Event row.
+SELECT t.n::integer AS n, sqlc.embed(events)
 FROM (SELECT unnest(@token_hashes::bytea[]) AS token_hash, unnest(@idempotency_keys::text[]) AS idempotency_key,
              generate_subscripts(@token_hashes::bytea[], 1) AS n) AS t
 CROSS JOIN LATERAL (SELECT id FROM participants WHERE participants.token_hash = t.token_hash LIMIT 1) AS p
-CROSS JOIN LATERAL (SELECT * FROM events
-                    WHERE events.participant_id = p.id AND events.idempotency_key = t.idempotency_key LIMIT 1) AS e;
+CROSS JOIN LATERAL (SELECT * FROM events e
+                    WHERE e.participant_id = p.id AND e.idempotency_key = t.idempotency_key LIMIT 1) AS events;
 
 -- name: EventAppendBatch :exec
 -- Appends events, each to its own agreement, in one statement: each event,

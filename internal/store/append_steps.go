@@ -118,11 +118,8 @@ func queueHolders(ctx context.Context, read *pipeline, jobs []*appendJob, states
 			if err != nil {
 				return err
 			}
-			st.Prior = &Event{
-				ID: r.ID, AgreementID: r.AgreementID, Seq: r.Seq, ParticipantID: r.ParticipantID, Revision: int(r.Revision),
-				Action: r.Action, Body: r.Body, IdempotencyKey: r.IdempotencyKey, CommandDigest: r.CommandDigest,
-				CreatedAt: r.CreatedAt, PrevHash: r.PrevHash, Hash: r.Hash, Signature: r.Signature,
-			}
+			prior := eventFrom(r.Event)
+			st.Prior = &prior
 		}
 		return nil
 	})

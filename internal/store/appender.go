@@ -173,9 +173,10 @@ func (a *appender) work() {
 		stopped := a.stopped
 		var left []*appendJob
 		if len(batch) == 0 && stopped {
-			// What stays queued waits for an agreement held by an append
-			// running alone, which no stopped worker would take: it runs
-			// alone too, after that one (its lock queues it).
+			// What stays queued waits for an agreement that is busy (an
+			// append running alone, or the other worker's batch), which
+			// no stopped worker would take later: it runs alone too,
+			// after that one (the agreement's lock queues it).
 			left, a.queue = a.queue, nil
 		}
 		a.mu.Unlock()

@@ -325,12 +325,12 @@ func (q *Queries) EventPage(ctx context.Context, arg EventPageParams) ([]Event, 
 }
 
 const eventPriorsByToken = `-- name: EventPriorsByToken :many
-SELECT t.n::integer AS n, e.id, e.agreement_id, e.seq, e.participant_id, e.revision, e.action, e.body, e.idempotency_key, e.command_digest, e.created_at, e.prev_hash, e.hash, e.signature
+SELECT t.n::integer AS n, events.id, events.agreement_id, events.seq, events.participant_id, events.revision, events.action, events.body, events.idempotency_key, events.command_digest, events.created_at, events.prev_hash, events.hash, events.signature
 FROM (SELECT unnest($1::bytea[]) AS token_hash, unnest($2::text[]) AS idempotency_key,
              generate_subscripts($1::bytea[], 1) AS n) AS t
 CROSS JOIN LATERAL (SELECT id FROM participants WHERE participants.token_hash = t.token_hash LIMIT 1) AS p
-CROSS JOIN LATERAL (SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events
-                    WHERE events.participant_id = p.id AND events.idempotency_key = t.idempotency_key LIMIT 1) AS e
+CROSS JOIN LATERAL (SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events e
+                    WHERE e.participant_id = p.id AND e.idempotency_key = t.idempotency_key LIMIT 1) AS events
 `
 
 type EventPriorsByTokenParams struct {
@@ -339,26 +339,15 @@ type EventPriorsByTokenParams struct {
 }
 
 type EventPriorsByTokenRow struct {
-	N              int32
-	ID             uuid.UUID
-	AgreementID    uuid.UUID
-	Seq            int64
-	ParticipantID  uuid.UUID
-	Revision       int32
-	Action         string
-	Body           string
-	IdempotencyKey string
-	CommandDigest  string
-	CreatedAt      time.Time
-	PrevHash       string
-	Hash           string
-	Signature      []byte
+	N     int32
+	Event Event
 }
 
 // The events that the owners of participant tokens stored under idempotency
 // keys, paired by position (n, from 1): what an append replays instead of
 // storing its event again. A pair without one has no row. LATERAL with
-// LIMIT, as in ParticipantHolders, keeps every plan on the indexes.
+// LIMIT, as in ParticipantHolders, keeps every plan on the indexes; the
+// subquery is named events so that sqlc.embed gives the plain Event row.
 func (q *Queries) EventPriorsByToken(ctx context.Context, arg EventPriorsByTokenParams) ([]EventPriorsByTokenRow, error) {
 	rows, err := q.db.Query(ctx, eventPriorsByToken, arg.TokenHashes, arg.IdempotencyKeys)
 	if err != nil {
@@ -370,19 +359,19 @@ func (q *Queries) EventPriorsByToken(ctx context.Context, arg EventPriorsByToken
 		var i EventPriorsByTokenRow
 		if err := rows.Scan(
 			&i.N,
-			&i.ID,
-			&i.AgreementID,
-			&i.Seq,
-			&i.ParticipantID,
-			&i.Revision,
-			&i.Action,
-			&i.Body,
-			&i.IdempotencyKey,
-			&i.CommandDigest,
-			&i.CreatedAt,
-			&i.PrevHash,
-			&i.Hash,
-			&i.Signature,
+			&i.Event.ID,
+			&i.Event.AgreementID,
+			&i.Event.Seq,
+			&i.Event.ParticipantID,
+			&i.Event.Revision,
+			&i.Event.Action,
+			&i.Event.Body,
+			&i.Event.IdempotencyKey,
+			&i.Event.CommandDigest,
+			&i.Event.CreatedAt,
+			&i.Event.PrevHash,
+			&i.Event.Hash,
+			&i.Event.Signature,
 		); err != nil {
 			return nil, err
 		}
