@@ -77,10 +77,7 @@ func (v *Venue) issueRecord(ctx context.Context, a store.Agreement, now time.Tim
 		return nil, fmt.Errorf("venue: record of %s: %d revisions stored, current is %d", a.ID, len(locked), a.CurrentRevision)
 	}
 	revs := make([]record.LockedRevision, len(locked))
-	for i, rev := range locked {
-		if rev.Number != i+1 {
-			return nil, fmt.Errorf("venue: record of %s: revision %d stored where %d belongs", a.ID, rev.Number, i+1)
-		}
+	for i, rev := range locked { // record.Build refuses any but 1 to n in order
 		revs[i] = record.LockedRevision{Number: rev.Number, Canonical: rev.Canonical, Markdown: rev.Markdown,
 			RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest, TermsDigest: rev.TermsDigest}
 	}
