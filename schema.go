@@ -9,11 +9,13 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// SchemaOrigin is the origin the embedded schemas' $id values use.
-const SchemaOrigin = "https://consensus.md"
+// DocumentOrigin is the origin every embedded document is written with:
+// the schemas' $id values, OpenAPI's server URL, the web pages. A
+// deployment at another origin replaces it when serving them.
+const DocumentOrigin = "https://consensus.md"
 
 // CompileSchemas compiles the embedded schemas with the given $ids (each
-// SchemaOrigin + "/schemas/<name>/v1") as JSON Schema 2020-12, with formats
+// DocumentOrigin + "/schemas/<name>/v1") as JSON Schema 2020-12, with formats
 // asserted, and returns them by $id. A $ref may reach only the schemas
 // named: the compiler loads nothing else, so compiling never touches the
 // network.
@@ -23,7 +25,7 @@ func CompileSchemas(ids ...string) (map[string]*jsonschema.Schema, error) {
 	c.UseLoader(refuseLoader{})
 	c.AssertFormat()
 	for _, id := range ids {
-		name, ok := strings.CutPrefix(id, SchemaOrigin+"/")
+		name, ok := strings.CutPrefix(id, DocumentOrigin+"/")
 		if !ok {
 			return nil, fmt.Errorf("consensus: schema %s: not an embedded schema's $id", id)
 		}

@@ -11,13 +11,13 @@ import (
 // refuses an $id that names no embedded schema.
 func TestCompileSchemasTakesOnlyEmbeddedSchemas(t *testing.T) {
 	t.Parallel()
-	record := consensus.SchemaOrigin + "/schemas/consensus-record/v1"
-	agreement := consensus.SchemaOrigin + "/schemas/agreement/v1"
+	record := consensus.DocumentOrigin + "/schemas/consensus-record/v1"
+	agreement := consensus.DocumentOrigin + "/schemas/agreement/v1"
 	s, err := consensus.CompileSchemas(record, agreement)
 	if err != nil || s[record] == nil || s[agreement] == nil {
 		t.Fatalf("record with agreement: %v, %v", s, err)
 	}
-	for _, id := range []string{"https://example.com/schemas/agreement/v1", consensus.SchemaOrigin + "/schemas/nothing/v1"} {
+	for _, id := range []string{"https://example.com/schemas/agreement/v1", consensus.DocumentOrigin + "/schemas/nothing/v1"} {
 		if _, err := consensus.CompileSchemas(id); err == nil || !strings.Contains(err.Error(), id) {
 			t.Errorf("%s: %v, want an error naming it", id, err)
 		}

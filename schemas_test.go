@@ -15,7 +15,7 @@ import (
 	"github.com/consensus-md/consensus/internal/room"
 )
 
-const origin = "https://consensus.md"
+const origin = consensus.DocumentOrigin
 
 // compileSchemas compiles every embedded schema under its $id, with formats
 // asserted, keyed by name ("room/v1"); each file's $id must be its path.

@@ -7,14 +7,12 @@ import (
 	"net/http"
 	"strings"
 
+	consensus "github.com/consensus-md/consensus"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 )
-
-// specOrigin is the origin the committed documents are written with.
-const specOrigin = "https://consensus.md"
 
 // Validator holds the loaded spec and its router.
 type Validator struct {
@@ -36,8 +34,8 @@ func Load(specJSON []byte, origin string) (*Validator, error) {
 	if err := json.Unmarshal(specJSON, &spec); err != nil {
 		return nil, fmt.Errorf("contract: parse openapi.json: %w", err)
 	}
-	origins := []string{specOrigin}
-	if o := strings.TrimRight(origin, "/"); o != "" && o != specOrigin {
+	origins := []string{consensus.DocumentOrigin}
+	if o := strings.TrimRight(origin, "/"); o != "" && o != consensus.DocumentOrigin {
 		origins = append(origins, o)
 	}
 	inlined, err := inlineSchemas(spec, origins)

@@ -14,7 +14,7 @@ import (
 
 // schemaURL is the $id of the embedded schema, whatever origin issued the
 // envelope.
-const schemaURL = "https://consensus.md" + SchemaPath
+const schemaURL = consensus.DocumentOrigin + SchemaPath
 
 // compiledSchema is the envelope schema, compiled once from the embedded
 // copy. Loading any other URL is refused, so compiling never touches the

@@ -17,10 +17,6 @@ import (
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
-// documentOrigin is the origin the embedded documents are written with; the
-// server replaces it with its configured public origin.
-const documentOrigin = "https://consensus.md"
-
 // publicCache marks a public document: no credential, same for everyone.
 const publicCache = "public, max-age=300"
 
@@ -79,7 +75,7 @@ type discoveryDocs struct {
 // embedded files are fixed at build time, so a failure here is a build bug.
 func (s *Server) discoveryDocuments() discoveryDocs {
 	rewrite := func(b []byte) []byte {
-		return bytes.ReplaceAll(b, []byte(documentOrigin), []byte(s.origin))
+		return bytes.ReplaceAll(b, []byte(consensus.DocumentOrigin), []byte(s.origin))
 	}
 	web := func(name string) []byte {
 		b, err := fs.ReadFile(consensus.Web, "web/"+name)

@@ -135,5 +135,5 @@ func (s *Server) handleAsset(assets map[string]document) http.HandlerFunc {
 // rewriteOrigin replaces the origin the embedded documents are written with
 // by the configured one.
 func rewriteOrigin(b []byte, origin string) []byte {
-	return bytes.ReplaceAll(b, []byte(documentOrigin), []byte(origin))
+	return bytes.ReplaceAll(b, []byte(consensus.DocumentOrigin), []byte(origin))
 }

@@ -14,8 +14,8 @@ import (
 
 // The embedded schemas a record is checked against, by their $id.
 const (
-	recordSchemaID    = "https://consensus.md/schemas/consensus-record/v1"
-	agreementSchemaID = "https://consensus.md/schemas/agreement/v1"
+	recordSchemaID    = consensus.DocumentOrigin + "/schemas/consensus-record/v1"
+	agreementSchemaID = consensus.DocumentOrigin + "/schemas/agreement/v1"
 )
 
 // compiled holds the record and agreement schemas, compiled once from the
