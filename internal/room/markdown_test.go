@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // mdBlocks is what a CommonMark/GFM reader takes for block structure in a
@@ -67,7 +68,7 @@ var forgery = strings.Join([]string{
 	"Decisions", "=========", "<!-- hide the rest", "> quoted", "1. ## Decisions", "- ## Decisions", "***", "x\r## Decisions", "x\r\n| Mallory |", "",
 }, "\n")
 
-// TestMarkdownCannotBeForged (issue 14, defect 6): an objective or a rule
+// TestMarkdownCannotBeForged: an objective or a rule
 // holding headings, table rows, fences, HTML, quotes, setext underlines or
 // bare CR line breaks renders as text: the revision Markdown and
 // CONSENSUS.md have exactly the structure of their template.
@@ -83,6 +84,9 @@ func FuzzMarkdownStructure(f *testing.F) {
 	f.Add("plain", "1) ## x\n   | y")
 	f.Add("<div>\n", "  ~~~~\n")
 	f.Fuzz(func(t *testing.T, objective, rule string) {
+		if !utf8.ValidString(objective) || !utf8.ValidString(rule) {
+			t.Skip("not text a revision can hold: invalid UTF-8")
+		}
 		checkStructure(t, objective, rule)
 	})
 }
@@ -93,7 +97,9 @@ func checkStructure(t *testing.T, objective, rule string) {
 	r.Title, r.Objective, r.Rules = "Structure", objective, []string{rule, "Second rule."}
 	l, err := Lock(r)
 	if err != nil {
-		t.Skip() // not a revision canonical JSON can hold (invalid UTF-8)
+		// Lock must take any valid UTF-8 text: a refusal is a failure,
+		// never a reason to skip the structure check.
+		t.Fatalf("Lock refused objective %q, rule %q: %v", objective, rule, err)
 	}
 	rev := scanBlocks(l.Markdown)
 	if want := []string{"Structure", "Objective", "Rules", "Participants"}; strings.Join(rev.headings, "|") != strings.Join(want, "|") || rev.rows != 2+len(r.Participants) || rev.openFence != "" || len(rev.other) > 0 {
