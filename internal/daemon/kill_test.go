@@ -1,93 +1,17 @@
 package daemon_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/consensus-md/consensus/internal/mailsink"
 	"github.com/consensus-md/consensus/internal/pgtest"
-	"github.com/consensus-md/consensus/internal/secret"
+	"github.com/consensus-md/consensus/internal/proctest"
 )
-
-// consensusd is a child process running the real binary.
-type consensusd struct {
-	cmd  *exec.Cmd
-	addr string // the API listener
-	ops  string // the operations listener
-	mu   sync.Mutex
-	logs bytes.Buffer
-}
-
-func buildConsensusd(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "consensusd")
-	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/consensusd").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// startConsensusd runs bin with env and waits until it serves.
-func startConsensusd(t *testing.T, bin string, env []string) *consensusd {
-	t.Helper()
-	d := &consensusd{cmd: exec.Command(bin)}
-	d.cmd.Env = env
-	stderr, err := d.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.cmd.Process.Kill(); _ = d.cmd.Wait() })
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Bytes()
-			d.mu.Lock()
-			d.logs.Write(line)
-			d.logs.WriteByte('\n')
-			d.mu.Unlock()
-			var rec struct{ Msg, Listen, Ops string }
-			if json.Unmarshal(line, &rec) == nil && rec.Msg == "consensusd serving" {
-				d.mu.Lock()
-				d.ops = rec.Ops
-				d.mu.Unlock()
-				ready <- rec.Listen
-			}
-		}
-	}()
-	select {
-	case d.addr = <-ready:
-	case <-time.After(30 * time.Second):
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		t.Fatalf("consensusd did not start in 30s:\n%s", d.logs.String())
-	}
-	return d
-}
-
-// kill sends SIGKILL: no shutdown code runs.
-func (d *consensusd) kill(t *testing.T) {
-	t.Helper()
-	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = d.cmd.Wait()
-}
 
 // createAgreement posts to the operator API and returns the queued emails' count.
 func createAgreement(t *testing.T, addr, operatorToken string, first, n int) int {
@@ -133,26 +57,18 @@ func TestSIGKILLWithPendingOutbox(t *testing.T) {
 		t.Skip("builds and runs consensusd")
 	}
 	const total, perAgreement, delay = 50, 10, 80 * time.Millisecond
-	bin := buildConsensusd(t)
 	sink, err := mailsink.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sink.Close() })
 	sink.SetDelay(delay) // slow server: the kill lands mid-DATA
-	operatorToken := secret.NewOperatorToken()
-	env := []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
-		"CONSENSUS_ENV=local", "DATABASE_URL=" + pgtest.URL(t),
-		"CONSENSUS_TOKEN_KEY=" + strings.Repeat("ab", 32), "CONSENSUS_OPERATOR_TOKEN=" + operatorToken,
-		"CONSENSUS_MAIL_URL=" + sink.SMTPURL(), "CONSENSUS_LISTEN=127.0.0.1:0", "CONSENSUS_OPS_LISTEN=127.0.0.1:0", "CONSENSUS_RATE_LIMIT=0",
-		"CONSENSUS_OUTBOX_POLL=20ms",
-	}
-
-	first := startConsensusd(t, bin, env)
+	c := proctest.Start(t, proctest.Config{DatabaseURL: pgtest.URL(t), MailURL: sink.SMTPURL(),
+		Env: map[string]string{"CONSENSUS_OUTBOX_POLL": "20ms"}}, 1)
+	d, operatorToken := c.Replicas[0], c.Config.OperatorToken
 	queued := 0
 	for queued < total {
-		queued += createAgreement(t, first.addr, operatorToken, queued, perAgreement)
+		queued += createAgreement(t, d.Addr(), operatorToken, queued, perAgreement)
 	}
 	// Let a few go out, then kill in the middle of a DATA.
 	for len(sink.Messages()) < 5 {
@@ -163,14 +79,14 @@ func TestSIGKILLWithPendingOutbox(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(delay / 2)
-	first.kill(t)
+	d.Kill(t)
 	time.Sleep(2 * delay) // the in-flight DATA completes on the server side
 	deliveredAtKill := len(sink.Messages())
 	if deliveredAtKill >= total {
 		t.Fatalf("all %d messages went out before the kill; slow the sink down", total)
 	}
 
-	startConsensusd(t, bin, env)
+	d.Restart(t)
 	deadline := time.Now().Add(60 * time.Second)
 	distinct := map[string]int{}
 	for time.Now().Before(deadline) {
@@ -207,28 +123,21 @@ func TestSIGKILLWithPendingOutbox(t *testing.T) {
 }
 
 // TestAcknowledgedWritesSurviveSIGKILL: everything the service answered 201
-// for is there after a SIGKILL and a restart (R-SEC-4): it commits before it
-// answers and keeps nothing that matters in memory.
+// for is there after a SIGKILL and a restart: it commits before it answers
+// and keeps nothing that matters in memory.
 func TestAcknowledgedWritesSurviveSIGKILL(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs consensusd")
 	}
-	bin := buildConsensusd(t)
-	operatorToken := secret.NewOperatorToken()
-	env := []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
-		"CONSENSUS_ENV=local", "DATABASE_URL=" + pgtest.URL(t),
-		"CONSENSUS_TOKEN_KEY=" + strings.Repeat("cd", 32), "CONSENSUS_OPERATOR_TOKEN=" + operatorToken,
-		"CONSENSUS_MAIL_URL=maildir://" + filepath.Join(t.TempDir(), "mail"), "CONSENSUS_LISTEN=127.0.0.1:0", "CONSENSUS_OPS_LISTEN=127.0.0.1:0",
-	}
-	first := startConsensusd(t, bin, env)
+	c := proctest.Start(t, proctest.Config{DatabaseURL: pgtest.URL(t)}, 1)
+	d, operatorToken := c.Replicas[0], c.Config.OperatorToken
 	for i := 0; i < 5; i++ {
-		createAgreement(t, first.addr, operatorToken, i, 1)
+		createAgreement(t, d.Addr(), operatorToken, i, 1)
 	}
-	first.kill(t)
-	second := startConsensusd(t, bin, env)
-	req, _ := http.NewRequest(http.MethodGet, "http://"+second.addr+"/api/v1/admin/agreements", nil)
+	d.Kill(t)
+	d.Restart(t)
+	req, _ := http.NewRequest(http.MethodGet, d.URL()+"/api/v1/admin/agreements", nil)
 	req.Header.Set("Authorization", "Bearer "+operatorToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

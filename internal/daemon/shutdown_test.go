@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,7 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/consensus-md/consensus/internal/pgtest"
-	"github.com/consensus-md/consensus/internal/secret"
+	"github.com/consensus-md/consensus/internal/proctest"
 )
 
 // agreementBody is an operator create request with a unique title.
@@ -68,21 +66,17 @@ func TestSIGTERMDrainsInFlightRequests(t *testing.T) {
 		t.Skip("builds and runs consensusd")
 	}
 	const delay, grace = 2 * time.Second, 5 * time.Second
-	bin := buildConsensusd(t)
 	dbURL := pgtest.URL(t)
-	token := secret.NewOperatorToken()
-	d := startConsensusd(t, bin, []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "CONSENSUS_ENV=local", "DATABASE_URL=" + dbURL,
-		"CONSENSUS_TOKEN_KEY=" + strings.Repeat("ef", 32), "CONSENSUS_OPERATOR_TOKEN=" + token,
-		"CONSENSUS_MAIL_URL=maildir://" + filepath.Join(t.TempDir(), "mail"),
-		"CONSENSUS_LISTEN=127.0.0.1:0", "CONSENSUS_OPS_LISTEN=127.0.0.1:0",
-		"CONSENSUS_SHUTDOWN_DELAY=" + delay.String(), "CONSENSUS_SHUTDOWN_GRACE=" + grace.String(),
-	})
-	if body := opsGet(t, d.ops, "/readyz"); !strings.Contains(body, `"ready"`) {
+	c := proctest.Start(t, proctest.Config{DatabaseURL: dbURL, Env: map[string]string{
+		"CONSENSUS_RATE_LIMIT": "120", "CONSENSUS_OUTBOX_POLL": "1s", // the service's defaults
+		"CONSENSUS_SHUTDOWN_DELAY": delay.String(), "CONSENSUS_SHUTDOWN_GRACE": grace.String(),
+	}}, 1)
+	d, token := c.Replicas[0], c.Config.OperatorToken
+	if body := opsGet(t, d.OpsAddr(), "/readyz"); !strings.Contains(body, `"ready"`) {
 		t.Fatalf("/readyz before SIGTERM: %s", body)
 	}
 	create := func(client *http.Client, title string, body io.Reader) result {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+d.addr+"/api/v1/admin/agreements", body)
+		req, _ := http.NewRequest(http.MethodPost, d.URL()+"/api/v1/admin/agreements", body)
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
@@ -137,15 +131,13 @@ func TestSIGTERMDrainsInFlightRequests(t *testing.T) {
 
 	time.Sleep(1500 * time.Millisecond)
 	signaled := time.Now()
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	d.Signal(t, syscall.SIGTERM)
 	// Within the delay: not ready, yet the API still answers.
-	d.waitLog(t, "shutting down: readiness fails now", 1)
-	if body := opsGet(t, d.ops, "/readyz"); !strings.Contains(body, `"draining"`) {
+	d.WaitLog(t, "shutting down: readiness fails now", 1)
+	if body := opsGet(t, d.OpsAddr(), "/readyz"); !strings.Contains(body, `"draining"`) {
 		t.Fatalf("/readyz after SIGTERM: %s", body)
 	}
-	resp, err := http.Get("http://" + d.addr + "/api/health")
+	resp, err := http.Get(d.URL() + "/api/health")
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("the API during the shutdown delay: %v", err)
 	}
@@ -154,15 +146,8 @@ func TestSIGTERMDrainsInFlightRequests(t *testing.T) {
 		t.Fatalf("the checks took %s, longer than the delay; the test cannot tell the order", since)
 	}
 
-	exited := make(chan error, 1)
-	go func() { exited <- d.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("consensusd exited with %v, want 0", err)
-		}
-	case <-time.After(delay + grace + 15*time.Second):
-		t.Fatal("consensusd did not exit")
+	if err := d.Wait(t, delay+grace+15*time.Second); err != nil {
+		t.Fatalf("consensusd exited with %v, want 0", err)
 	}
 	took := time.Since(signaled)
 	close(stop)
@@ -171,7 +156,7 @@ func TestSIGTERMDrainsInFlightRequests(t *testing.T) {
 		t.Errorf("exited %s after SIGTERM: the too-slow upload should have held it for the grace period", took)
 	}
 	for _, msg := range []string{"grace period over: closing the connections still open", "consensusd stopped"} {
-		if d.logCount(msg) != 1 {
+		if d.LogCount(msg) != 1 {
 			t.Errorf("log lacks %q", msg)
 		}
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/consensus-md/consensus/internal/mailsink"
 	"github.com/consensus-md/consensus/internal/pgtest"
-	"github.com/consensus-md/consensus/internal/secret"
+	"github.com/consensus-md/consensus/internal/proctest"
 )
 
 // issueCert runs deploy/local/tls.sh, which makes a throwaway CA in dir on
@@ -35,27 +35,6 @@ func issueCert(t *testing.T, dir string) *big.Int {
 		t.Fatal(err)
 	}
 	return pair.Leaf.SerialNumber
-}
-
-// logCount is how many log lines carry msg.
-func (d *consensusd) logCount(msg string) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return strings.Count(d.logs.String(), `"msg":"`+msg+`"`)
-}
-
-// waitLog waits until n lines carry msg.
-func (d *consensusd) waitLog(t *testing.T, msg string, n int) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for d.logCount(msg) < n {
-		if time.Now().After(deadline) {
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			t.Fatalf("no %d× %q in the log:\n%s", n, msg, d.logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // tlsConn is one TLS connection speaking HTTP/1.1 by hand, so the test
@@ -103,7 +82,6 @@ func TestTLSReloadOnSIGHUP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs consensusd")
 	}
-	bin := buildConsensusd(t)
 	dir := filepath.Join(t.TempDir(), "tls")
 	first := issueCert(t, dir)
 	roots := x509.NewCertPool()
@@ -117,15 +95,15 @@ func TestTLSReloadOnSIGHUP(t *testing.T) {
 	}
 	t.Cleanup(func() { sink.Close() })
 	// Production settings: https origin, SMTP, a signing key.
-	d := startConsensusd(t, bin, []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "DATABASE_URL=" + pgtest.URL(t),
-		"CONSENSUS_PUBLIC_ORIGIN=https://localhost", "CONSENSUS_LISTEN=127.0.0.1:0", "CONSENSUS_OPS_LISTEN=127.0.0.1:0",
-		"CONSENSUS_TLS_CERT_FILE=" + filepath.Join(dir, "server.crt"), "CONSENSUS_TLS_KEY_FILE=" + filepath.Join(dir, "server.key"),
-		"CONSENSUS_TOKEN_KEY=" + strings.Repeat("ab", 32), "CONSENSUS_OPERATOR_TOKEN=" + secret.NewOperatorToken(),
-		"CONSENSUS_SIGNING_KEY=" + strings.Repeat("5e", 32), "CONSENSUS_MAIL_URL=" + sink.SMTPURL(),
-	})
+	c := proctest.Start(t, proctest.Config{DatabaseURL: pgtest.URL(t), Origin: "https://localhost", MailURL: sink.SMTPURL(),
+		Env: map[string]string{
+			"CONSENSUS_ENV": "production", "CONSENSUS_RATE_LIMIT": "120", "CONSENSUS_OUTBOX_POLL": "1s",
+			"CONSENSUS_TLS_CERT_FILE": filepath.Join(dir, "server.crt"), "CONSENSUS_TLS_KEY_FILE": filepath.Join(dir, "server.key"),
+			"CONSENSUS_SIGNING_KEY": strings.Repeat("5e", 32),
+		}}, 1)
+	d := c.Replicas[0]
 
-	before := dialTLS(t, d.addr, roots)
+	before := dialTLS(t, d.Addr(), roots)
 	if before.serial().Cmp(first) != 0 {
 		t.Fatalf("served serial %x, want %x", before.serial(), first)
 	}
@@ -135,17 +113,15 @@ func TestTLSReloadOnSIGHUP(t *testing.T) {
 	}
 
 	second := issueCert(t, dir)
-	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	d.waitLog(t, "TLS certificate loaded", 2)
+	d.Signal(t, syscall.SIGHUP)
+	d.WaitLog(t, "TLS certificate loaded", 2)
 	if resp := before.get(t, "/api/health"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("the connection opened before the reload: %d", resp.StatusCode)
 	}
 	if before.serial().Cmp(first) != 0 {
 		t.Fatal("the open connection changed certificate")
 	}
-	after := dialTLS(t, d.addr, roots)
+	after := dialTLS(t, d.Addr(), roots)
 	if after.serial().Cmp(second) != 0 {
 		t.Fatalf("a new handshake got serial %x, want the new %x", after.serial(), second)
 	}
@@ -157,14 +133,12 @@ func TestTLSReloadOnSIGHUP(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "server.crt"), []byte("-----BEGIN CERTIFICATE-----\ngarbage\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	d.waitLog(t, "TLS certificate reload failed; still serving the previous one", 1)
-	if c := dialTLS(t, d.addr, roots); c.serial().Cmp(second) != 0 {
+	d.Signal(t, syscall.SIGHUP)
+	d.WaitLog(t, "TLS certificate reload failed; still serving the previous one", 1)
+	if c := dialTLS(t, d.Addr(), roots); c.serial().Cmp(second) != 0 {
 		t.Fatalf("after a failed reload: serial %x, want %x", c.serial(), second)
 	}
-	metrics := opsGet(t, d.ops, "/metrics")
+	metrics := opsGet(t, d.OpsAddr(), "/metrics")
 	for _, want := range []string{`consensus_tls_reloads_total{result="ok"} 1`, `consensus_tls_reloads_total{result="error"} 1`,
 		"consensus_tls_certificate_expiry_timestamp_seconds "} {
 		if !strings.Contains(metrics, want) {

@@ -1,8 +1,8 @@
 // Package proctest runs real consensusd processes for black-box tests. It
 // builds the binary from ./cmd/consensusd once per test process, starts
 // replicas that share one database, token key, operator token, public origin
-// and mail drop, kills them with SIGKILL, restarts them on the same address
-// and keeps their logs. It also runs a private PostgreSQL cluster (see
+// and mail drop, signals them (SIGKILL, SIGTERM, SIGHUP), waits for their
+// exit, restarts them on the same address and keeps their logs. It also runs a private PostgreSQL cluster (see
 // Postgres) that a test may stop and freeze without disturbing the shared
 // test cluster other packages use.
 //
@@ -216,6 +216,7 @@ type Replica struct {
 	mu      sync.Mutex
 	listen  string // what CONSENSUS_LISTEN is set to
 	addr    string // host:port it serves on
+	ops     string // host:port of its operations listener
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	logs    bytes.Buffer
@@ -232,6 +233,33 @@ func (r *Replica) Addr() string {
 
 // URL is the replica's base URL.
 func (r *Replica) URL() string { return "http://" + r.Addr() }
+
+// OpsAddr is host:port of the replica's operations listener (/metrics,
+// /livez, /readyz), as its last start logged it.
+func (r *Replica) OpsAddr() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ops
+}
+
+// LogCount is how many JSON log lines, across restarts, carry msg as their
+// message.
+func (r *Replica) LogCount(msg string) int {
+	return strings.Count(r.Logs(), `"msg":"`+msg+`"`)
+}
+
+// WaitLog waits up to 20 s until n log lines carry msg, and fails tb with
+// the logs otherwise.
+func (r *Replica) WaitLog(tb testing.TB, msg string, n int) {
+	tb.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for r.LogCount(msg) < n {
+		if time.Now().After(deadline) {
+			tb.Fatalf("proctest: replica %d: no %d× %q in the log:\n%s", r.Index, n, msg, r.Logs())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
 
 // Logs returns everything the replica wrote to stdout and stderr, across
 // restarts (each start is preceded by a line naming it).
@@ -290,7 +318,7 @@ func (r *Replica) startOnce() error {
 		return err
 	}
 	exited := make(chan struct{})
-	ready := make(chan string, 1)
+	ready := make(chan [2]string, 1) // listen and ops addresses
 	go func() {
 		err := cmd.Wait()
 		r.mu.Lock()
@@ -310,10 +338,10 @@ func (r *Replica) startOnce() error {
 			r.logs.Write(line)
 			r.logs.WriteByte('\n')
 			r.mu.Unlock()
-			var rec struct{ Msg, Listen string }
+			var rec struct{ Msg, Listen, Ops string }
 			if json.Unmarshal(line, &rec) == nil && rec.Msg == "consensusd serving" {
 				select {
-				case ready <- rec.Listen:
+				case ready <- [2]string{rec.Listen, rec.Ops}:
 				default:
 				}
 			}
@@ -321,9 +349,9 @@ func (r *Replica) startOnce() error {
 		_, _ = io.Copy(io.Discard, pr)
 	}()
 	select {
-	case addr := <-ready:
+	case addrs := <-ready:
 		r.mu.Lock()
-		r.cmd, r.exited, r.addr, r.listen = cmd, exited, addr, addr
+		r.cmd, r.exited, r.addr, r.listen, r.ops = cmd, exited, addrs[0], addrs[0], addrs[1]
 		r.mu.Unlock()
 		return nil
 	case <-exited:
@@ -361,6 +389,42 @@ func (r *Replica) kill() {
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	<-ch
+}
+
+// Signal sends sig to the running replica without waiting for anything;
+// Wait collects the exit.
+func (r *Replica) Signal(tb testing.TB, sig os.Signal) {
+	tb.Helper()
+	r.mu.Lock()
+	cmd := r.cmd
+	r.mu.Unlock()
+	if cmd == nil || !r.Running() {
+		tb.Fatalf("proctest: replica %d is not running", r.Index)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		tb.Fatalf("proctest: replica %d: signal %v: %v", r.Index, sig, err)
+	}
+}
+
+// Wait waits up to timeout for the replica to exit and returns how it
+// exited: nil for status 0, else the *exec.ExitError. It fails tb when the
+// replica was never started or is still running at the timeout.
+func (r *Replica) Wait(tb testing.TB, timeout time.Duration) error {
+	tb.Helper()
+	r.mu.Lock()
+	ch := r.exited
+	r.mu.Unlock()
+	if ch == nil {
+		tb.Fatalf("proctest: replica %d was never started", r.Index)
+	}
+	select {
+	case <-ch:
+	case <-time.After(timeout):
+		tb.Fatalf("proctest: replica %d did not exit within %s:\n%s", r.Index, timeout, r.Logs())
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.exitErr
 }
 
 // Stop sends SIGTERM and waits up to 30 s for a graceful exit (then kills).
