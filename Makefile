@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 SQLC := $(GO) run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
 
-.PHONY: help build run test test-deploy stress fuzz generate verify lint lint-contract bench bench-go demo
+.PHONY: help build run test test-deploy test-client stress fuzz generate verify lint lint-contract bench bench-go demo
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -22,6 +22,9 @@ test: ## run every check against a private PostgreSQL it starts itself
 test-deploy: ## check deploy/: render the Kubernetes overlays, Dockerfile, systemd unit (own Go module)
 	cd deploy/kubernetes && $(GO) vet ./... && $(GO) test -count=1 ./...
 
+test-client: ## the generated Go client's tests against a real server, through Prism too (own Go module)
+	cd internal/fwtest/goclient && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
 stress: ## internal/stress at full size (STRESS=1): 300 agreements on 3 replicas, crashes, outages, hostile input
 	@mkdir -p .data && chmod 711 .data
 	CONSENSUS_TEST_DATABASE_URL="$${CONSENSUS_TEST_DATABASE_URL:-$$(deploy/local/pg.sh start $(CURDIR)/.data/pgtest --fast)}" \
@@ -33,11 +36,12 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 30s; FUZZ=regexp picks
 generate: ## regenerate sqlc code, openapi.json, openapi-agent.json, its Go client, docs/cli.md and docs/configuration.md
 	cd db && $(SQLC) generate
 	$(GO) run ./internal/cmd/openapi-bundle -o openapi.json -agent openapi-agent.json -schemas schemas api
-	$(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2 -config internal/fwtest/oapiclient/oapi-codegen.yaml openapi-agent.json
+	$(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2 -config internal/fwtest/goclient/oapiclient/oapi-codegen.yaml openapi-agent.json
+	cd internal/fwtest/goclient && $(GO) mod tidy
 	$(GO) run ./internal/cli/gendocs -o docs
 
 verify: generate ## regenerate, then fail if anything generated differs from what is committed
-	git diff --exit-code -- internal/store/internal/dbsqlc openapi.json openapi-agent.json internal/fwtest/oapiclient docs/cli.md docs/configuration.md
+	git diff --exit-code -- internal/store/internal/dbsqlc openapi.json openapi-agent.json internal/fwtest/goclient docs/cli.md docs/configuration.md
 
 lint: ## gofmt, go vet, staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -41,6 +41,9 @@ node tools/verify-record.mjs --conformance conformance/records
 echo "== deploy artifacts (make test-deploy)"
 make --no-print-directory test-deploy
 
+echo "== generated Go client against a real server (make test-client)"
+make --no-print-directory test-client
+
 # The people's browser test drives chromium through the pinned
 # playwright-core and axe-core of tools/browser.
 if [[ ! -d tools/browser/node_modules || tools/browser/package-lock.json -nt tools/browser/node_modules ]]; then

@@ -1,12 +1,13 @@
-// Package fwtest holds what the agent-framework tests share (R-FW): an
-// invited participant's credentials read from a running consensusd's
-// Maildir, and the tests that drive a real server with the clients agent
-// developers generate from /openapi-agent.json (oapi-codegen for Go,
-// openapi-typescript with openapi-fetch for TypeScript) and through
-// Stoplight Prism's validating proxy. The MCP facade's test lives with it
-// in internal/mcpfacade.
+// Package fwtest holds what the agent-framework tests share: an invited
+// participant's credentials read from a running consensusd's Maildir, the
+// pinned Node tools under tools/, and the test that drives a real server
+// with the client agent developers generate for TypeScript
+// (openapi-typescript with openapi-fetch) from /openapi-agent.json. The MCP
+// facade's test lives in internal/mcpfacade.
 //
-// The Go client under oapiclient is generated and committed; a test here
-// regenerates it and fails when it is stale. The TypeScript client is
+// The Go client oapi-codegen generates, and the tests that use it directly
+// and through Stoplight Prism's validating proxy, are the module under
+// goclient, so that the service's go.mod never requires oapi-codegen's
+// runtime library (`make test-client` runs them). The TypeScript client is
 // generated at test time under tools/ and never committed.
 package fwtest

@@ -1,4 +1,4 @@
-package fwtest_test
+package goclient_test
 
 import (
 	"bytes"
@@ -92,7 +92,7 @@ func startPrism(t *testing.T, bin string, s *servertest.Server) (string, *locked
 // zero violations and no unsupported security scheme in its log.
 func TestPrismProxyFlow(t *testing.T) {
 	t.Parallel()
-	bin := nodeTools(t)
+	bin := fwtest.NodeTools(t)
 	s := servertest.New(t, servertest.Options{})
 	prism, logs := startPrism(t, bin, s)
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: violations{t: t, base: http.DefaultTransport}}

@@ -1,4 +1,4 @@
-package fwtest_test
+package goclient_test
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/fwtest"
-	"github.com/consensus-md/consensus/internal/fwtest/oapiclient"
+	"github.com/consensus-md/consensus/internal/fwtest/goclient/oapiclient"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/servertest"
 )
@@ -31,27 +31,28 @@ const oapiCodegen = "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2
 // `make generate`.
 func TestGoClientIsCurrent(t *testing.T) {
 	t.Parallel()
-	cfg, err := os.ReadFile(filepath.Join(root, "internal/fwtest/oapiclient/oapi-codegen.yaml"))
+	root := fwtest.Root(t)
+	cfg, err := os.ReadFile(filepath.Join(root, "internal/fwtest/goclient/oapiclient/oapi-codegen.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "client.gen.go")
 	tmpCfg := filepath.Join(t.TempDir(), "oapi-codegen.yaml")
-	cfg = bytes.Replace(cfg, []byte("output: internal/fwtest/oapiclient/client.gen.go"), []byte("output: "+out), 1)
+	cfg = bytes.Replace(cfg, []byte("output: internal/fwtest/goclient/oapiclient/client.gen.go"), []byte("output: "+out), 1)
 	if err := os.WriteFile(tmpCfg, cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run(t, 5*time.Minute, nil, "go", "run", oapiCodegen, "-config", tmpCfg, "openapi-agent.json")
+	fwtest.Run(t, 5*time.Minute, nil, "go", "run", oapiCodegen, "-config", tmpCfg, "openapi-agent.json")
 	got, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	committed, err := os.ReadFile(filepath.Join(root, "internal/fwtest/oapiclient/client.gen.go"))
+	committed, err := os.ReadFile(filepath.Join(root, "internal/fwtest/goclient/oapiclient/client.gen.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, committed) {
-		t.Fatal("internal/fwtest/oapiclient/client.gen.go is stale: run make generate")
+		t.Fatal("internal/fwtest/goclient/oapiclient/client.gen.go is stale: run make generate")
 	}
 }
 
@@ -186,29 +187,4 @@ func TestGoClientFlow(t *testing.T) {
 	t.Parallel()
 	s := servertest.New(t, servertest.Options{})
 	goFlow(t, s.URL, s.Client, fwtest.Agreement(t, s, "Go client"))
-}
-
-// TestTypeScriptClientFlow generates a TypeScript client from the served
-// /openapi-agent.json with openapi-typescript, type-checks tools/fw/flow.mts
-// against it with tsc, and runs it with node (openapi-fetch) against the
-// server.
-func TestTypeScriptClientFlow(t *testing.T) {
-	t.Parallel()
-	bin := nodeTools(t)
-	s := servertest.New(t, servertest.Options{})
-	inv := fwtest.Agreement(t, s, "TypeScript client")
-	run(t, 2*time.Minute, nil, filepath.Join(bin, "openapi-typescript"), s.URL+"/openapi-agent.json", "-o", "tools/fw/gen/consensus.d.ts")
-	run(t, 3*time.Minute, nil, filepath.Join(bin, "tsc"), "-p", "tools/fw/tsconfig.json")
-	out := run(t, time.Minute, []string{
-		"CONSENSUS_BASE_URL=" + s.URL, "CONSENSUS_INVITATION_ID=" + inv.InvitationID, "CONSENSUS_SECRET=" + inv.Secret,
-		"CONSENSUS_EMAIL_PROOF=" + inv.EmailProof, "CONSENSUS_INBOX=" + inv.Inbox,
-	}, "node", "tools/fw/out/flow.mjs")
-	var res struct {
-		OK      bool   `json:"ok"`
-		Outcome string `json:"outcome"`
-		Events  int    `json:"events"`
-	}
-	if err := json.Unmarshal(bytes.TrimSpace(out), &res); err != nil || !res.OK || res.Outcome != "reached" || res.Events != 2 {
-		t.Fatalf("flow.mts printed %s (%v)", out, err)
-	}
 }

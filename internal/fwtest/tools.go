@@ -1,0 +1,110 @@
+package fwtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// modulePath is the service module's path, which names the repository
+// root from any module nested in it (the generated Go client's included).
+const modulePath = "github.com/consensus-md/consensus"
+
+var (
+	rootOnce sync.Once
+	rootDir  string
+	rootErr  error
+)
+
+// Root is the repository root, where tools/, openapi-agent.json and the
+// documents live: the nearest directory above the working directory whose
+// go.mod declares the service module.
+func Root(tb testing.TB) string {
+	tb.Helper()
+	rootOnce.Do(func() { rootDir, rootErr = findRoot() })
+	if rootErr != nil {
+		tb.Fatal(rootErr)
+	}
+	return rootDir
+}
+
+func findRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if f, err := os.Open(filepath.Join(dir, "go.mod")); err == nil {
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				if strings.TrimSpace(sc.Text()) == "module "+modulePath {
+					f.Close()
+					return dir, nil
+				}
+			}
+			f.Close()
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("fwtest: no go.mod declaring %s above the working directory", modulePath)
+		}
+		dir = parent
+	}
+}
+
+var (
+	npmOnce sync.Once
+	npmErr  error
+	npmOut  []byte
+)
+
+// NodeTools makes sure the pinned Node tools under tools/ are installed
+// (npm ci from the committed lock file, once per test binary, as
+// tools/lint.sh does) and returns the directory of their executables.
+func NodeTools(tb testing.TB) string {
+	tb.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		tb.Fatal("these tests need Node.js 20+ with npm (Debian: apt-get install nodejs npm)")
+	}
+	root := Root(tb)
+	bin := filepath.Join(root, "tools", "node_modules", ".bin")
+	npmOnce.Do(func() {
+		for _, tool := range []string{"prism", "openapi-typescript", "tsc"} {
+			if _, err := os.Stat(filepath.Join(bin, tool)); err != nil {
+				cmd := exec.Command("npm", "ci", "--prefix", filepath.Join(root, "tools"), "--no-audit", "--no-fund", "--loglevel=error")
+				npmOut, npmErr = cmd.CombinedOutput()
+				return
+			}
+		}
+	})
+	if npmErr != nil {
+		tb.Fatalf("npm ci in tools/: %v\n%s", npmErr, npmOut)
+	}
+	return bin
+}
+
+// Run runs a command in the repository root with a deadline and env added
+// to the test's environment, and fails tb with its output when it does not
+// exit 0. It returns the standard output.
+func Run(tb testing.TB, timeout time.Duration, env []string, name string, args ...string) []byte {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = Root(tb)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("%s %v: %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(name), args, err, stdout.Bytes(), stderr.Bytes())
+	}
+	return stdout.Bytes()
+}

@@ -1,0 +1,37 @@
+package fwtest_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/consensus-md/consensus/internal/fwtest"
+	"github.com/consensus-md/consensus/internal/servertest"
+)
+
+// TestTypeScriptClientFlow generates a TypeScript client from the served
+// /openapi-agent.json with openapi-typescript, type-checks tools/fw/flow.mts
+// against it with tsc, and runs it with node (openapi-fetch) against the
+// server.
+func TestTypeScriptClientFlow(t *testing.T) {
+	t.Parallel()
+	bin := fwtest.NodeTools(t)
+	s := servertest.New(t, servertest.Options{})
+	inv := fwtest.Agreement(t, s, "TypeScript client")
+	fwtest.Run(t, 2*time.Minute, nil, filepath.Join(bin, "openapi-typescript"), s.URL+"/openapi-agent.json", "-o", "tools/fw/gen/consensus.d.ts")
+	fwtest.Run(t, 3*time.Minute, nil, filepath.Join(bin, "tsc"), "-p", "tools/fw/tsconfig.json")
+	out := fwtest.Run(t, time.Minute, []string{
+		"CONSENSUS_BASE_URL=" + s.URL, "CONSENSUS_INVITATION_ID=" + inv.InvitationID, "CONSENSUS_SECRET=" + inv.Secret,
+		"CONSENSUS_EMAIL_PROOF=" + inv.EmailProof, "CONSENSUS_INBOX=" + inv.Inbox,
+	}, "node", "tools/fw/out/flow.mjs")
+	var res struct {
+		OK      bool   `json:"ok"`
+		Outcome string `json:"outcome"`
+		Events  int    `json:"events"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out), &res); err != nil || !res.OK || res.Outcome != "reached" || res.Events != 2 {
+		t.Fatalf("flow.mts printed %s (%v)", out, err)
+	}
+}
