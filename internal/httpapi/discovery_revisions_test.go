@@ -9,8 +9,8 @@ import (
 
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/httpapi"
-	"github.com/consensus-md/consensus/internal/pgtest"
 	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/servertest"
 )
 
 // TestCapabilitiesDescribeRevisions: the capabilities document offers
@@ -19,7 +19,7 @@ import (
 // installed) and the service's canonical JSON agree on.
 func TestCapabilitiesDescribeRevisions(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, pgtest.Store(t), 0)
+	s := startServer(t, servertest.Options{})
 	var caps httpapi.Capabilities
 	if err := json.Unmarshal(s.mustStatus(t, 200, http.MethodGet, "/.well-known/consensus-agent", nil), &caps); err != nil {
 		t.Fatal(err)

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"log/slog"
+	"io"
+	"mime/quotedprintable"
 	"net/http"
+	"net/mail"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,36 +21,23 @@ import (
 	"github.com/consensus-md/consensus/internal/contract"
 	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/httpapi"
-	"github.com/consensus-md/consensus/internal/pgtest"
-	"github.com/consensus-md/consensus/internal/secret"
-	"github.com/consensus-md/consensus/internal/store"
+	"github.com/consensus-md/consensus/internal/servertest"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
-const operatorToken = "cso_discovery-test-operator-token"
-
-// testServer is the real handler on a loopback port whose URL is also its
-// configured public origin, with a client that validates every exchange
-// against openapi.json.
+// testServer is consensusd in-process (servertest): its URL is also its
+// public origin, and its client validates every exchange against
+// openapi.json.
 type testServer struct {
 	origin string
 	client *http.Client
-	store  *store.Store
-	keys   *secret.Keys
+	srv    *servertest.Server
 }
 
-func startServer(t *testing.T, st *store.Store, rateLimit int) *testServer {
+func startServer(t *testing.T, opts servertest.Options) *testServer {
 	t.Helper()
-	keys, err := secret.DeriveKeys(bytes.Repeat([]byte{7}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	origin, client := httpapi.ServeContract(t, func(origin string) http.Handler {
-		v := &venue.Venue{Store: st, Keys: keys, Origin: origin, Now: time.Now}
-		return httpapi.New(httpapi.Options{Venue: v, Pinger: st, Origin: origin, OperatorTokenHash: sha256.Sum256([]byte(operatorToken)),
-			Logger: slog.New(slog.DiscardHandler), RateLimit: rateLimit, Version: "test"}).Handler()
-	})
-	return &testServer{origin: origin, client: client, store: st, keys: keys}
+	srv := servertest.New(t, opts)
+	return &testServer{origin: srv.URL, client: srv.Client, srv: srv}
 }
 
 // do sends one request; headers alternate name, value.
@@ -67,7 +57,7 @@ func (s *testServer) mustStatus(t *testing.T, want int, method, path string, bod
 
 func TestDiscoveryDocuments(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, pgtest.Store(t), 120)
+	s := startServer(t, servertest.Options{RateLimit: 120})
 
 	for _, path := range []string{"/.well-known/consensus-agent", "/.well-known/api-catalog", "/openapi.json", "/openapi-agent.json", "/llms.txt",
 		"/llms-full.txt", "/api/health", "/problems/not-found", "/invite/7d3c5a8e-4b1f-4c2d-9e6a-0f1b2c3d4e5f"} {
@@ -130,7 +120,7 @@ var llmsLink = regexp.MustCompile(`^- \[[^\]]+\]\(([^)\s]+)\)(: .+)?$`)
 // summary, H2 sections of link lists) and that every link resolves here.
 func TestLLMsTxt(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, pgtest.Store(t), 120)
+	s := startServer(t, servertest.Options{RateLimit: 120})
 	body := s.mustStatus(t, 200, http.MethodGet, "/llms.txt", nil)
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	var lines []string
@@ -176,22 +166,39 @@ func TestLLMsTxt(t *testing.T) {
 }
 
 // invitation creates an agreement with one agent through the operator API
-// and reads its invitation email back from the outbox, as the agent would.
+// and reads its invitation email back from the Maildir, as the agent would.
 func (s *testServer) invitation(t *testing.T) envelope.Envelope {
 	t.Helper()
 	create := fmt.Sprintf(`{"title":"Probe limits","objective":"Check the published limits.","rules":[],"deadline":%q,
 		"participants":[{"displayName":"Prober","kind":"agent","email":"prober@agentmail.to","required":true}]}`,
 		time.Now().Add(48*time.Hour).UTC().Format(time.RFC3339))
-	s.mustStatus(t, http.StatusCreated, http.MethodPost, "/api/v1/admin/agreements", []byte(create), "Authorization", "Bearer "+operatorToken)
-	row, err := s.store.OutboxClaimDue(context.Background(), time.Now().Add(time.Hour))
+	s.mustStatus(t, http.StatusCreated, http.MethodPost, "/api/v1/admin/agreements", []byte(create), "Authorization", "Bearer "+s.srv.OperatorToken)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.srv.WaitForMail(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(s.srv.Maildir, "new", "*"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("Maildir holds %d new messages (%v), want the one invitation", len(files), err)
+	}
+	raw, err := os.ReadFile(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := s.keys.Open(row.SealedBody, row.ID[:])
+	msg, err := mail.ReadMessage(bytes.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
-	block, err := envelope.ExtractBlock(plain)
+	var body io.Reader = msg.Body
+	if strings.EqualFold(msg.Header.Get("Content-Transfer-Encoding"), "quoted-printable") {
+		body = quotedprintable.NewReader(msg.Body)
+	}
+	text, err := io.ReadAll(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := envelope.ExtractBlock(text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,8 +222,7 @@ func padJSON(t *testing.T, obj string, n int) []byte {
 // document and probes each one on the real routes.
 func TestCapabilitiesMatchEnforcedLimits(t *testing.T) {
 	t.Parallel()
-	st := pgtest.Store(t)
-	s := startServer(t, st, 120)
+	s := startServer(t, servertest.Options{RateLimit: 120})
 	var caps httpapi.Capabilities
 	if err := json.Unmarshal(s.mustStatus(t, 200, http.MethodGet, "/.well-known/consensus-agent", nil), &caps); err != nil {
 		t.Fatal(err)
@@ -282,7 +288,7 @@ func TestCapabilitiesMatchEnforcedLimits(t *testing.T) {
 // TestRateLimitMatchesCapabilities probes the published rate limit.
 func TestRateLimitMatchesCapabilities(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, pgtest.Store(t), 3)
+	s := startServer(t, servertest.Options{RateLimit: 3})
 	var caps httpapi.Capabilities
 	if err := json.Unmarshal(s.mustStatus(t, 200, http.MethodGet, "/.well-known/consensus-agent", nil), &caps); err != nil {
 		t.Fatal(err)

@@ -46,7 +46,11 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 }
 func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
+const operatorToken = "cso_edge-test-operator-token"
+
 // edgeServer serves the API with a rate limit of 2 and the given proxies.
+// Not servertest: these tests inject handler options a daemon cannot take
+// from its configuration (a request observer, HSTS behind httptest's TLS).
 func edgeServer(t *testing.T, o httpapi.Options) (string, *http.Client, *lockedBuffer) {
 	t.Helper()
 	st := pgtest.Store(t)

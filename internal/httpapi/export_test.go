@@ -15,6 +15,8 @@ import (
 // loopback port whose URL is that origin, until the test ends. It returns
 // the origin and a client that validates every exchange against
 // openapi.json. Both the internal and the external tests use it.
+// Not servertest: servertest imports this package, so the internal tests
+// (package httpapi) cannot import it; the external ones use it where they can.
 func ServeContract(t *testing.T, handlerFor func(origin string) http.Handler) (string, *http.Client) {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)

@@ -3,11 +3,9 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,12 +15,11 @@ import (
 
 	"github.com/consensus-md/consensus/internal/httpapi"
 	"github.com/consensus-md/consensus/internal/proctest"
-	"github.com/consensus-md/consensus/internal/secret"
-	"github.com/consensus-md/consensus/internal/store"
+	"github.com/consensus-md/consensus/internal/servertest"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
-// TestDatabaseOutageAnswersUnavailable (issue 14, defect 2; R-SEC-7): with
+// TestDatabaseOutageAnswersUnavailable: with
 // PostgreSQL stopped, and then frozen (SIGSTOP), every route that needs the
 // database answers 503 unavailable with Retry-After within the configured
 // timeout, never 401, 404 or 500; health says the database is down; and the
@@ -33,24 +30,7 @@ func TestDatabaseOutageAnswersUnavailable(t *testing.T) {
 	const timeout = time.Second
 	pg := proctest.StartPostgres(t)
 	ctx := context.Background()
-	if err := store.Migrate(ctx, pg.URL()); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, pg.URL(), store.WithTimeout(timeout))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	keys, err := secret.DeriveKeys(bytes.Repeat([]byte{7}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	origin, client := httpapi.ServeContract(t, func(origin string) http.Handler {
-		v := &venue.Venue{Store: st, Keys: keys, Origin: origin, Now: time.Now}
-		return httpapi.New(httpapi.Options{Venue: v, Pinger: st, Origin: origin, OperatorTokenHash: sha256.Sum256([]byte(operatorToken)),
-			Logger: slog.New(slog.DiscardHandler), Version: "test", DBTimeout: timeout}).Handler()
-	})
-	s := &testServer{origin: origin, client: client, store: st, keys: keys}
+	s := startServer(t, servertest.Options{DatabaseURL: pg.URL(), Settings: map[string]string{"CONSENSUS_DB_TIMEOUT": timeout.String()}})
 
 	// One participant claimed (room, events, artifact), one exchanged
 	// (claim), every credential valid.
@@ -69,7 +49,7 @@ func TestDatabaseOutageAnswersUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	participant := "Consensus-Participant " + cl.ParticipantToken
-	op := "Bearer " + operatorToken
+	op := "Bearer " + s.srv.OperatorToken
 	type route struct {
 		method, path string
 		body         []byte

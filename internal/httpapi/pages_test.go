@@ -9,14 +9,14 @@ import (
 
 	consensus "github.com/consensus-md/consensus"
 	"github.com/consensus-md/consensus/internal/contract"
-	"github.com/consensus-md/consensus/internal/pgtest"
+	"github.com/consensus-md/consensus/internal/servertest"
 )
 
 // TestPagesHeaders: every page and asset carries the strict policy and the
 // headers a browser needs to keep it out of frames and caches.
 func TestPagesHeaders(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, pgtest.Store(t), 0)
+	s := startServer(t, servertest.Options{})
 	for _, c := range []struct{ path, ctype, cache string }{
 		{"/", "text/html; charset=utf-8", "public, max-age=300"},
 		{"/invite/7d3c5a8e-4b1f-4c2d-9e6a-0f1b2c3d4e5f", "text/html; charset=utf-8", "no-store"},

@@ -110,7 +110,8 @@ func TestProblemTableRows(t *testing.T) {
 // problemServer is a Server with no venue behind it, on a loopback port
 // whose client validates every exchange against openapi.json. It serves
 // what needs no database: problem pages, health, and the refusals made
-// before a credential is looked up.
+// before a credential is looked up. Not servertest: it is an internal test
+// (it reaches the Server's unexported fields), and servertest imports httpapi.
 type problemServer struct {
 	*Server
 	origin string
