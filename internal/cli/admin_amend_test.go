@@ -14,6 +14,8 @@ func TestAdminAmend(t *testing.T) {
 	t.Parallel()
 	type seen struct{ method, path, body string }
 	got := make(chan seen, 1)
+	// A canned answer, not servertest: it checks the rendering of a fixed
+	// revision answer; internal/e2e amends through the CLI against a real server.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		got <- seen{r.Method, r.URL.Path, string(b)}

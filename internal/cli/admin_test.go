@@ -23,7 +23,9 @@ func run(t *testing.T, env map[string]string, stdin string, args ...string) (int
 }
 
 // operatorAPI serves canned answers for the operator routes and records
-// what it received.
+// what it received. Not servertest: these tests pin how the CLI renders fixed
+// answers, among them states a real server reaches only after mail failures
+// (a retrying delivery with its last reply) and a problem with a request id.
 type operatorAPI struct {
 	srv      *httptest.Server
 	bodies   chan string

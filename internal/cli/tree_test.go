@@ -13,7 +13,8 @@ import (
 // buildBinaries builds consensus and consensusd into a temporary directory
 // the way `make build` does, so --version reports real build information.
 // The revision is "" when the module root is not a git clone (Go stamps no
-// revision in a git worktree or an unpacked archive).
+// revision in a git worktree or an unpacked archive). Not proctest.Binary:
+// this needs both binaries, stamped with VCS information as make build does.
 func buildBinaries(t *testing.T) (dir, revision string) {
 	t.Helper()
 	root, err := filepath.Abs("../..")
