@@ -175,10 +175,10 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 		posted, created = &Posted{Event: eventView(e), Outcome: outcomeView(final)}, true
 		return w, nil
 	}
-	if err = v.Store.Append(ctx, req, decide); errors.Is(err, errNewRevision) {
+	if _, err = v.append(ctx, req, decide); errors.Is(err, errNewRevision) {
 		// Not the revision cached: read the current one with the append.
 		req.WithRevision = true
-		err = v.Store.Append(ctx, req, decide)
+		_, err = v.append(ctx, req, decide)
 	}
 	if err != nil {
 		return nil, false, err
