@@ -10,8 +10,9 @@ SELECT * FROM agreements WHERE id = $1;
 SELECT * FROM agreements WHERE id = $1 FOR UPDATE;
 
 -- name: AgreementLockBatch :many
--- Locks the agreements of a batch of appends (appender.go), skipping any
--- that another transaction holds: such an append runs alone and waits.
+-- Locks the agreements of the appends of one AppendMany, skipping any
+-- that another transaction holds: such an append is left out, to run
+-- alone and wait.
 -- Never waiting, it cannot take part in a deadlock.
 SELECT * FROM agreements WHERE id = ANY(@ids::uuid[]) FOR UPDATE SKIP LOCKED;
 

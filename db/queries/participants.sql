@@ -18,8 +18,8 @@ WHERE id = $1 AND binding_digest IS NULL;
 -- The owners of participant tokens with what every participant route
 -- needs, by index lookups: a 304 answers from its row alone. The tokens of
 -- the requests that arrived while the previous lookup ran are looked up
--- together (store/lookup.go), on connections that use the generic plan: a
--- nested loop of one index probe per token.
+-- together (package batch, through store.TokenOwners), on connections that
+-- use the generic plan: a nested loop of one index probe per token.
 SELECT p.id, p.agreement_id, p.token_hash, p.revoked_at, p.invitation_id, p.kind,
        a.version, a.current_revision, a.deadline, a.outcome_status
 FROM unnest(@token_hashes::bytea[]) AS t(token_hash)

@@ -17,12 +17,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/consensus-md/consensus/internal/batch"
 	"github.com/consensus-md/consensus/internal/config"
 	"github.com/consensus-md/consensus/internal/httpapi"
 	"github.com/consensus-md/consensus/internal/live"
 	"github.com/consensus-md/consensus/internal/mail"
 	"github.com/consensus-md/consensus/internal/ops"
 	"github.com/consensus-md/consensus/internal/outbox"
+	"github.com/consensus-md/consensus/internal/roomnotify"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
 	"github.com/consensus-md/consensus/internal/venue"
@@ -110,7 +112,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	}
 	defer transport.Close()
 
-	v := &venue.Venue{Store: st, Keys: keys, Origin: cfg.PublicOrigin, Now: opt.Now, Signer: signingKey(cfg, log),
+	batcher := batch.New(st) // closed before st: its deferred Close runs first
+	defer batcher.Close()
+	v := &venue.Venue{Store: st, Batch: batcher, Keys: keys, Origin: cfg.PublicOrigin, Now: opt.Now, Signer: signingKey(cfg, log),
 		Webhooks: venue.WebhookPolicy{AllowLoopback: cfg.WebhookAllowLoopback}}
 	if err := v.RegisterSigningKey(ctx); err != nil {
 		return stoppedEarly(ctx, log, fmt.Errorf("register the signing key: %w", err))
@@ -140,7 +144,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	var wg sync.WaitGroup
 	hooks := &deliver.Worker{Store: st, Key: v.Signer, Log: log, AllowLoopback: cfg.WebhookAllowLoopback, RootCAs: cfg.WebhookRoots}
 	wg.Add(6)
-	go func() { defer wg.Done(); st.ListenRooms(workCtx, roomListeners{hub, hooks}, log) }()
+	go func() { defer wg.Done(); roomnotify.Listen(workCtx, st, roomListeners{hub, hooks}, log) }()
 	go func() { defer wg.Done(); hooks.Run(workCtx) }()
 	go func() { defer wg.Done(); worker.Run(workCtx) }()
 	go func() { defer wg.Done(); sweepSessions(workCtx, st, opt.Now, log) }()

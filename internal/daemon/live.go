@@ -7,7 +7,7 @@ import (
 	"github.com/consensus-md/consensus/internal/webhook/deliver"
 )
 
-// roomListeners hands every committed room change (store.ListenRooms) to
+// roomListeners hands every committed room change (roomnotify.Listen) to
 // the replica's waiting readers and to its webhook workers, which a change
 // may have given deliveries.
 type roomListeners struct {

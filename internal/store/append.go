@@ -3,7 +3,10 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -78,110 +81,136 @@ type AppendWrite struct {
 	Outcome *room.Outcome
 	// Artifact is CONSENSUS.md of a reached Outcome.
 	Artifact *Artifact
+	// Result is what the decision tells its caller, written or not: Append
+	// returns it, AppendMany keeps it in the item. The store never reads it.
+	Result any
 }
 
 // empty reports a write of nothing (a refusal, a replay): nothing to commit.
 func (w AppendWrite) empty() bool { return w.Event == nil && w.Outcome == nil }
 
-// Append runs one append as part of a transaction of two round trips. The
-// first sends BEGIN, locks the agreement of the token's holder (SELECT …
-// FOR UPDATE) and, after the lock is granted, reads the holder (revoked?
-// counters), the event it stored under the idempotency key, what the rule
-// needs of the roster (unless skipped) and, if asked, the current revision.
-// decide judges that state (it must not have effects outside the
-// transaction: a deadlock reruns it) and returns what to write; the second
-// round trip writes it and commits. An unknown token locks nothing and
-// reaches decide with a nil Holder. An error from decide rolls back this
-// append and comes back unchanged; store errors are interpreted.
-//
-// When the caller names the agreement (req.AgreementID), appends to other
-// agreements that arrive meanwhile share the transaction (appender.go);
-// each still locks and reads its own agreement and is judged alone. decide
-// then runs on a worker's goroutine, and may run again (a failed batch
-// reruns its appends alone) or, rarely, just after Append returned with
-// the caller's deadline: whatever it records for its caller, the caller
-// reads only after a nil error.
-func (s *Store) Append(ctx context.Context, req AppendRequest, decide func(st *AppendState) (AppendWrite, error)) error {
+// Decide judges the state an append read under its agreement's lock and
+// returns what to write. It must not have effects outside the transaction
+// (a deadlock runs it again) and must keep nothing for its caller in
+// captured variables: it may run on another goroutine than its caller's,
+// and even after the caller stopped waiting. What the caller needs comes
+// back as the write's Result. An error refuses the append (nothing is
+// written) and comes back unchanged.
+type Decide func(st *AppendState) (AppendWrite, error)
+
+// AppendItem is one append of AppendMany: what it asks for and how it is
+// judged, then, once AppendMany returned, what became of it.
+type AppendItem struct {
+	Request AppendRequest
+	Decide  Decide
+	// Withdrawn, once set (from any goroutine), keeps Decide from being
+	// called: the item is refused with ErrWithdrawn. Whoever gave the item
+	// sets it when nobody waits for its result any more.
+	Withdrawn atomic.Bool
+
+	// Locked reports that another transaction held the item's agreement
+	// (or that it names none that exists): it was not judged and nothing
+	// of it was written.
+	Locked bool
+	// Result is the Result of the write Decide returned.
+	Result any
+	// Err is Decide's error, or why its write was refused.
+	Err error
+}
+
+// ErrWithdrawn is the Err of an AppendItem withdrawn before it was judged.
+var ErrWithdrawn = errors.New("store: append withdrawn by its caller")
+
+// Append runs one append in a transaction of two round trips. The first
+// sends BEGIN, locks the agreement of the token's holder (SELECT … FOR
+// UPDATE; by id when req.AgreementID names it) and, after the lock is
+// granted, reads the holder (revoked? counters), the event it stored under
+// the idempotency key, what the rule needs of the roster (unless skipped)
+// and, if asked, the current revision. decide judges that state and
+// returns what to write; the second round trip writes it and commits. An
+// unknown token locks nothing and reaches decide with a nil Holder. A
+// serialization failure or deadlock runs it all again (up to five times).
+// It returns the Result of decide's write; an error from decide rolls back
+// this append and comes back unchanged; store errors are interpreted.
+func (s *Store) Append(ctx context.Context, req AppendRequest, decide Decide) (any, error) {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		err = s.appendOne(ctx, req, decide, attempt == 0)
+		it := AppendItem{Request: req, Decide: decide}
+		if err = s.appendItems(ctx, []*AppendItem{&it}, false, nil); err == nil {
+			return it.Result, it.Err
+		}
 		if !retryable(err) || ctx.Err() != nil {
-			return err
+			return nil, err
 		}
 		time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
 	}
-	return err
+	return nil, err
 }
 
-// appendOne runs one attempt, in a batch when allowed and possible.
-func (s *Store) appendOne(ctx context.Context, req AppendRequest, decide func(st *AppendState) (AppendWrite, error), batched bool) error {
-	j := &appendJob{req: req, decide: decide}
-	if batched && req.AgreementID != uuid.Nil {
-		alone, err := s.apx.run(ctx, j)
-		if !alone {
-			return err
-		}
-		defer s.apx.release(j)
-		j = &appendJob{req: req, decide: decide}
-	}
-	if err := s.appendBatch(ctx, []*appendJob{j}, false, nil); err != nil {
-		return err
-	}
-	return j.err
+// AppendMany runs items, for distinct agreements each named by
+// Request.AgreementID, in one transaction of two round trips, as Append
+// runs one: each locks and reads its own agreement and is judged by its own
+// Decide, exactly as alone. An item whose agreement another transaction
+// holds is not waited for: it is left out (Locked), so one held lock never
+// stalls the others. A refusal (Decide's error, a panic in Decide, a write
+// of nothing) touches only its own item. The error is the transaction's:
+// nothing was committed, and no item's Result counts. decided, if not nil,
+// is called once every item is judged, before the writes are sent. There
+// is no retry.
+func (s *Store) AppendMany(ctx context.Context, items []*AppendItem, decided func()) error {
+	return s.appendItems(ctx, items, true, decided)
 }
 
-// appendBatch runs jobs, for distinct agreements, in one transaction: the
-// error is the batch's (nothing committed); each job's own refusal is in
-// its err. With skipLocked (the appender's batches) a job whose agreement
-// another transaction has locked is not waited for: it is left out, marked
-// alone, so one held lock never stalls the appends of other agreements.
-// decided, if not nil, is called once every job is judged, before the
-// writes are sent.
-func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob, skipLocked bool, decided func()) error {
-	// Locks in agreement order: batches never wait for each other in a cycle.
-	slices.SortFunc(jobs, func(a, b *appendJob) int { return bytes.Compare(a.req.AgreementID[:], b.req.AgreementID[:]) })
+// appendItems runs items in one transaction; skipLocked (AppendMany) leaves
+// out an item whose agreement another transaction holds.
+func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked bool, decided func()) error {
+	// Locks in agreement order: transactions never wait for each other in a cycle.
+	slices.SortFunc(items, func(a, b *AppendItem) int {
+		return bytes.Compare(a.Request.AgreementID[:], b.Request.AgreementID[:])
+	})
 	tx, err := s.beginPiped(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.close(ctx)
 
-	states := make([]*AppendState, len(jobs))
+	states := make([]*AppendState, len(items))
 	for i := range states {
 		states[i] = &AppendState{}
 	}
 	var read pipeline
 	read.exec("BEGIN")
-	// The statements of a batch take arrays, and PostgreSQL would plan each
-	// execution anew for its arrays' values (lookup.go): the generic plan
-	// of a batch statement is the same nested loop of index probes.
+	// The statements take arrays, and PostgreSQL would plan each execution
+	// anew for its arrays' values (see TokenOwners): the generic plan is
+	// the same nested loop of index probes.
 	read.exec("SET LOCAL plan_cache_mode = force_generic_plan")
-	queueReads(ctx, &read, jobs, skipLocked, states)
+	queueReads(ctx, &read, items, skipLocked, states)
 	if err := tx.send(ctx, &read); err != nil {
 		return err
 	}
-	writes := make([]AppendWrite, len(jobs))
+	writes := make([]AppendWrite, len(items))
 	var write pipeline
 	var events dbsqlc.EventAppendBatchParams
-	for i, j := range jobs {
+	for i, it := range items {
 		st := states[i]
 		if skipLocked && st.Agreement.ID == uuid.Nil {
-			j.alone = true // locked elsewhere (or unknown): judged alone, after a wait
+			it.Locked = true // locked elsewhere (or unknown): for the caller to run alone, after a wait
 			continue
 		}
 		if st.Holder != nil && st.Holder.AgreementID != st.Agreement.ID {
 			st.Holder = nil // a token's owner never moves, but a caller's AgreementID may be wrong: refuse rather than write across agreements
 		}
-		w, err := decideSafely(j, st)
+		w, err := decideSafely(it, st)
 		if err != nil {
-			j.err = err
+			it.Err = err
 			continue
 		}
+		it.Result = w.Result
 		if w.empty() {
 			continue
 		}
 		if err := queueWrite(ctx, &write, &events, st.Agreement.ID, w); err != nil {
-			j.err = err
+			it.Err = err
 			continue
 		}
 		writes[i] = w
@@ -207,7 +236,7 @@ func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob, skipLocked b
 		if w.empty() {
 			continue
 		}
-		s.ann.changed(states[i].Agreement.ID)
+		s.roomCommitted(states[i].Agreement.ID)
 		if s.obs != nil {
 			if w.Event != nil {
 				tell(s.obs, note{noteEvent, w.Event.Action})
@@ -218,6 +247,21 @@ func (s *Store) appendBatch(ctx context.Context, jobs []*appendJob, skipLocked b
 		}
 	}
 	return nil
+}
+
+// decideSafely runs it.Decide unless it was withdrawn, turning a panic
+// into this item's error: the items sharing its transaction must not fail
+// with it.
+func decideSafely(it *AppendItem, st *AppendState) (w AppendWrite, err error) {
+	if it.Withdrawn.Load() {
+		return AppendWrite{}, ErrWithdrawn
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			w, err = AppendWrite{}, fmt.Errorf("store: append: decide panicked: %v", r)
+		}
+	}()
+	return it.Decide(st)
 }
 
 // revisionStep reads the agreement's current revision into out.

@@ -47,7 +47,7 @@ func TestAppendBatchWritesEachAppendItsOwnRow(t *testing.T) {
 	reached := room.Outcome{Status: room.StatusReached, DecidedAt: now, DecidingEventID: agree.ID.String()}
 	artifact := store.Artifact{AgreementID: ids[1], Revision: 1, Body: []byte("# done\n"), SHA256: "a1", FinalizedAt: now}
 	var replayed *store.Event
-	decides := []func(*store.AppendState) (store.AppendWrite, error){
+	decides := []store.Decide{
 		func(*store.AppendState) (store.AppendWrite, error) { return store.AppendWrite{Event: &signed}, nil },
 		func(s *store.AppendState) (store.AppendWrite, error) {
 			if len(s.Roster) != 1 || s.Roster[0].ID != pids[1] {
@@ -60,7 +60,7 @@ func TestAppendBatchWritesEachAppendItsOwnRow(t *testing.T) {
 			return store.AppendWrite{}, nil
 		},
 	}
-	errs, alone, err := store.AppendTogether(st, reqs, decides)
+	errs, alone, err := appendTogether(st, reqs, decides)
 	if err != nil || errs[0] != nil || errs[1] != nil || errs[2] != nil || alone[0] || alone[1] || alone[2] {
 		t.Fatalf("batch: %v, %v, alone %v", err, errs, alone)
 	}

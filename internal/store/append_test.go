@@ -30,7 +30,7 @@ func claim(t *testing.T, st *store.Store, pid uuid.UUID) []byte {
 func appendEvent(t *testing.T, st *store.Store, tokenHash []byte, e store.Event, w store.AppendWrite) *store.AppendState {
 	t.Helper()
 	var read *store.AppendState
-	err := st.Append(context.Background(), store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: e.IdempotencyKey, WithRevision: true},
+	err := appendOne(context.Background(), st, store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: e.IdempotencyKey, WithRevision: true},
 		func(s *store.AppendState) (store.AppendWrite, error) {
 			read = s
 			w.Event = &e
@@ -104,7 +104,7 @@ func TestAppendReadsUnderTheLockAndWritesCounters(t *testing.T) {
 	}
 
 	// The key is found again, under the lock.
-	err = st.Append(ctx, store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: "k1"}, func(s *store.AppendState) (store.AppendWrite, error) {
+	err = appendOne(ctx, st, store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: "k1"}, func(s *store.AppendState) (store.AppendWrite, error) {
 		if s.Prior == nil || !sameEvent(*s.Prior, comment) || s.Revision != nil {
 			t.Errorf("replay state %+v", s)
 		}
@@ -118,7 +118,7 @@ func TestAppendReadsUnderTheLockAndWritesCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, hash := range [][]byte{tokenHash, []byte("unknown")} {
-		err = st.Append(ctx, store.AppendRequest{TokenHash: hash, IdempotencyKey: "k9", WithRevision: true}, func(s *store.AppendState) (store.AppendWrite, error) {
+		err = appendOne(ctx, st, store.AppendRequest{TokenHash: hash, IdempotencyKey: "k9", WithRevision: true}, func(s *store.AppendState) (store.AppendWrite, error) {
 			revoked := s.Holder != nil && s.Holder.RevokedAt != nil
 			if !revoked && (s.Holder != nil || s.Agreement.ID != uuid.Nil || len(s.Roster) != 0 || s.Revision != nil) {
 				t.Errorf("state for an unknown token: %+v", s)
@@ -139,7 +139,7 @@ func TestAppendRollsBack(t *testing.T) {
 	tokenHash := claim(t, st, pid)
 	before, _ := st.AgreementGet(ctx, id)
 	boom := errors.New("boom")
-	err := st.Append(ctx, store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: "k1"}, func(*store.AppendState) (store.AppendWrite, error) {
+	err := appendOne(ctx, st, store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: "k1"}, func(*store.AppendState) (store.AppendWrite, error) {
 		return store.AppendWrite{}, boom
 	})
 	if err != boom {
@@ -154,7 +154,7 @@ func TestAppendRollsBack(t *testing.T) {
 	dup := e
 	dup.ID, dup.IdempotencyKey = uuid.New(), "k2"
 	for range 3 { // the connection goes back to the pool clean each time
-		err = st.Append(ctx, store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: "k2"}, func(*store.AppendState) (store.AppendWrite, error) {
+		err = appendOne(ctx, st, store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: "k2"}, func(*store.AppendState) (store.AppendWrite, error) {
 			return store.AppendWrite{Event: &dup}, nil
 		})
 		if !errors.Is(err, room.ErrConflict) {
@@ -168,7 +168,7 @@ func TestAppendRollsBack(t *testing.T) {
 	}
 	// An expiry alone.
 	expired := room.Outcome{Status: room.StatusExpired, DecidedAt: now}
-	err = st.Append(ctx, store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: "k3"}, func(*store.AppendState) (store.AppendWrite, error) {
+	err = appendOne(ctx, st, store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: "k3"}, func(*store.AppendState) (store.AppendWrite, error) {
 		return store.AppendWrite{Outcome: &expired}, nil
 	})
 	if a2, _ := st.AgreementGet(ctx, id); err != nil || a2.Outcome.Status != room.StatusExpired || a2.Version != a.Version+1 || a2.Head != a.Head {
@@ -177,7 +177,7 @@ func TestAppendRollsBack(t *testing.T) {
 	// A write for another agreement than the one locked is refused.
 	other := e
 	other.AgreementID, other.ID, other.Seq, other.IdempotencyKey = uuid.New(), uuid.New(), 2, "k4"
-	if err := st.Append(ctx, store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: "k4"}, func(*store.AppendState) (store.AppendWrite, error) {
+	if err := appendOne(ctx, st, store.AppendRequest{TokenHash: tokenHash, IdempotencyKey: "k4"}, func(*store.AppendState) (store.AppendWrite, error) {
 		return store.AppendWrite{Event: &other}, nil
 	}); err == nil {
 		t.Fatal("an event for another agreement was written")
@@ -195,7 +195,7 @@ func TestAppendByAgreementIDAndWithoutRoster(t *testing.T) {
 	tokenHash := claim(t, st, pid)
 	read := func(agreementID uuid.UUID) *store.AppendState {
 		var got *store.AppendState
-		err := st.Append(context.Background(), store.AppendRequest{TokenHash: tokenHash, AgreementID: agreementID, IdempotencyKey: "k", SkipRoster: true},
+		err := appendOne(context.Background(), st, store.AppendRequest{TokenHash: tokenHash, AgreementID: agreementID, IdempotencyKey: "k", SkipRoster: true},
 			func(s *store.AppendState) (store.AppendWrite, error) { got = s; return store.AppendWrite{}, nil })
 		if err != nil {
 			t.Fatal(err)

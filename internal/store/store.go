@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,13 +24,14 @@ import (
 // runs one statement on its own; InTx runs several in one transaction.
 type Store struct {
 	queries
-	pool    *pgxpool.Pool
-	timeout time.Duration
-	obs     Observer    // see SetObserver (ops.go)
-	ann     *announcer  // room changes, told after commit (announce.go)
-	apx     *appender   // appends batched into shared transactions (appender.go)
-	look    *lookups    // token lookups sent together (lookup.go)
-	schema  schemaCheck // see SchemaCurrent (ops.go)
+	pool *pgxpool.Pool
+	// lookupPool runs TokenOwners only, lookup its statement on it.
+	lookupPool *pgxpool.Pool
+	lookup     *dbsqlc.Queries
+	timeout    time.Duration
+	obs        Observer                        // see SetObserver (ops.go)
+	onRoom     atomic.Pointer[func(uuid.UUID)] // see OnRoomCommitted (conn.go)
+	schema     schemaCheck                     // see SchemaCurrent (ops.go)
 }
 
 // Tx is one transaction. It has every row method of Store, plus those that
@@ -141,19 +143,20 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*Store, erro
 		pool.Close()
 		return nil, err
 	}
-	ann := newAnnouncer()
-	s := &Store{queries: queries{q: dbsqlc.New(pool), changed: ann.changed}, pool: pool, timeout: o.timeout, ann: ann}
-	s.apx = newAppender(s)
-	s.look = newLookups(s, look)
+	s := &Store{pool: pool, lookupPool: look, lookup: dbsqlc.New(look), timeout: o.timeout}
+	s.queries = queries{q: dbsqlc.New(pool), changed: s.roomCommitted}
 	return s, nil
 }
 
-// Close lets the appends already queued finish, then closes the pool.
+// Close closes the pools: whatever runs on them afterwards fails.
 func (s *Store) Close() {
-	s.apx.stop()
-	s.look.stop()
+	s.lookupPool.Close()
 	s.pool.Close()
 }
+
+// Timeout is the database timeout the store was opened with (WithTimeout):
+// what a statement may take on the server.
+func (s *Store) Timeout() time.Duration { return s.timeout }
 
 // Ping checks the database answers within ctx.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
@@ -204,13 +207,15 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
 		tell(s.obs, n)
 	}
 	for _, id := range changed {
-		s.ann.changed(id)
+		s.roomCommitted(id)
 	}
 	return nil
 }
 
-// retryable reports a serialization failure or a deadlock: the transaction
+// Retryable reports a serialization failure or a deadlock: the transaction
 // lost a race and may succeed when run again from the start.
+func Retryable(err error) bool { return retryable(err) }
+
 func retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")

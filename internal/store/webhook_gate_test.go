@@ -35,7 +35,7 @@ func TestWebhookTriggerRunsWhereEndpointsWereRegistered(t *testing.T) {
 		t.Helper()
 		r.n++
 		key := fmt.Sprintf("key-%d", r.n)
-		if err := st.Append(ctx, store.AppendRequest{TokenHash: r.hash, AgreementID: r.id, IdempotencyKey: key, SkipRoster: true}, nextComment(key)); err != nil {
+		if err := appendOne(ctx, st, store.AppendRequest{TokenHash: r.hash, AgreementID: r.id, IdempotencyKey: key, SkipRoster: true}, nextComment(key)); err != nil {
 			t.Fatal(err)
 		}
 	}

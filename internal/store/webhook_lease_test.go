@@ -23,7 +23,7 @@ func TestWebhookDeliveryLease(t *testing.T) {
 	if err := st.WebhookUpsert(ctx, pid, "https://hooks.example/h", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Append(ctx, store.AppendRequest{TokenHash: hash, AgreementID: id, IdempotencyKey: "k", SkipRoster: true}, nextComment("k")); err != nil {
+	if err := appendOne(ctx, st, store.AppendRequest{TokenHash: hash, AgreementID: id, IdempotencyKey: "k", SkipRoster: true}, nextComment("k")); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC().Add(time.Second)

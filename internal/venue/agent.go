@@ -371,7 +371,7 @@ func (v *Venue) AuthParticipant(ctx context.Context, kind, invitationID, token s
 
 func (v *Venue) authParticipant(ctx context.Context, c ParticipantCredential) (*Principal, error) {
 	unauthorized := &UnauthorizedError{Scheme: SchemeParticipant}
-	o, err := v.Store.ParticipantGetByTokenHash(ctx, c.tokenHash)
+	o, err := v.tokenOwner(ctx, c.tokenHash)
 	if err != nil {
 		if errors.Is(err, room.ErrNotFound) {
 			return nil, unauthorized

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/consensus-md/consensus/internal/batch"
 	"github.com/consensus-md/consensus/internal/pgtest"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
@@ -31,11 +32,13 @@ func newBenchRoom(b *testing.B, n int) *benchRoom {
 	b.Helper()
 	ctx := context.Background()
 	st := pgtest.Store(b)
+	batcher := batch.New(st) // as the daemon runs it
+	b.Cleanup(batcher.Close)
 	keys, err := secret.DeriveKeys(make([]byte, 32))
 	if err != nil {
 		b.Fatal(err)
 	}
-	v := &Venue{Store: st, Keys: keys, Origin: "https://consensus.test", Now: time.Now}
+	v := &Venue{Store: st, Batch: batcher, Keys: keys, Origin: "https://consensus.test", Now: time.Now}
 	req := true
 	in := CreateInput{Title: "Bench", Objective: "Measure.", Deadline: time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)}
 	for i := range n {

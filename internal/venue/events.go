@@ -91,7 +91,7 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 // room.ErrSignatureRequired and one that does not verify over the command
 // is room.ErrBadSignature (so is any signature from a participant without
 // a key); nothing is stored either way.
-func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key string, sig *string, in EventInput) (posted *Posted, created bool, err error) {
+func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key string, sig *string, in EventInput) (*Posted, bool, error) {
 	cmd, err := v.command(key, in)
 	if err != nil {
 		if _, authErr := v.authParticipant(ctx, c); authErr != nil {
@@ -104,19 +104,20 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 	if known {
 		rev = v.rooms().revision(id)
 	}
-	var refusal error
-	var agreementID uuid.UUID // the credential's, once checked
 	// Only a terminal decision can change the outcome, so only it reads the
 	// roster; any other action is judged against the stored outcome.
 	req := store.AppendRequest{TokenHash: c.tokenHash, AgreementID: id, IdempotencyKey: key, WithRevision: rev == nil, SkipRoster: !room.IsTerminal(cmd.Action)}
+	// decide may run on a batch's worker, again after a failed batch, or
+	// after this call returned at its deadline: it reads what it captured
+	// and tells its result only through the write's Result.
 	decide := func(st *store.AppendState) (store.AppendWrite, error) {
-		refusal, posted, created = nil, nil, false
 		now := canon.Now(v.now())
 		a, me := st.Agreement, st.Holder
 		if me == nil || me.InvitationID != c.invitationID || me.RevokedAt != nil || me.Kind != c.kind || !secret.Equal(me.TokenHash, c.tokenHash) {
 			return store.AppendWrite{}, &UnauthorizedError{Scheme: SchemeParticipant}
 		}
-		agreementID = a.ID
+		res := &postResult{agreementID: a.ID}
+		cmd := cmd
 		cmd.AgreementID, cmd.InvitationID, cmd.ParticipantID = a.ID.String(), me.InvitationID.String(), me.ID.String()
 		signature, err := checkSignature(me.PublicKey, cmd, sig)
 		if err != nil {
@@ -125,17 +126,19 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 		cmdDigest := commandDigest(cmd)
 		if prior := st.Prior; prior != nil {
 			if prior.CommandDigest != cmdDigest {
-				refusal = room.ErrIdempotencyKeyReused
-				return store.AppendWrite{}, nil
+				res.refusal = room.ErrIdempotencyKeyReused
+				return store.AppendWrite{Result: res}, nil
 			}
-			posted = &Posted{Event: eventView(*prior), Outcome: outcomeView(a.Outcome)}
-			return store.AppendWrite{}, nil
+			res.posted = &Posted{Event: eventView(*prior), Outcome: outcomeView(a.Outcome)}
+			return store.AppendWrite{Result: res}, nil
 		}
+		rev := rev
 		if st.Revision != nil {
-			var err error
-			if rev, err = v.rooms().keepRevision(*st.Revision); err != nil {
+			// Read with the append: the caller caches it once Append returned.
+			if rev, err = newRevisionBlock(*st.Revision); err != nil {
 				return store.AppendWrite{}, err
 			}
+			res.read = rev
 		}
 		if rev == nil || rev.AgreementID != a.ID || rev.Number != a.CurrentRevision {
 			return store.AppendWrite{}, errNewRevision
@@ -148,11 +151,11 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 			Roster: h.Roster, Events: h.Events, ParticipantEvents: me.EventsOn(a.CurrentRevision), Stored: &a.Outcome}
 		outcome, admitErr := room.Admit(snap, cmd, now)
 		if admitErr != nil {
-			refusal = admitErr
+			res.refusal = admitErr
 			if !a.Outcome.Final() && outcome.Status == room.StatusExpired {
-				return store.AppendWrite{Outcome: &outcome}, nil // the expiry found here is stored
+				return store.AppendWrite{Outcome: &outcome, Result: res}, nil // the expiry found here is stored
 			}
-			return store.AppendWrite{}, nil
+			return store.AppendWrite{Result: res}, nil
 		}
 		e := store.Event{
 			ID: uuid.New(), AgreementID: a.ID, Seq: a.Head.Seq + 1, ParticipantID: me.ID, Revision: a.CurrentRevision,
@@ -160,7 +163,7 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 			Signature: signature,
 		}
 		e.Hash = chainHash(e)
-		w := store.AppendWrite{Event: &e}
+		w := store.AppendWrite{Event: &e, Result: res}
 		final := a.Outcome
 		if room.IsTerminal(cmd.Action) {
 			var err error
@@ -172,22 +175,37 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 				w.Outcome = &final
 			}
 		}
-		posted, created = &Posted{Event: eventView(e), Outcome: outcomeView(final)}, true
+		res.posted, res.created = &Posted{Event: eventView(e), Outcome: outcomeView(final)}, true
 		return w, nil
 	}
-	if err = v.Store.Append(ctx, req, decide); errors.Is(err, errNewRevision) {
+	out, err := v.append(ctx, req, decide)
+	if errors.Is(err, errNewRevision) {
 		// Not the revision cached: read the current one with the append.
 		req.WithRevision = true
-		err = v.Store.Append(ctx, req, decide)
+		out, err = v.append(ctx, req, decide)
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	v.rooms().learnAgreement(c.invitationID, agreementID)
-	if refusal != nil {
-		return nil, false, refusal
+	res := out.(*postResult)
+	if res.read != nil {
+		v.rooms().keepBlock(res.read)
 	}
-	return posted, created, nil
+	v.rooms().learnAgreement(c.invitationID, res.agreementID)
+	if res.refusal != nil {
+		return nil, false, res.refusal
+	}
+	return res.posted, res.created, nil
+}
+
+// postResult is what PostEventAs's decision tells it.
+type postResult struct {
+	agreementID uuid.UUID // the credential's, once checked
+	posted      *Posted
+	created     bool
+	refusal     error
+	// read is the current revision, when the append read it, for the cache.
+	read *revisionBlock
 }
 
 // errNewRevision: the cached revision is not the agreement's current one.

@@ -16,7 +16,7 @@ import (
 // every call, so a revocation takes effect on the next request.
 func (v *Venue) AuthParticipantToken(ctx context.Context, token string) (*Principal, error) {
 	hash := secret.Hash(token)
-	o, err := v.Store.ParticipantGetByTokenHash(ctx, hash)
+	o, err := v.tokenOwner(ctx, hash)
 	if err != nil && !errors.Is(err, room.ErrNotFound) {
 		// The database failed: that is not a bad credential (R-SEC-7).
 		return nil, fmt.Errorf("venue: authenticate participant: %w", err)

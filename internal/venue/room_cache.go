@@ -204,14 +204,19 @@ func (c *roomCache) keepRevision(rev store.Revision) (*revisionBlock, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := c.entry(rev.AgreementID)
+	return c.keepBlock(b), nil
+}
+
+// keepBlock is keepRevision for a block already built.
+func (c *roomCache) keepBlock(b *revisionBlock) *revisionBlock {
+	e := c.entry(b.AgreementID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e.revision == nil || e.revision.Number < rev.Number {
+	if e.revision == nil || e.revision.Number < b.Number {
 		c.resize(e, sizeOf(b)-sizeOf(e.revision))
 		e.revision = b
 	}
-	return e.revision, nil
+	return e.revision
 }
 
 func sizeOf(b *revisionBlock) int {

@@ -6,6 +6,7 @@
 package venue
 
 import (
+	"context"
 	"crypto/ed25519"
 	"errors"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/consensus-md/consensus/internal/batch"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
@@ -51,7 +53,10 @@ var ErrArtifactNotReady = errors.New("the artifact exists only after the outcome
 
 // Venue holds what every use case needs.
 type Venue struct {
-	Store  *store.Store
+	Store *store.Store
+	// Batch, when set, runs the appends and token lookups of concurrent
+	// requests together (package batch); nil runs each alone on Store.
+	Batch  *batch.Batcher
 	Keys   *secret.Keys
 	Origin string
 	Now    func() time.Time
@@ -71,6 +76,23 @@ type Venue struct {
 }
 
 func (v *Venue) now() time.Time { return v.Now().UTC() }
+
+// append runs one append through Batch when the venue has one.
+func (v *Venue) append(ctx context.Context, req store.AppendRequest, decide store.Decide) (any, error) {
+	if v.Batch != nil {
+		return v.Batch.Append(ctx, req, decide)
+	}
+	return v.Store.Append(ctx, req, decide)
+}
+
+// tokenOwner finds the owner of a participant token by its hash, through
+// Batch when the venue has one.
+func (v *Venue) tokenOwner(ctx context.Context, tokenHash []byte) (store.TokenOwner, error) {
+	if v.Batch != nil {
+		return v.Batch.TokenOwner(ctx, tokenHash)
+	}
+	return v.Store.ParticipantGetByTokenHash(ctx, tokenHash)
+}
 
 // rooms is the venue's room cache, made on first use.
 func (v *Venue) rooms() *roomCache {

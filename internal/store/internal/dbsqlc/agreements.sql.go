@@ -206,8 +206,9 @@ const agreementLockBatch = `-- name: AgreementLockBatch :many
 SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered FROM agreements WHERE id = ANY($1::uuid[]) FOR UPDATE SKIP LOCKED
 `
 
-// Locks the agreements of a batch of appends (appender.go), skipping any
-// that another transaction holds: such an append runs alone and waits.
+// Locks the agreements of the appends of one AppendMany, skipping any
+// that another transaction holds: such an append is left out, to run
+// alone and wait.
 // Never waiting, it cannot take part in a deadlock.
 func (q *Queries) AgreementLockBatch(ctx context.Context, ids []uuid.UUID) ([]Agreement, error) {
 	rows, err := q.db.Query(ctx, agreementLockBatch, ids)

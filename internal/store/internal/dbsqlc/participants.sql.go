@@ -36,8 +36,8 @@ type ParticipantAuthRow struct {
 // The owners of participant tokens with what every participant route
 // needs, by index lookups: a 304 answers from its row alone. The tokens of
 // the requests that arrived while the previous lookup ran are looked up
-// together (store/lookup.go), on connections that use the generic plan: a
-// nested loop of one index probe per token.
+// together (package batch, through store.TokenOwners), on connections that
+// use the generic plan: a nested loop of one index probe per token.
 func (q *Queries) ParticipantAuth(ctx context.Context, tokenHashes [][]byte) ([]ParticipantAuthRow, error) {
 	rows, err := q.db.Query(ctx, participantAuth, tokenHashes)
 	if err != nil {

@@ -1,4 +1,4 @@
-package store_test
+package roomnotify_test
 
 import (
 	"context"
@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/consensus-md/consensus/internal/pgtest"
+	"github.com/consensus-md/consensus/internal/roomnotify"
 	"github.com/consensus-md/consensus/internal/store"
 )
 
-// roomEars records what ListenRooms reports.
+// roomEars records what Listen reports.
 type roomEars struct {
 	mu      sync.Mutex
 	changed []uuid.UUID
@@ -62,18 +64,23 @@ func (e *roomEars) RoomsResumed() {
 	}
 }
 
-// TestListenRoomsResumesAfterLosingItsConnection: a NOTIFY on the room
+// TestListenResumesAfterLosingItsConnection: a NOTIFY on the room
 // channel is heard; when the listening connection is killed, the listener
 // connects again and says so (RoomsResumed), so waiters check everything
 // again, and hears later notifications.
-func TestListenRoomsResumesAfterLosingItsConnection(t *testing.T) {
+func TestListenResumesAfterLosingItsConnection(t *testing.T) {
 	t.Parallel()
-	st := pgtest.Store(t)
+	url := pgtest.URL(t)
+	st, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ears := &roomEars{signal: make(chan struct{}, 16)}
 	done := make(chan struct{})
-	go func() { st.ListenRooms(ctx, ears, slog.New(slog.NewTextHandler(io.Discard, nil))); close(done) }()
+	go func() { roomnotify.Listen(ctx, st, ears, slog.New(slog.NewTextHandler(io.Discard, nil))); close(done) }()
 	next := func(what string) {
 		t.Helper()
 		select {
@@ -83,17 +90,21 @@ func TestListenRoomsResumesAfterLosingItsConnection(t *testing.T) {
 		}
 	}
 	next("first resume")
-	pool := store.Pool(st)
+	pool, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close(context.Background())
 	id := uuid.New()
-	if _, err := pool.Exec(ctx, "SELECT pg_notify($1, $2)", store.RoomChannel, id.String()); err != nil {
+	if _, err := pool.Exec(ctx, "SELECT pg_notify($1, $2)", roomnotify.Channel, id.String()); err != nil {
 		t.Fatal(err)
 	}
 	next("notification")
-	if _, err := pool.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN "+store.RoomChannel+"'"); err != nil {
+	if _, err := pool.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'"); err != nil {
 		t.Fatal(err)
 	}
 	next("resume after the connection was killed")
-	if _, err := pool.Exec(ctx, "SELECT pg_notify($1, $2)", store.RoomChannel, id.String()); err != nil {
+	if _, err := pool.Exec(ctx, "SELECT pg_notify($1, $2)", roomnotify.Channel, id.String()); err != nil {
 		t.Fatal(err)
 	}
 	next("notification after resuming")

@@ -1,4 +1,4 @@
-package store_test
+package batch_test
 
 import (
 	"bytes"
@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
+	"github.com/consensus-md/consensus/internal/batch"
 	"github.com/consensus-md/consensus/internal/pgtest"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store"
@@ -17,10 +19,15 @@ import (
 
 // blockLookups holds a lock that stops every token lookup's statement
 // until the returned function is called.
-func blockLookups(t *testing.T, st *store.Store) (release func()) {
+func blockLookups(t *testing.T, url string) (release func()) {
 	t.Helper()
 	ctx := context.Background()
-	tx, err := store.Pool(st).Begin(ctx)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(ctx) })
+	tx, err := conn.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,11 +41,11 @@ func blockLookups(t *testing.T, st *store.Store) (release func()) {
 }
 
 // waitLookups waits until count(st) reaches n; what names it in the failure.
-func waitLookups(t *testing.T, st *store.Store, what string, count func(*store.Store) int, n int) {
+func waitLookups(t *testing.T, b *batch.Batcher, what string, count func(*batch.Batcher) int, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); count(st) < n; {
+	for deadline := time.Now().Add(10 * time.Second); count(b) < n; {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d, want %d", what, count(st), n)
+			t.Fatalf("%s: %d, want %d", what, count(b), n)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -48,7 +55,7 @@ func waitLookups(t *testing.T, st *store.Store, what string, count func(*store.S
 // each answered with its own token's owner, at most 64 per statement.
 func TestLookupsQueuedTogetherAnswerEachItsOwn(t *testing.T) {
 	t.Parallel()
-	st := pgtest.Store(t)
+	url, st, b := openURL(t)
 	ctx := context.Background()
 	type tok struct {
 		hash  []byte
@@ -70,13 +77,13 @@ func TestLookupsQueuedTogetherAnswerEachItsOwn(t *testing.T) {
 		toks = append(toks, tok{hash: u[:]})
 	}
 
-	release := blockLookups(t, st)
+	release := blockLookups(t, url)
 	// The first lookups take the workers and wait on the lock; the others
 	// queue behind them: 100 lookups, the same token several times over.
-	first := make(chan error, store.LookupWorkers)
-	for i := range store.LookupWorkers {
-		go func() { _, err := st.ParticipantGetByTokenHash(ctx, toks[0].hash); first <- err }()
-		waitLookups(t, st, "lookups the workers took", store.TakenLookups, i+1)
+	first := make(chan error, batch.LookupWorkers)
+	for i := range batch.LookupWorkers {
+		go func() { _, err := b.TokenOwner(ctx, toks[0].hash); first <- err }()
+		waitLookups(t, b, "lookups the workers took", batch.TakenLookups, i+1)
 	}
 	const n = 100
 	type answer struct {
@@ -87,14 +94,14 @@ func TestLookupsQueuedTogetherAnswerEachItsOwn(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			o, err := st.ParticipantGetByTokenHash(ctx, toks[i%len(toks)].hash)
+			o, err := b.TokenOwner(ctx, toks[i%len(toks)].hash)
 			answers[i] = answer{o, err}
 		})
 	}
-	waitLookups(t, st, "lookups queued", store.QueuedLookups, n)
+	waitLookups(t, b, "lookups queued", batch.QueuedLookups, n)
 	release()
 	wg.Wait()
-	for range store.LookupWorkers {
+	for range batch.LookupWorkers {
 		if err := <-first; err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +119,7 @@ func TestLookupsQueuedTogetherAnswerEachItsOwn(t *testing.T) {
 			t.Fatalf("lookup %d: %+v, %v; want participant %s of %s", i, a.o, a.err, k.pid, k.agr)
 		}
 	}
-	if got := store.LargestLookup(st); got != 64 {
+	if got := batch.LargestLookup(b); got != 64 {
 		t.Fatalf("the largest statement carried %d lookups, want 64 (100 queued, 64 at most)", got)
 	}
 }
@@ -122,43 +129,45 @@ func TestLookupsQueuedTogetherAnswerEachItsOwn(t *testing.T) {
 // lookups behind it are still answered.
 func TestLookupAnswersAtItsCallersDeadline(t *testing.T) {
 	t.Parallel()
-	st := pgtest.Store(t)
+	url, st, b := openURL(t)
 	_, pid := agreement(t, st)
 	hash := claim(t, st, pid)
-	release := blockLookups(t, st)
+	release := blockLookups(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := st.ParticipantGetByTokenHash(ctx, hash)
+	_, err := b.TokenOwner(ctx, hash)
 	if !errors.Is(err, room.ErrUnavailable) || time.Since(start) > 5*time.Second {
 		t.Fatalf("lookup past its deadline: %v after %v, want room.ErrUnavailable at the deadline", err, time.Since(start))
 	}
 	done := make(chan error, 1)
-	go func() { _, err := st.ParticipantGetByTokenHash(context.Background(), hash); done <- err }()
+	go func() { _, err := b.TokenOwner(context.Background(), hash); done <- err }()
 	release()
 	if err := <-done; err != nil {
 		t.Fatalf("the next lookup: %v", err)
 	}
 }
 
-// Closing the store answers the lookups queued; later ones fail as a
-// closed pool does instead of waiting forever.
+// Closing the batcher answers the lookups queued; later ones run alone,
+// and fail once the store has closed, instead of waiting forever.
 func TestLookupsAnsweredAcrossClose(t *testing.T) {
 	t.Parallel()
-	st, err := store.Open(context.Background(), pgtest.URL(t))
+	url := pgtest.URL(t)
+	st, err := store.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
+	b := batch.New(st)
 	_, pid := agreement(t, st)
 	hash := claim(t, st, pid)
-	release := blockLookups(t, st)
+	release := blockLookups(t, url)
 	errs := make(chan error, 10)
 	for range 10 {
-		go func() { _, err := st.ParticipantGetByTokenHash(context.Background(), hash); errs <- err }()
+		go func() { _, err := b.TokenOwner(context.Background(), hash); errs <- err }()
 	}
-	waitLookups(t, st, "lookups taken or queued", func(st *store.Store) int { return store.TakenLookups(st) + store.QueuedLookups(st) }, 10)
+	waitLookups(t, b, "lookups taken or queued", func(b *batch.Batcher) int { return batch.TakenLookups(b) + batch.QueuedLookups(b) }, 10)
 	closed := make(chan struct{})
-	go func() { st.Close(); close(closed) }()
+	go func() { b.Close(); close(closed) }()
 	time.Sleep(50 * time.Millisecond)
 	release()
 	for range 10 {
@@ -167,22 +176,11 @@ func TestLookupsAnsweredAcrossClose(t *testing.T) {
 		}
 	}
 	<-closed
-	if _, err := st.ParticipantGetByTokenHash(context.Background(), hash); err == nil {
-		t.Fatal("a lookup after Close succeeded")
+	if _, err := b.TokenOwner(context.Background(), hash); err != nil {
+		t.Fatalf("a lookup after the batcher closed, alone: %v", err)
 	}
-}
-
-// Only the lookups' own connections force the generic plan: the serving
-// pool plans as PostgreSQL chooses.
-func TestOnlyLookupConnectionsForceTheGenericPlan(t *testing.T) {
-	t.Parallel()
-	st := pgtest.Store(t)
-	ctx := context.Background()
-	var mode string
-	if err := store.Pool(st).QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&mode); err != nil || mode != "auto" {
-		t.Fatalf("the serving pool's plan_cache_mode: %q, %v; want auto", mode, err)
-	}
-	if err := store.LookupPool(st).QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&mode); err != nil || mode != "force_generic_plan" {
-		t.Fatalf("the lookup pool's plan_cache_mode: %q, %v; want force_generic_plan", mode, err)
+	st.Close()
+	if _, err := b.TokenOwner(context.Background(), hash); err == nil {
+		t.Fatal("a lookup after the store closed succeeded")
 	}
 }

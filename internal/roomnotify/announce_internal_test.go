@@ -1,4 +1,4 @@
-package store
+package roomnotify
 
 import (
 	"slices"
@@ -21,13 +21,13 @@ func TestNotifyPayloads(t *testing.T) {
 			if len(p) > notifyPayloadMax || len(p) == 0 {
 				t.Fatalf("%d ids: a payload of %d bytes", n, len(p))
 			}
-			back = append(back, parseRoomPayload(p)...)
+			back = append(back, parsePayload(p)...)
 		}
 		if !slices.Equal(back, ids) {
 			t.Fatalf("%d ids: read back %d", n, len(back))
 		}
 	}
-	if got := parseRoomPayload("not-an-id," + uuid.Nil.String()); len(got) != 1 {
+	if got := parsePayload("not-an-id," + uuid.Nil.String()); len(got) != 1 {
 		t.Fatalf("a malformed id is skipped, the rest kept: %v", got)
 	}
 }

@@ -1,4 +1,4 @@
-package store_test
+package roomnotify_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/pgtest"
+	"github.com/consensus-md/consensus/internal/roomnotify"
 	"github.com/consensus-md/consensus/internal/store"
 )
 
@@ -32,7 +33,7 @@ func TestRoomChangesReachEveryReplica(t *testing.T) {
 		r := &roomEars{signal: make(chan struct{}, 64)}
 		var wg sync.WaitGroup
 		wg.Add(1)
-		go func() { defer wg.Done(); st.ListenRooms(ctx, r, log) }()
+		go func() { defer wg.Done(); roomnotify.Listen(ctx, st, r, log) }()
 		t.Cleanup(func() { cancel(); wg.Wait() })
 		deadline := time.Now().Add(10 * time.Second)
 		for r.resumes() == 0 {

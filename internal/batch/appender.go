@@ -1,33 +1,33 @@
-package store
+package batch
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
+	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/consensus-md/consensus/internal/store"
 )
 
 // The appender runs concurrent appends to different agreements as one
-// transaction (issue 8). An append is mostly fixed cost: two round trips,
-// BEGIN, COMMIT and its WAL flush, and the wake-ups around each; a batch of
-// n pays them once. Each append in a batch still takes its own agreement's
-// row lock, reads its own state after the lock, and is judged by its own
-// decide, exactly as alone.
+// transaction (store.AppendMany). An append is mostly fixed cost: two round
+// trips, BEGIN, COMMIT and its WAL flush, and the wake-ups around each; a
+// batch of n pays them once. Each append in a batch still takes its own
+// agreement's row lock, reads its own state after the lock, and is judged
+// by its own decide, exactly as alone.
 //
 // Rules that keep a batch equivalent to its appends one after the other:
 //   - At most one append per agreement is in flight across the replica's
 //     batches: the next one waits in the queue, and then reads what the
 //     previous committed (its chain head, counters and outcome).
-//   - A batch locks its agreements in id order, and never waits for a lock
-//     another transaction holds: that append leaves the batch and runs
-//     alone (and waits there), so one held lock stalls no other agreement.
+//   - A batch never waits for a lock another transaction holds: that
+//     append leaves the batch (store.AppendItem.Locked) and runs alone
+//     (and waits there), so one held lock stalls no other agreement.
 //   - A refusal (decide's error or a write of nothing) touches only its
 //     own append; a statement that fails ends the batch, and each of its
-//     appends then runs again alone (Append's own path, with its retries).
+//     appends then runs again alone (store.Append, with its retries).
 //     Running again is safe even after an ambiguous commit: the idempotency
 //     key finds the stored event.
 //   - An append that runs alone keeps its agreement busy until it ends.
@@ -37,14 +37,14 @@ import (
 //     transaction of its own, each waiting for the previous one's lock.
 type appender struct {
 	crew // its mu guards the fields below
-	s    *Store
+	st   *store.Store
 	// turn lets one batch at a time take from the queue, read and decide;
 	// the next batch starts while this one writes and waits for its
 	// commit. Appends arriving meanwhile gather in the queue, so batches
 	// grow with the load instead of splitting it between the workers.
 	turn sync.Mutex
 	// queue holds appends not yet taken, oldest first.
-	queue []*appendJob
+	queue []*job
 	// busy holds the agreements of the appends in the batches running now,
 	// and of the appends sent from a batch to run alone (held) until they end.
 	busy map[uuid.UUID]bool
@@ -67,33 +67,59 @@ const (
 	maxBatch      = 32
 )
 
-// appendJob is one append waiting for, or in, a batch.
-type appendJob struct {
-	req    AppendRequest
-	decide func(st *AppendState) (AppendWrite, error)
-	// err is decide's error, or the batch's when it had only this append.
-	err error
-	// alone: the batch failed; the caller runs this append again by itself.
+// job is one append waiting for, or in, a batch. Its AppendItem carries
+// the request, and once the batch ran, its result; Withdrawn is set when
+// the caller stopped waiting, so that decide no longer runs.
+type job struct {
+	store.AppendItem
+	// alone: the batch failed or left the append out; the caller runs it
+	// again by itself.
 	alone bool
 	// held: alone, and the agreement stays busy until the caller's run by
 	// itself ends (appender.release). Guarded by the appender's mu.
 	held bool
 	done chan struct{}
-	// abandoned: the caller stopped waiting; decide must not run any more.
-	abandoned atomic.Bool
 }
 
-func newAppender(s *Store) *appender {
-	a := &appender{s: s, busy: map[uuid.UUID]bool{}}
+func newAppender(st *store.Store) *appender {
+	a := &appender{st: st, busy: map[uuid.UUID]bool{}}
 	a.start(appendWorkers, a.work)
 	return a
 }
 
+// Append runs one append as store.Append does and returns the Result of
+// decide's write. When the caller names the agreement (req.AgreementID),
+// appends to other agreements that arrive meanwhile share its
+// transaction; each still locks and reads its own agreement and is judged
+// alone. decide then runs on a worker's goroutine, and may run again (a
+// failed batch reruns its appends alone) or, rarely, just after Append
+// returned with the caller's deadline: what it tells its caller goes in
+// its write's Result, never in captured variables.
+func (b *Batcher) Append(ctx context.Context, req store.AppendRequest, decide store.Decide) (any, error) {
+	if req.AgreementID == uuid.Nil {
+		return b.st.Append(ctx, req, decide)
+	}
+	j := &job{}
+	j.Request, j.Decide = req, decide
+	alone, err := b.apx.run(ctx, j)
+	if !alone {
+		switch {
+		case err == nil:
+			return j.Result, nil
+		case !store.Retryable(err) || ctx.Err() != nil:
+			return nil, err
+		}
+		time.Sleep(10 * time.Millisecond) // as store.Append pauses before its next attempt
+	}
+	defer b.apx.release(j)
+	return b.st.Append(ctx, req, decide)
+}
+
 // run queues j and waits for its batch: err is j's result. alone reports
 // that j must run by itself instead: its batch failed as a whole, its
-// agreement's lock was held elsewhere, or the store is closing. When j.held
-// is set too, the caller must call release once that run ends.
-func (a *appender) run(ctx context.Context, j *appendJob) (alone bool, err error) {
+// agreement's lock was held elsewhere, or the batcher is closing. When
+// j.held is set too, the caller must call release once that run ends.
+func (a *appender) run(ctx context.Context, j *job) (alone bool, err error) {
 	j.done = make(chan struct{})
 	a.mu.Lock()
 	if a.stopped {
@@ -105,37 +131,37 @@ func (a *appender) run(ctx context.Context, j *appendJob) (alone bool, err error
 	a.kick()
 	select {
 	case <-j.done:
-		return j.alone, j.err
+		return j.alone, j.Err
 	case <-ctx.Done():
 	}
 	select {
 	case <-j.done: // finished as the deadline passed: its result stands
-		return j.alone, j.err
+		return j.alone, j.Err
 	default:
 	}
 	// The caller's deadline (the database timeout of its request) passed
 	// first: it answers now, as it would from a query cut short. A queued
-	// append leaves the queue; one already taken is abandoned, so its batch
+	// append leaves the queue; one already taken is withdrawn, so its batch
 	// skips it if it has not judged it yet, and otherwise may still store
 	// it, as a commit cut short may (a retry with the same key replays it).
 	a.mu.Lock()
 	if i := slices.Index(a.queue, j); i >= 0 {
 		a.queue = slices.Delete(a.queue, i, i+1)
 	}
-	j.abandoned.Store(true)
+	j.Withdrawn.Store(true)
 	a.mu.Unlock()
 	a.release(j) // its batch may have ended meanwhile and held the agreement for a run that will not come
-	return false, interpretError("append", ctx.Err())
+	return false, abandoned("append", ctx)
 }
 
 // release ends j's hold on its agreement, if it has one, so that batches
 // take that agreement's appends again.
-func (a *appender) release(j *appendJob) {
+func (a *appender) release(j *job) {
 	a.mu.Lock()
 	held := j.held
 	if held {
 		j.held = false
-		delete(a.busy, j.req.AgreementID)
+		delete(a.busy, j.Request.AgreementID)
 	}
 	waiting := len(a.queue) > 0
 	a.mu.Unlock()
@@ -146,11 +172,11 @@ func (a *appender) release(j *appendJob) {
 
 // take removes the next batch from the queue: the oldest appends whose
 // agreements no running batch holds, one per agreement, at most maxBatch.
-func (a *appender) take() []*appendJob {
-	var batch []*appendJob
+func (a *appender) take() []*job {
+	var batch []*job
 	kept := a.queue[:0]
 	for _, j := range a.queue {
-		id := j.req.AgreementID
+		id := j.Request.AgreementID
 		if len(batch) < maxBatch && !a.busy[id] {
 			a.busy[id] = true
 			batch = append(batch, j)
@@ -164,6 +190,7 @@ func (a *appender) take() []*appendJob {
 }
 
 func (a *appender) work() {
+	items := make([]*store.AppendItem, 0, maxBatch) // this worker's, for each batch in turn
 	for {
 		a.turn.Lock()
 		a.mu.Lock()
@@ -171,7 +198,7 @@ func (a *appender) work() {
 		a.largest = max(a.largest, len(batch))
 		more := len(batch) > 0 && len(a.queue) > 0
 		stopped := a.stopped
-		var left []*appendJob
+		var left []*job
 		if len(batch) == 0 && stopped {
 			// What stays queued waits for an agreement that is busy (an
 			// append running alone, or the other worker's batch), which
@@ -195,7 +222,12 @@ func (a *appender) work() {
 		if more {
 			a.kick() // another worker may take what this batch could not
 		}
-		a.runBatch(batch)
+		items = items[:0]
+		for _, j := range batch {
+			items = append(items, &j.AppendItem)
+		}
+		a.runBatch(batch, items)
+		clear(items)
 		a.mu.Lock()
 		waiting := len(a.queue) > 0
 		a.mu.Unlock()
@@ -205,52 +237,37 @@ func (a *appender) work() {
 	}
 }
 
-// runBatch runs batch and hands each append its result. The agreement of
-// an append that must now run alone stays busy (held) until that run ends;
-// every other agreement of the batch is free again.
-func (a *appender) runBatch(batch []*appendJob) {
-	ctx, cancel := context.WithTimeout(context.Background(), a.s.timeout)
+// runBatch runs batch (whose items are items) and hands each append its
+// result. The agreement of an append that must now run alone stays busy
+// (held) until that run ends; every other agreement of the batch is free
+// again.
+func (a *appender) runBatch(batch []*job, items []*store.AppendItem) {
+	ctx, cancel := context.WithTimeout(context.Background(), a.st.Timeout())
 	defer cancel()
 	pass := sync.OnceFunc(a.turn.Unlock)
-	err := a.s.appendBatch(ctx, batch, true, pass)
+	err := a.st.AppendMany(ctx, items, pass)
 	pass() // the batch ended before it decided
 	a.mu.Lock()
 	for _, j := range batch {
 		switch {
 		case err == nil:
+			j.alone = j.Locked
 		case len(batch) == 1:
-			j.err = err
+			j.Err = err
 		default:
 			j.alone = true
 		}
 		if j.alone {
 			a.aloneRuns++
 		}
-		if j.alone && !j.abandoned.Load() {
+		if j.alone && !j.Withdrawn.Load() {
 			j.held = true
 		} else {
-			delete(a.busy, j.req.AgreementID)
+			delete(a.busy, j.Request.AgreementID)
 		}
 	}
 	a.mu.Unlock()
 	for _, j := range batch {
 		close(j.done)
 	}
-}
-
-// errAbandoned is the result of an append whose caller stopped waiting.
-var errAbandoned = errors.New("store: append abandoned by its caller")
-
-// decideSafely runs decide, turning a panic into this append's error: a
-// worker serves many requests, and one bad decision must not end them all.
-func decideSafely(j *appendJob, st *AppendState) (w AppendWrite, err error) {
-	if j.abandoned.Load() {
-		return AppendWrite{}, errAbandoned
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			w, err = AppendWrite{}, fmt.Errorf("store: append: decide panicked: %v", r)
-		}
-	}()
-	return j.decide(st)
 }

@@ -1,8 +1,8 @@
-package store
+package batch
 
 import "sync"
 
-// crew is the goroutines that serve one of the store's queues (the
+// crew is the goroutines that serve one of the batcher's queues (the
 // appender's, the lookups'). Its owner guards its queue and stopped with
 // mu, kicks after queueing, and a worker that found nothing to take waits
 // in idle, unless stopped, when it returns.

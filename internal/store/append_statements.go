@@ -12,34 +12,35 @@ import (
 	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
 )
 
-// The statements of appendBatch. Its common work takes one statement for
-// the whole batch, whatever its size: the locks, the holders, the events.
+// The statements of an append transaction (Append, AppendMany). Its common
+// work takes one statement for all its appends, however many: the locks,
+// the holders, the events.
 // Only what some appends need (a roster, a revision, an outcome without an
 // event, an artifact) takes a statement of its own.
 
-// queueReads queues what the jobs read, in order: their agreements' locks,
+// queueReads queues what the items read, in order: their agreements' locks,
 // then (each statement seeing the locks granted) their holders and what
-// each asked for besides. states[i] receives jobs[i]'s.
-func queueReads(ctx context.Context, read *pipeline, jobs []*appendJob, skipLocked bool, states []*AppendState) {
+// each asked for besides. states[i] receives items[i]'s.
+func queueReads(ctx context.Context, read *pipeline, items []*AppendItem, skipLocked bool, states []*AppendState) {
 	if skipLocked {
-		queueBatchLock(ctx, read, jobs, states)
+		queueLockAll(ctx, read, items, states)
 	} else {
-		for i, j := range jobs {
-			queueLock(ctx, read, j.req, states[i])
+		for i, it := range items {
+			queueLock(ctx, read, it.Request, states[i])
 		}
 	}
-	queueHolders(ctx, read, jobs, states)
-	for i, j := range jobs {
-		queueExtras(ctx, read, j.req, states[i])
+	queueHolders(ctx, read, items, states)
+	for i, it := range items {
+		queueExtras(ctx, read, it.Request, states[i])
 	}
 }
 
-// queueBatchLock locks every job's agreement that no other transaction
-// holds; a job whose agreement is held (or unknown) keeps a zero Agreement.
-func queueBatchLock(ctx context.Context, read *pipeline, jobs []*appendJob, states []*AppendState) {
-	ids := make([]uuid.UUID, len(jobs))
-	for i, j := range jobs {
-		ids[i] = j.req.AgreementID
+// queueLockAll locks every item's agreement that no other transaction
+// holds; an item whose agreement is held (or unknown) keeps a zero Agreement.
+func queueLockAll(ctx context.Context, read *pipeline, items []*AppendItem, states []*AppendState) {
+	ids := make([]uuid.UUID, len(items))
+	for i, it := range items {
+		ids[i] = it.Request.AgreementID
 	}
 	read.add(func(db dbsqlc.DBTX) error {
 		rows, err := dbsqlc.New(db).AgreementLockBatch(ctx, ids)
@@ -79,18 +80,18 @@ func queueLock(ctx context.Context, read *pipeline, req AppendRequest, st *Appen
 	})
 }
 
-// queueHolders reads every job's token holder, and the event it stored
-// under the job's idempotency key: an unknown token leaves Holder nil, a
+// queueHolders reads every item's token holder, and the event it stored
+// under the item's idempotency key: an unknown token leaves Holder nil, a
 // new key Prior.
-func queueHolders(ctx context.Context, read *pipeline, jobs []*appendJob, states []*AppendState) {
-	tokens, keys := make([][]byte, len(jobs)), make([]string, len(jobs))
-	for i, j := range jobs {
-		tokens[i], keys[i] = j.req.TokenHash, j.req.IdempotencyKey
+func queueHolders(ctx context.Context, read *pipeline, items []*AppendItem, states []*AppendState) {
+	tokens, keys := make([][]byte, len(items)), make([]string, len(items))
+	for i, it := range items {
+		tokens[i], keys[i] = it.Request.TokenHash, it.Request.IdempotencyKey
 	}
-	// at is the job of a row's n (from 1), or an error for an n no job has.
+	// at is the item of a row's n (from 1), or an error for an n no item has.
 	at := func(n int32) (*AppendState, error) {
 		if n < 1 || int(n) > len(states) {
-			return nil, errors.New("store: a row names no append of the batch")
+			return nil, errors.New("store: a row names no append of the transaction")
 		}
 		return states[n-1], nil
 	}
@@ -165,8 +166,8 @@ func holderFrom(r dbsqlc.ParticipantHoldersRow) *TokenHolder {
 	}
 }
 
-// queueWrite adds w on agreement id to the batch: its event to events (one
-// EventAppendBatch for the whole batch), an outcome without an event and an
+// queueWrite adds w on agreement id to the transaction: its event to
+// events (one EventAppendBatch for all its appends), an outcome without an event and an
 // artifact as statements of their own on p.
 func queueWrite(ctx context.Context, p *pipeline, events *dbsqlc.EventAppendBatchParams, id uuid.UUID, w AppendWrite) error {
 	var eventID uuid.NullUUID

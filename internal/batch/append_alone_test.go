@@ -1,4 +1,4 @@
-package store_test
+package batch_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/consensus-md/consensus/internal/pgtest"
+	"github.com/consensus-md/consensus/internal/batch"
 	"github.com/consensus-md/consensus/internal/store"
 )
 
@@ -26,7 +26,7 @@ type heldRoom struct {
 	post func(key string) <-chan error
 }
 
-func holdRoom(ctx context.Context, t *testing.T, st *store.Store) *heldRoom {
+func holdRoom(ctx context.Context, t *testing.T, st *store.Store, b *batch.Batcher) *heldRoom {
 	t.Helper()
 	id, pid := agreement(t, st)
 	hash := claim(t, st, pid)
@@ -35,7 +35,7 @@ func holdRoom(ctx context.Context, t *testing.T, st *store.Store) *heldRoom {
 	r.post = func(key string) <-chan error {
 		done := make(chan error, 1)
 		go func() {
-			done <- st.Append(ctx, store.AppendRequest{TokenHash: hash, AgreementID: id, IdempotencyKey: key, SkipRoster: true}, nextComment(key))
+			done <- post(ctx, b, store.AppendRequest{TokenHash: hash, AgreementID: id, IdempotencyKey: key, SkipRoster: true}, nextComment(key))
 		}()
 		return done
 	}
@@ -59,15 +59,15 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // of its own.
 func TestAppendRunningAloneKeepsItsAgreementOutOfBatches(t *testing.T) {
 	t.Parallel()
-	st := pgtest.Store(t)
+	st, b := open(t)
 	ctx := context.Background()
-	r := holdRoom(ctx, t, st)
+	r := holdRoom(ctx, t, st, b)
 	defer r.free()
 	first := r.post("k1")
-	waitFor(t, "the first append sent alone", func() bool { return store.AloneRuns(st) > 0 })
+	waitFor(t, "the first append sent alone", func() bool { return batch.AloneRuns(b) > 0 })
 	second := r.post("k2")
 	time.Sleep(300 * time.Millisecond)
-	if n, q := store.AloneRuns(st), store.QueuedAppends(st); n != 1 || q != 1 {
+	if n, q := batch.AloneRuns(b), batch.QueuedAppends(b); n != 1 || q != 1 {
 		t.Fatalf("while the first append waits alone: %d sent alone, %d queued; want 1 and the second one queued", n, q)
 	}
 	r.free()
@@ -76,26 +76,26 @@ func TestAppendRunningAloneKeepsItsAgreementOutOfBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if a, err := st.AgreementGet(ctx, r.id); err != nil || a.Head.Seq != 2 || store.AloneRuns(st) != 1 {
-		t.Fatalf("head %d, %d sent alone (%v)", a.Head.Seq, store.AloneRuns(st), err)
+	if a, err := st.AgreementGet(ctx, r.id); err != nil || a.Head.Seq != 2 || batch.AloneRuns(b) != 1 {
+		t.Fatalf("head %d, %d sent alone (%v)", a.Head.Seq, batch.AloneRuns(b), err)
 	}
 }
 
-// An append queued behind one running alone is answered when the store
+// An append queued behind one running alone is answered when the batcher
 // closes: the workers that stop must not leave it in the queue, waiting
 // for an agreement no batch will take again.
 func TestCloseAnswersAnAppendQueuedBehindOneRunningAlone(t *testing.T) {
 	t.Parallel()
-	st := pgtest.Store(t)
+	st, b := open(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	r := holdRoom(ctx, t, st)
+	r := holdRoom(ctx, t, st, b)
 	defer r.free()
 	first := r.post("k1")
-	waitFor(t, "the first append sent alone", func() bool { return store.AloneRuns(st) == 1 })
+	waitFor(t, "the first append sent alone", func() bool { return batch.AloneRuns(b) == 1 })
 	second := r.post("k2")
-	waitFor(t, "the second append queued", func() bool { return store.QueuedAppends(st) == 1 })
-	go st.Close()
+	waitFor(t, "the second append queued", func() bool { return batch.QueuedAppends(b) == 1 })
+	go b.Close()
 	time.Sleep(200 * time.Millisecond) // the workers stop
 	r.free()
 	if err := <-r.held; err != nil {
@@ -105,6 +105,6 @@ func TestCloseAnswersAnAppendQueuedBehindOneRunningAlone(t *testing.T) {
 	select {
 	case <-second: // stored alone, or refused by the closed pool: either way, answered
 	case <-time.After(10 * time.Second):
-		t.Fatal("the queued append was not answered 10 s after the store closed")
+		t.Fatal("the queued append was not answered 10 s after the batcher closed")
 	}
 }

@@ -1,0 +1,69 @@
+package venue
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/consensus-md/consensus/internal/batch"
+	"github.com/consensus-md/consensus/internal/pgtest"
+	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/secret"
+	"github.com/consensus-md/consensus/internal/store"
+)
+
+// testRoom is an agreement of n claimed participants on a venue that
+// batches its appends, as the daemon's does.
+type testRoom struct {
+	v      *Venue
+	digest string
+	creds  []ParticipantCredential
+}
+
+func newTestRoom(t *testing.T, n int) *testRoom {
+	t.Helper()
+	ctx := context.Background()
+	st := pgtest.Store(t)
+	b := batch.New(st)
+	t.Cleanup(b.Close)
+	keys, err := secret.DeriveKeys(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &Venue{Store: st, Batch: b, Keys: keys, Origin: "https://consensus.test", Now: time.Now}
+	req := true
+	in := CreateInput{Title: "Test", Objective: "Post.", Deadline: time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)}
+	for i := range n {
+		in.Participants = append(in.Participants, ParticipantInput{DisplayName: fmt.Sprintf("P%d", i), Kind: "agent",
+			Email: fmt.Sprintf("p%d@agents.example", i), Required: &req})
+	}
+	c, err := v.CreateAgreement(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &testRoom{v: v, digest: c.RevisionDigest}
+	for i, p := range c.Participants {
+		token := fmt.Sprintf("csp_test-token-%04d-%s", i, uuid.NewString())
+		ok, err := st.ParticipantClaim(ctx, uuid.MustParse(p.ParticipantID), store.Claim{BindingJSON: "{}", BindingDigest: token,
+			TokenHash: secret.Hash(token), ClaimedAt: time.Now()})
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		r.creds = append(r.creds, NewParticipantCredential(room.KindAgent, p.InvitationID, token))
+	}
+	return r
+}
+
+// comment posts a comment as participant i under key, failing the test
+// unless it is stored.
+func (r *testRoom) comment(t *testing.T, i int, key string) {
+	t.Helper()
+	action, body, rev := "comment", "a comment", 1
+	if _, created, err := r.v.PostEventAs(context.Background(), r.creds[i], key, nil,
+		EventInput{Action: &action, Body: &body, Revision: &rev, Digest: &r.digest}); err != nil || !created {
+		t.Fatal(created, err)
+	}
+}
