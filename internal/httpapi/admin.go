@@ -29,7 +29,7 @@ func (s *Server) handleAgreementCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.afterBody(r)
 	defer cancel()
-	out, err := s.venue.CreateAgreement(ctx, in)
+	out, err := s.venue.CreateAgreement(ctx, operatorFrom(r.Context()), in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -46,7 +46,7 @@ func (s *Server) handleAgreementAmend(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.afterBody(r)
 	defer cancel()
-	out, err := s.venue.AmendAgreement(ctx, chi.URLParam(r, "agreementId"), in)
+	out, err := s.venue.AmendAgreement(ctx, operatorFrom(r.Context()), chi.URLParam(r, "agreementId"), in)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -65,7 +65,7 @@ func (s *Server) handleAgreementList(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	page, err := s.venue.ListAgreements(r.Context(), limit, r.URL.Query().Get("cursor"))
+	page, err := s.venue.ListAgreements(r.Context(), operatorFrom(r.Context()), limit, r.URL.Query().Get("cursor"))
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -74,7 +74,7 @@ func (s *Server) handleAgreementList(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleAgreementGet(w http.ResponseWriter, r *http.Request) {
-	d, err := s.venue.GetAgreement(r.Context(), chi.URLParam(r, "agreementId"))
+	d, err := s.venue.GetAgreement(r.Context(), operatorFrom(r.Context()), chi.URLParam(r, "agreementId"))
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -87,7 +87,7 @@ func (s *Server) handleParticipantRevoke(w http.ResponseWriter, r *http.Request)
 		s.writeProblem(w, r, err)
 		return
 	}
-	out, err := s.venue.RevokeParticipant(r.Context(), chi.URLParam(r, "participantId"))
+	out, err := s.venue.RevokeParticipant(r.Context(), operatorFrom(r.Context()), chi.URLParam(r, "participantId"))
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -100,7 +100,7 @@ func (s *Server) handleInvitationResend(w http.ResponseWriter, r *http.Request) 
 		s.writeProblem(w, r, err)
 		return
 	}
-	out, err := s.venue.ResendInvitation(r.Context(), chi.URLParam(r, "invitationId"))
+	out, err := s.venue.ResendInvitation(r.Context(), operatorFrom(r.Context()), chi.URLParam(r, "invitationId"))
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/venue"
+	"github.com/consensus-md/consensus/internal/workspace"
 )
 
 // Each route group authenticates once, in middleware, and hands its handlers
@@ -22,6 +23,7 @@ type (
 	sessionKey     struct{}
 	participantKey struct{}
 	credentialKey  struct{}
+	operatorKey    struct{}
 )
 
 // operatorChallenge is the WWW-Authenticate answer of the operator API.
@@ -72,8 +74,8 @@ func isTokenChar(c byte) bool {
 }
 
 // requireOperator checks the Bearer operator token against its configured
-// hash in constant time. There is one operator, so no principal is stored:
-// reaching an operator handler is the whole of its identity.
+// hash in constant time and puts the call (its principal, request id and
+// client address) in the context for operatorFrom.
 func (s *Server) requireOperator(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token := credential(r, "Bearer")
@@ -82,8 +84,14 @@ func (s *Server) requireOperator(next http.Handler) http.Handler {
 			s.writeProblem(w, r, &Error{Code: "unauthorized", Detail: "a valid operator Bearer token is required", Challenge: operatorChallenge})
 			return
 		}
-		next.ServeHTTP(w, r)
+		c := venue.OperatorCall{Principal: workspace.Bootstrap(), RequestID: requestID(r.Context()), ClientAddress: clientAddr(r.Context()).String()}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), operatorKey{}, c)))
 	})
+}
+
+// operatorFrom returns the call requireOperator stored.
+func operatorFrom(ctx context.Context) venue.OperatorCall {
+	return principal[venue.OperatorCall](ctx, operatorKey{}, "operatorFrom without requireOperator on the route")
 }
 
 // requireSession checks the Consensus-Session credential for the invitation

@@ -24,6 +24,7 @@ import (
 type Store struct {
 	queries
 	pool    *pgxpool.Pool
+	ops     *pgxpool.Pool // operator transactions, each in one workspace (workspace.go)
 	timeout time.Duration
 	obs     Observer    // see SetObserver (ops.go)
 	ann     *announcer  // room changes, told after commit (announce.go)
@@ -84,6 +85,9 @@ func pgxConfig(databaseURL string) (*pgxpool.Config, error) {
 		return nil, errors.New("store: DATABASE_URL is not a valid PostgreSQL connection URL")
 	}
 	cfg.AfterConnect = registerUUID
+	// The pool's connections see the rows of every workspace: see
+	// scopeService. The operator pool replaces this (workspace.go).
+	cfg.ConnConfig.RuntimeParams[scopeParam] = scopeService
 	if !strings.Contains(databaseURL, "pool_max_conns") {
 		// pgxpool's default, max(4, CPUs), lets a replica run only four
 		// transactions at once: sixteen concurrent appends then queue for a
@@ -141,8 +145,14 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*Store, erro
 		pool.Close()
 		return nil, err
 	}
+	ops, err := operatorPool(ctx, cfg)
+	if err != nil {
+		look.Close()
+		pool.Close()
+		return nil, err
+	}
 	ann := newAnnouncer()
-	s := &Store{queries: queries{q: dbsqlc.New(pool), changed: ann.changed}, pool: pool, timeout: o.timeout, ann: ann}
+	s := &Store{queries: queries{q: dbsqlc.New(pool), changed: ann.changed}, pool: pool, ops: ops, timeout: o.timeout, ann: ann}
 	s.apx = newAppender(s)
 	s.look = newLookups(s, look)
 	return s, nil
@@ -152,6 +162,7 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*Store, erro
 func (s *Store) Close() {
 	s.apx.stop()
 	s.look.stop()
+	s.ops.Close()
 	s.pool.Close()
 }
 
@@ -164,9 +175,16 @@ func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 // returns come back unchanged; a failed commit is interpreted like any
 // statement's error.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.retryTx(ctx, s.pool, pgx.TxOptions{}, fn)
+}
+
+// retryTx runs fn in transactions of pool begun with opts until one
+// commits, fn fails otherwise than by a serialization failure or deadlock,
+// or five attempts failed.
+func (s *Store) retryTx(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(tx *Tx) error) error {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		err = s.inTxOnce(ctx, fn)
+		err = s.inTxOnce(ctx, pool, opts, fn)
 		if !retryable(err) || ctx.Err() != nil {
 			return err
 		}
@@ -175,8 +193,8 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	return err
 }
 
-func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
-	tx, err := s.pool.Begin(ctx)
+func (s *Store) inTxOnce(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(tx *Tx) error) error {
+	tx, err := pool.BeginTx(ctx, opts)
 	if err != nil {
 		return interpretError("begin", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
+	"github.com/consensus-md/consensus/internal/workspace"
 )
 
 // The server side of the hot paths, without HTTP: what make bench's
@@ -42,7 +43,7 @@ func newBenchRoom(b *testing.B, n int) *benchRoom {
 		in.Participants = append(in.Participants, ParticipantInput{DisplayName: fmt.Sprintf("P%d", i), Kind: "agent",
 			Email: fmt.Sprintf("p%d@agents.example", i), Required: &req})
 	}
-	c, err := v.CreateAgreement(ctx, in)
+	c, err := v.CreateAgreement(ctx, OperatorCall{Principal: workspace.Bootstrap()}, in)
 	if err != nil {
 		b.Fatal(err)
 	}

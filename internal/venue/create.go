@@ -58,7 +58,7 @@ type CreatedParticipant struct {
 // CreateAgreement validates the input, locks revision 1, creates one
 // invitation per participant and queues its email, all in one transaction.
 // It returns *room.ValidationError for bad input.
-func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, error) {
+func (v *Venue) CreateAgreement(ctx context.Context, c OperatorCall, in CreateInput) (*Created, error) {
 	now := v.now()
 	if in.Rules == nil {
 		in.Rules = []string{}
@@ -96,7 +96,8 @@ func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, 
 		return nil, err
 	}
 	out := &Created{AgreementID: agreementID.String(), RevisionNumber: 1, RevisionDigest: locked.RevisionDigest, MarkdownDigest: locked.MarkdownDigest, Deadline: rev.Deadline}
-	err = v.Store.InTx(ctx, func(tx *store.Tx) error {
+	err = v.inWorkspace(ctx, c, func(tx *store.Tx) error {
+		out.Participants = nil // a retried transaction starts again
 		if err := tx.AgreementInsert(ctx, agreementID, deadline, now); err != nil {
 			return err
 		}
@@ -113,7 +114,7 @@ func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, 
 			}
 			out.Participants = append(out.Participants, p)
 		}
-		return nil
+		return v.audited(ctx, tx, c, ActionAgreementCreate, map[string]string{"agreementId": agreementID.String()})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("venue: create agreement: %w", err)
