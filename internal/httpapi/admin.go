@@ -1,30 +1,56 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/consensus-md/consensus/internal/venue"
+	"github.com/consensus-md/consensus/internal/workspace"
 )
 
 func (s *Server) registerAdminRoutes(r chi.Router) {
 	r.Route("/api/v1/admin", func(r chi.Router) {
-		r.Use(noStore, s.requireOperator, s.boundDatabase)
-		r.Post("/agreements", s.handleAgreementCreate)
-		r.Get("/agreements", s.handleAgreementList)
-		r.Get("/agreements/{agreementId}", s.handleAgreementGet)
-		r.Post("/agreements/{agreementId}/revisions", s.handleAgreementAmend)
-		r.Post("/participants/{participantId}/revoke", s.handleParticipantRevoke)
-		r.Post("/invitations/{invitationId}/resend", s.handleInvitationResend)
+		r.Use(noStore, s.boundDatabase)
+		op := func(scope workspace.Scope, action string, audited bool) func(http.Handler) http.Handler {
+			return s.requireOperatorFor(operatorAction{Scope: scope, Action: action, Audited: audited})
+		}
+		r.With(op(workspace.AgreementsWrite, venue.ActionAgreementCreate, true)).Post("/agreements", s.handleAgreementCreate)
+		r.With(op(workspace.AgreementsRead, venue.ActionAgreementList, false)).Get("/agreements", s.handleAgreementList)
+		r.With(op(workspace.AgreementsRead, venue.ActionAgreementRead, false)).Get("/agreements/{agreementId}", s.handleAgreementGet)
+		r.With(op(workspace.AgreementsWrite, venue.ActionAgreementAmend, true)).Post("/agreements/{agreementId}/revisions", s.handleAgreementAmend)
+		r.With(op(workspace.ParticipantsManage, venue.ActionParticipantRevoke, true)).Post("/participants/{participantId}/revoke", s.handleParticipantRevoke)
+		r.With(op(workspace.ParticipantsManage, venue.ActionInvitationResend, true)).Post("/invitations/{invitationId}/resend", s.handleInvitationResend)
+		r.With(op(workspace.KeysManage, venue.ActionKeyCreate, true)).Post("/keys", s.handleKeyCreate)
+		r.With(op(workspace.KeysManage, venue.ActionKeyList, false)).Get("/keys", s.handleKeyList)
+		r.With(op(workspace.KeysManage, venue.ActionKeyRevoke, true)).Delete("/keys/{keyId}", s.handleKeyRevoke)
+		r.With(op(workspace.AuditRead, venue.ActionAuditRead, false)).Get("/audit", s.handleAuditList)
 	})
 }
 
 func (s *Server) handleAgreementCreate(w http.ResponseWriter, r *http.Request) {
+	dry, err := dryRun(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	if dry {
+		skipRefusalAudit(r)
+	}
 	in, err := decodeBody[venue.CreateInput](r, limitCreate)
 	if err != nil {
 		s.writeProblem(w, r, err)
+		return
+	}
+	if dry {
+		out, err := s.venue.PreviewAgreement(in)
+		if err != nil {
+			s.writeProblem(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
 		return
 	}
 	ctx, cancel := s.afterBody(r)
@@ -106,4 +132,85 @@ func (s *Server) handleInvitationResend(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	writeJSON(w, http.StatusAccepted, out)
+}
+
+// dryRun reads the dryRun query parameter: absent or false, a real
+// creation; true, a preview that stores nothing.
+func dryRun(r *http.Request) (bool, error) {
+	switch v := r.URL.Query()["dryRun"]; {
+	case len(v) == 0:
+		return false, nil
+	case len(v) == 1 && v[0] == "true":
+		return true, nil
+	case len(v) == 1 && v[0] == "false":
+		return false, nil
+	}
+	return false, invalidField("dryRun", "must be true or false, given once")
+}
+
+func (s *Server) handleKeyCreate(w http.ResponseWriter, r *http.Request) {
+	in, err := decodeBody[venue.KeyInput](r, limitKey)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	ctx, cancel := s.afterBody(r)
+	defer cancel()
+	out, err := s.venue.CreateKey(ctx, operatorFrom(r.Context()), in)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	w.Header().Set("Location", s.origin+"/api/v1/admin/keys/"+out.ID)
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *Server) handleKeyList(w http.ResponseWriter, r *http.Request) {
+	out, err := s.venue.ListKeys(r.Context(), operatorFrom(r.Context()))
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleKeyRevoke(w http.ResponseWriter, r *http.Request) {
+	if err := noBody(r); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	out, err := s.venue.RevokeKey(r.Context(), operatorFrom(r.Context()), chi.URLParam(r, "keyId"))
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleAuditList(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var after int64
+	if v := q.Get("after"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			s.writeProblem(w, r, invalidField("after", "must be a whole number, 0 or more: the seq of the last entry already read"))
+			return
+		}
+		after = n
+	}
+	limit := 100
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > venue.MaxAuditPage {
+			s.writeProblem(w, r, invalidField("limit", fmt.Sprintf("must be a whole number from 1 to %d", venue.MaxAuditPage)))
+			return
+		}
+		limit = n
+	}
+	page, err := s.venue.ListAudit(r.Context(), operatorFrom(r.Context()), after, limit)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
 }

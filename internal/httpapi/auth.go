@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"net/http"
 	"strings"
 
@@ -11,7 +9,6 @@ import (
 
 	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/venue"
-	"github.com/consensus-md/consensus/internal/workspace"
 )
 
 // Each route group authenticates once, in middleware, and hands its handlers
@@ -73,25 +70,9 @@ func isTokenChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
-// requireOperator checks the Bearer operator token against its configured
-// hash in constant time and puts the call (its principal, request id and
-// client address) in the context for operatorFrom.
-func (s *Server) requireOperator(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token := credential(r, "Bearer")
-		sum := sha256.Sum256([]byte(token))
-		if token == "" || subtle.ConstantTimeCompare(sum[:], s.operatorHash[:]) != 1 {
-			s.writeProblem(w, r, &Error{Code: "unauthorized", Detail: "a valid operator Bearer token is required", Challenge: operatorChallenge})
-			return
-		}
-		c := venue.OperatorCall{Principal: workspace.Bootstrap(), RequestID: requestID(r.Context()), ClientAddress: clientAddr(r.Context()).String()}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), operatorKey{}, c)))
-	})
-}
-
-// operatorFrom returns the call requireOperator stored.
+// operatorFrom returns the call requireOperatorFor stored.
 func operatorFrom(ctx context.Context) venue.OperatorCall {
-	return principal[venue.OperatorCall](ctx, operatorKey{}, "operatorFrom without requireOperator on the route")
+	return principal[venue.OperatorCall](ctx, operatorKey{}, "operatorFrom without requireOperatorFor on the route")
 }
 
 // requireSession checks the Consensus-Session credential for the invitation

@@ -39,6 +39,10 @@ var (
 	// field at its maximum, fully escaped, is about 880 KB (50 rules of
 	// 1,000 astral characters are 600,000 bytes alone).
 	limitCreate = bodyLimit{Bytes: 1 << 20, Wire: 1 << 20}
+	// An API key: a 100-character name of astral characters as
+	// surrogate-pair escapes is 1,200 bytes, every scope and an expiry add
+	// under 300; counted, the longest legal body is under 1,000.
+	limitKey = bodyLimit{Bytes: 4096, Wire: 16 << 10}
 	// Revoke and resend take no body; an empty object is tolerated.
 	limitNoBody = bodyLimit{Bytes: 1024, Wire: 1024}
 )

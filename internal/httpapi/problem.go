@@ -64,6 +64,15 @@ var problemTypes = []ProblemType{
 	{Code: "unauthorized", Status: 401, Title: "Credential required",
 		Explanation: "The route's credential is missing, expired, revoked, of another kind, or belongs to another invitation. The WWW-Authenticate header names the scheme this route accepts: Consensus-Session for claim, Consensus-Participant for room, events and artifact, Bearer for the operator API.",
 		Errors:      []error{venue.ErrUnauthorized}},
+	{Code: "key-revoked", Status: 401, Title: "API key revoked",
+		Explanation: "The Bearer credential is an API key that was revoked: it will never work again. Ask an owner of the workspace for a new key. If you did not revoke it yourself, someone did on purpose, often because it leaked: the workspace's audit log says who and when.",
+		Errors:      []error{venue.ErrKeyRevoked}},
+	{Code: "key-expired", Status: 401, Title: "API key expired",
+		Explanation: "The Bearer credential is an API key whose expiry has passed. Ask an owner of the workspace for a new key; an expired key never works again.",
+		Errors:      []error{venue.ErrKeyExpired}},
+	{Code: "insufficient-scope", Status: 403, Title: "Insufficient scope",
+		Explanation: "The credential is valid but lacks the scope this request needs; the detail names it. The scopes are agreements:read, agreements:write, participants:manage, keys:manage, operators:manage and audit:read, and the contract states each operator route's scope (x-required-scope). Use a key that holds the scope, or ask an owner of the workspace for one: a key can only be given scopes its creator holds. The refusal is recorded in the workspace's audit log.",
+		Errors:      []error{venue.ErrInsufficientScope}},
 	{Code: "proof-mismatch", Status: 403, Title: "Email proof or inbox does not match",
 		Explanation: "The emailProof is not this invitation's current proof, or the inbox is not the address the invitation was sent to. Use the proof from the most recent invitation email and the inbox it was delivered to.",
 		Errors:      []error{room.ErrProofMismatch}},
@@ -106,9 +115,9 @@ var problemTypes = []ProblemType{
 		Explanation: "Another request wrote the same record at the same moment, and this request recorded nothing. Retry it: a retried claim, or an event with the same Idempotency-Key, replays the first answer when the first request succeeded.",
 		Errors:      []error{room.ErrConflict}, Detail: "A concurrent request wrote the same record first; nothing was recorded. Retry the request."},
 	{Code: "payload-too-large", Status: 413, Title: "Request body too large",
-		Explanation: fmt.Sprintf("The request body exceeds this route's limit: %d bytes for exchange, %d for claim, %d for events, %d for creating or amending an agreement, %d for revoke and resend. "+
-			"A limit counts the body as sent, less what optional \\u escapes add to its strings, so a legal body is never refused for how it is escaped; at most %d bytes of a claim are read.",
-			limitExchange.Bytes, limitClaim.Bytes, limitEvents.Bytes, limitCreate.Bytes, limitNoBody.Bytes, limitClaim.Wire)},
+		Explanation: fmt.Sprintf("The request body exceeds this route's limit: %d bytes for exchange, %d for claim, %d for events, %d for creating or amending an agreement, %d for creating an API key, %d for revoke and resend. "+
+			"A limit counts the body as sent, less what optional \\u escapes add to its strings, so a legal body is never refused for how it is escaped; at most %d bytes of a claim or of a key are read.",
+			limitExchange.Bytes, limitClaim.Bytes, limitEvents.Bytes, limitCreate.Bytes, limitKey.Bytes, limitNoBody.Bytes, limitClaim.Wire)},
 	{Code: "unsupported-media-type", Status: 415, Title: "Unsupported media type",
 		Explanation: "A request body must be sent with Content-Type: application/json (a charset parameter, if any, must be utf-8). A body without Content-Type, or of another media type, is not parsed. A request without a body needs no Content-Type."},
 	{Code: "rate-limited", Status: 429, Title: "Too many requests",
@@ -249,6 +258,7 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 	case pt.Status >= 500:
 		s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
 	}
+	s.recordRefusal(r, pt.Code)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
