@@ -11,22 +11,38 @@ import (
 	"github.com/consensus-md/consensus/internal/workspace"
 )
 
+// operatorRoute is one route of the operator API: its method and path
+// under /api/v1/admin, the scope it needs and the action its audit entries
+// name, and its handler. The contract states the same scope as the
+// operation's x-required-scope (a test compares them).
+type operatorRoute struct {
+	Method, Path string
+	operatorAction
+	handler http.HandlerFunc
+}
+
+// operatorRoutes is every operator route.
+func (s *Server) operatorRoutes() []operatorRoute {
+	return []operatorRoute{
+		{"POST", "/agreements", operatorAction{workspace.AgreementsWrite, venue.ActionAgreementCreate, true}, s.handleAgreementCreate},
+		{"GET", "/agreements", operatorAction{workspace.AgreementsRead, venue.ActionAgreementList, false}, s.handleAgreementList},
+		{"GET", "/agreements/{agreementId}", operatorAction{workspace.AgreementsRead, venue.ActionAgreementRead, false}, s.handleAgreementGet},
+		{"POST", "/agreements/{agreementId}/revisions", operatorAction{workspace.AgreementsWrite, venue.ActionAgreementAmend, true}, s.handleAgreementAmend},
+		{"POST", "/participants/{participantId}/revoke", operatorAction{workspace.ParticipantsManage, venue.ActionParticipantRevoke, true}, s.handleParticipantRevoke},
+		{"POST", "/invitations/{invitationId}/resend", operatorAction{workspace.ParticipantsManage, venue.ActionInvitationResend, true}, s.handleInvitationResend},
+		{"POST", "/keys", operatorAction{workspace.KeysManage, venue.ActionKeyCreate, true}, s.handleKeyCreate},
+		{"GET", "/keys", operatorAction{workspace.KeysManage, venue.ActionKeyList, false}, s.handleKeyList},
+		{"DELETE", "/keys/{keyId}", operatorAction{workspace.KeysManage, venue.ActionKeyRevoke, true}, s.handleKeyRevoke},
+		{"GET", "/audit", operatorAction{workspace.AuditRead, venue.ActionAuditRead, false}, s.handleAuditList},
+	}
+}
+
 func (s *Server) registerAdminRoutes(r chi.Router) {
 	r.Route("/api/v1/admin", func(r chi.Router) {
 		r.Use(noStore, s.boundDatabase)
-		op := func(scope workspace.Scope, action string, audited bool) func(http.Handler) http.Handler {
-			return s.requireOperatorFor(operatorAction{Scope: scope, Action: action, Audited: audited})
+		for _, rt := range s.operatorRoutes() {
+			r.With(s.requireOperatorFor(rt.operatorAction)).Method(rt.Method, rt.Path, rt.handler)
 		}
-		r.With(op(workspace.AgreementsWrite, venue.ActionAgreementCreate, true)).Post("/agreements", s.handleAgreementCreate)
-		r.With(op(workspace.AgreementsRead, venue.ActionAgreementList, false)).Get("/agreements", s.handleAgreementList)
-		r.With(op(workspace.AgreementsRead, venue.ActionAgreementRead, false)).Get("/agreements/{agreementId}", s.handleAgreementGet)
-		r.With(op(workspace.AgreementsWrite, venue.ActionAgreementAmend, true)).Post("/agreements/{agreementId}/revisions", s.handleAgreementAmend)
-		r.With(op(workspace.ParticipantsManage, venue.ActionParticipantRevoke, true)).Post("/participants/{participantId}/revoke", s.handleParticipantRevoke)
-		r.With(op(workspace.ParticipantsManage, venue.ActionInvitationResend, true)).Post("/invitations/{invitationId}/resend", s.handleInvitationResend)
-		r.With(op(workspace.KeysManage, venue.ActionKeyCreate, true)).Post("/keys", s.handleKeyCreate)
-		r.With(op(workspace.KeysManage, venue.ActionKeyList, false)).Get("/keys", s.handleKeyList)
-		r.With(op(workspace.KeysManage, venue.ActionKeyRevoke, true)).Delete("/keys/{keyId}", s.handleKeyRevoke)
-		r.With(op(workspace.AuditRead, venue.ActionAuditRead, false)).Get("/audit", s.handleAuditList)
 	})
 }
 
