@@ -335,3 +335,50 @@ func TestLeakedKeyDrill(t *testing.T) {
 		t.Fatalf("verify audit of a changed entry: %d %s", code, errOut)
 	}
 }
+
+// TestKeyScopesNeverGrow: a key creates keys with at most its own scopes;
+// names, scopes and expiries are checked; the list never shows a token and
+// records each key's last use.
+func TestKeyScopesNeverGrow(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	_, narrow := s.newKey(t, operatorToken, "key keeper", []workspace.Scope{workspace.KeysManage, workspace.AgreementsRead}, nil)
+	r := s.do("POST", "/api/v1/admin/keys", bearer(narrow), map[string]any{"name": "wider", "scopes": []string{"agreements:read", "agreements:write"}})
+	expect(t, r, 403, "insufficient-scope")
+	if !strings.Contains(r.json(t)["detail"].(string), "agreements:write") {
+		t.Fatalf("the refusal does not name the scope: %s", r.body)
+	}
+	_, same := s.newKey(t, narrow, "as narrow", []workspace.Scope{workspace.AgreementsRead, workspace.KeysManage}, nil)
+	expect(t, s.do("GET", "/api/v1/admin/agreements", bearer(same), nil), 200, "")
+	for name, body := range map[string]map[string]any{
+		"unknown scope":  {"name": "k", "scopes": []string{"agreements:delete"}},
+		"no scope":       {"name": "k", "scopes": []string{}},
+		"blank name":     {"name": " ", "scopes": []string{"agreements:read"}},
+		"two-line name":  {"name": "a\nb", "scopes": []string{"agreements:read"}},
+		"past expiry":    {"name": "k", "scopes": []string{"agreements:read"}, "expiresAt": "2001-01-01T00:00:00Z"},
+		"unknown member": {"name": "k", "scopes": []string{"agreements:read"}, "token": "cok_mine"},
+	} {
+		r := s.do("POST", "/api/v1/admin/keys", invalid(bearer(operatorToken)), body)
+		if r.StatusCode != 400 {
+			t.Errorf("%s: %d %s", name, r.StatusCode, r.body)
+		}
+	}
+	r = s.do("GET", "/api/v1/admin/keys", bearer(operatorToken), nil)
+	expect(t, r, 200, "")
+	if bytes.Contains(r.body, []byte("cok_")) || bytes.Contains(r.body, []byte(`"token"`)) {
+		t.Fatalf("the list shows a token: %s", r.body)
+	}
+	var l struct {
+		Keys []struct {
+			Name       string
+			LastUsedAt *string
+			CreatedBy  struct{ Kind string }
+		}
+	}
+	if err := json.Unmarshal(r.body, &l); err != nil || len(l.Keys) != 2 {
+		t.Fatalf("keys %s (%v)", r.body, err)
+	}
+	if l.Keys[0].LastUsedAt == nil || l.Keys[1].LastUsedAt == nil || l.Keys[0].CreatedBy.Kind != "bootstrap" || l.Keys[1].CreatedBy.Kind != "key" {
+		t.Fatalf("keys %s", r.body)
+	}
+}
