@@ -1,6 +1,7 @@
 package consensusd
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/consensus-md/consensus/internal/cli/command"
 	"github.com/consensus-md/consensus/internal/config"
+	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store"
 	"github.com/consensus-md/consensus/internal/venue"
 )
@@ -66,6 +68,9 @@ email is sent. Use --key for automation meanwhile.`,
 			defer st.Close()
 			v := &venue.Venue{Store: st, Now: time.Now}
 			out, err := v.CreateWorkspace(c.Context(), venue.NewWorkspace{Name: name, OwnerEmail: owner, KeyName: key})
+			if errors.Is(err, room.ErrConflict) {
+				return fmt.Errorf("--name: a workspace named %q exists already", name)
+			}
 			if err != nil {
 				return err
 			}
