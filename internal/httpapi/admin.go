@@ -9,18 +9,6 @@ import (
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
-func (s *Server) registerAdminRoutes(r chi.Router) {
-	r.Route("/api/v1/admin", func(r chi.Router) {
-		r.Use(noStore, s.requireOperator, s.boundDatabase)
-		r.Post("/agreements", s.handleAgreementCreate)
-		r.Get("/agreements", s.handleAgreementList)
-		r.Get("/agreements/{agreementId}", s.handleAgreementGet)
-		r.Post("/agreements/{agreementId}/revisions", s.handleAgreementAmend)
-		r.Post("/participants/{participantId}/revoke", s.handleParticipantRevoke)
-		r.Post("/invitations/{invitationId}/resend", s.handleInvitationResend)
-	})
-}
-
 func (s *Server) handleAgreementCreate(w http.ResponseWriter, r *http.Request) {
 	in, err := decodeBody[venue.CreateInput](r, limitCreate)
 	if err != nil {

@@ -14,10 +14,6 @@ import (
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
-func (s *Server) registerAgentRoutes(r chi.Router) {
-	r.Route(agentroute.Pattern, s.invitationRoutes(agentroute.KindAgent, s.handleClaim))
-}
-
 // handleExchange trades the invitation secret for a session. Exchange has
 // no middleware: its credential may travel in the body, so the body is
 // read first.

@@ -13,8 +13,9 @@ import (
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
-// Each route group authenticates once, in middleware, and hands its handlers
-// the principal through the context; a handler never reads a credential.
+// Each route authenticates once, in the middleware of its credential (its
+// row in routes.go), and hands its handlers the principal through the
+// context; a handler never reads a credential.
 // Middleware runs before the handler reads the body, which gives the
 // documented order: credential first, then body.
 
@@ -79,7 +80,7 @@ func (s *Server) requireOperator(next http.Handler) http.Handler {
 		token := credential(r, "Bearer")
 		sum := sha256.Sum256([]byte(token))
 		if token == "" || subtle.ConstantTimeCompare(sum[:], s.operatorHash[:]) != 1 {
-			s.writeProblem(w, r, &Error{Code: "unauthorized", Detail: "a valid operator Bearer token is required", Challenge: operatorChallenge})
+			s.writeProblem(w, r, &Error{Code: ProblemUnauthorized, Detail: "a valid operator Bearer token is required", Challenge: operatorChallenge})
 			return
 		}
 		next.ServeHTTP(w, r)
