@@ -8,43 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/consensus-md/consensus/internal/venue"
-	"github.com/consensus-md/consensus/internal/workspace"
 )
-
-// operatorRoute is one route of the operator API: its method and path
-// under /api/v1/admin, the scope it needs and the action its audit entries
-// name, and its handler. The contract states the same scope as the
-// operation's x-required-scope (a test compares them).
-type operatorRoute struct {
-	Method, Path string
-	operatorAction
-	handler http.HandlerFunc
-}
-
-// operatorRoutes is every operator route.
-func (s *Server) operatorRoutes() []operatorRoute {
-	return []operatorRoute{
-		{"POST", "/agreements", operatorAction{workspace.AgreementsWrite, venue.ActionAgreementCreate, true}, s.handleAgreementCreate},
-		{"GET", "/agreements", operatorAction{workspace.AgreementsRead, venue.ActionAgreementList, false}, s.handleAgreementList},
-		{"GET", "/agreements/{agreementId}", operatorAction{workspace.AgreementsRead, venue.ActionAgreementRead, false}, s.handleAgreementGet},
-		{"POST", "/agreements/{agreementId}/revisions", operatorAction{workspace.AgreementsWrite, venue.ActionAgreementAmend, true}, s.handleAgreementAmend},
-		{"POST", "/participants/{participantId}/revoke", operatorAction{workspace.ParticipantsManage, venue.ActionParticipantRevoke, true}, s.handleParticipantRevoke},
-		{"POST", "/invitations/{invitationId}/resend", operatorAction{workspace.ParticipantsManage, venue.ActionInvitationResend, true}, s.handleInvitationResend},
-		{"POST", "/keys", operatorAction{workspace.KeysManage, venue.ActionKeyCreate, true}, s.handleKeyCreate},
-		{"GET", "/keys", operatorAction{workspace.KeysManage, venue.ActionKeyList, false}, s.handleKeyList},
-		{"DELETE", "/keys/{keyId}", operatorAction{workspace.KeysManage, venue.ActionKeyRevoke, true}, s.handleKeyRevoke},
-		{"GET", "/audit", operatorAction{workspace.AuditRead, venue.ActionAuditRead, false}, s.handleAuditList},
-	}
-}
-
-func (s *Server) registerAdminRoutes(r chi.Router) {
-	r.Route("/api/v1/admin", func(r chi.Router) {
-		r.Use(noStore, s.boundDatabase)
-		for _, rt := range s.operatorRoutes() {
-			r.With(s.requireOperatorFor(rt.operatorAction)).Method(rt.Method, rt.Path, rt.handler)
-		}
-	})
-}
 
 func (s *Server) handleAgreementCreate(w http.ResponseWriter, r *http.Request) {
 	dry, err := dryRun(r)

@@ -11,8 +11,9 @@ import (
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
-// Each route group authenticates once, in middleware, and hands its handlers
-// the principal through the context; a handler never reads a credential.
+// Each route authenticates once, in the middleware of its credential (its
+// row in routes.go), and hands its handlers the principal through the
+// context; a handler never reads a credential.
 // Middleware runs before the handler reads the body, which gives the
 // documented order: credential first, then body.
 

@@ -49,9 +49,9 @@ var (
 
 func tooLarge(limit bodyLimit) *Error {
 	if limit.Wire > limit.Bytes {
-		return &Error{Code: "payload-too-large", Detail: fmt.Sprintf("the body must be at most %d bytes, counting each string as its shortest JSON escaping, and at most %d bytes as sent", limit.Bytes, limit.Wire)}
+		return &Error{Code: ProblemPayloadTooLarge, Detail: fmt.Sprintf("the body must be at most %d bytes, counting each string as its shortest JSON escaping, and at most %d bytes as sent", limit.Bytes, limit.Wire)}
 	}
-	return &Error{Code: "payload-too-large", Detail: fmt.Sprintf("the body must be at most %d bytes", limit.Bytes)}
+	return &Error{Code: ProblemPayloadTooLarge, Detail: fmt.Sprintf("the body must be at most %d bytes", limit.Bytes)}
 }
 
 // readBody reads the request body, at most limit.Wire bytes; a longer one
@@ -86,7 +86,7 @@ func readBody(r *http.Request, limit bodyLimit) ([]byte, error) {
 // UTF-8 charset. JSON exchanged between systems is UTF-8 (RFC 8259), and a
 // body sent as a form or as text was not meant as this JSON.
 func checkContentType(r *http.Request) error {
-	unsupported := &Error{Code: "unsupported-media-type", Detail: "send the body with Content-Type: application/json (charset, if given, utf-8)"}
+	unsupported := &Error{Code: ProblemUnsupportedMediaType, Detail: "send the body with Content-Type: application/json (charset, if given, utf-8)"}
 	values := r.Header.Values("Content-Type")
 	if len(values) != 1 {
 		return unsupported

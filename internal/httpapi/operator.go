@@ -40,7 +40,8 @@ type auditHookKey struct{}
 // auditTargets are the path parameters an audit entry names.
 var auditTargets = []string{"agreementId", "participantId", "invitationId", "keyId"}
 
-// requireOperatorFor authenticates an operator route: the Bearer token is
+// requireOperatorFor authenticates an operator route (the route table's
+// CredentialOperator): the Bearer token is
 // the bootstrap CONSENSUS_OPERATOR_TOKEN (an owner of the default
 // workspace, compared in constant time with its configured hash) or a cok_
 // API key (venue.AuthKey). No or an unknown credential is 401
@@ -54,7 +55,7 @@ func (s *Server) requireOperatorFor(a operatorAction) func(http.Handler) http.Ha
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			token := credential(r, "Bearer")
 			if token == "" {
-				s.writeProblem(w, r, &Error{Code: "unauthorized", Detail: "a valid operator Bearer token is required", Challenge: operatorChallenge})
+				s.writeProblem(w, r, &Error{Code: ProblemUnauthorized, Detail: "a valid operator Bearer token is required", Challenge: operatorChallenge})
 				return
 			}
 			var p workspace.Principal
@@ -67,14 +68,14 @@ func (s *Server) requireOperatorFor(a operatorAction) func(http.Handler) http.Ha
 				switch {
 				case errors.Is(err, venue.ErrKeyRevoked):
 					r = s.withAuditHook(r, p, a, true)
-					s.writeProblem(w, r, &Error{Code: "key-revoked", Detail: err.Error(), Challenge: operatorChallenge + `, error="invalid_token"`})
+					s.writeProblem(w, r, &Error{Code: ProblemKeyRevoked, Detail: err.Error(), Challenge: operatorChallenge + `, error="invalid_token"`})
 					return
 				case errors.Is(err, venue.ErrKeyExpired):
 					r = s.withAuditHook(r, p, a, true)
-					s.writeProblem(w, r, &Error{Code: "key-expired", Detail: err.Error(), Challenge: operatorChallenge + `, error="invalid_token"`})
+					s.writeProblem(w, r, &Error{Code: ProblemKeyExpired, Detail: err.Error(), Challenge: operatorChallenge + `, error="invalid_token"`})
 					return
 				case errors.Is(err, venue.ErrUnauthorized):
-					s.writeProblem(w, r, &Error{Code: "unauthorized", Detail: "a valid operator Bearer token is required", Challenge: operatorChallenge})
+					s.writeProblem(w, r, &Error{Code: ProblemUnauthorized, Detail: "a valid operator Bearer token is required", Challenge: operatorChallenge})
 					return
 				case err != nil:
 					s.writeProblem(w, r, err)

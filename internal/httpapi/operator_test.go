@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -35,9 +36,12 @@ func TestOperatorRoutesMatchTheContract(t *testing.T) {
 			contract[strings.ToUpper(method)+" "+path] = op.Scope
 		}
 	}
-	s := &Server{}
-	for _, rt := range s.operatorRoutes() {
-		key := rt.Method + " /api/v1/admin" + rt.Path
+	s := newProblemServer(t, pingFunc(func(context.Context) error { return nil }))
+	for _, rt := range s.routes() {
+		if rt.Credential != CredentialOperator {
+			continue
+		}
+		key := rt.Method + " " + rt.Pattern
 		scope, ok := contract[key]
 		switch {
 		case !ok:

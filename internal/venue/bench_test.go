@@ -92,11 +92,12 @@ func BenchmarkRoomNotModified(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		_ = r.v.RoomETag(p)
+		_ = r.v.RoomTag(p)
 	}
 }
 
-// BenchmarkRoomBody: a full read of a cached room of 300 events.
+// BenchmarkRoomBody: a full read of a cached room of 300 events, up to
+// the parts the HTTP layer encodes.
 func BenchmarkRoomBody(b *testing.B) {
 	r := newBenchRoom(b, 50)
 	for i := range 300 {
@@ -110,7 +111,7 @@ func BenchmarkRoomBody(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := r.v.RoomBody(ctx, p); err != nil {
+		if _, err := r.v.RoomParts(ctx, p); err != nil {
 			b.Fatal(err)
 		}
 	}
