@@ -12,6 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	consensus "github.com/consensus-md/consensus"
+	"github.com/consensus-md/consensus/internal/workspace"
 )
 
 // documents are the two published OpenAPI documents.
@@ -237,7 +238,7 @@ func TestOperationsStateTheirCredential(t *testing.T) {
 		"ConsensusInvite":      "`Authorization: Consensus-Invite <secret>`",
 		"ConsensusSession":     "`Authorization: Consensus-Session <sessionToken>`",
 		"ConsensusParticipant": "`Authorization: Consensus-Participant <participantToken>`",
-		"OperatorBearer":       "`Authorization: Bearer <operator token>`",
+		"OperatorBearer":       "`Authorization: Bearer <API key or operator token>`",
 	}
 	for name, raw := range documents {
 		var doc struct {
@@ -251,6 +252,7 @@ func TestOperationsStateTheirCredential(t *testing.T) {
 				var op struct {
 					Description string                `json:"description"`
 					Security    []map[string][]string `json:"security"`
+					Scope       string                `json:"x-required-scope"`
 				}
 				if json.Unmarshal(rawOp, &op) != nil {
 					continue // path-level parameters
@@ -259,6 +261,16 @@ func TestOperationsStateTheirCredential(t *testing.T) {
 					for scheme := range req {
 						if !strings.Contains(op.Description, want[scheme]) {
 							t.Errorf("%s %s %s: the description does not state %s", name, method, path, want[scheme])
+						}
+						// An operator route states the one scope it needs,
+						// in x-required-scope and in words.
+						if scheme != "OperatorBearer" {
+							continue
+						}
+						if _, err := workspace.ParseScope(op.Scope); err != nil {
+							t.Errorf("%s %s %s: x-required-scope %q: %v", name, method, path, op.Scope, err)
+						} else if !strings.Contains(strings.Join(strings.Fields(op.Description), " "), "holding the scope `"+op.Scope+"`") {
+							t.Errorf("%s %s %s: the description does not name the scope %s", name, method, path, op.Scope)
 						}
 					}
 				}

@@ -1,6 +1,8 @@
 -- name: AgreementInsert :exec
-INSERT INTO agreements (id, current_revision, deadline, created_at)
-VALUES ($1, 1, $2, $3);
+-- A new agreement belongs to the workspace of the operator transaction
+-- that creates it; outside one the setting is unset and the insert fails.
+INSERT INTO agreements (id, current_revision, deadline, created_at, workspace_id)
+VALUES ($1, 1, $2, $3, current_setting('consensus.workspace_id')::uuid);
 
 -- name: AgreementGet :one
 SELECT * FROM agreements WHERE id = $1;
@@ -17,11 +19,13 @@ SELECT * FROM agreements WHERE id = $1 FOR UPDATE;
 SELECT * FROM agreements WHERE id = ANY(@ids::uuid[]) FOR UPDATE SKIP LOCKED;
 
 -- name: AgreementList :many
--- Newest first; keyset pagination on (created_at, id).
+-- The agreements of the transaction's workspace, newest first; keyset
+-- pagination on (created_at, id).
 SELECT a.*, r.canonical_json
 FROM agreements a
 JOIN revisions r ON r.agreement_id = a.id AND r.number = a.current_revision
-WHERE (sqlc.narg('before_created')::timestamptz IS NULL
+WHERE a.workspace_id = current_setting('consensus.workspace_id')::uuid
+  AND (sqlc.narg('before_created')::timestamptz IS NULL
        OR (a.created_at, a.id) < (sqlc.narg('before_created')::timestamptz, sqlc.narg('before_id')::uuid))
 ORDER BY a.created_at DESC, a.id DESC
 LIMIT $1;

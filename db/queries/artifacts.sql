@@ -1,5 +1,6 @@
 -- name: ArtifactInsert :exec
-INSERT INTO artifacts (agreement_id, revision, body, sha256, finalized_at) VALUES ($1, $2, $3, $4, $5);
+INSERT INTO artifacts (agreement_id, revision, body, sha256, finalized_at, workspace_id)
+VALUES ($1, $2, $3, $4, $5, (SELECT workspace_id FROM agreements WHERE id = $1));
 
 -- name: ArtifactGet :one
 SELECT * FROM artifacts WHERE agreement_id = $1;

@@ -1,7 +1,7 @@
 -- name: EventInsert :exec
 INSERT INTO events (id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-                    command_digest, created_at, prev_hash, hash)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12);
+                    command_digest, created_at, prev_hash, hash, workspace_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, (SELECT workspace_id FROM agreements WHERE id = $2));
 
 -- name: EventGetByKey :one
 SELECT * FROM events WHERE participant_id = $1 AND idempotency_key = $2;
@@ -61,9 +61,10 @@ WITH e AS (
            unnest(@outcome_event_ids::uuid[]) AS outcome_event_id
 ), inserted AS (
     INSERT INTO events (id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-                        command_digest, created_at, prev_hash, hash, signature)
-    SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-           command_digest, created_at, prev_hash, hash, signature
+                        command_digest, created_at, prev_hash, hash, signature, workspace_id)
+    SELECT e.id, e.agreement_id, e.seq, e.participant_id, e.revision, e.action, e.body, e.idempotency_key,
+           e.command_digest, e.created_at, e.prev_hash, e.hash, e.signature,
+           (SELECT a.workspace_id FROM agreements a WHERE a.id = e.agreement_id)
     FROM e
 ), counted AS (
     UPDATE participants p

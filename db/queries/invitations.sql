@@ -1,6 +1,6 @@
 -- name: InvitationInsert :exec
-INSERT INTO invitations (id, participant_id, agreement_id, secret_hash, proof_hash, expires_at, issued_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7);
+INSERT INTO invitations (id, participant_id, agreement_id, secret_hash, proof_hash, expires_at, issued_at, workspace_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, (SELECT workspace_id FROM agreements WHERE id = $3));
 
 -- name: InvitationGet :one
 -- Everything the agent routes need to judge an invitation in one read.

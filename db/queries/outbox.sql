@@ -1,6 +1,6 @@
 -- name: OutboxInsert :exec
-INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at, kind)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9);
+INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at, kind, workspace_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, (SELECT workspace_id FROM agreements WHERE id = $3));
 
 -- name: OutboxClaimDue :one
 -- One due message, locked for the rest of the transaction; other workers
@@ -31,7 +31,8 @@ UPDATE outbox SET state = 'failed', sealed_body = NULL, last_reply = 'superseded
 WHERE invitation_id = $1 AND state IN ('queued', 'retrying') AND kind = 'invitation';
 
 -- name: OutboxAttemptInsert :exec
-INSERT INTO outbox_attempts (outbox_id, attempt, attempted_at, ok, reply) VALUES ($1, $2, $3, $4, $5);
+INSERT INTO outbox_attempts (outbox_id, attempt, attempted_at, ok, reply, workspace_id)
+VALUES ($1, $2, $3, $4, $5, (SELECT workspace_id FROM outbox WHERE id = $1));
 
 -- name: OutboxListByAgreement :many
 SELECT id, invitation_id, recipient, subject, message_id, state, attempts, next_attempt_at, last_reply, created_at, sent_at, kind

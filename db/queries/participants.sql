@@ -1,6 +1,6 @@
 -- name: ParticipantInsert :exec
-INSERT INTO participants (id, agreement_id, position, display_name, kind, email, required, invitation_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
+INSERT INTO participants (id, agreement_id, position, display_name, kind, email, required, invitation_id, workspace_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, (SELECT workspace_id FROM agreements WHERE id = $2));
 
 -- name: ParticipantListByAgreement :many
 SELECT * FROM participants WHERE agreement_id = $1 ORDER BY position;

@@ -1,6 +1,6 @@
 -- name: RevisionInsert :exec
-INSERT INTO revisions (agreement_id, number, canonical_json, markdown, revision_digest, markdown_digest, terms_digest, locked_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
+INSERT INTO revisions (agreement_id, number, canonical_json, markdown, revision_digest, markdown_digest, terms_digest, locked_at, workspace_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, (SELECT workspace_id FROM agreements WHERE id = $1));
 
 -- name: RevisionGet :one
 SELECT * FROM revisions WHERE agreement_id = $1 AND number = $2;

@@ -3,7 +3,13 @@
 #
 #   deploy/local/pg.sh start DIR [--fast]   initialize if needed, start, print the DATABASE_URL
 #   deploy/local/pg.sh stop DIR
-#   deploy/local/pg.sh url DIR
+#   deploy/local/pg.sh url DIR                the DATABASE_URL of the service's role
+#   deploy/local/pg.sh admin-url DIR          the superuser's, for psql and pg_dump
+#
+# The service connects as consensus_app, an ordinary role (no superuser, no
+# BYPASSRLS, allowed to create databases for the test suite) that owns the
+# consensus database: row-level security binds it as it does in production.
+# The cluster's superuser, consensus, is for administration only.
 #
 # The cluster listens on a Unix socket only (no TCP port to collide with), in
 # DIR/run with mode 0700, so only its owner can connect. PostgreSQL refuses to
@@ -14,7 +20,7 @@ set -euo pipefail
 die() { echo "pg.sh: $*" >&2; exit 1; }
 
 cmd=${1:-}; dir=${2:-}; fast=${3:-}
-[[ -n $cmd && -n $dir ]] || die "usage: $0 start|stop|url DIR [--fast]"
+[[ -n $cmd && -n $dir ]] || die "usage: $0 start|stop|url|admin-url DIR [--fast]"
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
@@ -60,10 +66,12 @@ fi
 
 data=$dir/data
 sock=$dir/run
-url="postgres:///consensus?host=$sock&user=consensus&sslmode=disable"
+url="postgres:///consensus?host=$sock&user=consensus_app&sslmode=disable"
+admin_url="postgres:///consensus?host=$sock&user=consensus&sslmode=disable"
 
 case $cmd in
   url) echo "$url" ;;
+  admin-url) echo "$admin_url" ;;
   stop)
     if [[ -f $data/postmaster.pid ]]; then "${as_owner[@]}" "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null; fi ;;
   start)
@@ -81,8 +89,35 @@ case $cmd in
       "${as_owner[@]}" "$bin/pg_ctl" -D "$data" -l "$dir/server.log" -o "$opts" -w -t 60 start >/dev/null \
         || { tail -20 "$dir/server.log" >&2; die "pg_ctl start failed (log: $dir/server.log)"; }
     fi
-    if ! "${as_owner[@]}" "$bin/psql" -h "$sock" -U consensus -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname='consensus'" | grep -q 1; then
-      "${as_owner[@]}" "$bin/createdb" -h "$sock" -U consensus consensus
+    psql=("${as_owner[@]}" "$bin/psql" -h "$sock" -U consensus -v ON_ERROR_STOP=1 -qtA)
+    if ! "${psql[@]}" -d postgres -c "SELECT 1 FROM pg_roles WHERE rolname='consensus_app'" | grep -q 1; then
+      "${psql[@]}" -d postgres -c "CREATE ROLE consensus_app LOGIN CREATEDB NOSUPERUSER NOBYPASSRLS" >/dev/null
+    fi
+    if ! "${psql[@]}" -d postgres -c "SELECT 1 FROM pg_database WHERE datname='consensus'" | grep -q 1; then
+      "${as_owner[@]}" "$bin/createdb" -h "$sock" -U consensus -O consensus_app consensus
+    fi
+    # A database made before the service had its own role: hand it and
+    # everything in it to consensus_app, once.
+    if ! "${psql[@]}" -d postgres -c "SELECT 1 FROM pg_database d JOIN pg_roles r ON r.oid = d.datdba WHERE d.datname='consensus' AND r.rolname='consensus_app'" | grep -q 1; then
+      "${psql[@]}" -d consensus >/dev/null <<'SQL'
+ALTER DATABASE consensus OWNER TO consensus_app;
+DO $$
+DECLARE r record;
+BEGIN
+  FOR r IN SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+           WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm') LOOP
+    EXECUTE format('ALTER TABLE public.%I OWNER TO consensus_app', r.relname);
+  END LOOP;
+  FOR r IN SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+           WHERE n.nspname = 'public' AND c.relkind = 'S' AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = c.oid AND d.deptype IN ('a', 'i')) LOOP
+    EXECUTE format('ALTER SEQUENCE public.%I OWNER TO consensus_app', r.relname);
+  END LOOP;
+  FOR r IN SELECT p.oid::regprocedure AS f FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public' LOOP
+    EXECUTE format('ALTER FUNCTION %s OWNER TO consensus_app', r.f);
+  END LOOP;
+END;
+$$;
+SQL
     fi
     echo "$url" ;;
   *) die "unknown command $cmd" ;;

@@ -30,15 +30,17 @@ func adminCommand(env Env) *cobra.Command {
 	var f adminFlags
 	admin := &cobra.Command{
 		Use:   "admin COMMAND",
-		Short: "Operator commands: lock and amend agreements, inspect them, revoke, resend",
+		Short: "Operator commands: agreements, participants, API keys, the audit log",
 		Long: `Operator commands over the operator API: lock an agreement and queue its
 invitations, lock its next revision, list and inspect agreements, revoke a
-participant, resend an invitation.
+participant, resend an invitation, manage the workspace's API keys and read
+its audit log.
 
 The service is --url, else $CONSENSUS_URL, else http://127.0.0.1:8080. The
-operator token is read from --token-file, else $CONSENSUS_OPERATOR_TOKEN or
-the file $CONSENSUS_OPERATOR_TOKEN_FILE names, else .data/operator-token
-(written by make run). It is never taken from a flag's value.
+credential (an API key of a workspace, cok_..., or the deployment's operator
+token) is read from --token-file, else $CONSENSUS_OPERATOR_TOKEN or the file
+$CONSENSUS_OPERATOR_TOKEN_FILE names, else .data/operator-token (written by
+make run). It is never taken from a flag's value.
 
 Data goes to stdout: a table on a terminal, JSON otherwise or with
 --output json. Diagnostics go to stderr.`,
@@ -50,7 +52,8 @@ Data goes to stdout: a table on a terminal, JSON otherwise or with
 	}
 	admin.PersistentFlags().StringVar(&f.url, "url", "", "the service's base `URL` (default $CONSENSUS_URL, else http://127.0.0.1:8080)")
 	admin.PersistentFlags().StringVar(&f.tokenFile, "token-file", "", "read the operator token from `FILE` (default $CONSENSUS_OPERATOR_TOKEN or $CONSENSUS_OPERATOR_TOKEN_FILE, else .data/operator-token)")
-	admin.AddCommand(adminCreate(env, &f), adminAmend(env, &f), adminList(env, &f), adminGet(env, &f), adminRevoke(env, &f), adminResend(env, &f))
+	admin.AddCommand(adminCreate(env, &f), adminAmend(env, &f), adminList(env, &f), adminGet(env, &f), adminRevoke(env, &f), adminResend(env, &f),
+		adminKeys(env, &f), adminAudit(env, &f))
 	return admin
 }
 

@@ -21,13 +21,15 @@ func verifyCommand(env Env) *cobra.Command {
 		Long: `Recompute digests locally, without a server or a credential: the revision and
 Markdown digests of an exchange response or room document, and the SHA-256 of a
 downloaded CONSENSUS.md against its response headers or an expected digest,
-and every digest, chain link and signature of a consensus-record/v1, and
-the signature of a received webhook delivery.
+every digest, chain link and signature of a consensus-record/v1, the
+signature of a received webhook delivery, and the hash chain of an exported
+audit log.
 Exit status 1 means a mismatch.`,
 		Example: `  consensus verify revision exchange.json
   consensus verify artifact CONSENSUS.md --headers artifact.headers
   consensus verify record record.json --artifact CONSENSUS.md --keys keys.json
-  consensus verify webhook body.json --keys keys.json --headers delivery.headers`,
+  consensus verify webhook body.json --keys keys.json --headers delivery.headers
+  consensus verify audit audit.jsonl`,
 		Args: command.AnyGroupArgs,
 		RunE: command.Group,
 	}
@@ -62,7 +64,7 @@ file) and/or an expected SHA-256.`,
 	}
 	artifact.Flags().StringVar(&headers, "headers", "", "the response headers saved by curl --dump-header `FILE`")
 	artifact.Flags().StringVar(&sha, "sha256", "", "the expected SHA-256, `HEX` with or without sha256:")
-	c.AddCommand(revision, artifact, verifyRecordCommand(env), verifyWebhookCommand(env))
+	c.AddCommand(revision, artifact, verifyRecordCommand(env), verifyWebhookCommand(env), verifyAuditCommand(env))
 	return c
 }
 

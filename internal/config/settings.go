@@ -85,7 +85,7 @@ var coreSettings = []Setting{
 	},
 	{
 		Name: "DATABASE_URL", Secret: true, Required: "a PostgreSQL 14+ connection URL",
-		Doc:   "PostgreSQL 14+ connection URL (`postgres://user@host/db` or key=value form). `pool_max_conns` sets the connections a replica keeps (default 16).",
+		Doc:   "PostgreSQL 14+ connection URL (`postgres://user@host/db` or key=value form). `pool_max_conns` sets the connections a replica keeps (default 16). The role must be bound by row-level security, which keeps workspaces apart: production refuses to start as a superuser or a role with `BYPASSRLS` (a local run warns).",
 		parse: func(c *Config, v string) error { c.DatabaseURL = v; return nil },
 	},
 	{

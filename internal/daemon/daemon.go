@@ -88,14 +88,17 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 			return fmt.Errorf("CONSENSUS_TLS_CERT_FILE: %w", err)
 		}
 	}
-	if err := store.Migrate(ctx, cfg.DatabaseURL); err != nil {
-		return stoppedEarly(ctx, log, err)
-	}
 	st, err := store.Open(ctx, cfg.DatabaseURL, store.WithTimeout(cfg.DBTimeout))
 	if err != nil {
 		return stoppedEarly(ctx, log, err)
 	}
 	defer st.Close()
+	if err := checkRole(ctx, cfg, st, log); err != nil {
+		return stoppedEarly(ctx, log, err)
+	}
+	if err := store.Migrate(ctx, cfg.DatabaseURL); err != nil {
+		return stoppedEarly(ctx, log, err)
+	}
 	st.SetObserver(metrics)
 	metrics.WatchDatabase(st)
 	keys, err := secret.DeriveKeys(cfg.TokenKey)

@@ -164,7 +164,7 @@ func TestSIGTERMDrainsInFlightRequests(t *testing.T) {
 
 	// What the database holds against what each client saw.
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dbURL)
+	conn, err := pgx.Connect(ctx, pgtest.ServiceURL(dbURL))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/consensus-md/consensus/internal/pgtest"
 )
 
 // lockWaiters counts the backends of db's database waiting for a lock.
@@ -43,7 +45,7 @@ func TestRevokeIsAtomicWithWrites(t *testing.T) {
 	cAgent.session = r.json(t)["sessionToken"].(string)
 
 	ctx := context.Background()
-	db, err := pgx.Connect(ctx, s.DatabaseURL)
+	db, err := pgx.Connect(ctx, pgtest.ServiceURL(s.DatabaseURL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +134,7 @@ func countEvents(t *testing.T, db *pgx.Conn, participantID string) int {
 func holdInTx(t *testing.T, s *server, statement string, args ...any) pgx.Tx {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, s.DatabaseURL)
+	conn, err := pgx.Connect(ctx, pgtest.ServiceURL(s.DatabaseURL))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/consensus-md/consensus/internal/jwk"
+	"github.com/consensus-md/consensus/internal/pgtest"
 	"github.com/consensus-md/consensus/internal/record"
 )
 
@@ -201,7 +202,7 @@ func TestRecordRefusedUnlessItVerifies(t *testing.T) {
 	expect(t, bo.post("decision-0002", "disagree", ""), 201, "")
 
 	ctx := context.Background()
-	db, err := pgx.Connect(ctx, s.DatabaseURL)
+	db, err := pgx.Connect(ctx, pgtest.ServiceURL(s.DatabaseURL))
 	if err != nil {
 		t.Fatal(err)
 	}

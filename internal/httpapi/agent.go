@@ -14,10 +14,6 @@ import (
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
-func (s *Server) registerAgentRoutes(r chi.Router) {
-	r.Route(agentroute.Pattern, s.invitationRoutes(agentroute.KindAgent, s.handleClaim))
-}
-
 // handleExchange trades the invitation secret for a session. Exchange has
 // no middleware: its credential may travel in the body, so the body is
 // read first.
@@ -89,7 +85,7 @@ func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
 
 // handleRoom answers a matching If-None-Match from the credential lookup
 // alone (the room's ETag derives from the version it read); otherwise it
-// writes the room, which the venue assembles mostly from cached parts. With
+// writes the room (writeRoom) from the parts the venue keeps per version. With
 // Prefer: wait=N a matching If-None-Match is held until the room changes
 // for this reader or the wait ends (then 304), R-LIVE-WAIT.
 func (s *Server) handleRoom(w http.ResponseWriter, r *http.Request) {
@@ -97,19 +93,19 @@ func (s *Server) handleRoom(w http.ResponseWriter, r *http.Request) {
 	inm := r.Header.Get("If-None-Match")
 	wait := preferWait(w, r)
 	ctx := r.Context()
-	if etag := s.venue.RoomETag(p); inm != "" && etagMatches(inm, etag) {
+	if tag := s.venue.RoomTag(p); inm != "" && etagMatches(inm, roomETag(tag)) {
 		if wait <= 0 {
-			w.Header().Set("ETag", etag)
+			w.Header().Set("ETag", roomETag(tag))
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-		fresh, changed, err := s.hold(w, r, wait, etag)
+		fresh, changed, err := s.hold(w, r, wait, tag)
 		if err != nil {
 			s.handleHoldFailure(w, r, err)
 			return
 		}
 		if !changed {
-			w.Header().Set("ETag", s.venue.RoomETag(fresh))
+			w.Header().Set("ETag", roomETag(s.venue.RoomTag(fresh)))
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
@@ -118,21 +114,12 @@ func (s *Server) handleRoom(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		p = fresh
 	}
-	body, err := s.venue.RoomBody(ctx, p)
+	room, err := s.venue.RoomParts(ctx, p)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
-	h := w.Header()
-	h.Set("ETag", body.ETag)
-	if inm != "" && etagMatches(inm, body.ETag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(body.Len()))
-	w.WriteHeader(http.StatusOK)
-	_, _ = body.WriteTo(w)
+	s.writeRoom(w, r, room, inm)
 }
 
 // etagMatches implements If-None-Match with strong comparison of a list.

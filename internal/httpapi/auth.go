@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"net/http"
 	"strings"
 
@@ -13,8 +11,9 @@ import (
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
-// Each route group authenticates once, in middleware, and hands its handlers
-// the principal through the context; a handler never reads a credential.
+// Each route authenticates once, in the middleware of its credential (its
+// row in routes.go), and hands its handlers the principal through the
+// context; a handler never reads a credential.
 // Middleware runs before the handler reads the body, which gives the
 // documented order: credential first, then body.
 
@@ -22,6 +21,7 @@ type (
 	sessionKey     struct{}
 	participantKey struct{}
 	credentialKey  struct{}
+	operatorKey    struct{}
 )
 
 // operatorChallenge is the WWW-Authenticate answer of the operator API.
@@ -71,19 +71,9 @@ func isTokenChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
-// requireOperator checks the Bearer operator token against its configured
-// hash in constant time. There is one operator, so no principal is stored:
-// reaching an operator handler is the whole of its identity.
-func (s *Server) requireOperator(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token := credential(r, "Bearer")
-		sum := sha256.Sum256([]byte(token))
-		if token == "" || subtle.ConstantTimeCompare(sum[:], s.operatorHash[:]) != 1 {
-			s.writeProblem(w, r, &Error{Code: "unauthorized", Detail: "a valid operator Bearer token is required", Challenge: operatorChallenge})
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+// operatorFrom returns the call requireOperatorFor stored.
+func operatorFrom(ctx context.Context) venue.OperatorCall {
+	return principal[venue.OperatorCall](ctx, operatorKey{}, "operatorFrom without requireOperatorFor on the route")
 }
 
 // requireSession checks the Consensus-Session credential for the invitation

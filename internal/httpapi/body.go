@@ -39,15 +39,19 @@ var (
 	// field at its maximum, fully escaped, is about 880 KB (50 rules of
 	// 1,000 astral characters are 600,000 bytes alone).
 	limitCreate = bodyLimit{Bytes: 1 << 20, Wire: 1 << 20}
+	// An API key: a 100-character name of astral characters as
+	// surrogate-pair escapes is 1,200 bytes, every scope and an expiry add
+	// under 300; counted, the longest legal body is under 1,000.
+	limitKey = bodyLimit{Bytes: 4096, Wire: 16 << 10}
 	// Revoke and resend take no body; an empty object is tolerated.
 	limitNoBody = bodyLimit{Bytes: 1024, Wire: 1024}
 )
 
 func tooLarge(limit bodyLimit) *Error {
 	if limit.Wire > limit.Bytes {
-		return &Error{Code: "payload-too-large", Detail: fmt.Sprintf("the body must be at most %d bytes, counting each string as its shortest JSON escaping, and at most %d bytes as sent", limit.Bytes, limit.Wire)}
+		return &Error{Code: ProblemPayloadTooLarge, Detail: fmt.Sprintf("the body must be at most %d bytes, counting each string as its shortest JSON escaping, and at most %d bytes as sent", limit.Bytes, limit.Wire)}
 	}
-	return &Error{Code: "payload-too-large", Detail: fmt.Sprintf("the body must be at most %d bytes", limit.Bytes)}
+	return &Error{Code: ProblemPayloadTooLarge, Detail: fmt.Sprintf("the body must be at most %d bytes", limit.Bytes)}
 }
 
 // readBody reads the request body, at most limit.Wire bytes; a longer one
@@ -82,7 +86,7 @@ func readBody(r *http.Request, limit bodyLimit) ([]byte, error) {
 // UTF-8 charset. JSON exchanged between systems is UTF-8 (RFC 8259), and a
 // body sent as a form or as text was not meant as this JSON.
 func checkContentType(r *http.Request) error {
-	unsupported := &Error{Code: "unsupported-media-type", Detail: "send the body with Content-Type: application/json (charset, if given, utf-8)"}
+	unsupported := &Error{Code: ProblemUnsupportedMediaType, Detail: "send the body with Content-Type: application/json (charset, if given, utf-8)"}
 	values := r.Header.Values("Content-Type")
 	if len(values) != 1 {
 		return unsupported

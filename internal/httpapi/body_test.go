@@ -75,7 +75,7 @@ func TestDecodeObjectRefusesAmbiguity(t *testing.T) {
 			}
 			err := decodeObject([]byte(tc.body), bodyLimit{Bytes: 1 << 20, Wire: 1 << 20}, &dst)
 			var he *Error
-			if !errors.As(err, &he) || he.Code != "invalid-request" {
+			if !errors.As(err, &he) || he.Code != ProblemInvalidRequest {
 				t.Fatalf("got %v, want invalid-request", err)
 			}
 			if he.Field != tc.field {
@@ -170,7 +170,7 @@ func fuzzRouteBody[T any](t *testing.T, b []byte, limit bodyLimit) {
 	err := decodeObject(b, limit, &strict)
 	if err != nil {
 		var he *Error
-		if !errors.As(err, &he) || (he.Code != "invalid-request" && he.Code != "payload-too-large") || he.Detail == "" {
+		if !errors.As(err, &he) || (he.Code != ProblemInvalidRequest && he.Code != ProblemPayloadTooLarge) || he.Detail == "" {
 			t.Fatalf("unexpected error %#v", err)
 		}
 		return

@@ -99,11 +99,11 @@ func syntaxProblem(err error) error {
 	msg := se.Err.Error()
 	switch {
 	case errors.Is(err, jsontext.ErrDuplicateName):
-		return &Error{Code: "invalid-request", Field: field, Detail: where + ": the member name appears more than once; send each member once"}
+		return &Error{Code: ProblemInvalidRequest, Field: field, Detail: where + ": the member name appears more than once; send each member once"}
 	case strings.Contains(msg, "invalid UTF-8"):
-		return &Error{Code: "invalid-request", Field: field, Detail: where + ": the body is not valid UTF-8"}
+		return &Error{Code: ProblemInvalidRequest, Field: field, Detail: where + ": the body is not valid UTF-8"}
 	case strings.Contains(msg, "surrogate"):
-		return &Error{Code: "invalid-request", Field: field, Detail: where + `: a string holds a lone UTF-16 surrogate (\ud800 to \udfff without its pair)`}
+		return &Error{Code: ProblemInvalidRequest, Field: field, Detail: where + `: a string holds a lone UTF-16 surrogate (\ud800 to \udfff without its pair)`}
 	case strings.Contains(msg, "max depth"):
 		return malformed("the body nests deeper than any request allows")
 	case strings.Contains(msg, "after top-level value"):
@@ -111,7 +111,7 @@ func syntaxProblem(err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(msg, "unexpected EOF"):
 		return malformed("the body ends before its JSON object does")
 	default:
-		return &Error{Code: "invalid-request", Field: field, Detail: where + ": the body is not valid JSON (near byte " + strconv.FormatInt(se.ByteOffset, 10) + ")"}
+		return &Error{Code: ProblemInvalidRequest, Field: field, Detail: where + ": the body is not valid JSON (near byte " + strconv.FormatInt(se.ByteOffset, 10) + ")"}
 	}
 }
 
@@ -133,7 +133,7 @@ func refuseNull(v jsontext.Value) error {
 		}
 		if tok.Kind() == 'n' {
 			where, field := describePointer(dec.StackPointer())
-			return &Error{Code: "invalid-request", Field: field, Detail: where + ": must not be null; leave an optional member out instead"}
+			return &Error{Code: ProblemInvalidRequest, Field: field, Detail: where + ": must not be null; leave an optional member out instead"}
 		}
 	}
 }
@@ -153,13 +153,13 @@ func semanticProblem(err error) error {
 		name := se.JSONPointer.LastToken()
 		parent, _ := describePointer(se.JSONPointer.Parent())
 		if known := foldsTo(name); known != "" {
-			return &Error{Code: "invalid-request", Field: fieldPath(se.JSONPointer.Parent(), known),
+			return &Error{Code: ProblemInvalidRequest, Field: fieldPath(se.JSONPointer.Parent(), known),
 				Detail: parent + `: a member name differs from "` + known + `" only by case or Unicode folding; member names are case-sensitive`}
 		}
 		return malformed(parent + ": unknown member; the contract lists every member this body may have")
 	}
 	where, field := describePointer(se.JSONPointer)
-	return &Error{Code: "invalid-request", Field: field, Detail: where + ": must be " + wantedType(se.GoType)}
+	return &Error{Code: ProblemInvalidRequest, Field: field, Detail: where + ": must be " + wantedType(se.GoType)}
 }
 
 // wantedType names the JSON a Go type takes.

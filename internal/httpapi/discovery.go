@@ -23,26 +23,6 @@ const publicCache = "public, max-age=300"
 // apiCatalogType is the media type RFC 9727 gives the API catalog.
 const apiCatalogType = `application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"`
 
-func (s *Server) registerDiscoveryRoutes(r chi.Router) {
-	d := s.discoveryDocuments()
-	r.Get("/api/health", s.handleHealth)
-	r.Get("/problems/{code}", s.handleProblemType)
-	r.Get("/.well-known/consensus-agent", d.capabilities.serve)
-	r.Head("/.well-known/consensus-agent", d.capabilities.serve)
-	r.Get("/.well-known/api-catalog", d.apiCatalog.serve)
-	r.Head("/.well-known/api-catalog", d.apiCatalog.serve)
-	r.Get("/openapi.json", d.openapi.serve)
-	r.Head("/openapi.json", d.openapi.serve)
-	r.Get("/openapi-agent.json", d.openapiAgent.serve)
-	r.Head("/openapi-agent.json", d.openapiAgent.serve)
-	r.Get("/llms.txt", d.llms.serve)
-	r.Head("/llms.txt", d.llms.serve)
-	r.Get("/llms-full.txt", d.llmsFull.serve)
-	r.Head("/llms-full.txt", d.llmsFull.serve)
-	r.Get("/schemas/{name}/{version}", s.handleSchema(d.schemas))
-	r.Get("/.well-known/consensus-keys", s.handleSigningKeys)
-}
-
 // document is a public document rendered once for the configured origin.
 type document struct {
 	body        []byte

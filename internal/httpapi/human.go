@@ -4,9 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/go-chi/chi/v5"
-
-	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
@@ -37,37 +34,6 @@ func (s *Server) family(kind string) func(http.Handler) http.Handler {
 // outside a family is a programming error (see principal).
 func familyFrom(ctx context.Context) string {
 	return principal[string](ctx, familyKey{}, "familyFrom outside a route family")
-}
-
-// registerHumanRoutes mounts the human API: the agent API's routes, rules
-// and answers, for human invitations, except that claim takes the email
-// proof alone.
-func (s *Server) registerHumanRoutes(r chi.Router) {
-	r.Route(agentroute.HumanPattern, s.invitationRoutes(agentroute.KindHuman, s.handleHumanClaim))
-}
-
-// invitationRoutes mounts one family's five actions: the same handlers and
-// authentication for both, with the family's kind in the context and its
-// own claim handler.
-func (s *Server) invitationRoutes(kind string, claim http.HandlerFunc) func(chi.Router) {
-	return func(r chi.Router) {
-		r.Use(s.family(kind))
-		r.With(s.limit("exchange")).Post(agentroute.Exchange, s.handleExchange)
-		r.With(s.limit("claim"), s.requireSession).Post(agentroute.Claim, claim)
-		r.Group(func(r chi.Router) {
-			r.Use(s.requireParticipant)
-			r.Get(agentroute.Room, s.handleRoom)
-			r.Get(agentroute.Events, s.handleEvents)
-			r.Get(agentroute.Stream, s.handleStream)
-			r.Put(agentroute.Webhook, s.handleWebhookPut)
-			r.Get(agentroute.Webhook, s.handleWebhookGet)
-			r.Delete(agentroute.Webhook, s.handleWebhookDelete)
-			r.Get(agentroute.Artifact, s.handleArtifact)
-			r.Head(agentroute.Artifact, s.handleArtifact)
-			r.Get(agentroute.Record, s.handleRecord)
-		})
-		r.With(s.participantCredential).Post(agentroute.Events, s.handleEventsCreate)
-	}
 }
 
 // humanClaimInput is a person's claim body: the proof code alone. Any other

@@ -124,7 +124,7 @@ func TestClaimLimitForgivesEscapesOnly(t *testing.T) {
 		t.Errorf("the same body with every character escaped: %v", err)
 	}
 	for _, body := range []string{`{"emailProof":"` + pad + `p"}`, `{"emailProof":"` + pad + `"} `, `{"emailProof":` + escapeAll(pad+"p") + `}`} {
-		if err := decodeObject([]byte(body), limitClaim, &dst); err == nil || err.(*Error).Code != "payload-too-large" {
+		if err := decodeObject([]byte(body), limitClaim, &dst); err == nil || err.(*Error).Code != ProblemPayloadTooLarge {
 			t.Errorf("a %d-byte claim body counted over 4,096 bytes: %v, want payload-too-large", len(body), err)
 		}
 	}

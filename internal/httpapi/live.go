@@ -74,7 +74,7 @@ func (s *Server) reauthenticate(r *http.Request) (*venue.Principal, error) {
 // is a credential that no longer holds, a failed database, or the client
 // gone (its context's error). The hub's bound answers 429 and returns
 // errAnswered.
-func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration, tag string) (*venue.Principal, bool, error) {
+func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration, tag venue.RoomTag) (*venue.Principal, bool, error) {
 	p := participantFrom(r.Context())
 	waiter := s.join(w, r, p)
 	if waiter == nil {
@@ -94,7 +94,7 @@ func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration
 			if p, err = s.reauthenticate(r); err != nil {
 				return nil, false, err
 			}
-			if s.venue.RoomETag(p) != tag {
+			if s.venue.RoomTag(p) != tag {
 				return p, true, nil
 			}
 		}

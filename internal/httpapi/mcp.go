@@ -6,30 +6,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/consensus-md/consensus/internal/mcpfacade"
 	"github.com/consensus-md/consensus/internal/venue"
 )
-
-// registerMCPRoutes mounts the MCP facade at /mcp behind the participant
-// middleware: every request, not just a session's first, is authenticated,
-// so a revoked token is refused at once. Only POST is served (the handler
-// is stateless and keeps no streams); other methods get the router's 405.
-func (s *Server) registerMCPRoutes(r chi.Router) {
-	h := mcpfacade.Handler(mcpfacade.Options{
-		Venue: s.venue,
-		Principal: func(ctx context.Context) (*venue.Principal, bool) {
-			p, ok := ctx.Value(participantKey{}).(*venue.Principal)
-			return p, ok
-		},
-		Describe: s.refusal,
-		Version:  s.version,
-	})
-	r.With(noStore, s.boundDatabase, s.requireParticipantToken).Post("/mcp", func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(&mcpWriter{ResponseWriter: w, s: s, r: r}, r)
-	})
-}
 
 // requireParticipantToken is requireParticipant for a route without an
 // invitation in its path: the token names its invitation.
@@ -78,11 +57,11 @@ func (w *mcpWriter) WriteHeader(code int) {
 		case http.StatusRequestEntityTooLarge:
 			err = tooLarge(bodyLimit{Bytes: mcpfacade.MaxRequestBytes, Wire: mcpfacade.MaxRequestBytes})
 		case http.StatusUnsupportedMediaType:
-			err = &Error{Code: "unsupported-media-type", Detail: "Content-Type must be application/json"}
+			err = &Error{Code: ProblemUnsupportedMediaType, Detail: "Content-Type must be application/json"}
 		case http.StatusBadRequest:
 			err = malformed("the MCP request is malformed: send one JSON-RPC message as JSON, with Accept: application/json, text/event-stream")
 		default:
-			err = &Error{Code: "internal", Detail: "the MCP handler answered HTTP " + http.StatusText(code)}
+			err = &Error{Code: ProblemInternal, Detail: "the MCP handler answered HTTP " + http.StatusText(code)}
 		}
 		w.s.writeProblem(w.ResponseWriter, w.r, err)
 		return

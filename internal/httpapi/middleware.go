@@ -59,7 +59,7 @@ var queryCredentials = []string{"secret", "token", "sessionToken", "participantT
 func (s *Server) refuseQueryCredentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if queryHasCredential(r.URL.RawQuery) {
-			s.writeProblem(w, r, &Error{Code: "credential-in-query", Detail: "credentials are accepted only in the Authorization header or the JSON body; treat this one as exposed"})
+			s.writeProblem(w, r, &Error{Code: ProblemCredentialInQuery, Detail: "credentials are accepted only in the Authorization header or the JSON body; treat this one as exposed"})
 			return
 		}
 		next.ServeHTTP(w, r)

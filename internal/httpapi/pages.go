@@ -45,15 +45,6 @@ type webPages struct {
 	assets        map[string]document
 }
 
-func (s *Server) registerPageRoutes(r chi.Router) {
-	p := s.webPages()
-	r.Get("/", p.index.serve)
-	r.Head("/", p.index.serve)
-	r.Get("/invite/{invitationId}", s.handleInvitePage(p.invite))
-	r.Get("/assets/{name}", s.handleAsset(p.assets))
-	r.Head("/assets/{name}", s.handleAsset(p.assets))
-}
-
 // webPages loads the embedded pages once. The home page is the same for
 // everyone; the invitation page is private to whoever holds the link, so it
 // is never stored by a cache.

@@ -33,6 +33,6 @@ func (s *Server) limit(route string) func(http.Handler) http.Handler {
 		},
 		httprate.WithResponseHeaders(httprate.ResponseHeaders{RetryAfter: "Retry-After"}),
 		httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
-			s.writeProblem(w, r, &Error{Code: "rate-limited", Detail: "too many requests from this address; wait and retry"})
+			s.writeProblem(w, r, &Error{Code: ProblemRateLimited, Detail: "too many requests from this address; wait and retry"})
 		}))
 }

@@ -96,14 +96,9 @@ func (s *Server) Handler() http.Handler {
 			}
 		}
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		s.writeProblem(w, req, &Error{Code: "method-not-allowed", Detail: "this route does not accept " + req.Method})
+		s.writeProblem(w, req, &Error{Code: ProblemMethodNotAllowed, Detail: "this route does not accept " + req.Method})
 	})
-	s.registerAgentRoutes(r)
-	s.registerHumanRoutes(r)
-	s.registerAdminRoutes(r)
-	s.registerDiscoveryRoutes(r)
-	s.registerPageRoutes(r)
-	s.registerMCPRoutes(r)
+	s.mount(r, s.routes())
 	return r
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
 	"github.com/consensus-md/consensus/internal/venue"
+	"github.com/consensus-md/consensus/internal/workspace"
 )
 
 // fixture is a fresh database, a venue over it and a real SMTP server.
@@ -74,7 +75,7 @@ func (f *fixture) agreement(t *testing.T, n int) *venue.Created {
 		in.Participants = append(in.Participants, venue.ParticipantInput{
 			DisplayName: fmt.Sprintf("Agent %d", i), Kind: "agent", Email: fmt.Sprintf("agent%d@example.test", i), Required: &yes})
 	}
-	c, err := f.venue.CreateAgreement(context.Background(), in)
+	c, err := f.venue.CreateAgreement(context.Background(), venue.OperatorCall{Principal: workspace.Bootstrap()}, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func (f *fixture) agreement(t *testing.T, n int) *venue.Created {
 // deliveries returns the operator's view of every email of the agreement.
 func (f *fixture) deliveries(t *testing.T, agreementID string) []venue.Delivery {
 	t.Helper()
-	d, err := f.venue.GetAgreement(context.Background(), agreementID)
+	d, err := f.venue.GetAgreement(context.Background(), venue.OperatorCall{Principal: workspace.Bootstrap()}, agreementID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,12 @@
 // migrated template, on the server named by CONSENSUS_TEST_DATABASE_URL.
 // It refuses any server that is not on this machine: tests drop databases.
 // Create does the same without a test, for consensus-demo.
+//
+// The databases are owned, migrated and used by a role that row-level
+// security binds, as the service's role in production is: the URL's own
+// role when it is an ordinary one (deploy/local/pg.sh prints consensus_app),
+// and otherwise, for a superuser or BYPASSRLS URL, the role AppRole, which
+// pgtest creates.
 package pgtest
 
 import (
@@ -32,8 +38,15 @@ var templates sync.Map // base URL -> *template
 type template struct {
 	once sync.Once
 	name string
-	err  error
+	// app is the URL of the role the databases are made for: base itself
+	// unless base's role bypasses row-level security.
+	app string
+	err error
 }
+
+// AppRole is the role pgtest creates and hands out when
+// CONSENSUS_TEST_DATABASE_URL names a superuser or a BYPASSRLS role.
+const AppRole = "consensus_app"
 
 // URL returns a connection URL to a fresh, migrated database that is dropped
 // when the test ends. The test fails when CONSENSUS_TEST_DATABASE_URL is unset
@@ -70,7 +83,11 @@ func Create(ctx context.Context, base string) (string, func(), error) {
 	}
 	v, _ := templates.LoadOrStore(base, &template{})
 	tmpl := v.(*template)
-	tmpl.once.Do(func() { tmpl.name, tmpl.err = ensureTemplate(ctx, base) })
+	tmpl.once.Do(func() {
+		if tmpl.app, tmpl.err = appURL(ctx, base); tmpl.err == nil {
+			tmpl.name, tmpl.err = ensureTemplate(ctx, base, tmpl.app)
+		}
+	})
 	if tmpl.err != nil {
 		return "", nil, fmt.Errorf("pgtest: template: %w", tmpl.err)
 	}
@@ -81,7 +98,7 @@ func Create(ctx context.Context, base string) (string, func(), error) {
 		return "", nil, fmt.Errorf("pgtest: connect: %w", err)
 	}
 	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %q TEMPLATE %q`, name, tmpl.name)); err != nil {
+	if _, err := admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %q TEMPLATE %q OWNER %q`, name, tmpl.name, userOf(tmpl.app))); err != nil {
 		return "", nil, fmt.Errorf("pgtest: create database: %w", err)
 	}
 	drop := func() {
@@ -92,7 +109,72 @@ func Create(ctx context.Context, base string) (string, func(), error) {
 		defer c.Close(context.Background())
 		_, _ = c.Exec(context.Background(), fmt.Sprintf(`DROP DATABASE IF EXISTS %q WITH (FORCE)`, name))
 	}
-	return withDatabase(base, name), drop, nil
+	return withDatabase(tmpl.app, name), drop, nil
+}
+
+// appURL returns base when its role is bound by row-level security, and
+// otherwise base with its user replaced by AppRole, creating that role
+// (an ordinary one that may create databases) when it is missing.
+func appURL(ctx context.Context, base string) (string, error) {
+	c, err := pgx.Connect(ctx, base)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close(ctx)
+	var bypass bool
+	if err := c.QueryRow(ctx, `SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user`).Scan(&bypass); err != nil {
+		return "", err
+	}
+	if !bypass {
+		return base, nil
+	}
+	_, err = c.Exec(ctx, `DO $$ BEGIN
+		IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '`+AppRole+`') THEN
+			CREATE ROLE `+AppRole+` LOGIN CREATEDB NOSUPERUSER NOBYPASSRLS;
+		END IF;
+	END $$`)
+	if err != nil && !isDuplicate(err) {
+		return "", fmt.Errorf("create role %s: %w", AppRole, err)
+	}
+	u, _ := url.Parse(base)
+	q := u.Query()
+	q.Set("user", AppRole)
+	u.RawQuery = q.Encode()
+	if u.User != nil {
+		u.User = url.User(AppRole)
+	}
+	return u.String(), nil
+}
+
+// isDuplicate reports a role created meanwhile by another test process.
+func isDuplicate(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "42710" || pgErr.Code == "23505")
+}
+
+// userOf returns the role a URL connects as.
+func userOf(dbURL string) string {
+	cfg, err := pgconn.ParseConfig(dbURL)
+	if err != nil {
+		panic("pgtest: " + err.Error())
+	}
+	return cfg.User
+}
+
+// ServiceURL returns dbURL with the start-up setting the service's own pool
+// carries (consensus.scope=service), under which row-level security shows
+// the rows of every workspace: for tests that read or write tables
+// directly, as the service's participant routes and workers do.
+func ServiceURL(dbURL string) string {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		panic("pgtest: " + err.Error())
+	}
+	q := u.Query()
+	q.Set("options", "-c consensus.scope=service")
+	// pgx reads a '+' in the query as itself, not as a space.
+	u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
+	return u.String()
 }
 
 // Store opens a store on a fresh database (see URL) and closes it when the
@@ -117,7 +199,7 @@ func isLocal(host string) bool {
 
 // ensureTemplate creates (once per migration set, across test processes) a
 // database holding the migrated schema, named after a hash of the migrations.
-func ensureTemplate(ctx context.Context, base string) (string, error) {
+func ensureTemplate(ctx context.Context, base, app string) (string, error) {
 	h := sha256.New()
 	err := fs.WalkDir(consensus.Migrations, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -131,6 +213,7 @@ func ensureTemplate(ctx context.Context, base string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	h.Write([]byte(userOf(app)))
 	name := "tmpl_" + hex.EncodeToString(h.Sum(nil))[:16]
 	admin, err := pgx.Connect(ctx, base)
 	if err != nil {
@@ -151,10 +234,10 @@ func ensureTemplate(ctx context.Context, base string) (string, error) {
 	}
 	building := name + "_build"
 	_, _ = admin.Exec(ctx, fmt.Sprintf(`DROP DATABASE IF EXISTS %q WITH (FORCE)`, building))
-	if _, err := admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %q`, building)); err != nil {
+	if _, err := admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %q OWNER %q`, building, userOf(app))); err != nil {
 		return "", err
 	}
-	if err := store.Migrate(ctx, withDatabase(base, building)); err != nil {
+	if err := store.Migrate(ctx, withDatabase(app, building)); err != nil {
 		return "", err
 	}
 	if _, err := admin.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %q RENAME TO %q`, building, name)); err != nil {

@@ -68,8 +68,21 @@ func StartPostgres(tb testing.TB) *Postgres {
 	return p
 }
 
-// URL is the connection URL of the cluster's "consensus" database.
+// URL is the connection URL of the cluster's "consensus" database, as
+// the service's role (consensus_app, which row-level security binds).
 func (p *Postgres) URL() string { return p.url }
+
+// AdminURL is the connection URL of the cluster's "consensus" database as
+// its superuser, which bypasses row-level security.
+func (p *Postgres) AdminURL(tb testing.TB) string {
+	tb.Helper()
+	cmd := exec.Command(filepath.Join(p.root, "deploy/local/pg.sh"), "admin-url", p.dir)
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("proctest: pg.sh admin-url: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
 
 func (p *Postgres) pgsh(args ...string) error {
 	cmd := exec.Command(filepath.Join(p.root, "deploy/local/pg.sh"), append([]string{args[0], p.dir}, args[1:]...)...)

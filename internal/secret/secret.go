@@ -24,6 +24,7 @@ const (
 	PrefixSession     = "css_"
 	PrefixParticipant = "csp_"
 	PrefixOperator    = "cso_"
+	PrefixKey         = "cok_"
 )
 
 // Random returns n random bytes encoded base64url without padding.
@@ -46,6 +47,9 @@ func NewSessionToken() string { return PrefixSession + Random(32) }
 
 // NewOperatorToken returns a cso_ operator token.
 func NewOperatorToken() string { return PrefixOperator + Random(32) }
+
+// NewAPIKey returns a cok_ API key of the operator API.
+func NewAPIKey() string { return PrefixKey + Random(32) }
 
 // Hash is the stored form of a credential.
 func Hash(s string) []byte {

@@ -14,6 +14,7 @@ import (
 // Agreement is one agreement with the outcome stored for it.
 type Agreement struct {
 	ID              uuid.UUID
+	WorkspaceID     uuid.UUID
 	CurrentRevision int
 	Deadline        time.Time
 	// Outcome is pending until an event or an expiry decided it; the stored
@@ -49,7 +50,7 @@ func agreementFrom(r dbsqlc.Agreement) Agreement {
 	if r.OutcomeEventID.Valid {
 		o.DecidingEventID = r.OutcomeEventID.UUID.String()
 	}
-	return Agreement{ID: r.ID, CurrentRevision: int(r.CurrentRevision), Deadline: r.Deadline, Outcome: o, CreatedAt: r.CreatedAt,
+	return Agreement{ID: r.ID, WorkspaceID: r.WorkspaceID, CurrentRevision: int(r.CurrentRevision), Deadline: r.Deadline, Outcome: o, CreatedAt: r.CreatedAt,
 		Version: r.Version, Head: ChainHead{Seq: r.HeadSeq, Hash: r.HeadHash}}
 }
 
@@ -118,7 +119,7 @@ func (q queries) AgreementList(ctx context.Context, limit int, before *Agreement
 		out[i] = ListedAgreement{
 			Agreement: agreementFrom(dbsqlc.Agreement{ID: r.ID, CurrentRevision: r.CurrentRevision, Deadline: r.Deadline,
 				OutcomeStatus: r.OutcomeStatus, OutcomeDecidedAt: r.OutcomeDecidedAt, OutcomeEventID: r.OutcomeEventID, CreatedAt: r.CreatedAt,
-				Version: r.Version, HeadSeq: r.HeadSeq, HeadHash: r.HeadHash}),
+				Version: r.Version, HeadSeq: r.HeadSeq, HeadHash: r.HeadHash, WorkspaceID: r.WorkspaceID}),
 			Canonical: []byte(r.CanonicalJson),
 		}
 	}

@@ -27,7 +27,9 @@ const termsMigration = 3
 func TestMigrationBackfillsTermsDigest(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.URL(t)
+	// The test writes rows as the service's participant paths do, in
+	// every workspace at once.
+	url := pgtest.ServiceURL(pgtest.URL(t))
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		t.Fatal(err)

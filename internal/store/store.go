@@ -25,6 +25,7 @@ import (
 type Store struct {
 	queries
 	pool *pgxpool.Pool
+	ops  *pgxpool.Pool // operator transactions, each in one workspace (workspace.go)
 	// lookupPool runs TokenOwners only, lookup its statement on it.
 	lookupPool *pgxpool.Pool
 	lookup     *dbsqlc.Queries
@@ -86,6 +87,9 @@ func pgxConfig(databaseURL string) (*pgxpool.Config, error) {
 		return nil, errors.New("store: DATABASE_URL is not a valid PostgreSQL connection URL")
 	}
 	cfg.AfterConnect = registerUUID
+	// The pool's connections see the rows of every workspace: see
+	// scopeService. The operator pool replaces this (workspace.go).
+	cfg.ConnConfig.RuntimeParams[scopeParam] = scopeService
 	if !strings.Contains(databaseURL, "pool_max_conns") {
 		// pgxpool's default, max(4, CPUs), lets a replica run only four
 		// transactions at once: sixteen concurrent appends then queue for a
@@ -143,7 +147,13 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*Store, erro
 		pool.Close()
 		return nil, err
 	}
-	s := &Store{pool: pool, lookupPool: look, lookup: dbsqlc.New(look), timeout: o.timeout}
+	ops, err := operatorPool(ctx, cfg)
+	if err != nil {
+		look.Close()
+		pool.Close()
+		return nil, err
+	}
+	s := &Store{pool: pool, ops: ops, lookupPool: look, lookup: dbsqlc.New(look), timeout: o.timeout}
 	s.queries = queries{q: dbsqlc.New(pool), changed: s.roomCommitted}
 	return s, nil
 }
@@ -151,6 +161,7 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*Store, erro
 // Close closes the pools: whatever runs on them afterwards fails.
 func (s *Store) Close() {
 	s.lookupPool.Close()
+	s.ops.Close()
 	s.pool.Close()
 }
 
@@ -167,9 +178,16 @@ func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 // returns come back unchanged; a failed commit is interpreted like any
 // statement's error.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.retryTx(ctx, s.pool, pgx.TxOptions{}, fn)
+}
+
+// retryTx runs fn in transactions of pool begun with opts until one
+// commits, fn fails otherwise than by a serialization failure or deadlock,
+// or five attempts failed.
+func (s *Store) retryTx(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(tx *Tx) error) error {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		err = s.inTxOnce(ctx, fn)
+		err = s.inTxOnce(ctx, pool, opts, fn)
 		if !retryable(err) || ctx.Err() != nil {
 			return err
 		}
@@ -178,8 +196,8 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	return err
 }
 
-func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
-	tx, err := s.pool.Begin(ctx)
+func (s *Store) inTxOnce(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(tx *Tx) error) error {
+	tx, err := pool.BeginTx(ctx, opts)
 	if err != nil {
 		return interpretError("begin", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/consensus-md/consensus/internal/pgtest"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store"
+	"github.com/consensus-md/consensus/internal/workspace"
 )
 
 // agreement stores an agreement with revision 1 and one required
@@ -25,7 +26,7 @@ func agreement(t *testing.T, st *store.Store) (uuid.UUID, uuid.UUID) {
 	ctx := context.Background()
 	id, pid := uuid.New(), uuid.New()
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	err := st.InTx(ctx, func(tx *store.Tx) error {
+	err := st.InWorkspace(ctx, workspace.DefaultID, func(tx *store.Tx) error {
 		if err := tx.AgreementInsert(ctx, id, now.Add(time.Hour), now); err != nil {
 			return err
 		}
@@ -58,10 +59,11 @@ func TestDriverErrorsBecomeDomainErrors(t *testing.T) {
 		t.Fatalf("no rows: %v", err)
 	}
 	id := uuid.New()
-	if err := st.AgreementInsert(ctx, id, time.Now().Add(time.Hour), time.Now()); err != nil {
+	insert := func(tx *store.Tx) error { return tx.AgreementInsert(ctx, id, time.Now().Add(time.Hour), time.Now()) }
+	if err := st.InWorkspace(ctx, workspace.DefaultID, insert); err != nil {
 		t.Fatal(err)
 	}
-	err := st.AgreementInsert(ctx, id, time.Now().Add(time.Hour), time.Now())
+	err := st.InWorkspace(ctx, workspace.DefaultID, insert)
 	if !errors.Is(err, room.ErrConflict) || !strings.Contains(err.Error(), "agreements_pkey") {
 		t.Fatalf("duplicate key: %v", err)
 	}
@@ -73,10 +75,11 @@ func TestDriverErrorsBecomeDomainErrors(t *testing.T) {
 		t.Fatalf("lock of a missing agreement: %v", err)
 	}
 	// A driver error that is neither says which statement failed and keeps
-	// its cause.
+	// its cause (a participant takes its agreement's workspace, which a
+	// missing agreement does not have).
 	err = st.ParticipantInsert(ctx, store.Participant{ID: uuid.New(), AgreementID: uuid.New(), Kind: room.KindAgent})
 	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || pgErr.Code != "23503" || !strings.HasPrefix(err.Error(), "store: insert participant: ") {
+	if !errors.As(err, &pgErr) || pgErr.Code != "23502" || !strings.HasPrefix(err.Error(), "store: insert participant: ") {
 		t.Fatalf("foreign key violation: %v", err)
 	}
 }
@@ -87,7 +90,7 @@ func TestInTxRollsBackAndRetries(t *testing.T) {
 	ctx := context.Background()
 	id := uuid.New()
 	boom := errors.New("boom")
-	err := st.InTx(ctx, func(tx *store.Tx) error {
+	err := st.InWorkspace(ctx, workspace.DefaultID, func(tx *store.Tx) error {
 		if err := tx.AgreementInsert(ctx, id, time.Now().Add(time.Hour), time.Now()); err != nil {
 			return err
 		}
@@ -101,7 +104,7 @@ func TestInTxRollsBackAndRetries(t *testing.T) {
 	}
 
 	attempts := 0
-	err = st.InTx(ctx, func(tx *store.Tx) error {
+	err = st.InWorkspace(ctx, workspace.DefaultID, func(tx *store.Tx) error {
 		attempts++
 		if err := tx.AgreementInsert(ctx, id, time.Now().Add(time.Hour), time.Now()); err != nil {
 			return err
@@ -186,12 +189,19 @@ func TestAgreementOutcome(t *testing.T) {
 	if err != nil || !a.Outcome.DecidedAt.Equal(reached.DecidedAt) || a.Outcome.Status != reached.Status || a.Outcome.DecidingEventID != reached.DecidingEventID {
 		t.Fatalf("stored outcome %+v, want %+v (%v)", a.Outcome, reached, err)
 	}
-	list, err := st.AgreementList(ctx, 10, nil)
+	var list, after []store.ListedAgreement
+	err = st.InWorkspace(ctx, workspace.DefaultID, func(tx *store.Tx) error {
+		if list, err = tx.AgreementList(ctx, 10, nil); err != nil || len(list) == 0 {
+			return err
+		}
+		after, err = tx.AgreementList(ctx, 10, &store.AgreementKey{CreatedAt: list[0].CreatedAt, ID: id})
+		return err
+	})
 	if err != nil || len(list) != 1 || list[0].ID != id || string(list[0].Canonical) != `{}` || list[0].Outcome.Status != room.StatusReached {
 		t.Fatalf("list %+v, %v", list, err)
 	}
-	if list, err := st.AgreementList(ctx, 10, &store.AgreementKey{CreatedAt: list[0].CreatedAt, ID: id}); err != nil || len(list) != 0 {
-		t.Fatalf("the page after the only agreement: %+v, %v", list, err)
+	if len(after) != 0 {
+		t.Fatalf("the page after the only agreement: %+v", after)
 	}
 }
 

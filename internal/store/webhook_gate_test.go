@@ -63,7 +63,8 @@ func TestWebhookTriggerRunsWhereEndpointsWereRegistered(t *testing.T) {
 	check("registered, one event", upserted, true, 1)
 
 	inserted := newRoom()
-	if _, err := pool.Exec(ctx, `INSERT INTO webhooks (participant_id, agreement_id, url, created_at) VALUES ($1, $2, 'https://hooks.example/b', now())`,
+	if _, err := pool.Exec(ctx, `INSERT INTO webhooks (participant_id, agreement_id, url, created_at, workspace_id)
+		VALUES ($1, $2, 'https://hooks.example/b', now(), (SELECT workspace_id FROM agreements WHERE id = $2))`,
 		inserted.pid, inserted.id); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -101,7 +102,7 @@ func sha256Hex(s string) string {
 func encodings(s string) map[string]string {
 	out := map[string]string{"as is": s, "hex of the text": hex.EncodeToString([]byte(s))}
 	raw := s
-	for _, p := range []string{"csi_", "css_", "csp_", "cso_"} {
+	for _, p := range []string{"csi_", "css_", "csp_", "cso_", "cok_"} {
 		raw = strings.TrimPrefix(raw, p)
 	}
 	if raw != s {
@@ -168,7 +169,12 @@ func pgDump(url string) (string, error) {
 		}
 		bin = matches[len(matches)-1]
 	}
-	out, err := exec.Command(bin, "--data-only", "--dbname="+url).Output()
+	// Row-level security binds the service's role, the table owner: the
+	// dump asks for it (--enable-row-security) with the scope under which
+	// the service's own pool sees every workspace, as a backup does.
+	cmd := exec.Command(bin, "--data-only", "--enable-row-security", "--dbname="+url)
+	cmd.Env = append(os.Environ(), "PGOPTIONS=-c consensus.scope=service")
+	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", bin, err)
 	}

@@ -55,7 +55,9 @@ func newVenue(t testing.TB, o venueOpts) *venue {
 	}
 	maildir := t.TempDir() + "/mail"
 	c := proctest.Start(t, proctest.Config{DatabaseURL: o.dbURL, Maildir: maildir, MailURL: o.mailURL, Env: o.env}, o.replicas)
-	pool, err := pgxpool.New(context.Background(), o.dbURL)
+	// The test reads the tables as the service's participant paths do, in
+	// every workspace.
+	pool, err := pgxpool.New(context.Background(), pgtest.ServiceURL(o.dbURL))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ const maxPage = 100
 
 // ListAgreements returns up to limit agreements older than cursor (opaque,
 // from a previous page's nextCursor). A malformed cursor is a validation error.
-func (v *Venue) ListAgreements(ctx context.Context, limit int, cursor string) (*AgreementPage, error) {
+func (v *Venue) ListAgreements(ctx context.Context, c OperatorCall, limit int, cursor string) (*AgreementPage, error) {
 	if limit <= 0 || limit > maxPage {
 		limit = 50
 	}
@@ -99,7 +99,11 @@ func (v *Venue) ListAgreements(ctx context.Context, limit int, cursor string) (*
 		}
 		before = &store.AgreementKey{CreatedAt: t, ID: id}
 	}
-	rows, err := v.Store.AgreementList(ctx, limit+1, before)
+	var rows []store.ListedAgreement
+	err := v.inWorkspace(ctx, c, func(tx *store.Tx) (err error) {
+		rows, err = tx.AgreementList(ctx, limit+1, before)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -150,49 +154,59 @@ func decodeCursor(c string) (time.Time, uuid.UUID, error) {
 }
 
 // GetAgreement returns the operator's view, or room.ErrNotFound.
-func (v *Venue) GetAgreement(ctx context.Context, agreementID string) (*AgreementDetail, error) {
+func (v *Venue) GetAgreement(ctx context.Context, c OperatorCall, agreementID string) (*AgreementDetail, error) {
 	id, err := parseID(agreementID)
 	if err != nil {
 		return nil, err
 	}
-	a, err := v.Store.AgreementGet(ctx, id)
+	var (
+		a        store.Agreement
+		rev      store.Revision
+		parts    []store.Participant
+		invs     []store.Invitation
+		mails    []store.OutboxMessage
+		attempts []store.OutboxAttempt
+		roster   []store.RosterMember
+	)
+	// One transaction: every read sees the same state of the agreement.
+	err = v.inWorkspace(ctx, c, func(tx *store.Tx) (err error) {
+		if a, err = tx.AgreementGet(ctx, id); err != nil {
+			return err
+		}
+		if err := ownedBy(c, a.WorkspaceID); err != nil {
+			return err
+		}
+		if rev, err = tx.RevisionGet(ctx, id, a.CurrentRevision); err != nil {
+			return err
+		}
+		if rev.History, err = tx.RevisionList(ctx, id); err != nil {
+			return err
+		}
+		if parts, err = tx.ParticipantListByAgreement(ctx, id); err != nil {
+			return err
+		}
+		if invs, err = tx.InvitationListByAgreement(ctx, id); err != nil {
+			return err
+		}
+		if mails, err = tx.OutboxListByAgreement(ctx, id); err != nil {
+			return err
+		}
+		if attempts, err = tx.OutboxAttemptListByAgreement(ctx, id); err != nil {
+			return err
+		}
+		roster, err = tx.ParticipantRoster(ctx, id)
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	rev, err := v.Store.RevisionGet(ctx, id, a.CurrentRevision)
-	if err != nil {
-		return nil, err
-	}
-	if rev.History, err = v.Store.RevisionList(ctx, id); err != nil {
 		return nil, err
 	}
 	var revision room.Revision
 	if err := json.Unmarshal(rev.Canonical, &revision); err != nil {
 		return nil, err
 	}
-	parts, err := v.Store.ParticipantListByAgreement(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	invs, err := v.Store.InvitationListByAgreement(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	mails, err := v.Store.OutboxListByAgreement(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	attempts, err := v.Store.OutboxAttemptListByAgreement(ctx, id)
-	if err != nil {
-		return nil, err
-	}
 	history := map[uuid.UUID][]Attempt{}
 	for _, at := range attempts {
 		history[at.OutboxID] = append(history[at.OutboxID], Attempt{Attempt: at.Attempt, AttemptedAt: canon.FormatTime(at.AttemptedAt), OK: at.OK, Reply: at.Reply})
-	}
-	roster, err := v.Store.ParticipantRoster(ctx, id)
-	if err != nil {
-		return nil, err
 	}
 	rule, err := ruleOf(a, rev, roster)
 	if err != nil {
@@ -247,16 +261,19 @@ type Revoked struct {
 // committed before or is refused. Its webhook is removed, with the
 // deliveries still queued for it. It is a new version of the room.
 // Revoking twice keeps the first time. Returns room.ErrNotFound.
-func (v *Venue) RevokeParticipant(ctx context.Context, participantID string) (*Revoked, error) {
+func (v *Venue) RevokeParticipant(ctx context.Context, c OperatorCall, participantID string) (*Revoked, error) {
 	id, err := parseID(participantID)
 	if err != nil {
 		return nil, err
 	}
 	now := canon.Now(v.now())
 	var p store.Participant
-	err = v.Store.InTx(ctx, func(tx *store.Tx) error {
+	err = v.inWorkspace(ctx, c, func(tx *store.Tx) error {
 		a, err := tx.AgreementLockByParticipant(ctx, id)
 		if err != nil {
+			return err
+		}
+		if err := ownedBy(c, a.WorkspaceID); err != nil {
 			return err
 		}
 		if p, err = tx.ParticipantRevoke(ctx, id, now); err != nil {
@@ -267,7 +284,10 @@ func (v *Venue) RevokeParticipant(ctx context.Context, participantID string) (*R
 		if err := tx.WebhookDelete(ctx, id, now); err != nil && !errors.Is(err, room.ErrNotFound) {
 			return err
 		}
-		return tx.AgreementBump(ctx, a.ID)
+		if err := tx.AgreementBump(ctx, a.ID); err != nil {
+			return err
+		}
+		return v.audited(ctx, tx, c, ActionParticipantRevoke, map[string]string{"agreementId": a.ID.String(), "participantId": id.String()})
 	})
 	if err != nil {
 		return nil, err
@@ -284,18 +304,22 @@ type Resent struct {
 // ResendInvitation issues a fresh secret and proof (the previous email stops
 // working), drops unsent older emails and queues a new one. Returns
 // room.ErrNotFound or ErrNotResendable.
-func (v *Venue) ResendInvitation(ctx context.Context, invitationID string) (*Resent, error) {
+func (v *Venue) ResendInvitation(ctx context.Context, c OperatorCall, invitationID string) (*Resent, error) {
 	id, err := parseID(invitationID)
 	if err != nil {
 		return nil, err
 	}
 	now := canon.Now(v.now())
-	err = v.Store.InTx(ctx, func(tx *store.Tx) error {
+	err = v.inWorkspace(ctx, c, func(tx *store.Tx) error {
 		inv, err := tx.InvitationGet(ctx, id)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.AgreementLock(ctx, inv.AgreementID); err != nil {
+		ag, err := tx.AgreementLock(ctx, inv.AgreementID)
+		if err != nil {
+			return err
+		}
+		if err := ownedBy(c, ag.WorkspaceID); err != nil {
 			return err
 		}
 		if inv.RevokedAt != nil || !now.Before(inv.ExpiresAt) {
@@ -321,7 +345,10 @@ func (v *Venue) ResendInvitation(ctx context.Context, invitationID string) (*Res
 			Kind: inv.Kind, DisplayName: inv.DisplayName, Inbox: inv.Email, Title: revision.Title, Deadline: revision.Deadline,
 			RevisionNumber: rev.Number, RevisionDigest: rev.RevisionDigest, Secret: sec, EmailProof: proof,
 		})
-		return v.queueInvitation(ctx, tx, env, id, inv.AgreementID, now)
+		if err := v.queueInvitation(ctx, tx, env, id, inv.AgreementID, now); err != nil {
+			return err
+		}
+		return v.audited(ctx, tx, c, ActionInvitationResend, map[string]string{"agreementId": inv.AgreementID.String(), "invitationId": id.String()})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("venue: resend: %w", err)

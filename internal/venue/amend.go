@@ -52,7 +52,7 @@ type Notified struct {
 // version moves so rooms and waiters see it. Errors: room.ErrNotFound,
 // *room.ValidationError (input, or nothing would change), room.ErrRoomClosed
 // when the outcome is final or the deadline has passed.
-func (v *Venue) AmendAgreement(ctx context.Context, agreementID string, in AmendInput) (*Amended, error) {
+func (v *Venue) AmendAgreement(ctx context.Context, c OperatorCall, agreementID string, in AmendInput) (*Amended, error) {
 	id, err := parseID(agreementID)
 	if err != nil {
 		return nil, err
@@ -71,10 +71,13 @@ func (v *Venue) AmendAgreement(ctx context.Context, agreementID string, in Amend
 		return nil, &room.ValidationError{Field: "participants", Reason: "lists the participants to add: leave it out to add none"}
 	}
 	var out *Amended
-	err = v.Store.InTx(ctx, func(tx *store.Tx) error {
-		out = nil
+	err = v.inWorkspace(ctx, c, func(tx *store.Tx) error {
+		out, a.Add = nil, nil // a retried transaction starts again
 		ag, err := tx.AgreementLock(ctx, id)
 		if err != nil {
+			return err
+		}
+		if err := ownedBy(c, ag.WorkspaceID); err != nil {
 			return err
 		}
 		if ag.Outcome.Final() || !now.Before(ag.Deadline) {
@@ -137,7 +140,7 @@ func (v *Venue) AmendAgreement(ctx context.Context, agreementID string, in Amend
 			}
 			out.Notified = append(out.Notified, Notified{ParticipantID: p.ID.String(), InvitationID: p.InvitationID.String(), Delivery: "queued"})
 		}
-		return nil
+		return v.audited(ctx, tx, c, ActionAgreementAmend, map[string]string{"agreementId": id.String()})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("venue: amend agreement: %w", err)

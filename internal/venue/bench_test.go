@@ -13,6 +13,7 @@ import (
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
+	"github.com/consensus-md/consensus/internal/workspace"
 )
 
 // The server side of the hot paths, without HTTP: what make bench's
@@ -45,7 +46,7 @@ func newBenchRoom(b *testing.B, n int) *benchRoom {
 		in.Participants = append(in.Participants, ParticipantInput{DisplayName: fmt.Sprintf("P%d", i), Kind: "agent",
 			Email: fmt.Sprintf("p%d@agents.example", i), Required: &req})
 	}
-	c, err := v.CreateAgreement(ctx, in)
+	c, err := v.CreateAgreement(ctx, OperatorCall{Principal: workspace.Bootstrap()}, in)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,11 +95,12 @@ func BenchmarkRoomNotModified(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		_ = r.v.RoomETag(p)
+		_ = r.v.RoomTag(p)
 	}
 }
 
-// BenchmarkRoomBody: a full read of a cached room of 300 events.
+// BenchmarkRoomBody: a full read of a cached room of 300 events, up to
+// the parts the HTTP layer encodes.
 func BenchmarkRoomBody(b *testing.B) {
 	r := newBenchRoom(b, 50)
 	for i := range 300 {
@@ -112,7 +114,7 @@ func BenchmarkRoomBody(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := r.v.RoomBody(ctx, p); err != nil {
+		if _, err := r.v.RoomParts(ctx, p); err != nil {
 			b.Fatal(err)
 		}
 	}

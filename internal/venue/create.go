@@ -55,10 +55,42 @@ type CreatedParticipant struct {
 	Delivery      string `json:"delivery"`
 }
 
-// CreateAgreement validates the input, locks revision 1, creates one
-// invitation per participant and queues its email, all in one transaction.
+// Preview is a dry run of a creation: revision 1 as it would be locked,
+// with its canonical bytes (whose SHA-256 is revisionDigest), its Markdown
+// and digests. Nothing was stored. A real creation locks its revision with
+// its own agreement id and time, so its digests differ from the preview's.
+type Preview struct {
+	DryRun         bool   `json:"dryRun"`
+	RevisionNumber int    `json:"revisionNumber"`
+	Canonical      string `json:"canonical"`
+	Markdown       string `json:"markdown"`
+	RevisionDigest string `json:"revisionDigest"`
+	MarkdownDigest string `json:"markdownDigest"`
+}
+
+// PreviewAgreement validates the input as CreateAgreement does and returns
+// the revision it would lock, storing nothing and writing no audit entry.
 // It returns *room.ValidationError for bad input.
-func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, error) {
+func (v *Venue) PreviewAgreement(in CreateInput) (*Preview, error) {
+	p, err := v.prepareAgreement(in)
+	if err != nil {
+		return nil, err
+	}
+	return &Preview{DryRun: true, RevisionNumber: 1, Canonical: string(p.locked.Canonical), Markdown: p.locked.Markdown,
+		RevisionDigest: p.locked.RevisionDigest, MarkdownDigest: p.locked.MarkdownDigest}, nil
+}
+
+// prepared is a checked creation: its revision 1 locked, not yet stored.
+type prepared struct {
+	agreementID   uuid.UUID
+	now, deadline time.Time
+	slots         []slot
+	locked        room.Locked
+	rev           room.Revision
+}
+
+// prepareAgreement checks the input and locks revision 1 in memory.
+func (v *Venue) prepareAgreement(in CreateInput) (*prepared, error) {
 	now := v.now()
 	if in.Rules == nil {
 		in.Rules = []string{}
@@ -95,8 +127,21 @@ func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, 
 	if err != nil {
 		return nil, err
 	}
+	return &prepared{agreementID: agreementID, now: now, deadline: deadline, slots: slots, locked: locked, rev: rev}, nil
+}
+
+// CreateAgreement validates the input, locks revision 1, creates one
+// invitation per participant and queues its email, all in one transaction.
+// It returns *room.ValidationError for bad input.
+func (v *Venue) CreateAgreement(ctx context.Context, c OperatorCall, in CreateInput) (*Created, error) {
+	p, err := v.prepareAgreement(in)
+	if err != nil {
+		return nil, err
+	}
+	agreementID, now, deadline, slots, locked, rev := p.agreementID, p.now, p.deadline, p.slots, p.locked, p.rev
 	out := &Created{AgreementID: agreementID.String(), RevisionNumber: 1, RevisionDigest: locked.RevisionDigest, MarkdownDigest: locked.MarkdownDigest, Deadline: rev.Deadline}
-	err = v.Store.InTx(ctx, func(tx *store.Tx) error {
+	err = v.inWorkspace(ctx, c, func(tx *store.Tx) error {
+		out.Participants = nil // a retried transaction starts again
 		if err := tx.AgreementInsert(ctx, agreementID, deadline, now); err != nil {
 			return err
 		}
@@ -113,7 +158,7 @@ func (v *Venue) CreateAgreement(ctx context.Context, in CreateInput) (*Created, 
 			}
 			out.Participants = append(out.Participants, p)
 		}
-		return nil
+		return v.audited(ctx, tx, c, ActionAgreementCreate, map[string]string{"agreementId": agreementID.String()})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("venue: create agreement: %w", err)

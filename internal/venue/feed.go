@@ -22,9 +22,9 @@ type FeedPage struct {
 	ChainHead string      `json:"chainHead"`
 	Outcome   OutcomeView `json:"outcome"`
 
-	// Tag is the room's ETag for this reader at the state the page reports:
-	// a held request waits until the reader's tag differs (see RoomETag).
-	Tag string `json:"-"`
+	// Tag is the room's tag for this reader at the state the page reports:
+	// a held request waits until the reader's tag differs (see RoomTag).
+	Tag RoomTag `json:"-"`
 	// Revision is the current revision number at that state.
 	Revision int `json:"-"`
 	// Final reports an outcome that no later change can alter.
@@ -40,7 +40,7 @@ func (v *Venue) Feed(ctx context.Context, p *Principal, after int64, limit int) 
 		return nil, err
 	}
 	a := r.snap.agreement
-	page := &FeedPage{Events: []EventView{}, Next: after, ChainHead: a.Head.Hash, Outcome: r.outcome, Tag: r.etag,
+	page := &FeedPage{Events: []EventView{}, Next: after, ChainHead: a.Head.Hash, Outcome: r.outcome, Tag: r.tag,
 		Revision: a.CurrentRevision, Final: r.outcome.Status != room.StatusPending}
 	if after >= a.Head.Seq || limit <= 0 {
 		return page, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
+	"github.com/consensus-md/consensus/internal/workspace"
 )
 
 // testRoom is an agreement of n claimed participants on a venue that
@@ -40,7 +41,7 @@ func newTestRoom(t *testing.T, n int) *testRoom {
 		in.Participants = append(in.Participants, ParticipantInput{DisplayName: fmt.Sprintf("P%d", i), Kind: "agent",
 			Email: fmt.Sprintf("p%d@agents.example", i), Required: &req})
 	}
-	c, err := v.CreateAgreement(ctx, in)
+	c, err := v.CreateAgreement(ctx, OperatorCall{Principal: workspace.Bootstrap()}, in)
 	if err != nil {
 		t.Fatal(err)
 	}

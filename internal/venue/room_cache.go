@@ -111,6 +111,8 @@ type roomSnapshot struct {
 	earlyBlocking, lateBlocking []BlockerView
 	counted                     map[uuid.UUID]string
 
+	// middle is what the HTTP layer made of the shared pieces (see
+	// RoomParts.Shared), once per version.
 	middleOnce sync.Once
 	middle     []byte
 }
@@ -133,26 +135,6 @@ func (s *roomSnapshot) outcome(now time.Time) room.Outcome {
 		return s.early
 	}
 	return s.late
-}
-
-// shared returns the part of the room every reader of this version is
-// served alike, from "revision" to the events' closing bracket: built once
-// per version on its first full read, it goes out in one write where its
-// pieces would take one each.
-func (s *roomSnapshot) shared() []byte {
-	s.middleOnce.Do(func() {
-		const revisions, roster, events, end = `,"revisions":`, `,"roster":`, `,"events":[`, `],`
-		b := make([]byte, 0, len(s.revision.view)+len(revisions)+len(s.revision.history)+len(roster)+len(s.rosterJS)+len(events)+len(s.events)+len(end))
-		b = append(b, s.revision.view...)
-		b = append(b, revisions...)
-		b = append(b, s.revision.history...)
-		b = append(b, roster...)
-		b = append(b, s.rosterJS...)
-		b = append(b, events...)
-		b = append(b, s.events...)
-		s.middle = append(b, end...)
-	})
-	return s.middle
 }
 
 func newRoomCache(limit int) *roomCache {
@@ -354,7 +336,7 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 }
 
 // cost is what a snapshot adds to its entry: its roster and the copy of
-// revision, roster and events its first full read makes (shared).
+// revision, roster and events its first full read makes (RoomParts.Shared).
 func (s *roomSnapshot) cost() int {
 	if s == nil {
 		return 0

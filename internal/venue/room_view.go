@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
-	"io"
 	"time"
 
 	"github.com/google/uuid"
@@ -103,29 +101,33 @@ type RoomView struct {
 	ServerTime   string                `json:"serverTime"`
 }
 
-// roomViewFormat names the shape of RoomView in every room ETag. Change it
+// roomViewFormat names the shape of RoomView in every room tag. Change it
 // whenever the bytes Room writes for the same state change, so no client
 // keeps a body of the old shape under a matching tag.
 const roomViewFormat = "consensus-room-view/3"
 
-// roomETag is the strong validator of one participant's room: the room is a
-// function of the agreement's version (which every change the room shows
-// bumps, in the transaction that makes it), of who reads it, and of whether
-// the deadline has passed while the stored outcome is pending (the expiry a
-// read shows before anything stores it). serverTime is not in it.
-func roomETag(agreementID, participantID uuid.UUID, version int64, lapsed bool) string {
-	b := make([]byte, 0, len(roomViewFormat)+16+16+8+1)
-	b = append(b, roomViewFormat...)
-	b = append(b, agreementID[:]...)
-	b = append(b, participantID[:]...)
-	b = binary.BigEndian.AppendUint64(b, uint64(version))
+// RoomTag is the version of one participant's room: it changes whenever
+// the room as that participant reads it changes (serverTime aside), so the
+// HTTP layer makes it the room's strong ETag. It is a digest, so it says
+// nothing of the room but whether it changed.
+type RoomTag [16]byte
+
+// roomTag is one participant's RoomTag: the room is a function of the
+// agreement's version (which every change the room shows bumps, in the
+// transaction that makes it), of who reads it, and of whether the deadline
+// has passed while the stored outcome is pending (the expiry a read shows
+// before anything stores it). serverTime is not in it.
+func roomTag(agreementID, participantID uuid.UUID, version int64, lapsed bool) RoomTag {
+	var b [len(roomViewFormat) + 16 + 16 + 8 + 1]byte
+	n := copy(b[:], roomViewFormat)
+	n += copy(b[n:], agreementID[:])
+	n += copy(b[n:], participantID[:])
+	binary.BigEndian.PutUint64(b[n:], uint64(version))
 	if lapsed {
-		b = append(b, 1)
-	} else {
-		b = append(b, 0)
+		b[n+8] = 1
 	}
-	sum := sha256.Sum256(b)
-	return `"` + hex.EncodeToString(sum[:16]) + `"`
+	sum := sha256.Sum256(b[:])
+	return RoomTag(sum[:16])
 }
 
 // lapsed reports whether the deadline has passed while the stored outcome
@@ -134,11 +136,11 @@ func lapsed(outcomeStatus string, deadline, now time.Time) bool {
 	return outcomeStatus == room.StatusPending && !now.Before(deadline)
 }
 
-// RoomETag is the ETag of p's room as of p's authentication, computed
+// RoomTag is the tag of p's room as of p's authentication, computed
 // without reading anything more: an If-None-Match that matches it is
 // answered 304 at the cost of the credential lookup alone.
-func (v *Venue) RoomETag(p *Principal) string {
-	return roomETag(p.AgreementID, p.ParticipantID, p.Version, lapsed(p.OutcomeStatus, p.Deadline, v.now()))
+func (v *Venue) RoomTag(p *Principal) RoomTag {
+	return roomTag(p.AgreementID, p.ParticipantID, p.Version, lapsed(p.OutcomeStatus, p.Deadline, v.now()))
 }
 
 // UntilDeadline is how long p's room has left before its deadline while
@@ -195,38 +197,6 @@ func settleExpiry(ctx context.Context, s outcomeSetter, a store.Agreement, evalu
 	return evaluated, nil
 }
 
-// RoomBody is an encoded room, written from parts shared with other
-// readers of the same version.
-type RoomBody struct {
-	// ETag is the strong validator of these bytes (serverTime aside).
-	ETag  string
-	parts [][]byte
-	size  int
-}
-
-// Len is the body's length in bytes.
-func (b *RoomBody) Len() int { return b.size }
-
-// WriteTo writes the body to w.
-func (b *RoomBody) WriteTo(w io.Writer) (int64, error) {
-	var n int64
-	for _, p := range b.parts {
-		m, err := w.Write(p)
-		n += int64(m)
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
-}
-
-func (b *RoomBody) add(parts ...[]byte) {
-	for _, p := range parts {
-		b.parts = append(b.parts, p)
-		b.size += len(p)
-	}
-}
-
 // roomRead is one participant's room before encoding: a snapshot and what
 // depends on the reader and the clock.
 type roomRead struct {
@@ -236,7 +206,7 @@ type roomRead struct {
 	you      You
 	artifact *ArtifactMeta
 	now      time.Time
-	etag     string
+	tag      RoomTag
 }
 
 // readRoom reads p's room at p's version or later: only what the cache
@@ -262,8 +232,8 @@ func (v *Venue) readRoom(ctx context.Context, p *Principal) (*roomRead, error) {
 		return nil, err
 	}
 	r := &roomRead{snap: snap, outcome: outcomeView(outcome), blocking: snap.blocking(outcome), now: now,
-		you:  You{ParticipantID: p.ParticipantID.String(), EventsRemaining: max(0, room.MaxEventsPerParticipant-me.EventsOn(a.CurrentRevision))},
-		etag: roomETag(a.ID, p.ParticipantID, a.Version, lapsed(a.Outcome.Status, a.Deadline, now))}
+		you: You{ParticipantID: p.ParticipantID.String(), EventsRemaining: max(0, room.MaxEventsPerParticipant-me.EventsOn(a.CurrentRevision))},
+		tag: roomTag(a.ID, p.ParticipantID, a.Version, lapsed(a.Outcome.Status, a.Deadline, now))}
 	if outcome.Status == room.StatusExpired {
 		r.outcome.BlockedBy = r.blocking
 	}
@@ -276,34 +246,56 @@ func (v *Venue) readRoom(ctx context.Context, p *Principal) (*roomRead, error) {
 	return r, nil
 }
 
-// RoomBody returns the room as p reads it, encoded: the part every reader
-// of the version shares, between a head and a tail of its own. See
-// readRoom.
-func (v *Venue) RoomBody(ctx context.Context, p *Principal) (*RoomBody, error) {
+// RoomParts is the room as one participant reads it, for the HTTP layer
+// to encode: the part every reader of the version shares, encoded once per
+// version (see Shared), and the values that depend on the reader and the
+// clock.
+type RoomParts struct {
+	// Tag is the room's version for this reader (see RoomTag).
+	Tag          RoomTag
+	AgreementID  uuid.UUID
+	InvitationID uuid.UUID
+	You          You
+	Outcome      OutcomeView
+	Blocking     []BlockerView
+	ChainHead    string
+	Deadline     time.Time
+	Artifact     *ArtifactMeta
+	ServerTime   time.Time
+	snap         *roomSnapshot
+}
+
+// SharedPieces are the encoded members of the room every reader of one
+// version is served alike: each the JSON value of its RoomView member, as
+// every response is written (no HTML escaping); Events holds the events'
+// objects joined by commas, without brackets.
+type SharedPieces struct {
+	Revision, Revisions, Roster, Events []byte
+}
+
+// Shared returns what join makes of the version's shared pieces. join runs
+// once per version, on its first full read; every later reader of the
+// version gets the same bytes, which it must not modify.
+func (r *RoomParts) Shared(join func(SharedPieces) []byte) []byte {
+	s := r.snap
+	s.middleOnce.Do(func() {
+		s.middle = join(SharedPieces{Revision: s.revision.view, Revisions: s.revision.history, Roster: s.rosterJS, Events: s.events})
+	})
+	return s.middle
+}
+
+// RoomParts returns the room as p reads it, in parts. See readRoom.
+func (v *Venue) RoomParts(ctx context.Context, p *Principal) (*RoomParts, error) {
 	r, err := v.readRoom(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	a := r.snap.agreement
-	tail, err := encode(struct {
-		You        You           `json:"you"`
-		Outcome    OutcomeView   `json:"outcome"`
-		Blocking   []BlockerView `json:"blocking"`
-		ChainHead  string        `json:"chainHead"`
-		Deadline   string        `json:"deadline"`
-		Artifact   *ArtifactMeta `json:"artifact"`
-		ServerTime string        `json:"serverTime"`
-	}{r.you, r.outcome, r.blocking, a.Head.Hash, canon.FormatSeconds(a.Deadline), r.artifact, canon.FormatTime(r.now)})
-	if err != nil {
-		return nil, err
-	}
-	body := &RoomBody{ETag: r.etag}
-	head := `{"agreementId":"` + a.ID.String() + `","invitationId":"` + p.InvitationID.String() + `","revision":`
-	body.add([]byte(head), r.snap.shared(), append(tail[1:], '\n'))
-	return body, nil
+	return &RoomParts{Tag: r.tag, AgreementID: a.ID, InvitationID: p.InvitationID, You: r.you, Outcome: r.outcome, Blocking: r.blocking,
+		ChainHead: a.Head.Hash, Deadline: a.Deadline, Artifact: r.artifact, ServerTime: r.now, snap: r.snap}, nil
 }
 
-// Room returns the room as p reads it, as a value (what RoomBody encodes).
+// Room returns the room as p reads it, as a value (what RoomParts holds).
 // It decodes the room's cached events, so it costs what the room holds.
 func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomView, error) {
 	r, err := v.readRoom(ctx, p)

@@ -1,6 +1,7 @@
 // Package consensusd is the command line of the consensusd binary: serve
-// (the default), migrate, config check, healthcheck, version. Settings come from the
-// environment through the table in internal/config, which --help lists.
+// (the default), migrate, workspace create, config check, healthcheck,
+// version. Settings come from the environment through the table in
+// internal/config, which --help lists.
 package consensusd
 
 import (
@@ -120,6 +121,6 @@ status 1 when any setting is wrong. No database or network is touched.`,
 			return nil
 		},
 	})
-	root.AddCommand(migrate, cfg, healthcheckCommand(env), command.Completion(root))
+	root.AddCommand(migrate, cfg, workspaceCommand(env), healthcheckCommand(env), command.Completion(root))
 	return root
 }

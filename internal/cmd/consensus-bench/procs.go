@@ -27,7 +27,8 @@ import (
 type cluster struct {
 	dir        string
 	socket     string // Unix socket directory
-	user       string
+	user       string // the cluster's superuser: setup, baselines, CHECKPOINT
+	appUser    string // the service's role, which row-level security binds
 	pgbench    string // pgbench binary
 	postmaster int    // pid, for CPU accounting
 	admin      *pgx.Conn
@@ -73,9 +74,19 @@ func startCluster(ctx context.Context, cfg config) (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pg.sh printed an unexpected URL %q", out)
 	}
-	c := &cluster{dir: cfg.PGDir, socket: u.Query().Get("host"), user: u.Query().Get("user"), pgbench: pgbench, info: map[string]string{}}
-	if c.socket == "" || c.user == "" {
-		return nil, fmt.Errorf("pg.sh printed a URL without host or user: %q", out)
+	// pg.sh start prints the service's role; admin-url the superuser's,
+	// which creates the databases, runs the baseline and checkpoints.
+	admin, err := exec.CommandContext(ctx, filepath.Join(cfg.Root, "deploy", "local", "pg.sh"), "admin-url", cfg.PGDir).Output()
+	if err != nil {
+		return nil, fmt.Errorf("deploy/local/pg.sh admin-url %s: %w", cfg.PGDir, err)
+	}
+	au, err := url.Parse(strings.TrimSpace(string(admin)))
+	if err != nil {
+		return nil, fmt.Errorf("pg.sh printed an unexpected URL %q", admin)
+	}
+	c := &cluster{dir: cfg.PGDir, socket: u.Query().Get("host"), user: au.Query().Get("user"), appUser: u.Query().Get("user"), pgbench: pgbench, info: map[string]string{}}
+	if c.socket == "" || c.user == "" || c.appUser == "" {
+		return nil, fmt.Errorf("pg.sh printed a URL without host or user: %q, %q", out, admin)
 	}
 	if c.admin, err = pgx.Connect(ctx, c.url("postgres")); err != nil {
 		return nil, fmt.Errorf("connect to the private cluster: %w", err)
@@ -84,7 +95,7 @@ func startCluster(ctx context.Context, cfg config) (*cluster, error) {
 		if _, err := c.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)"); err != nil {
 			return nil, fmt.Errorf("drop %s: %w", db, err)
 		}
-		if _, err := c.admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
+		if _, err := c.admin.Exec(ctx, "CREATE DATABASE "+db+" OWNER "+c.appUser); err != nil {
 			return nil, fmt.Errorf("create %s: %w", db, err)
 		}
 	}
@@ -110,8 +121,16 @@ func startCluster(ctx context.Context, cfg config) (*cluster, error) {
 	return c, nil
 }
 
+// url is db's URL as the cluster's superuser.
 func (c *cluster) url(db string) string {
 	q := url.Values{"host": {c.socket}, "user": {c.user}, "sslmode": {"disable"}}
+	return "postgres:///" + db + "?" + q.Encode()
+}
+
+// appURL is db's URL as the service's role: the service runs as it does in
+// production, under row-level security.
+func (c *cluster) appURL(db string) string {
+	q := url.Values{"host": {c.socket}, "user": {c.appUser}, "sslmode": {"disable"}}
 	return "postgres:///" + db + "?" + q.Encode()
 }
 
@@ -328,7 +347,7 @@ func startService(ctx context.Context, cfg config, bin string, cl *cluster) (*se
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
 		"CONSENSUS_ENV=local",
-		"DATABASE_URL=" + cl.url(serviceDB),
+		"DATABASE_URL=" + cl.appURL(serviceDB),
 		"CONSENSUS_LISTEN=127.0.0.1:" + strconv.Itoa(port),
 		"CONSENSUS_PUBLIC_ORIGIN=" + s.origin,
 		"CONSENSUS_OPERATOR_TOKEN=" + s.opToken,

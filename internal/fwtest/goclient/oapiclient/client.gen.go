@@ -966,8 +966,11 @@ const (
 	ProblemCodeCredentialInQuery    ProblemCode = "credential-in-query"
 	ProblemCodeEventLimit           ProblemCode = "event-limit"
 	ProblemCodeIdempotencyKeyReused ProblemCode = "idempotency-key-reused"
+	ProblemCodeInsufficientScope    ProblemCode = "insufficient-scope"
 	ProblemCodeInternal             ProblemCode = "internal"
 	ProblemCodeInvalidRequest       ProblemCode = "invalid-request"
+	ProblemCodeKeyExpired           ProblemCode = "key-expired"
+	ProblemCodeKeyRevoked           ProblemCode = "key-revoked"
 	ProblemCodeMethodNotAllowed     ProblemCode = "method-not-allowed"
 	ProblemCodeNotFound             ProblemCode = "not-found"
 	ProblemCodeNotResendable        ProblemCode = "not-resendable"
@@ -1002,9 +1005,15 @@ func (e ProblemCode) Valid() bool {
 		return true
 	case ProblemCodeIdempotencyKeyReused:
 		return true
+	case ProblemCodeInsufficientScope:
+		return true
 	case ProblemCodeInternal:
 		return true
 	case ProblemCodeInvalidRequest:
+		return true
+	case ProblemCodeKeyExpired:
+		return true
+	case ProblemCodeKeyRevoked:
 		return true
 	case ProblemCodeMethodNotAllowed:
 		return true

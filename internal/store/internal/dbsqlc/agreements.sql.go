@@ -75,7 +75,7 @@ func (q *Queries) AgreementExpireDue(ctx context.Context, deadline time.Time) ([
 }
 
 const agreementGet = `-- name: AgreementGet :one
-SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered FROM agreements WHERE id = $1
+SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered, workspace_id FROM agreements WHERE id = $1
 `
 
 func (q *Queries) AgreementGet(ctx context.Context, id uuid.UUID) (Agreement, error) {
@@ -93,12 +93,13 @@ func (q *Queries) AgreementGet(ctx context.Context, id uuid.UUID) (Agreement, er
 		&i.HeadSeq,
 		&i.HeadHash,
 		&i.WebhooksRegistered,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const agreementGetForUpdate = `-- name: AgreementGetForUpdate :one
-SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered FROM agreements WHERE id = $1 FOR UPDATE
+SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered, workspace_id FROM agreements WHERE id = $1 FOR UPDATE
 `
 
 // Serializes every write to one agreement across replicas.
@@ -117,13 +118,14 @@ func (q *Queries) AgreementGetForUpdate(ctx context.Context, id uuid.UUID) (Agre
 		&i.HeadSeq,
 		&i.HeadHash,
 		&i.WebhooksRegistered,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const agreementInsert = `-- name: AgreementInsert :exec
-INSERT INTO agreements (id, current_revision, deadline, created_at)
-VALUES ($1, 1, $2, $3)
+INSERT INTO agreements (id, current_revision, deadline, created_at, workspace_id)
+VALUES ($1, 1, $2, $3, current_setting('consensus.workspace_id')::uuid)
 `
 
 type AgreementInsertParams struct {
@@ -132,16 +134,19 @@ type AgreementInsertParams struct {
 	CreatedAt time.Time
 }
 
+// A new agreement belongs to the workspace of the operator transaction
+// that creates it; outside one the setting is unset and the insert fails.
 func (q *Queries) AgreementInsert(ctx context.Context, arg AgreementInsertParams) error {
 	_, err := q.db.Exec(ctx, agreementInsert, arg.ID, arg.Deadline, arg.CreatedAt)
 	return err
 }
 
 const agreementList = `-- name: AgreementList :many
-SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, a.webhooks_registered, r.canonical_json
+SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, a.webhooks_registered, a.workspace_id, r.canonical_json
 FROM agreements a
 JOIN revisions r ON r.agreement_id = a.id AND r.number = a.current_revision
-WHERE ($2::timestamptz IS NULL
+WHERE a.workspace_id = current_setting('consensus.workspace_id')::uuid
+  AND ($2::timestamptz IS NULL
        OR (a.created_at, a.id) < ($2::timestamptz, $3::uuid))
 ORDER BY a.created_at DESC, a.id DESC
 LIMIT $1
@@ -165,10 +170,12 @@ type AgreementListRow struct {
 	HeadSeq            int64
 	HeadHash           string
 	WebhooksRegistered bool
+	WorkspaceID        uuid.UUID
 	CanonicalJson      string
 }
 
-// Newest first; keyset pagination on (created_at, id).
+// The agreements of the transaction's workspace, newest first; keyset
+// pagination on (created_at, id).
 func (q *Queries) AgreementList(ctx context.Context, arg AgreementListParams) ([]AgreementListRow, error) {
 	rows, err := q.db.Query(ctx, agreementList, arg.Limit, arg.BeforeCreated, arg.BeforeID)
 	if err != nil {
@@ -190,6 +197,7 @@ func (q *Queries) AgreementList(ctx context.Context, arg AgreementListParams) ([
 			&i.HeadSeq,
 			&i.HeadHash,
 			&i.WebhooksRegistered,
+			&i.WorkspaceID,
 			&i.CanonicalJson,
 		); err != nil {
 			return nil, err
@@ -203,7 +211,7 @@ func (q *Queries) AgreementList(ctx context.Context, arg AgreementListParams) ([
 }
 
 const agreementLockBatch = `-- name: AgreementLockBatch :many
-SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered FROM agreements WHERE id = ANY($1::uuid[]) FOR UPDATE SKIP LOCKED
+SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered, workspace_id FROM agreements WHERE id = ANY($1::uuid[]) FOR UPDATE SKIP LOCKED
 `
 
 // Locks the agreements of the appends of one AppendMany, skipping any
@@ -231,6 +239,7 @@ func (q *Queries) AgreementLockBatch(ctx context.Context, ids []uuid.UUID) ([]Ag
 			&i.HeadSeq,
 			&i.HeadHash,
 			&i.WebhooksRegistered,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -243,7 +252,7 @@ func (q *Queries) AgreementLockBatch(ctx context.Context, ids []uuid.UUID) ([]Ag
 }
 
 const agreementLockByParticipant = `-- name: AgreementLockByParticipant :one
-SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, a.webhooks_registered FROM agreements a JOIN participants p ON p.agreement_id = a.id
+SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, a.webhooks_registered, a.workspace_id FROM agreements a JOIN participants p ON p.agreement_id = a.id
 WHERE p.id = $1
 FOR UPDATE OF a
 `
@@ -264,12 +273,13 @@ func (q *Queries) AgreementLockByParticipant(ctx context.Context, id uuid.UUID) 
 		&i.HeadSeq,
 		&i.HeadHash,
 		&i.WebhooksRegistered,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const agreementLockByToken = `-- name: AgreementLockByToken :one
-SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, a.webhooks_registered FROM agreements a JOIN participants p ON p.agreement_id = a.id
+SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, a.webhooks_registered, a.workspace_id FROM agreements a JOIN participants p ON p.agreement_id = a.id
 WHERE p.token_hash = $1
 FOR UPDATE OF a
 `
@@ -292,6 +302,7 @@ func (q *Queries) AgreementLockByToken(ctx context.Context, tokenHash []byte) (A
 		&i.HeadSeq,
 		&i.HeadHash,
 		&i.WebhooksRegistered,
+		&i.WorkspaceID,
 	)
 	return i, err
 }

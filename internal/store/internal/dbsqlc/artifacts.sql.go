@@ -13,7 +13,7 @@ import (
 )
 
 const artifactGet = `-- name: ArtifactGet :one
-SELECT agreement_id, revision, body, sha256, finalized_at FROM artifacts WHERE agreement_id = $1
+SELECT agreement_id, revision, body, sha256, finalized_at, workspace_id FROM artifacts WHERE agreement_id = $1
 `
 
 func (q *Queries) ArtifactGet(ctx context.Context, agreementID uuid.UUID) (Artifact, error) {
@@ -25,12 +25,14 @@ func (q *Queries) ArtifactGet(ctx context.Context, agreementID uuid.UUID) (Artif
 		&i.Body,
 		&i.Sha256,
 		&i.FinalizedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const artifactInsert = `-- name: ArtifactInsert :exec
-INSERT INTO artifacts (agreement_id, revision, body, sha256, finalized_at) VALUES ($1, $2, $3, $4, $5)
+INSERT INTO artifacts (agreement_id, revision, body, sha256, finalized_at, workspace_id)
+VALUES ($1, $2, $3, $4, $5, (SELECT workspace_id FROM agreements WHERE id = $1))
 `
 
 type ArtifactInsertParams struct {

@@ -33,9 +33,10 @@ WITH e AS (
            unnest($17::uuid[]) AS outcome_event_id
 ), inserted AS (
     INSERT INTO events (id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-                        command_digest, created_at, prev_hash, hash, signature)
-    SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-           command_digest, created_at, prev_hash, hash, signature
+                        command_digest, created_at, prev_hash, hash, signature, workspace_id)
+    SELECT e.id, e.agreement_id, e.seq, e.participant_id, e.revision, e.action, e.body, e.idempotency_key,
+           e.command_digest, e.created_at, e.prev_hash, e.hash, e.signature,
+           (SELECT a.workspace_id FROM agreements a WHERE a.id = e.agreement_id)
     FROM e
 ), counted AS (
     UPDATE participants p
@@ -118,7 +119,7 @@ func (q *Queries) EventAppendBatch(ctx context.Context, arg EventAppendBatchPara
 }
 
 const eventGetByKey = `-- name: EventGetByKey :one
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events WHERE participant_id = $1 AND idempotency_key = $2
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id FROM events WHERE participant_id = $1 AND idempotency_key = $2
 `
 
 type EventGetByKeyParams struct {
@@ -143,14 +144,15 @@ func (q *Queries) EventGetByKey(ctx context.Context, arg EventGetByKeyParams) (E
 		&i.PrevHash,
 		&i.Hash,
 		&i.Signature,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const eventInsert = `-- name: EventInsert :exec
 INSERT INTO events (id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-                    command_digest, created_at, prev_hash, hash)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                    command_digest, created_at, prev_hash, hash, workspace_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, (SELECT workspace_id FROM agreements WHERE id = $2))
 `
 
 type EventInsertParams struct {
@@ -187,7 +189,7 @@ func (q *Queries) EventInsert(ctx context.Context, arg EventInsertParams) error 
 }
 
 const eventListAfter = `-- name: EventListAfter :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq
 `
 
 type EventListAfterParams struct {
@@ -220,6 +222,7 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 			&i.PrevHash,
 			&i.Hash,
 			&i.Signature,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -232,7 +235,7 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 }
 
 const eventListByAgreement = `-- name: EventListByAgreement :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events WHERE agreement_id = $1 ORDER BY seq
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id FROM events WHERE agreement_id = $1 ORDER BY seq
 `
 
 func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Event, error) {
@@ -258,6 +261,7 @@ func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUI
 			&i.PrevHash,
 			&i.Hash,
 			&i.Signature,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -270,7 +274,7 @@ func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUI
 }
 
 const eventPage = `-- name: EventPage :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id FROM events
 WHERE agreement_id = $1 AND seq > $2 AND seq <= $3
 ORDER BY seq
 LIMIT $4
@@ -313,6 +317,7 @@ func (q *Queries) EventPage(ctx context.Context, arg EventPageParams) ([]Event, 
 			&i.PrevHash,
 			&i.Hash,
 			&i.Signature,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -325,11 +330,11 @@ func (q *Queries) EventPage(ctx context.Context, arg EventPageParams) ([]Event, 
 }
 
 const eventPriorsByToken = `-- name: EventPriorsByToken :many
-SELECT t.n::integer AS n, events.id, events.agreement_id, events.seq, events.participant_id, events.revision, events.action, events.body, events.idempotency_key, events.command_digest, events.created_at, events.prev_hash, events.hash, events.signature
+SELECT t.n::integer AS n, events.id, events.agreement_id, events.seq, events.participant_id, events.revision, events.action, events.body, events.idempotency_key, events.command_digest, events.created_at, events.prev_hash, events.hash, events.signature, events.workspace_id
 FROM (SELECT unnest($1::bytea[]) AS token_hash, unnest($2::text[]) AS idempotency_key,
              generate_subscripts($1::bytea[], 1) AS n) AS t
 CROSS JOIN LATERAL (SELECT id FROM participants WHERE participants.token_hash = t.token_hash LIMIT 1) AS p
-CROSS JOIN LATERAL (SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events e
+CROSS JOIN LATERAL (SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id FROM events e
                     WHERE e.participant_id = p.id AND e.idempotency_key = t.idempotency_key LIMIT 1) AS events
 `
 
@@ -372,6 +377,7 @@ func (q *Queries) EventPriorsByToken(ctx context.Context, arg EventPriorsByToken
 			&i.Event.PrevHash,
 			&i.Event.Hash,
 			&i.Event.Signature,
+			&i.Event.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 const invitationGet = `-- name: InvitationGet :one
-SELECT i.id, i.participant_id, i.agreement_id, i.secret_hash, i.proof_hash, i.expires_at, i.issued_at, p.kind, p.display_name, p.email, p.required, p.revoked_at, p.binding_json, p.binding_digest,
+SELECT i.id, i.participant_id, i.agreement_id, i.secret_hash, i.proof_hash, i.expires_at, i.issued_at, i.workspace_id, p.kind, p.display_name, p.email, p.required, p.revoked_at, p.binding_json, p.binding_digest,
        a.current_revision, a.deadline
 FROM invitations i
 JOIN participants p ON p.id = i.participant_id
@@ -29,6 +29,7 @@ type InvitationGetRow struct {
 	ProofHash       []byte
 	ExpiresAt       time.Time
 	IssuedAt        time.Time
+	WorkspaceID     uuid.UUID
 	Kind            string
 	DisplayName     string
 	Email           string
@@ -52,6 +53,7 @@ func (q *Queries) InvitationGet(ctx context.Context, id uuid.UUID) (InvitationGe
 		&i.ProofHash,
 		&i.ExpiresAt,
 		&i.IssuedAt,
+		&i.WorkspaceID,
 		&i.Kind,
 		&i.DisplayName,
 		&i.Email,
@@ -66,8 +68,8 @@ func (q *Queries) InvitationGet(ctx context.Context, id uuid.UUID) (InvitationGe
 }
 
 const invitationInsert = `-- name: InvitationInsert :exec
-INSERT INTO invitations (id, participant_id, agreement_id, secret_hash, proof_hash, expires_at, issued_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+INSERT INTO invitations (id, participant_id, agreement_id, secret_hash, proof_hash, expires_at, issued_at, workspace_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, (SELECT workspace_id FROM agreements WHERE id = $3))
 `
 
 type InvitationInsertParams struct {
@@ -94,7 +96,7 @@ func (q *Queries) InvitationInsert(ctx context.Context, arg InvitationInsertPara
 }
 
 const invitationListByAgreement = `-- name: InvitationListByAgreement :many
-SELECT id, participant_id, agreement_id, secret_hash, proof_hash, expires_at, issued_at FROM invitations WHERE agreement_id = $1
+SELECT id, participant_id, agreement_id, secret_hash, proof_hash, expires_at, issued_at, workspace_id FROM invitations WHERE agreement_id = $1
 `
 
 func (q *Queries) InvitationListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Invitation, error) {
@@ -114,6 +116,7 @@ func (q *Queries) InvitationListByAgreement(ctx context.Context, agreementID uui
 			&i.ProofHash,
 			&i.ExpiresAt,
 			&i.IssuedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}

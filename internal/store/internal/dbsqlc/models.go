@@ -22,6 +22,21 @@ type Agreement struct {
 	HeadSeq            int64
 	HeadHash           string
 	WebhooksRegistered bool
+	WorkspaceID        uuid.UUID
+}
+
+type ApiKey struct {
+	ID            uuid.UUID
+	WorkspaceID   uuid.UUID
+	Name          string
+	TokenHash     []byte
+	Scopes        []string
+	CreatedAt     time.Time
+	ExpiresAt     *time.Time
+	RevokedAt     *time.Time
+	LastUsedAt    *time.Time
+	CreatedByKind string
+	CreatedByID   uuid.NullUUID
 }
 
 type Artifact struct {
@@ -30,6 +45,24 @@ type Artifact struct {
 	Body        []byte
 	Sha256      string
 	FinalizedAt time.Time
+	WorkspaceID uuid.UUID
+}
+
+type AuditEntry struct {
+	WorkspaceID   uuid.UUID
+	Seq           int64
+	ID            uuid.UUID
+	At            time.Time
+	ActorKind     string
+	ActorID       string
+	ActorName     string
+	Action        string
+	Targets       []byte
+	RequestID     string
+	ClientAddress string
+	Result        string
+	PrevHash      string
+	Hash          string
 }
 
 type Event struct {
@@ -46,6 +79,7 @@ type Event struct {
 	PrevHash       string
 	Hash           string
 	Signature      []byte
+	WorkspaceID    uuid.UUID
 }
 
 type Invitation struct {
@@ -56,6 +90,16 @@ type Invitation struct {
 	ProofHash     []byte
 	ExpiresAt     time.Time
 	IssuedAt      time.Time
+	WorkspaceID   uuid.UUID
+}
+
+type Operator struct {
+	ID          uuid.UUID
+	WorkspaceID uuid.UUID
+	Email       string
+	Role        string
+	CreatedAt   time.Time
+	RemovedAt   *time.Time
 }
 
 type Outbox struct {
@@ -73,6 +117,7 @@ type Outbox struct {
 	CreatedAt     time.Time
 	SentAt        *time.Time
 	Kind          string
+	WorkspaceID   uuid.UUID
 }
 
 type OutboxAttempt struct {
@@ -81,6 +126,7 @@ type OutboxAttempt struct {
 	AttemptedAt time.Time
 	Ok          bool
 	Reply       string
+	WorkspaceID uuid.UUID
 }
 
 type Participant struct {
@@ -106,6 +152,7 @@ type Participant struct {
 	DecidedAt        *time.Time
 	InvitationID     uuid.UUID
 	PublicKey        []byte
+	WorkspaceID      uuid.UUID
 }
 
 type Record struct {
@@ -114,6 +161,7 @@ type Record struct {
 	Sha256      string
 	Kid         string
 	IssuedAt    time.Time
+	WorkspaceID uuid.UUID
 }
 
 type Revision struct {
@@ -125,6 +173,7 @@ type Revision struct {
 	MarkdownDigest string
 	LockedAt       time.Time
 	TermsDigest    string
+	WorkspaceID    uuid.UUID
 }
 
 type Session struct {
@@ -132,6 +181,7 @@ type Session struct {
 	InvitationID uuid.UUID
 	ExpiresAt    time.Time
 	CreatedAt    time.Time
+	WorkspaceID  uuid.UUID
 }
 
 type SigningKey struct {
@@ -147,6 +197,7 @@ type Webhook struct {
 	CreatedAt      time.Time
 	DisabledAt     *time.Time
 	DisabledReason *string
+	WorkspaceID    uuid.UUID
 }
 
 type WebhookDelivery struct {
@@ -164,4 +215,13 @@ type WebhookDelivery struct {
 	LastStatus    *int32
 	LastError     *string
 	FinishedAt    *time.Time
+	WorkspaceID   uuid.UUID
+}
+
+type Workspace struct {
+	ID            uuid.UUID
+	Name          string
+	CreatedAt     time.Time
+	AuditHeadSeq  int64
+	AuditHeadHash string
 }

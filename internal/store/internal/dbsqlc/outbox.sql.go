@@ -13,7 +13,8 @@ import (
 )
 
 const outboxAttemptInsert = `-- name: OutboxAttemptInsert :exec
-INSERT INTO outbox_attempts (outbox_id, attempt, attempted_at, ok, reply) VALUES ($1, $2, $3, $4, $5)
+INSERT INTO outbox_attempts (outbox_id, attempt, attempted_at, ok, reply, workspace_id)
+VALUES ($1, $2, $3, $4, $5, (SELECT workspace_id FROM outbox WHERE id = $1))
 `
 
 type OutboxAttemptInsertParams struct {
@@ -36,7 +37,7 @@ func (q *Queries) OutboxAttemptInsert(ctx context.Context, arg OutboxAttemptInse
 }
 
 const outboxAttemptListByAgreement = `-- name: OutboxAttemptListByAgreement :many
-SELECT t.outbox_id, t.attempt, t.attempted_at, t.ok, t.reply FROM outbox_attempts t JOIN outbox o ON o.id = t.outbox_id
+SELECT t.outbox_id, t.attempt, t.attempted_at, t.ok, t.reply, t.workspace_id FROM outbox_attempts t JOIN outbox o ON o.id = t.outbox_id
 WHERE o.agreement_id = $1 ORDER BY t.attempted_at, t.attempt
 `
 
@@ -55,6 +56,7 @@ func (q *Queries) OutboxAttemptListByAgreement(ctx context.Context, agreementID 
 			&i.AttemptedAt,
 			&i.Ok,
 			&i.Reply,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -67,7 +69,7 @@ func (q *Queries) OutboxAttemptListByAgreement(ctx context.Context, agreementID 
 }
 
 const outboxClaimDue = `-- name: OutboxClaimDue :one
-SELECT id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, state, attempts, next_attempt_at, last_reply, created_at, sent_at, kind FROM outbox
+SELECT id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, state, attempts, next_attempt_at, last_reply, created_at, sent_at, kind, workspace_id FROM outbox
 WHERE state IN ('queued', 'retrying') AND next_attempt_at <= $1
 ORDER BY next_attempt_at, id
 LIMIT 1
@@ -94,6 +96,7 @@ func (q *Queries) OutboxClaimDue(ctx context.Context, nextAttemptAt time.Time) (
 		&i.CreatedAt,
 		&i.SentAt,
 		&i.Kind,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -112,8 +115,8 @@ func (q *Queries) OutboxCountPending(ctx context.Context) (int64, error) {
 }
 
 const outboxInsert = `-- name: OutboxInsert :exec
-INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at, kind)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)
+INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at, kind, workspace_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, (SELECT workspace_id FROM agreements WHERE id = $3))
 `
 
 type OutboxInsertParams struct {

@@ -101,7 +101,7 @@ func (q *Queries) ParticipantClaim(ctx context.Context, arg ParticipantClaimPara
 }
 
 const participantGet = `-- name: ParticipantGet :one
-SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key FROM participants WHERE id = $1
+SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key, workspace_id FROM participants WHERE id = $1
 `
 
 func (q *Queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant, error) {
@@ -130,6 +130,7 @@ func (q *Queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant
 		&i.DecidedAt,
 		&i.InvitationID,
 		&i.PublicKey,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -139,7 +140,7 @@ SELECT t.n::integer AS n,
        p.id, p.agreement_id, p.invitation_id, p.token_hash, p.revoked_at, p.kind, p.required, p.events_revision, p.event_count,
        p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at, p.public_key
 FROM (SELECT unnest($1::bytea[]) AS token_hash, generate_subscripts($1::bytea[], 1) AS n) AS t
-CROSS JOIN LATERAL (SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key FROM participants WHERE participants.token_hash = t.token_hash LIMIT 1) AS p
+CROSS JOIN LATERAL (SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key, workspace_id FROM participants WHERE participants.token_hash = t.token_hash LIMIT 1) AS p
 `
 
 type ParticipantHoldersRow struct {
@@ -208,8 +209,8 @@ func (q *Queries) ParticipantHolders(ctx context.Context, tokenHashes [][]byte) 
 }
 
 const participantInsert = `-- name: ParticipantInsert :exec
-INSERT INTO participants (id, agreement_id, position, display_name, kind, email, required, invitation_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+INSERT INTO participants (id, agreement_id, position, display_name, kind, email, required, invitation_id, workspace_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, (SELECT workspace_id FROM agreements WHERE id = $2))
 `
 
 type ParticipantInsertParams struct {
@@ -238,7 +239,7 @@ func (q *Queries) ParticipantInsert(ctx context.Context, arg ParticipantInsertPa
 }
 
 const participantListByAgreement = `-- name: ParticipantListByAgreement :many
-SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key FROM participants WHERE agreement_id = $1 ORDER BY position
+SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key, workspace_id FROM participants WHERE agreement_id = $1 ORDER BY position
 `
 
 func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Participant, error) {
@@ -273,6 +274,7 @@ func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uu
 			&i.DecidedAt,
 			&i.InvitationID,
 			&i.PublicKey,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -286,7 +288,7 @@ func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uu
 
 const participantRevoke = `-- name: ParticipantRevoke :one
 UPDATE participants SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1
-RETURNING id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key
+RETURNING id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key, workspace_id
 `
 
 type ParticipantRevokeParams struct {
@@ -320,6 +322,7 @@ func (q *Queries) ParticipantRevoke(ctx context.Context, arg ParticipantRevokePa
 		&i.DecidedAt,
 		&i.InvitationID,
 		&i.PublicKey,
+		&i.WorkspaceID,
 	)
 	return i, err
 }

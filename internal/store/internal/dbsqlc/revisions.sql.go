@@ -13,7 +13,7 @@ import (
 )
 
 const revisionGet = `-- name: RevisionGet :one
-SELECT agreement_id, number, canonical_json, markdown, revision_digest, markdown_digest, locked_at, terms_digest FROM revisions WHERE agreement_id = $1 AND number = $2
+SELECT agreement_id, number, canonical_json, markdown, revision_digest, markdown_digest, locked_at, terms_digest, workspace_id FROM revisions WHERE agreement_id = $1 AND number = $2
 `
 
 type RevisionGetParams struct {
@@ -33,12 +33,13 @@ func (q *Queries) RevisionGet(ctx context.Context, arg RevisionGetParams) (Revis
 		&i.MarkdownDigest,
 		&i.LockedAt,
 		&i.TermsDigest,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const revisionGetCurrent = `-- name: RevisionGetCurrent :one
-SELECT r.agreement_id, r.number, r.canonical_json, r.markdown, r.revision_digest, r.markdown_digest, r.locked_at, r.terms_digest FROM revisions r JOIN agreements a ON a.id = r.agreement_id AND r.number = a.current_revision
+SELECT r.agreement_id, r.number, r.canonical_json, r.markdown, r.revision_digest, r.markdown_digest, r.locked_at, r.terms_digest, r.workspace_id FROM revisions r JOIN agreements a ON a.id = r.agreement_id AND r.number = a.current_revision
 WHERE a.id = $1
 `
 
@@ -56,12 +57,13 @@ func (q *Queries) RevisionGetCurrent(ctx context.Context, id uuid.UUID) (Revisio
 		&i.MarkdownDigest,
 		&i.LockedAt,
 		&i.TermsDigest,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const revisionGetCurrentByToken = `-- name: RevisionGetCurrentByToken :one
-SELECT r.agreement_id, r.number, r.canonical_json, r.markdown, r.revision_digest, r.markdown_digest, r.locked_at, r.terms_digest FROM revisions r
+SELECT r.agreement_id, r.number, r.canonical_json, r.markdown, r.revision_digest, r.markdown_digest, r.locked_at, r.terms_digest, r.workspace_id FROM revisions r
 JOIN agreements a ON a.id = r.agreement_id AND r.number = a.current_revision
 JOIN participants p ON p.agreement_id = a.id
 WHERE p.token_hash = $1
@@ -80,13 +82,14 @@ func (q *Queries) RevisionGetCurrentByToken(ctx context.Context, tokenHash []byt
 		&i.MarkdownDigest,
 		&i.LockedAt,
 		&i.TermsDigest,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const revisionInsert = `-- name: RevisionInsert :exec
-INSERT INTO revisions (agreement_id, number, canonical_json, markdown, revision_digest, markdown_digest, terms_digest, locked_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+INSERT INTO revisions (agreement_id, number, canonical_json, markdown, revision_digest, markdown_digest, terms_digest, locked_at, workspace_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, (SELECT workspace_id FROM agreements WHERE id = $1))
 `
 
 type RevisionInsertParams struct {
@@ -203,7 +206,7 @@ func (q *Queries) RevisionListByToken(ctx context.Context, tokenHash []byte) ([]
 }
 
 const revisionListLocked = `-- name: RevisionListLocked :many
-SELECT agreement_id, number, canonical_json, markdown, revision_digest, markdown_digest, locked_at, terms_digest FROM revisions WHERE agreement_id = $1 ORDER BY number
+SELECT agreement_id, number, canonical_json, markdown, revision_digest, markdown_digest, locked_at, terms_digest, workspace_id FROM revisions WHERE agreement_id = $1 ORDER BY number
 `
 
 // Every revision of an agreement in full, oldest first: what its record
@@ -226,6 +229,7 @@ func (q *Queries) RevisionListLocked(ctx context.Context, agreementID uuid.UUID)
 			&i.MarkdownDigest,
 			&i.LockedAt,
 			&i.TermsDigest,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}

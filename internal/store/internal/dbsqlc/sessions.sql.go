@@ -25,7 +25,7 @@ func (q *Queries) SessionDeleteExpired(ctx context.Context, expiresAt time.Time)
 }
 
 const sessionGet = `-- name: SessionGet :one
-SELECT token_hash, invitation_id, expires_at, created_at FROM sessions WHERE token_hash = $1
+SELECT token_hash, invitation_id, expires_at, created_at, workspace_id FROM sessions WHERE token_hash = $1
 `
 
 func (q *Queries) SessionGet(ctx context.Context, tokenHash []byte) (Session, error) {
@@ -36,12 +36,14 @@ func (q *Queries) SessionGet(ctx context.Context, tokenHash []byte) (Session, er
 		&i.InvitationID,
 		&i.ExpiresAt,
 		&i.CreatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const sessionInsert = `-- name: SessionInsert :exec
-INSERT INTO sessions (token_hash, invitation_id, expires_at, created_at) VALUES ($1, $2, $3, $4)
+INSERT INTO sessions (token_hash, invitation_id, expires_at, created_at, workspace_id)
+VALUES ($1, $2, $3, $4, (SELECT workspace_id FROM invitations WHERE id = $2))
 `
 
 type SessionInsertParams struct {

@@ -13,7 +13,7 @@ import (
 )
 
 const recordGet = `-- name: RecordGet :one
-SELECT agreement_id, body, sha256, kid, issued_at FROM records WHERE agreement_id = $1
+SELECT agreement_id, body, sha256, kid, issued_at, workspace_id FROM records WHERE agreement_id = $1
 `
 
 func (q *Queries) RecordGet(ctx context.Context, agreementID uuid.UUID) (Record, error) {
@@ -25,12 +25,14 @@ func (q *Queries) RecordGet(ctx context.Context, agreementID uuid.UUID) (Record,
 		&i.Sha256,
 		&i.Kid,
 		&i.IssuedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const recordInsert = `-- name: RecordInsert :exec
-INSERT INTO records (agreement_id, body, sha256, kid, issued_at) VALUES ($1, $2, $3, $4, $5)
+INSERT INTO records (agreement_id, body, sha256, kid, issued_at, workspace_id)
+VALUES ($1, $2, $3, $4, $5, (SELECT workspace_id FROM agreements WHERE id = $1))
 ON CONFLICT (agreement_id) DO NOTHING
 `
 

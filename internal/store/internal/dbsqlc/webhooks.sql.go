@@ -217,8 +217,8 @@ WITH marked AS (
     WHERE p.id = $1 AND a.id = p.agreement_id
     RETURNING a.id
 )
-INSERT INTO webhooks (participant_id, agreement_id, url, created_at)
-SELECT p.id, p.agreement_id, $2, $3 FROM participants p JOIN marked m ON m.id = p.agreement_id WHERE p.id = $1
+INSERT INTO webhooks (participant_id, agreement_id, url, created_at, workspace_id)
+SELECT p.id, p.agreement_id, $2, $3, p.workspace_id FROM participants p JOIN marked m ON m.id = p.agreement_id WHERE p.id = $1
 ON CONFLICT (participant_id) DO UPDATE SET url = EXCLUDED.url, created_at = EXCLUDED.created_at, disabled_at = NULL, disabled_reason = NULL
 `
 

@@ -1,0 +1,93 @@
+package consensusd
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/consensus-md/consensus/internal/cli/command"
+	"github.com/consensus-md/consensus/internal/config"
+	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/store"
+	"github.com/consensus-md/consensus/internal/venue"
+)
+
+// workspaceCommand is `consensusd workspace create`: the deployment's
+// administrator (whoever holds DATABASE_URL) creates a workspace and its
+// first owner.
+func workspaceCommand(env Env) *cobra.Command {
+	group := &cobra.Command{
+		Use:   "workspace COMMAND",
+		Short: "Create workspaces (needs DATABASE_URL)",
+		Long: `Manage the deployment's workspaces directly in the database: only DATABASE_URL
+(or DATABASE_URL_FILE) is read. Every agreement, API key, operator and audit
+entry belongs to one workspace; the workspace named default holds the
+agreements made before workspaces existed and is the one the bootstrap
+CONSENSUS_OPERATOR_TOKEN acts in.`,
+		Example: "  consensusd workspace create --name acme --owner-email ops@acme.example --key deploy",
+		Args:    command.AnyGroupArgs,
+		RunE:    command.Group,
+	}
+	var name, owner, key string
+	var printLink bool
+	create := &cobra.Command{
+		Use:   "create --name NAME --owner-email EMAIL [--key KEY_NAME]",
+		Short: "Create a workspace with its first owner, and optionally an owner API key",
+		Long: `Create a workspace named NAME whose first owner (an operator with the role
+owner) is EMAIL, applying pending migrations first. With --key, also create an
+owner API key named KEY_NAME holding every scope, and print its token once:
+it is stored only as a hash and cannot be shown again. The creation is the
+first entries of the workspace's audit log, made by the command line.
+
+Enrollment links, which let the owner sign in to the web console with a
+passkey, are not available yet: --print-link is refused, and no enrollment
+email is sent. Use --key for automation meanwhile.`,
+		Example: `  consensusd workspace create --name acme --owner-email ops@acme.example
+  consensusd workspace create --name ci --owner-email ci@acme.example --key bootstrap > ci.txt`,
+		Args: command.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if printLink {
+				return command.Usagef("--print-link: enrollment links are not available yet (they come with the web console); use --key NAME for an owner API key")
+			}
+			if name == "" || owner == "" {
+				return command.Usagef("--name and --owner-email are required")
+			}
+			url, err := config.Lookup(env.Getenv, "DATABASE_URL")
+			if err != nil {
+				return err
+			}
+			if err := store.Migrate(c.Context(), url); err != nil {
+				return err
+			}
+			st, err := store.Open(c.Context(), url)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			v := &venue.Venue{Store: st, Now: time.Now}
+			out, err := v.CreateWorkspace(c.Context(), venue.NewWorkspace{Name: name, OwnerEmail: owner, KeyName: key})
+			if errors.Is(err, room.ErrConflict) {
+				return fmt.Errorf("--name: a workspace named %q exists already", name)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "workspace  %s  %s\n", out.WorkspaceID, name)
+			fmt.Fprintf(env.Stdout, "owner      %s  (operator %s)\n", out.OwnerEmail, out.OperatorID)
+			if out.KeyToken != "" {
+				fmt.Fprintf(env.Stdout, "key        %s  %s  (every scope)\n", out.KeyID, key)
+				fmt.Fprintf(env.Stdout, "token      %s\n", out.KeyToken)
+				fmt.Fprintln(env.Stderr, "consensusd: the token is shown this once; store it now (Authorization: Bearer <token>)")
+			}
+			return nil
+		},
+	}
+	create.Flags().StringVar(&name, "name", "", "the workspace's `NAME`, unique in the deployment (required)")
+	create.Flags().StringVar(&owner, "owner-email", "", "the first owner's `EMAIL` (required)")
+	create.Flags().StringVar(&key, "key", "", "also create an owner API key named `KEY_NAME` and print its token once")
+	create.Flags().BoolVar(&printLink, "print-link", false, "not available yet: enrollment links come with the web console")
+	group.AddCommand(create)
+	return group
+}

@@ -1,0 +1,194 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/consensus-md/consensus/internal/agentroute"
+	"github.com/consensus-md/consensus/internal/mcpfacade"
+	"github.com/consensus-md/consensus/internal/venue"
+	"github.com/consensus-md/consensus/internal/workspace"
+)
+
+// Credential is the kind of credential a route authenticates with. The
+// router turns it into the route's last middleware (credentialMiddleware),
+// so a route's row in the table is the whole truth about who may call it.
+type Credential string
+
+const (
+	// CredentialNone: a public route.
+	CredentialNone Credential = "none"
+	// CredentialInvite: the invitation secret, which may travel in the body;
+	// the handler reads it, so no middleware checks it first.
+	CredentialInvite Credential = venue.SchemeInvite
+	// CredentialSession: Consensus-Session for the invitation in the path.
+	CredentialSession Credential = venue.SchemeSession
+	// CredentialParticipant: Consensus-Participant for the invitation in
+	// the path, checked before the handler.
+	CredentialParticipant Credential = venue.SchemeParticipant
+	// CredentialParticipantDeferred: Consensus-Participant read but not
+	// checked; the venue checks it in the transaction that writes.
+	CredentialParticipantDeferred Credential = venue.SchemeParticipant + " (checked in the write)"
+	// CredentialParticipantToken: Consensus-Participant on a route without
+	// an invitation in its path; the token names its invitation.
+	CredentialParticipantToken Credential = venue.SchemeParticipant + " (any invitation)"
+	// CredentialOperator: the Bearer bootstrap token or API key of an
+	// operator, holding the route's Scope.
+	CredentialOperator Credential = "Bearer"
+)
+
+// Route is one row of the route table: what the router mounts and what the
+// documents describing the API can be generated from.
+type Route struct {
+	Method  string
+	Pattern string
+	// Credential authenticates the request after Middleware and before
+	// Handler, so a handler reads the body only once the caller is known.
+	Credential Credential
+	// Scope is the operator scope the route requires (CredentialOperator
+	// only); the contract states it as the operation's x-required-scope.
+	Scope workspace.Scope
+	// Action names the operator route's audit entries. A refusal by an
+	// operator route's handler is recorded when the route writes (any
+	// method but GET); a refusal of the credential itself always is.
+	Action string
+	// Middleware runs first, in order.
+	Middleware []func(http.Handler) http.Handler
+	Handler    http.HandlerFunc
+}
+
+// routes is every route the server answers, with its credential and its
+// middleware in the order they run. Handlers live in their resource files.
+func (s *Server) routes() []Route {
+	type mw = func(http.Handler) http.Handler
+	chain := func(m ...mw) []mw { return m }
+	docs := s.discoveryDocuments()
+	pages := s.webPages()
+	operator := chain(noStore, s.boundDatabase)
+
+	t := []Route{
+		// Discovery: public documents, rendered once for the origin.
+		{Method: http.MethodGet, Pattern: "/api/health", Credential: CredentialNone, Handler: s.handleHealth},
+		{Method: http.MethodGet, Pattern: "/problems/{code}", Credential: CredentialNone, Handler: s.handleProblemType},
+		{Method: http.MethodGet, Pattern: "/.well-known/consensus-agent", Credential: CredentialNone, Handler: docs.capabilities.serve},
+		{Method: http.MethodHead, Pattern: "/.well-known/consensus-agent", Credential: CredentialNone, Handler: docs.capabilities.serve},
+		{Method: http.MethodGet, Pattern: "/.well-known/api-catalog", Credential: CredentialNone, Handler: docs.apiCatalog.serve},
+		{Method: http.MethodHead, Pattern: "/.well-known/api-catalog", Credential: CredentialNone, Handler: docs.apiCatalog.serve},
+		{Method: http.MethodGet, Pattern: "/.well-known/consensus-keys", Credential: CredentialNone, Handler: s.handleSigningKeys},
+		{Method: http.MethodGet, Pattern: "/openapi.json", Credential: CredentialNone, Handler: docs.openapi.serve},
+		{Method: http.MethodHead, Pattern: "/openapi.json", Credential: CredentialNone, Handler: docs.openapi.serve},
+		{Method: http.MethodGet, Pattern: "/openapi-agent.json", Credential: CredentialNone, Handler: docs.openapiAgent.serve},
+		{Method: http.MethodHead, Pattern: "/openapi-agent.json", Credential: CredentialNone, Handler: docs.openapiAgent.serve},
+		{Method: http.MethodGet, Pattern: "/llms.txt", Credential: CredentialNone, Handler: docs.llms.serve},
+		{Method: http.MethodHead, Pattern: "/llms.txt", Credential: CredentialNone, Handler: docs.llms.serve},
+		{Method: http.MethodGet, Pattern: "/llms-full.txt", Credential: CredentialNone, Handler: docs.llmsFull.serve},
+		{Method: http.MethodHead, Pattern: "/llms-full.txt", Credential: CredentialNone, Handler: docs.llmsFull.serve},
+		{Method: http.MethodGet, Pattern: "/schemas/{name}/{version}", Credential: CredentialNone, Handler: s.handleSchema(docs.schemas)},
+
+		// Pages for people and the files they load.
+		{Method: http.MethodGet, Pattern: "/", Credential: CredentialNone, Handler: pages.index.serve},
+		{Method: http.MethodHead, Pattern: "/", Credential: CredentialNone, Handler: pages.index.serve},
+		{Method: http.MethodGet, Pattern: "/invite/{invitationId}", Credential: CredentialNone, Handler: s.handleInvitePage(pages.invite)},
+		{Method: http.MethodGet, Pattern: "/assets/{name}", Credential: CredentialNone, Handler: s.handleAsset(pages.assets)},
+		{Method: http.MethodHead, Pattern: "/assets/{name}", Credential: CredentialNone, Handler: s.handleAsset(pages.assets)},
+
+		// Operator API.
+		{Method: http.MethodPost, Pattern: "/api/v1/admin/agreements", Credential: CredentialOperator, Scope: workspace.AgreementsWrite, Action: venue.ActionAgreementCreate, Middleware: operator, Handler: s.handleAgreementCreate},
+		{Method: http.MethodGet, Pattern: "/api/v1/admin/agreements", Credential: CredentialOperator, Scope: workspace.AgreementsRead, Action: venue.ActionAgreementList, Middleware: operator, Handler: s.handleAgreementList},
+		{Method: http.MethodGet, Pattern: "/api/v1/admin/agreements/{agreementId}", Credential: CredentialOperator, Scope: workspace.AgreementsRead, Action: venue.ActionAgreementRead, Middleware: operator, Handler: s.handleAgreementGet},
+		{Method: http.MethodPost, Pattern: "/api/v1/admin/agreements/{agreementId}/revisions", Credential: CredentialOperator, Scope: workspace.AgreementsWrite, Action: venue.ActionAgreementAmend, Middleware: operator, Handler: s.handleAgreementAmend},
+		{Method: http.MethodPost, Pattern: "/api/v1/admin/participants/{participantId}/revoke", Credential: CredentialOperator, Scope: workspace.ParticipantsManage, Action: venue.ActionParticipantRevoke, Middleware: operator, Handler: s.handleParticipantRevoke},
+		{Method: http.MethodPost, Pattern: "/api/v1/admin/invitations/{invitationId}/resend", Credential: CredentialOperator, Scope: workspace.ParticipantsManage, Action: venue.ActionInvitationResend, Middleware: operator, Handler: s.handleInvitationResend},
+		{Method: http.MethodPost, Pattern: "/api/v1/admin/keys", Credential: CredentialOperator, Scope: workspace.KeysManage, Action: venue.ActionKeyCreate, Middleware: operator, Handler: s.handleKeyCreate},
+		{Method: http.MethodGet, Pattern: "/api/v1/admin/keys", Credential: CredentialOperator, Scope: workspace.KeysManage, Action: venue.ActionKeyList, Middleware: operator, Handler: s.handleKeyList},
+		{Method: http.MethodDelete, Pattern: "/api/v1/admin/keys/{keyId}", Credential: CredentialOperator, Scope: workspace.KeysManage, Action: venue.ActionKeyRevoke, Middleware: operator, Handler: s.handleKeyRevoke},
+		{Method: http.MethodGet, Pattern: "/api/v1/admin/audit", Credential: CredentialOperator, Scope: workspace.AuditRead, Action: venue.ActionAuditRead, Middleware: operator, Handler: s.handleAuditList},
+
+		// MCP facade: POST only (stateless, no streams); every request is
+		// authenticated, so a revoked token is refused at once.
+		{Method: http.MethodPost, Pattern: "/mcp", Credential: CredentialParticipantToken, Middleware: chain(noStore, s.boundDatabase), Handler: s.handleMCP()},
+	}
+
+	// The agent API and the human API (the routes the invitation page
+	// calls): the same handlers, rules and answers, for invitations of one
+	// kind each (family puts the kind in the context), except that a
+	// person's claim takes the email proof alone. Each family counts its
+	// rate limits apart.
+	for _, f := range []struct {
+		pattern, kind string
+		claim         http.HandlerFunc
+	}{
+		{agentroute.Pattern, agentroute.KindAgent, s.handleClaim},
+		{agentroute.HumanPattern, agentroute.KindHuman, s.handleHumanClaim},
+	} {
+		family := s.family(f.kind)
+		p := f.pattern
+		t = append(t,
+			Route{Method: http.MethodPost, Pattern: p + agentroute.Exchange, Credential: CredentialInvite, Middleware: chain(family, s.limit("exchange")), Handler: s.handleExchange},
+			Route{Method: http.MethodPost, Pattern: p + agentroute.Claim, Credential: CredentialSession, Middleware: chain(family, s.limit("claim")), Handler: f.claim},
+			Route{Method: http.MethodGet, Pattern: p + agentroute.Room, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleRoom},
+			Route{Method: http.MethodGet, Pattern: p + agentroute.Events, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleEvents},
+			Route{Method: http.MethodPost, Pattern: p + agentroute.Events, Credential: CredentialParticipantDeferred, Middleware: chain(family), Handler: s.handleEventsCreate},
+			Route{Method: http.MethodGet, Pattern: p + agentroute.Stream, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleStream},
+			Route{Method: http.MethodPut, Pattern: p + agentroute.Webhook, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleWebhookPut},
+			Route{Method: http.MethodGet, Pattern: p + agentroute.Webhook, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleWebhookGet},
+			Route{Method: http.MethodDelete, Pattern: p + agentroute.Webhook, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleWebhookDelete},
+			Route{Method: http.MethodGet, Pattern: p + agentroute.Artifact, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleArtifact},
+			Route{Method: http.MethodHead, Pattern: p + agentroute.Artifact, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleArtifact},
+			Route{Method: http.MethodGet, Pattern: p + agentroute.Record, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleRecord},
+		)
+	}
+	return t
+}
+
+// mount registers every route of the table on r, each with its middleware
+// and then its credential's.
+func (s *Server) mount(r chi.Router, table []Route) {
+	for _, rt := range table {
+		m := rt.Middleware
+		if auth := s.credentialMiddleware(rt); auth != nil {
+			m = append(m[:len(m):len(m)], auth)
+		}
+		r.With(m...).Method(rt.Method, rt.Pattern, rt.Handler)
+	}
+}
+
+// credentialMiddleware is the middleware that checks the route's
+// credential (for an operator route, with its scope), or nil when the
+// handler reads the credential itself (exchange) or there is none.
+func (s *Server) credentialMiddleware(rt Route) func(http.Handler) http.Handler {
+	switch c := rt.Credential; c {
+	case CredentialNone, CredentialInvite:
+		return nil
+	case CredentialSession:
+		return s.requireSession
+	case CredentialParticipant:
+		return s.requireParticipant
+	case CredentialParticipantDeferred:
+		return s.participantCredential
+	case CredentialParticipantToken:
+		return s.requireParticipantToken
+	case CredentialOperator:
+		return s.requireOperatorFor(operatorAction{Scope: rt.Scope, Action: rt.Action, Audited: rt.Method != http.MethodGet})
+	}
+	panic("httpapi: route credential " + string(rt.Credential) + " has no middleware")
+}
+
+// handleMCP is the MCP facade's handler, its answers kept inside the
+// contract by mcpWriter.
+func (s *Server) handleMCP() http.HandlerFunc {
+	h := mcpfacade.Handler(mcpfacade.Options{
+		Venue: s.venue,
+		Principal: func(ctx context.Context) (*venue.Principal, bool) {
+			p, ok := ctx.Value(participantKey{}).(*venue.Principal)
+			return p, ok
+		},
+		Describe: s.refusal,
+		Version:  s.version,
+	})
+	return func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&mcpWriter{ResponseWriter: w, s: s, r: r}, r)
+	}
+}

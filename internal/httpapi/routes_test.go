@@ -1,0 +1,56 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/consensus-md/consensus/internal/agentroute"
+	"github.com/consensus-md/consensus/internal/workspace"
+)
+
+// TestRouteTable: each method and pattern appears once; every credential
+// has its middleware (or none by design); the operator API and only it
+// takes the operator token; the agent and human families have the same
+// routes with the same credentials.
+func TestRouteTable(t *testing.T) {
+	t.Parallel()
+	s := newProblemServer(t, pingFunc(func(context.Context) error { return nil }))
+	seen := map[string]bool{}
+	families := map[string]map[string]Credential{agentroute.Pattern: {}, agentroute.HumanPattern: {}}
+	for _, rt := range s.routes() {
+		key := rt.Method + " " + rt.Pattern
+		if seen[key] {
+			t.Errorf("%s is in the table twice", key)
+		}
+		seen[key] = true
+		_ = s.credentialMiddleware(rt) // panics on a kind without middleware
+		if admin := strings.HasPrefix(rt.Pattern, "/api/v1/admin/"); admin != (rt.Credential == CredentialOperator) {
+			t.Errorf("%s: credential %s", key, rt.Credential)
+		}
+		if _, err := workspace.ParseScope(string(rt.Scope)); (err == nil) != (rt.Credential == CredentialOperator) || (rt.Action == "") != (rt.Credential != CredentialOperator) {
+			t.Errorf("%s: scope %q, action %q: an operator route needs both, another route neither", key, rt.Scope, rt.Action)
+		}
+		if rt.Handler == nil || rt.Method == "" {
+			t.Errorf("%s: incomplete row", key)
+		}
+		for prefix, f := range families {
+			if action, ok := strings.CutPrefix(rt.Pattern, prefix); ok {
+				f[rt.Method+" "+action] = rt.Credential
+			}
+		}
+	}
+	agent, human := families[agentroute.Pattern], families[agentroute.HumanPattern]
+	if len(agent) == 0 || len(agent) != len(human) {
+		t.Fatalf("agent routes %v, human routes %v", agent, human)
+	}
+	for k, c := range agent {
+		if human[k] != c {
+			t.Errorf("%s: agent %s, human %s", k, c, human[k])
+		}
+	}
+	if !seen[http.MethodPost+" /mcp"] {
+		t.Error("the MCP route is missing")
+	}
+}
