@@ -3,7 +3,6 @@ package batch_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,33 +31,10 @@ func post(ctx context.Context, b *batch.Batcher, req store.AppendRequest, decide
 	return err
 }
 
-// agreement stores an agreement with revision 1 and one required
-// participant, and returns the agreement's and the participant's ids.
+// agreement is pgtest.Agreement, short for the many tests here.
 func agreement(t *testing.T, st *store.Store) (uuid.UUID, uuid.UUID) {
 	t.Helper()
-	ctx := context.Background()
-	id, pid := uuid.New(), uuid.New()
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	err := st.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.AgreementInsert(ctx, id, now.Add(time.Hour), now); err != nil {
-			return err
-		}
-		if err := tx.RevisionInsert(ctx, store.Revision{AgreementID: id, Number: 1, Canonical: []byte(`{}`), Markdown: "# T\n",
-			RevisionDigest: "sha256:r", MarkdownDigest: "sha256:m", TermsDigest: strings.Repeat("0", 64), LockedAt: now}); err != nil {
-			return err
-		}
-		iid := uuid.New()
-		if err := tx.ParticipantInsert(ctx, store.Participant{ID: pid, AgreementID: id, InvitationID: iid, DisplayName: "A", Kind: room.KindAgent,
-			Email: "a@example.test", Required: true}); err != nil {
-			return err
-		}
-		return tx.InvitationInsert(ctx, store.Invitation{ID: iid, ParticipantID: pid, AgreementID: id, SecretHash: []byte{1}, ProofHash: []byte{2},
-			ExpiresAt: now.Add(time.Hour), IssuedAt: now})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id, pid
+	return pgtest.Agreement(t, st)
 }
 
 // claim gives participant pid a token hash and returns it.
