@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/consensus-md/consensus/internal/contract"
 	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/httpapi"
@@ -182,8 +184,18 @@ func (s *testServer) invitation(t *testing.T) envelope.Envelope {
 	create := fmt.Sprintf(`{"title":"Probe limits","objective":"Check the published limits.","rules":[],"deadline":%q,
 		"participants":[{"displayName":"Prober","kind":"agent","email":"prober@agentmail.to","required":true}]}`,
 		time.Now().Add(48*time.Hour).UTC().Format(time.RFC3339))
-	s.mustStatus(t, http.StatusCreated, http.MethodPost, "/api/v1/admin/agreements", []byte(create), "Authorization", "Bearer "+operatorToken)
-	row, err := s.store.OutboxClaimDue(context.Background(), time.Now().Add(time.Hour))
+	created := s.mustStatus(t, http.StatusCreated, http.MethodPost, "/api/v1/admin/agreements", []byte(create), "Authorization", "Bearer "+operatorToken)
+	var a struct {
+		ID uuid.UUID `json:"id"`
+	}
+	if err := json.Unmarshal(created, &a); err != nil {
+		t.Fatal(err)
+	}
+	queued, err := s.store.OutboxListByAgreement(context.Background(), a.ID)
+	if err != nil || len(queued) != 1 {
+		t.Fatalf("outbox %+v, %v", queued, err)
+	}
+	row, err := s.store.OutboxGet(context.Background(), queued[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,7 +116,8 @@ func isLocal(host string) bool {
 }
 
 // ensureTemplate creates (once per migration set, across test processes) a
-// database holding the migrated schema, named after a hash of the migrations.
+// database holding the migrated schema (ours and River's job queue), named
+// after a hash of the migrations.
 func ensureTemplate(ctx context.Context, base string) (string, error) {
 	h := sha256.New()
 	err := fs.WalkDir(consensus.Migrations, ".", func(path string, d fs.DirEntry, err error) error {
@@ -131,6 +132,9 @@ func ensureTemplate(ctx context.Context, base string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// River's schema is part of the template too: a River upgrade that adds
+	// a migration makes a new template.
+	fmt.Fprintf(h, "river %v", store.RiverVersions())
 	name := "tmpl_" + hex.EncodeToString(h.Sum(nil))[:16]
 	admin, err := pgx.Connect(ctx, base)
 	if err != nil {
