@@ -30,10 +30,10 @@ import (
 // of every attempt.
 //
 // One slow receiver must not hold up the others: a replica makes at most
-// PerEndpoint attempts to one endpoint at a time. A job whose endpoint is
-// busy is snoozed (put back for a moment, its attempt not counted) rather
-// than holding a worker, so the queue's other workers keep delivering to
-// every other endpoint.
+// PerEndpoint attempts to one endpoint at a time. A job whose endpoint
+// stays busy is snoozed (put back for a moment, its attempt not counted)
+// rather than holding a worker, so the queue's other workers keep
+// delivering to every other endpoint.
 type Worker struct {
 	river.WorkerDefaults[jobs.Webhook]
 
@@ -47,26 +47,32 @@ type Worker struct {
 	// RootCAs, when set, replaces the system roots (a local test CA).
 	RootCAs *x509.CertPool
 	// PerEndpoint is how many attempts to one endpoint a replica makes at
-	// once (default 1).
+	// once (default 2).
 	PerEndpoint int
-	// Busy is how long a job waits when its endpoint is busy (default 1 s).
-	Busy time.Duration
+	// Wait is how long a job may wait for its busy endpoint while holding
+	// a worker (default 250 ms); Busy is how long it is then put back
+	// (default 1 s). A receiver that answers quickly frees its slot within
+	// Wait; one that hangs costs each waiting job Wait, not its timeout.
+	Wait, Busy time.Duration
 
 	once     sync.Once
 	client   *http.Client
 	mu       sync.Mutex
-	inFlight map[uuid.UUID]int
+	inFlight map[uuid.UUID]*endpointSlots
 }
 
 func (w *Worker) init() {
 	w.once.Do(func() {
 		if w.PerEndpoint <= 0 {
-			w.PerEndpoint = 1
+			w.PerEndpoint = 2
+		}
+		if w.Wait <= 0 {
+			w.Wait = 250 * time.Millisecond
 		}
 		if w.Busy <= 0 {
 			w.Busy = time.Second
 		}
-		w.inFlight = map[uuid.UUID]int{}
+		w.inFlight = map[uuid.UUID]*endpointSlots{}
 		w.client = NewClient(w.AllowLoopback, w.RootCAs, nil)
 	})
 }
@@ -85,24 +91,42 @@ func NewClient(allowLoopback bool, roots *x509.CertPool, r *net.Resolver) *http.
 	}}
 }
 
-// take reserves one of endpoint's attempts, or reports that the endpoint
-// already has PerEndpoint attempts in flight.
-func (w *Worker) take(endpoint uuid.UUID) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.inFlight[endpoint] >= w.PerEndpoint {
-		return false
-	}
-	w.inFlight[endpoint]++
-	return true
+// endpointSlots is one endpoint's attempts in flight on this replica:
+// ch holds a token per attempt, refs counts the jobs holding or waiting.
+type endpointSlots struct {
+	ch   chan struct{}
+	refs int
 }
 
-func (w *Worker) give(endpoint uuid.UUID) {
+// take reserves one of endpoint's PerEndpoint attempts, waiting at most
+// Wait for one to end, and returns the release; false when the endpoint
+// stayed busy.
+func (w *Worker) take(ctx context.Context, endpoint uuid.UUID) (func(), bool) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.inFlight[endpoint]--; w.inFlight[endpoint] <= 0 {
-		delete(w.inFlight, endpoint)
+	e := w.inFlight[endpoint]
+	if e == nil {
+		e = &endpointSlots{ch: make(chan struct{}, w.PerEndpoint)}
+		w.inFlight[endpoint] = e
 	}
+	e.refs++
+	w.mu.Unlock()
+	unref := func() {
+		w.mu.Lock()
+		if e.refs--; e.refs == 0 {
+			delete(w.inFlight, endpoint)
+		}
+		w.mu.Unlock()
+	}
+	t := time.NewTimer(w.Wait)
+	defer t.Stop()
+	select {
+	case e.ch <- struct{}{}:
+		return func() { <-e.ch; unref() }, true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	unref()
+	return nil, false
 }
 
 // recordMargin is how long past the attempt's own timeout a job may take
@@ -137,10 +161,11 @@ func (e errRetry) Error() string { return "webhook: will retry: " + e.problem }
 // registers next.
 func (w *Worker) Work(ctx context.Context, job *river.Job[jobs.Webhook]) error {
 	w.init()
-	if !w.take(job.Args.ParticipantID) {
+	release, ok := w.take(ctx, job.Args.ParticipantID)
+	if !ok {
 		return river.JobSnooze(w.Busy)
 	}
-	defer w.give(job.Args.ParticipantID)
+	defer release()
 	d, err := w.Store.WebhookDeliveryGet(ctx, job.Args.DeliveryID)
 	if errors.Is(err, room.ErrNotFound) {
 		return nil
