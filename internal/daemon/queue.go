@@ -68,6 +68,14 @@ func newQueue(st *store.Store, mail *outbox.Worker, hooks *deliver.Worker, poll 
 			periodic(deadlineSweep, jobs.DeadlineSweep{}),
 			periodic(sessionSweep, jobs.SessionSweep{}),
 		},
+		// A job still running past its own timeout (an email's send
+		// timeout plus its record margin, a delivery's 10 s plus its
+		// margin, JobTimeout for the sweeps) belongs to a replica that
+		// died: the leader's rescuer, which looks every 30 s, makes it
+		// available again, and the email or delivery is made under the
+		// same Message-ID or webhook-id.
+		JobTimeout:           30 * time.Second,
+		RescueStuckJobsAfter: 30 * time.Second,
 		// A sweep every two seconds would otherwise keep a day of
 		// finished jobs.
 		CompletedJobRetentionPeriod: time.Hour,

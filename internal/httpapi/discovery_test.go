@@ -186,7 +186,7 @@ func (s *testServer) invitation(t *testing.T) envelope.Envelope {
 		time.Now().Add(48*time.Hour).UTC().Format(time.RFC3339))
 	created := s.mustStatus(t, http.StatusCreated, http.MethodPost, "/api/v1/admin/agreements", []byte(create), "Authorization", "Bearer "+operatorToken)
 	var a struct {
-		ID uuid.UUID `json:"id"`
+		ID uuid.UUID `json:"agreementId"`
 	}
 	if err := json.Unmarshal(created, &a); err != nil {
 		t.Fatal(err)
