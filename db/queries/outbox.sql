@@ -2,26 +2,23 @@
 INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at, kind, workspace_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, (SELECT workspace_id FROM agreements WHERE id = $3));
 
--- name: OutboxClaimDue :one
--- One due message, locked for the rest of the transaction; other workers
--- skip it, so a message is sent by one worker at a time.
-SELECT * FROM outbox
-WHERE state IN ('queued', 'retrying') AND next_attempt_at <= $1
-ORDER BY next_attempt_at, id
-LIMIT 1
-FOR UPDATE SKIP LOCKED;
+-- name: OutboxGet :one
+-- One message, to send or to see that it was already sent.
+SELECT * FROM outbox WHERE id = $1;
 
--- name: OutboxMarkSent :exec
+-- name: OutboxMarkSent :execrows
+-- Only a message still to send is marked: the first worker to record a
+-- delivery wins, and a later record of the same delivery changes nothing.
 UPDATE outbox SET state = 'sent', sealed_body = NULL, attempts = attempts + 1, last_reply = $2, sent_at = $3
-WHERE id = $1;
+WHERE id = $1 AND state IN ('queued', 'retrying');
 
--- name: OutboxMarkRetry :exec
+-- name: OutboxMarkRetry :execrows
 UPDATE outbox SET state = 'retrying', attempts = attempts + 1, last_reply = $2, next_attempt_at = $3
-WHERE id = $1;
+WHERE id = $1 AND state IN ('queued', 'retrying');
 
--- name: OutboxMarkFailed :exec
+-- name: OutboxMarkFailed :execrows
 UPDATE outbox SET state = 'failed', sealed_body = NULL, attempts = attempts + 1, last_reply = $2
-WHERE id = $1;
+WHERE id = $1 AND state IN ('queued', 'retrying');
 
 -- name: OutboxSupersede :exec
 -- A resend replaces the invitation's credentials: unsent older invitations

@@ -35,38 +35,23 @@ WITH dropped AS (
 )
 DELETE FROM webhooks WHERE webhooks.participant_id = $1;
 
--- name: WebhookDeliveryLease :one
--- Leases one due delivery of a live endpoint until lease_until: no other
--- worker takes it before then, and no transaction stays open while the
--- receiver is called. A worker that dies mid-call leaves the lease to run
--- out, and the delivery is made again (same webhook-id).
-WITH due AS (
-    SELECT d.id
-    FROM webhook_deliveries d
-    JOIN webhooks w ON w.participant_id = d.participant_id AND w.disabled_at IS NULL
-    WHERE d.state IN ('queued', 'retrying') AND d.next_attempt_at <= sqlc.arg('now')
-    ORDER BY d.next_attempt_at, d.id
-    LIMIT 1
-    FOR UPDATE OF d SKIP LOCKED
-)
-UPDATE webhook_deliveries d
-SET next_attempt_at = sqlc.arg('lease_until')
-FROM due, webhooks w
-WHERE d.id = due.id AND w.participant_id = d.participant_id
-RETURNING d.id, d.participant_id, d.agreement_id, d.invitation_id, d.type, d.seq, d.outcome, d.attempts, d.created_at, w.url;
+-- name: WebhookDeliveryGet :one
+-- A delivery still to make, with the URL of its endpoint; no row when it
+-- was made, given up or dropped (its endpoint removed or disabled).
+SELECT d.id, d.participant_id, d.agreement_id, d.invitation_id, d.type, d.seq, d.outcome, d.attempts, d.created_at, w.url
+FROM webhook_deliveries d
+JOIN webhooks w ON w.participant_id = d.participant_id AND w.disabled_at IS NULL
+WHERE d.id = $1 AND d.state IN ('queued', 'retrying');
 
--- name: WebhookDeliveryRelease :exec
--- Gives a leased delivery back at once, its attempt not counted (the
--- worker stopped before the receiver answered).
-UPDATE webhook_deliveries SET next_attempt_at = $2
-WHERE id = $1 AND state IN ('queued', 'retrying');
-
--- name: WebhookDeliveryFinish :exec
--- Records an attempt: delivered, failed for good, or to retry at next_attempt_at.
+-- name: WebhookDeliveryFinish :execrows
+-- Records an attempt: delivered, failed for good, or to retry at
+-- next_attempt_at. Only a delivery still to make is changed: one dropped
+-- while its attempt was in flight (the endpoint removed, perhaps replaced)
+-- stays dropped and is never made again.
 UPDATE webhook_deliveries
 SET state = $2, attempts = attempts + 1, last_status = $3, last_error = $4, next_attempt_at = $5,
     finished_at = CASE WHEN $2 IN ('delivered', 'failed') THEN sqlc.arg('now')::timestamptz ELSE NULL END
-WHERE id = $1;
+WHERE id = $1 AND state IN ('queued', 'retrying');
 
 -- name: WebhookDisable :exec
 -- The receiver answered 410 Gone: no more deliveries to it.

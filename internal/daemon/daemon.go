@@ -1,6 +1,7 @@
 // Package daemon wires consensusd together: the operations listener,
 // migrations, the store, the API server (HTTP, or HTTPS with a certificate
-// reloaded on SIGHUP), the outbox worker, and the graceful shutdown.
+// reloaded on SIGHUP), the job queue (River: emails, webhook deliveries
+// and the periodic sweeps), and the graceful shutdown.
 package daemon
 
 import (
@@ -16,6 +17,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
 
 	"github.com/consensus-md/consensus/internal/batch"
 	"github.com/consensus-md/consensus/internal/config"
@@ -41,8 +45,9 @@ type Options struct {
 	Ready chan<- string
 	// Now replaces the clock.
 	Now func() time.Time
-	// Outbox tunes the worker (poll, backoff); zero values take defaults.
-	Outbox outbox.Worker
+	// Outbox tunes the email worker (backoff, send timeout); zero values
+	// take defaults.
+	Outbox struct{ BaseBackoff, MaxBackoff, SendTimeout time.Duration }
 	// MailOptions are passed to mail.Open.
 	MailOptions mail.Options
 }
@@ -135,23 +140,24 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	// the grace period is not spent waiting for them.
 	srv.RegisterOnShutdown(hub.Shutdown)
 
-	// Workers run until the API has drained: a delivery in flight then is
-	// abandoned (its transaction rolls back and any replica retries it).
+	// The job queue (River) and the other workers run until the API has
+	// drained: a delivery cut short then is not counted and runs again on
+	// any replica.
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
-	worker := opt.Outbox
-	if worker.Poll <= 0 {
-		worker.Poll = cfg.OutboxPoll
-	}
-	worker.Store, worker.Keys, worker.Transport, worker.From, worker.Log, worker.Now = st, keys, transport, cfg.MailFrom, log, opt.Now
-	var wg sync.WaitGroup
+	worker := &outbox.Worker{Store: st, Keys: keys, Transport: transport, From: cfg.MailFrom, Log: log, Now: opt.Now,
+		BaseBackoff: opt.Outbox.BaseBackoff, MaxBackoff: opt.Outbox.MaxBackoff, SendTimeout: opt.Outbox.SendTimeout}
 	hooks := &deliver.Worker{Store: st, Key: v.Signer, Log: log, AllowLoopback: cfg.WebhookAllowLoopback, RootCAs: cfg.WebhookRoots}
-	wg.Add(6)
-	go func() { defer wg.Done(); roomnotify.Listen(workCtx, st, roomListeners{hub, hooks}, log) }()
-	go func() { defer wg.Done(); hooks.Run(workCtx) }()
-	go func() { defer wg.Done(); worker.Run(workCtx) }()
-	go func() { defer wg.Done(); sweepSessions(workCtx, st, opt.Now, log) }()
-	go func() { defer wg.Done(); settleDeadlines(workCtx, st, opt.Now, log) }()
+	queue, err := newQueue(st, worker, hooks, cfg.OutboxPoll, opt.Now, log)
+	if err != nil {
+		return err
+	}
+	if err := queue.Start(workCtx); err != nil {
+		return stoppedEarly(ctx, log, fmt.Errorf("start the job queue: %w", err))
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); roomnotify.Listen(workCtx, st, hub, log) }()
 	go func() { defer wg.Done(); reloadOnHangup(workCtx, hup, cert, log) }()
 
 	serveErr := make(chan error, 1)
@@ -174,6 +180,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	case err = <-serveErr: // the listener failed: stop as on SIGTERM
 	}
 	shutdown(srv, health, cfg, log, err != nil)
+	stopQueue(queue, log)
 	stopWork()
 	wg.Wait()
 	log.Info("consensusd stopped")
@@ -243,43 +250,13 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, cert *certificate
 	}
 }
 
-// deadlineSweep is how often a replica settles the rooms whose deadline
-// passed while pending. Reading a room settles it too; the sweep is for
-// those who only listen (a stream, a webhook).
-const deadlineSweep = 2 * time.Second
-
-// settleDeadlines stores the expiry of every room pending past its
-// deadline, a few seconds after the deadline: a new version of the room,
-// announced to streams, held requests and webhooks like any change.
-func settleDeadlines(ctx context.Context, st *store.Store, now func() time.Time, log *slog.Logger) {
-	every(ctx, deadlineSweep, "deadline sweep", log, func() error {
-		_, err := st.AgreementExpireDue(ctx, now())
-		return err
-	})
-}
-
-// sweepSessions deletes expired session rows now and then; they can no
-// longer authenticate anything.
-func sweepSessions(ctx context.Context, st *store.Store, now func() time.Time, log *slog.Logger) {
-	every(ctx, 10*time.Minute, "session sweep", log, func() error {
-		_, err := st.SessionDeleteExpired(ctx, now())
-		return err
-	})
-}
-
-// every runs job each period until ctx ends, logging a failure (but not
-// the one ctx's end causes) as "<name> failed".
-func every(ctx context.Context, period time.Duration, name string, log *slog.Logger, job func() error) {
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := job(); err != nil && ctx.Err() == nil {
-				log.Warn(name+" failed", slog.String("error", err.Error()))
-			}
-		}
+// stopQueue stops the job queue: jobs running are cancelled (an email or
+// delivery cut short is not counted and is made again by any replica) and
+// given a moment to record what they did.
+func stopQueue(queue *river.Client[pgx.Tx], log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := queue.StopAndCancel(ctx); err != nil {
+		log.Warn("job queue: stop", slog.String("error", err.Error()))
 	}
 }

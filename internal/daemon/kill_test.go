@@ -49,8 +49,10 @@ func createAgreement(t *testing.T, addr, operatorToken string, first, n int) int
 
 // TestSIGKILLWithPendingOutbox kills consensusd while its outbox holds 50
 // pending invitations, restarts it, and counts what the SMTP server got:
-// every message arrives, and a duplicate is at most the one message the
-// single worker had in flight at the kill.
+// every message arrives, and a duplicate is at most a message a worker had
+// in flight at the kill. A job the killed process was running is made
+// available again by the job queue's rescuer once its timeout (the send
+// timeout, one minute, plus the record margin) has passed.
 func TestSIGKILLWithPendingOutbox(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -87,7 +89,7 @@ func TestSIGKILLWithPendingOutbox(t *testing.T) {
 	}
 
 	d.Restart(t)
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(4 * time.Minute)
 	distinct := map[string]int{}
 	for time.Now().Before(deadline) {
 		clear(distinct)
@@ -111,9 +113,9 @@ func TestSIGKILLWithPendingOutbox(t *testing.T) {
 	if len(distinct) != total {
 		t.Fatalf("%d distinct messages delivered, want %d", len(distinct), total)
 	}
-	// One worker per process: at most one message was in flight at the kill.
-	if duplicates > 1 {
-		t.Fatalf("%d duplicates; only the one in-flight message may repeat", duplicates)
+	// At most one message per email worker (four) was in flight at the kill.
+	if duplicates > 4 {
+		t.Fatalf("%d duplicates; only the messages in flight (at most four) may repeat", duplicates)
 	}
 	for id, n := range distinct {
 		if n > 2 {

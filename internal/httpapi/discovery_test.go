@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+
 	"github.com/consensus-md/consensus/internal/contract"
 	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/httpapi"

@@ -1,48 +1,64 @@
-// Package outbox drains the durable invitation outbox: it takes one due
-// message at a time under a row lock (FOR UPDATE SKIP LOCKED, so workers in
-// every replica share the queue without sending a message twice
-// concurrently), opens its sealed body, hands it to the mail transport and
-// records the attempt. Temporary failures retry with exponential backoff and
-// jitter; permanent ones, or too many attempts, end in failed.
+// Package outbox sends the emails of the durable outbox. Each email is an
+// outbox row (recipient, subject, stable Message-ID, body sealed under the
+// server key, delivery state) and a River job naming it, both written in the
+// transaction of the change that causes the email. Worker runs those jobs:
+// it reads the row, sends it unless it was already sent or given up, and
+// records the attempt in a short transaction of its own. The mail exchange
+// never runs inside a transaction, so a serialization retry of the record
+// cannot send again and no row lock or connection waits on the relay.
+//
+// River delivers a job at least once. An email sent whose record was then
+// lost (the process died in between) is sent again under the same
+// Message-ID; an email recorded sent is never sent again, whichever worker
+// or replica runs its job.
 package outbox
 
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 	"log/slog"
-	"math/rand/v2"
+	"sync"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+
+	"github.com/consensus-md/consensus/internal/jobs"
 	"github.com/consensus-md/consensus/internal/mail"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
 )
 
-// Worker delivers queued invitation emails.
+// Worker sends queued emails; it is River's worker of jobs.Email.
 type Worker struct {
+	river.WorkerDefaults[jobs.Email]
+
 	Store     *store.Store
 	Keys      *secret.Keys
 	Transport mail.Transport
 	From      string
 	Log       *slog.Logger
 	Now       func() time.Time
-	// Poll is how long an idle worker waits before looking again.
-	Poll time.Duration
 	// BaseBackoff is the first retry delay; it doubles per attempt up to MaxBackoff.
 	BaseBackoff, MaxBackoff time.Duration
-	// MaxAttempts ends retrying in failed.
-	MaxAttempts int
 	// SendTimeout bounds one delivery attempt.
 	SendTimeout time.Duration
+
+	// recordHook, when set, runs at the start of each try of the record
+	// transaction (a test forces a conflict there).
+	recordHook func(ctx context.Context)
+	once       sync.Once
 }
 
-func (w *Worker) defaults() {
+// defaults fills the zero settings once; River calls a worker from many
+// goroutines.
+func (w *Worker) defaults() { w.once.Do(w.fill) }
+
+func (w *Worker) fill() {
 	if w.Now == nil {
 		w.Now = time.Now
-	}
-	if w.Poll <= 0 {
-		w.Poll = time.Second
 	}
 	if w.BaseBackoff <= 0 {
 		w.BaseBackoff = 30 * time.Second
@@ -50,90 +66,104 @@ func (w *Worker) defaults() {
 	if w.MaxBackoff <= 0 {
 		w.MaxBackoff = time.Hour
 	}
-	if w.MaxAttempts <= 0 {
-		w.MaxAttempts = 12
-	}
 	if w.SendTimeout <= 0 {
 		w.SendTimeout = time.Minute
 	}
 }
 
-// Run delivers until ctx ends.
-func (w *Worker) Run(ctx context.Context) {
-	w.defaults()
-	for ctx.Err() == nil {
-		sent, err := w.DeliverOne(ctx)
-		if err != nil && ctx.Err() == nil {
-			w.Log.Error("outbox: delivery round failed", slog.String("error", err.Error()))
-		}
-		if sent && err == nil {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(w.Poll):
-		}
-	}
+// recordMargin is how long past SendTimeout an attempt may take to be
+// recorded.
+const recordMargin = 15 * time.Second
+
+// Work runs one email job (River calls it).
+func (w *Worker) Work(ctx context.Context, job *river.Job[jobs.Email]) error {
+	return w.Deliver(ctx, job.Args.OutboxID)
 }
 
-// DeliverOne attempts the next due message, if any, and reports whether
-// there was one. The row stays locked while the transport runs, so a
-// concurrent worker skips it; if this process dies mid-send the lock goes
-// with its connection and the message is attempted again (at-least-once,
-// with a stable Message-ID).
-func (w *Worker) DeliverOne(ctx context.Context) (bool, error) {
+// NextRetry is when River runs a job again after a temporary failure: the
+// same time the attempt's record shows.
+func (w *Worker) NextRetry(job *river.Job[jobs.Email]) time.Time {
 	w.defaults()
-	found := false
-	// ctx may end (shutdown) while the relay is accepting the message; what
-	// happened must still be recorded, or a message the relay took would be
-	// rolled back to queued and sent again. So the transaction runs on a
-	// context that outlives ctx by a bounded time, and only the send itself
-	// is cut short by ctx.
-	dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.SendTimeout+10*time.Second)
+	return w.Now().Add(w.backoff(job.Args.OutboxID, job.Attempt))
+}
+
+// Timeout bounds a job: the send and its record.
+func (w *Worker) Timeout(*river.Job[jobs.Email]) time.Duration {
+	w.defaults()
+	return w.SendTimeout + recordMargin
+}
+
+// errRetry is what Deliver returns after recording a temporary failure:
+// River runs the job again at NextRetry.
+type errRetry struct{ reply string }
+
+func (e errRetry) Error() string { return "outbox: will retry: " + e.reply }
+
+// Deliver sends outbox message id unless it was already sent or given up,
+// and records the attempt. It returns nil when nothing is left to do, an
+// error when the job should run again (a temporary failure, recorded as
+// retrying, or a database that failed), and river.JobSnooze(0) when ctx
+// ended mid-send (shutdown: the attempt does not count).
+func (w *Worker) Deliver(ctx context.Context, id uuid.UUID) error {
+	w.defaults()
+	m, err := w.Store.OutboxGet(ctx, id)
+	if errors.Is(err, room.ErrNotFound) {
+		w.Log.Warn("outbox: a job names no message", slog.String("outbox_id", id.String()))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if m.State != store.OutboxQueued && m.State != store.OutboxRetrying {
+		return nil // sent, given up or superseded: a rerun sends nothing
+	}
+	now := w.Now().UTC()
+	attempt := m.Attempts + 1
+	receipt, sendErr := w.send(ctx, m, now)
+	if sendErr != nil && ctx.Err() != nil {
+		return river.JobSnooze(0) // cut short by shutdown: the attempt does not count
+	}
+	// What happened must be recorded even if ctx ends now (shutdown while
+	// the relay accepted the message), or a message the relay took would
+	// be sent again: the record gets its own bounded context.
+	dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordMargin)
 	defer cancel()
-	err := w.Store.InTx(dbctx, func(tx *store.Tx) error {
-		now := w.Now().UTC()
-		m, err := tx.OutboxClaimDue(dbctx, now)
-		if errors.Is(err, room.ErrNotFound) {
-			return nil // nothing due, or every due message is being sent by another worker
+	log := w.Log.With(slog.String("outbox_id", m.ID.String()), slog.Int("attempt", attempt))
+	var result error
+	var mark func(tx *store.Tx) error
+	reply := receipt.Reply
+	switch {
+	case sendErr == nil:
+		mark = func(tx *store.Tx) error { return tx.OutboxMarkSent(dbctx, m.ID, receipt.Reply, now) }
+		log.Info("outbox: sent")
+	case mail.IsPermanent(sendErr) || attempt >= jobs.EmailMaxAttempts:
+		reply = sendErr.Error()
+		mark = func(tx *store.Tx) error { return tx.OutboxMarkFailed(dbctx, m.ID, reply) }
+		log.Warn("outbox: failed for good", slog.String("reply", reply))
+	default:
+		reply = sendErr.Error()
+		next := now.Add(w.backoff(m.ID, attempt))
+		mark = func(tx *store.Tx) error { return tx.OutboxMarkRetry(dbctx, m.ID, reply, next) }
+		log.Info("outbox: will retry", slog.String("reply", reply), slog.Time("next_attempt_at", next))
+		result = errRetry{reply}
+	}
+	err = w.Store.InTx(dbctx, func(tx *store.Tx) error {
+		if w.recordHook != nil {
+			w.recordHook(dbctx)
 		}
-		if err != nil {
+		if err := tx.OutboxAttemptInsert(dbctx, store.OutboxAttempt{OutboxID: m.ID, Attempt: attempt, AttemptedAt: now, OK: sendErr == nil, Reply: reply}); err != nil {
 			return err
 		}
-		found = true
-		attempt := m.Attempts + 1
-		receipt, sendErr := w.send(ctx, m, now)
-		if sendErr != nil && ctx.Err() != nil {
-			return ctx.Err() // cut short by shutdown: roll back, the attempt does not count
-		}
-		record := func(ok bool, reply string) error {
-			return tx.OutboxAttemptInsert(dbctx, store.OutboxAttempt{OutboxID: m.ID, Attempt: attempt, AttemptedAt: now, OK: ok, Reply: reply})
-		}
-		switch {
-		case sendErr == nil:
-			w.Log.Info("outbox: sent", slog.String("outbox_id", m.ID.String()), slog.Int("attempt", attempt))
-			if err := tx.OutboxMarkSent(dbctx, m.ID, receipt.Reply, now); err != nil {
-				return err
-			}
-			return record(true, receipt.Reply)
-		case mail.IsPermanent(sendErr) || attempt >= w.MaxAttempts:
-			reply := sendErr.Error()
-			w.Log.Warn("outbox: failed for good", slog.String("outbox_id", m.ID.String()), slog.Int("attempt", attempt), slog.String("reply", reply))
-			if err := tx.OutboxMarkFailed(dbctx, m.ID, reply); err != nil {
-				return err
-			}
-			return record(false, reply)
-		default:
-			reply := sendErr.Error()
-			next := now.Add(w.backoff(attempt))
-			w.Log.Info("outbox: will retry", slog.String("outbox_id", m.ID.String()), slog.Int("attempt", attempt), slog.String("reply", reply), slog.Time("next_attempt_at", next))
-			if err := tx.OutboxMarkRetry(dbctx, m.ID, reply, next); err != nil {
-				return err
-			}
-			return record(false, reply)
-		}
+		return mark(tx)
 	})
-	return found, err
+	if errors.Is(err, store.ErrAlreadyRecorded) || errors.Is(err, room.ErrConflict) {
+		return nil // another run recorded this message first
+	}
+	if err != nil {
+		log.Error("outbox: recording the attempt failed", slog.String("error", err.Error()))
+		return err
+	}
+	return result
 }
 
 func (w *Worker) send(ctx context.Context, m store.OutboxMessage, now time.Time) (mail.Receipt, error) {
@@ -149,13 +179,18 @@ func (w *Worker) send(ctx context.Context, m store.OutboxMessage, now time.Time)
 }
 
 // backoff is BaseBackoff·2^(attempt-1), capped, with ±20% jitter so retries
-// from many rows do not arrive together.
-func (w *Worker) backoff(attempt int) time.Duration {
+// from many messages do not arrive together. The jitter is drawn from the
+// message and the attempt, so the time recorded for the next attempt and
+// the time River runs it agree.
+func (w *Worker) backoff(id uuid.UUID, attempt int) time.Duration {
 	d := w.BaseBackoff
 	for i := 1; i < attempt && d < w.MaxBackoff; i++ {
 		d *= 2
 	}
 	d = min(d, w.MaxBackoff)
-	jitter := time.Duration((rand.Float64()*0.4 - 0.2) * float64(d))
-	return d + jitter
+	h := fnv.New64a()
+	h.Write(id[:])
+	h.Write([]byte{byte(attempt)})
+	unit := float64(h.Sum64()%10000) / 10000
+	return d + time.Duration((unit*0.4-0.2)*float64(d))
 }

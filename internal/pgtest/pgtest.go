@@ -198,7 +198,8 @@ func isLocal(host string) bool {
 }
 
 // ensureTemplate creates (once per migration set, across test processes) a
-// database holding the migrated schema, named after a hash of the migrations.
+// database holding the migrated schema (ours and River's job queue), named
+// after a hash of the migrations and of the role that owns it.
 func ensureTemplate(ctx context.Context, base, app string) (string, error) {
 	h := sha256.New()
 	err := fs.WalkDir(consensus.Migrations, ".", func(path string, d fs.DirEntry, err error) error {
@@ -214,6 +215,9 @@ func ensureTemplate(ctx context.Context, base, app string) (string, error) {
 		return "", err
 	}
 	h.Write([]byte(userOf(app)))
+	// River's schema is part of the template too: a River upgrade that adds
+	// a migration makes a new template.
+	fmt.Fprintf(h, "river %v", store.RiverVersions())
 	name := "tmpl_" + hex.EncodeToString(h.Sum(nil))[:16]
 	admin, err := pgx.Connect(ctx, base)
 	if err != nil {

@@ -103,7 +103,7 @@ func TestOutboxDepthAndDeliveries(t *testing.T) {
 	for i := range 3 {
 		m := store.OutboxMessage{ID: uuid.New(), InvitationID: inv, AgreementID: id, Recipient: "a@example.test", Subject: "s",
 			MessageID: uuid.NewString() + "@test", SealedBody: []byte{byte(i)}, CreatedAt: now}
-		if err := st.OutboxInsert(ctx, m); err != nil {
+		if err := st.InTx(ctx, func(tx *store.Tx) error { return tx.OutboxInsert(ctx, m) }); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, m.ID)

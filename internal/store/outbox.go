@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/consensus-md/consensus/internal/jobs"
 	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
 )
 
@@ -59,50 +61,67 @@ type OutboxAttempt struct {
 
 // OutboxInsert queues m from its ID, InvitationID, AgreementID, Recipient,
 // Subject, MessageID, SealedBody, CreatedAt and Kind (empty: an
-// invitation); it is due at once. A Message-ID in use is room.ErrConflict.
-func (q queries) OutboxInsert(ctx context.Context, m OutboxMessage) error {
+// invitation), with the River job that will send it, both in tx: a
+// committed change has its email, a rolled-back one none. A Message-ID in
+// use is room.ErrConflict.
+func (tx *Tx) OutboxInsert(ctx context.Context, m OutboxMessage) error {
 	if m.Kind == "" {
 		m.Kind = OutboxInvitation
 	}
-	err := q.q.OutboxInsert(ctx, dbsqlc.OutboxInsertParams{
+	err := tx.q.OutboxInsert(ctx, dbsqlc.OutboxInsertParams{
 		ID: m.ID, InvitationID: m.InvitationID, AgreementID: m.AgreementID, Recipient: m.Recipient,
 		Subject: m.Subject, MessageID: m.MessageID, SealedBody: m.SealedBody, CreatedAt: m.CreatedAt, Kind: m.Kind,
 	})
-	return interpretError("insert outbox message", err)
+	if err != nil {
+		return interpretError("insert outbox message", err)
+	}
+	return interpretError("queue outbox message", jobs.InsertTx(ctx, tx.tx, jobs.Email{OutboxID: m.ID}))
 }
 
-// OutboxClaimDue returns one message due at now and locks it for the rest of
-// the transaction; other transactions skip it, so one worker at a time sends
-// it. room.ErrNotFound means nothing is due (or everything due is taken).
-// Outside a transaction the lock ends with the statement.
-func (q queries) OutboxClaimDue(ctx context.Context, now time.Time) (OutboxMessage, error) {
-	r, err := q.q.OutboxClaimDue(ctx, now)
+// OutboxGet reads message id with its sealed body (nil once sent or given
+// up), or room.ErrNotFound.
+func (q queries) OutboxGet(ctx context.Context, id uuid.UUID) (OutboxMessage, error) {
+	r, err := q.q.OutboxGet(ctx, id)
 	if err != nil {
-		return OutboxMessage{}, interpretError("claim due outbox message", err)
+		return OutboxMessage{}, interpretError("get outbox message", err)
 	}
 	return OutboxMessage{
 		ID: r.ID, InvitationID: r.InvitationID, AgreementID: r.AgreementID, Recipient: r.Recipient, Subject: r.Subject,
 		MessageID: r.MessageID, SealedBody: r.SealedBody, State: r.State, Attempts: int(r.Attempts),
-		NextAttemptAt: r.NextAttemptAt, LastReply: r.LastReply, CreatedAt: r.CreatedAt, SentAt: r.SentAt,
+		NextAttemptAt: r.NextAttemptAt, LastReply: r.LastReply, CreatedAt: r.CreatedAt, SentAt: r.SentAt, Kind: r.Kind,
 	}, nil
 }
 
-// OutboxMarkSent records a delivered message and erases its body.
+// ErrAlreadyRecorded is returned when an outbox message or a webhook
+// delivery is no longer to be made: another attempt recorded it first, or
+// it was dropped.
+var ErrAlreadyRecorded = errors.New("store: the delivery is no longer pending")
+
+func recorded(n int64, err error) (int64, error) {
+	if err == nil && n == 0 {
+		return 0, ErrAlreadyRecorded
+	}
+	return n, err
+}
+
+// OutboxMarkSent records a delivered message and erases its body;
+// ErrAlreadyRecorded when it was no longer to send.
 func (q queries) OutboxMarkSent(ctx context.Context, id uuid.UUID, reply string, sentAt time.Time) error {
-	err := q.q.OutboxMarkSent(ctx, dbsqlc.OutboxMarkSentParams{ID: id, LastReply: &reply, SentAt: &sentAt})
+	_, err := recorded(q.q.OutboxMarkSent(ctx, dbsqlc.OutboxMarkSentParams{ID: id, LastReply: &reply, SentAt: &sentAt}))
 	return q.delivered(err, DeliverySent, "mark outbox message sent")
 }
 
 // OutboxMarkRetry records a temporary failure; the message is due again at
-// next.
+// next. ErrAlreadyRecorded when it was no longer to send.
 func (q queries) OutboxMarkRetry(ctx context.Context, id uuid.UUID, reply string, next time.Time) error {
-	err := q.q.OutboxMarkRetry(ctx, dbsqlc.OutboxMarkRetryParams{ID: id, LastReply: &reply, NextAttemptAt: next})
+	_, err := recorded(q.q.OutboxMarkRetry(ctx, dbsqlc.OutboxMarkRetryParams{ID: id, LastReply: &reply, NextAttemptAt: next}))
 	return q.delivered(err, DeliveryRetry, "mark outbox message for retry")
 }
 
 // OutboxMarkFailed records a failure for good and erases the body.
+// ErrAlreadyRecorded when it was no longer to send.
 func (q queries) OutboxMarkFailed(ctx context.Context, id uuid.UUID, reply string) error {
-	err := q.q.OutboxMarkFailed(ctx, dbsqlc.OutboxMarkFailedParams{ID: id, LastReply: &reply})
+	_, err := recorded(q.q.OutboxMarkFailed(ctx, dbsqlc.OutboxMarkFailedParams{ID: id, LastReply: &reply}))
 	return q.delivered(err, DeliveryFailed, "mark outbox message failed")
 }
 

@@ -30,8 +30,8 @@ type WebhookAttempt struct {
 	FinishedAt *time.Time
 }
 
-// WebhookDelivery is one queued notification for one receiver, locked by
-// the transaction that claimed it.
+// WebhookDelivery is one queued notification for one receiver, with the
+// URL of its endpoint when it was read.
 type WebhookDelivery struct {
 	ID, ParticipantID, AgreementID, InvitationID uuid.UUID
 	Type                                         string
@@ -87,27 +87,23 @@ func (q queries) WebhookDelete(ctx context.Context, participantID uuid.UUID, now
 	return nil
 }
 
-// WebhookDeliveryLease leases the next delivery due at now until
-// leaseUntil (no other worker takes it before), or answers
-// room.ErrNotFound.
-func (q queries) WebhookDeliveryLease(ctx context.Context, now, leaseUntil time.Time) (WebhookDelivery, error) {
-	r, err := q.q.WebhookDeliveryLease(ctx, dbsqlc.WebhookDeliveryLeaseParams{Now: now, LeaseUntil: leaseUntil})
+// WebhookDeliveryGet reads delivery id with its endpoint's URL while it
+// is still to be made; room.ErrNotFound once it was made, given up, or
+// dropped with its endpoint (removed or disabled).
+func (q queries) WebhookDeliveryGet(ctx context.Context, id uuid.UUID) (WebhookDelivery, error) {
+	r, err := q.q.WebhookDeliveryGet(ctx, id)
 	if err != nil {
-		return WebhookDelivery{}, interpretError("lease webhook delivery", err)
+		return WebhookDelivery{}, interpretError("get webhook delivery", err)
 	}
 	return WebhookDelivery{ID: r.ID, ParticipantID: r.ParticipantID, AgreementID: r.AgreementID, InvitationID: r.InvitationID,
 		Type: r.Type, Seq: r.Seq, Outcome: r.Outcome, Attempts: int(r.Attempts), CreatedAt: r.CreatedAt, URL: r.Url}, nil
 }
 
-// WebhookDeliveryRelease gives leased delivery id back, due at now, its
-// attempt not counted.
-func (q queries) WebhookDeliveryRelease(ctx context.Context, id uuid.UUID, now time.Time) error {
-	return interpretError("release webhook delivery", q.q.WebhookDeliveryRelease(ctx, dbsqlc.WebhookDeliveryReleaseParams{ID: id, NextAttemptAt: now}))
-}
-
 // WebhookDeliveryFinish records an attempt of delivery id: its new state,
 // the receiver's status (0 when none answered), what went wrong, and when to
-// try again (for HookRetrying).
+// try again (for HookRetrying). A delivery no longer to be made (dropped
+// while the attempt was in flight, or recorded by another attempt) is left
+// as it is: ErrAlreadyRecorded.
 func (q queries) WebhookDeliveryFinish(ctx context.Context, id uuid.UUID, state string, status int, problem string, next, now time.Time) error {
 	p := dbsqlc.WebhookDeliveryFinishParams{ID: id, State: state, NextAttemptAt: next, Now: now}
 	if status != 0 {
@@ -117,7 +113,8 @@ func (q queries) WebhookDeliveryFinish(ctx context.Context, id uuid.UUID, state 
 	if problem != "" {
 		p.LastError = &problem
 	}
-	return interpretError("finish webhook delivery", q.q.WebhookDeliveryFinish(ctx, p))
+	_, err := recorded(q.q.WebhookDeliveryFinish(ctx, p))
+	return interpretError("finish webhook delivery", err)
 }
 
 // WebhookDisable turns participantID's endpoint off for reason and drops

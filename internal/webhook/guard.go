@@ -67,58 +67,103 @@ func CheckURL(raw string, allowLoopback bool) (*url.URL, error) {
 	return u, nil
 }
 
-// metadata are cloud instance-metadata addresses outside the private
-// ranges (169.254.169.254 is link-local anyway).
-var metadata = []netip.Prefix{
-	netip.MustParsePrefix("100.100.100.200/32"), // Alibaba Cloud
-	netip.MustParsePrefix("fd00:ec2::254/128"),  // AWS IPv6
+// notGlobal4 are the IPv4 ranges IANA's IPv4 Special-Purpose Address
+// Registry does not mark globally reachable, with multicast (not a unicast
+// destination) and Alibaba Cloud's instance-metadata address.
+var notGlobal4 = prefixes(
+	"0.0.0.0/8",          // "this network"
+	"10.0.0.0/8",         // private use
+	"100.64.0.0/10",      // shared address space
+	"127.0.0.0/8",        // loopback
+	"169.254.0.0/16",     // link-local (instance metadata too)
+	"172.16.0.0/12",      // private use
+	"192.0.0.0/24",       // IETF protocol assignments (but see global4)
+	"192.0.2.0/24",       // documentation
+	"192.88.99.0/24",     // 6to4 relay anycast (deprecated)
+	"192.168.0.0/16",     // private use
+	"198.18.0.0/15",      // benchmarking
+	"198.51.100.0/24",    // documentation
+	"203.0.113.0/24",     // documentation
+	"224.0.0.0/4",        // multicast
+	"240.0.0.0/4",        // reserved, and the limited broadcast address
+	"100.100.100.200/32", // Alibaba Cloud instance metadata
+)
+
+// global4 are the globally reachable exceptions inside notGlobal4.
+var global4 = prefixes("192.0.0.9/32", "192.0.0.10/32")
+
+// global6 is the IPv6 space a webhook may reach: global unicast. Everything
+// outside it (loopback, unspecified, IPv4-compatible and IPv4-translated
+// forms, discard-only, local-use NAT64, unique local, link-local, site-local,
+// multicast, the SRv6 SID block) is refused; the well-known NAT64 prefix and
+// IPv4-mapped addresses are judged by the IPv4 address inside.
+var global6 = prefixes("2000::/3")
+
+// notGlobal6 are the ranges inside global6 that IANA's IPv6 Special-Purpose
+// Address Registry does not mark globally reachable.
+var notGlobal6 = prefixes(
+	"2001::/23",     // IETF protocol assignments: Teredo, benchmarking, ORCHID… (but see globalIn6)
+	"2001:db8::/32", // documentation
+	"3fff::/20",     // documentation
+)
+
+// globalIn6 are the globally reachable exceptions inside notGlobal6.
+var globalIn6 = prefixes("2001:1::1/128", "2001:1::2/128", "2001:1::3/128", "2001:3::/32", "2001:4:112::/48", "2001:20::/28", "2001:30::/28")
+
+var (
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
+
+func prefixes(ss ...string) []netip.Prefix {
+	out := make([]netip.Prefix, len(ss))
+	for i, s := range ss {
+		out[i] = netip.MustParsePrefix(s)
+	}
+	return out
 }
 
-// nonPublic are ranges that are neither private nor loopback by netip but
-// not public either: shared address space, benchmarking, documentation,
-// IPv4-mapped or translated forms are unmapped first.
-var nonPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"),
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("192.0.2.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("198.51.100.0/24"),
-	netip.MustParsePrefix("203.0.113.0/24"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"),
-	netip.MustParsePrefix("2001:db8::/32"),
+func within(a netip.Addr, ps []netip.Prefix) bool {
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
-// CheckAddr refuses every address that is not public: loopback (unless
-// allowLoopback), private, link-local, multicast, unspecified, metadata,
-// and the reserved ranges.
+// errNotGlobal is every address refusal. It never names the address: the
+// URL may hold a name, and what an internal name resolves to is not for a
+// participant to learn.
+var errNotGlobal = refused("its host is not a globally reachable address (loopback is accepted only in local runs)")
+
+// CheckAddr accepts only addresses that IANA's special-purpose registries
+// mark globally reachable, judging an IPv4 address embedded in an IPv6
+// form (IPv4-mapped, the well-known NAT64 prefix, 6to4) as itself; loopback
+// passes too when allowLoopback (local runs).
 func CheckAddr(a netip.Addr, allowLoopback bool) error {
-	a = a.Unmap()
-	switch {
-	case a.IsLoopback():
-		if allowLoopback {
-			return nil
-		}
-		return refused("%s is a loopback address", a)
-	case a.IsPrivate():
-		return refused("%s is a private address", a)
-	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast():
-		return refused("%s is a link-local address", a)
-	case a.IsMulticast() || a.IsInterfaceLocalMulticast():
-		return refused("%s is a multicast address", a)
-	case a.IsUnspecified() || !a.IsValid():
-		return refused("%s is the unspecified address", a)
+	a = a.WithZone("")
+	if allowLoopback && a.IsLoopback() {
+		return nil
 	}
-	for _, p := range metadata {
-		if p.Contains(a) {
-			return refused("%s is a metadata address", a)
-		}
+	if a.Is4In6() {
+		a = a.Unmap()
 	}
-	for _, p := range nonPublic {
-		if p.Contains(a) {
-			return refused("%s is not a public address", a)
+	if a.Is6() {
+		switch {
+		case nat64.Contains(a):
+			b := a.As16()
+			return CheckAddr(netip.AddrFrom4([4]byte(b[12:16])), false)
+		case sixToFour.Contains(a):
+			b := a.As16()
+			return CheckAddr(netip.AddrFrom4([4]byte(b[2:6])), false)
+		case !within(a, global6) || (within(a, notGlobal6) && !within(a, globalIn6)):
+			return errNotGlobal
 		}
+		return nil
+	}
+	if !a.Is4() || (within(a, notGlobal4) && !within(a, global4)) {
+		return errNotGlobal
 	}
 	return nil
 }
@@ -133,7 +178,7 @@ func Resolve(ctx context.Context, r *net.Resolver, host string, allowLoopback bo
 	defer cancel()
 	addrs, err := r.LookupNetIP(ctx, "ip", host)
 	if err != nil || len(addrs) == 0 {
-		return refused("%s does not resolve", host)
+		return refused("its host does not resolve")
 	}
 	for _, a := range addrs {
 		if err := CheckAddr(a, allowLoopback); err != nil {
@@ -151,7 +196,7 @@ func Dialer(allowLoopback bool, r *net.Resolver) *net.Dialer {
 	return &net.Dialer{Timeout: 5 * time.Second, Resolver: r, Control: func(_, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil {
-			return refused("unparsable address %q", address)
+			return refused("an unparsable address was dialled")
 		}
 		return CheckAddr(ap.Addr(), allowLoopback)
 	}}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"golang.org/x/net/dns/dnsmessage"
@@ -69,8 +70,13 @@ func TestNameResolvingToPrivateAddress(t *testing.T) {
 	if err != nil || len(addrs) != 1 || addrs[0] != netip.MustParseAddr("10.0.0.7") {
 		t.Fatalf("fake DNS: %v %v", addrs, err)
 	}
-	if err := webhook.Resolve(context.Background(), r, "hooks.internal.example", true); !errors.Is(err, webhook.ErrRefusedURL) {
+	err = webhook.Resolve(context.Background(), r, "hooks.internal.example", true)
+	if !errors.Is(err, webhook.ErrRefusedURL) {
 		t.Fatalf("Resolve: %v", err)
+	}
+	// the refusal must not tell a participant what the name resolves to
+	if strings.Contains(err.Error(), "10.0.0.7") {
+		t.Fatalf("the refusal names the resolved address: %v", err)
 	}
 	_, err = NewClient(true, nil, r).Get("https://hooks.internal.example/hook")
 	if !errors.Is(err, webhook.ErrRefusedURL) {

@@ -15,14 +15,28 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+
+	"github.com/consensus-md/consensus/internal/jobs"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store"
 	"github.com/consensus-md/consensus/internal/webhook"
 )
 
-// Worker drains the webhook queue. Workers on every replica share it: a
-// delivery is locked (FOR UPDATE SKIP LOCKED) while it is being made.
+// Worker makes webhook deliveries; it is River's worker of jobs.Webhook,
+// on every replica. The receiver is called outside any transaction, and
+// each attempt is recorded on the delivery row, whose id is the webhook-id
+// of every attempt.
+//
+// One slow receiver must not hold up the others: a replica makes at most
+// PerEndpoint attempts to one endpoint at a time. A job whose endpoint
+// stays busy is snoozed (put back for a moment, its attempt not counted)
+// rather than holding a worker, so the queue's other workers keep
+// delivering to every other endpoint.
 type Worker struct {
+	river.WorkerDefaults[jobs.Webhook]
+
 	Store *store.Store
 	// Key is the service's signing key (CONSENSUS_SIGNING_KEY), whose
 	// public half /.well-known/consensus-keys publishes.
@@ -32,26 +46,33 @@ type Worker struct {
 	AllowLoopback bool
 	// RootCAs, when set, replaces the system roots (a local test CA).
 	RootCAs *x509.CertPool
-	// Poll is how long an idle worker waits before looking again when no
-	// room change woke it (default 1 s).
-	Poll time.Duration
-	// Concurrency is how many deliveries run at once (default 4).
-	Concurrency int
+	// PerEndpoint is how many attempts to one endpoint a replica makes at
+	// once (default 2).
+	PerEndpoint int
+	// Wait is how long a job may wait for its busy endpoint while holding
+	// a worker (default 250 ms); Busy is how long it is then put back
+	// (default 1 s). A receiver that answers quickly frees its slot within
+	// Wait; one that hangs costs each waiting job Wait, not its timeout.
+	Wait, Busy time.Duration
 
-	once   sync.Once
-	kick   chan struct{}
-	client *http.Client
+	once     sync.Once
+	client   *http.Client
+	mu       sync.Mutex
+	inFlight map[uuid.UUID]*endpointSlots
 }
 
 func (w *Worker) init() {
 	w.once.Do(func() {
-		if w.Poll <= 0 {
-			w.Poll = time.Second
+		if w.PerEndpoint <= 0 {
+			w.PerEndpoint = 2
 		}
-		if w.Concurrency <= 0 {
-			w.Concurrency = 4
+		if w.Wait <= 0 {
+			w.Wait = 250 * time.Millisecond
 		}
-		w.kick = make(chan struct{}, 1)
+		if w.Busy <= 0 {
+			w.Busy = time.Second
+		}
+		w.inFlight = map[uuid.UUID]*endpointSlots{}
 		w.client = NewClient(w.AllowLoopback, w.RootCAs, nil)
 	})
 }
@@ -70,107 +91,131 @@ func NewClient(allowLoopback bool, roots *x509.CertPool, r *net.Resolver) *http.
 	}}
 }
 
-// RoomChanged wakes the workers: the change may have queued deliveries.
-func (w *Worker) RoomChanged() {
-	w.init()
+// endpointSlots is one endpoint's attempts in flight on this replica:
+// ch holds a token per attempt, refs counts the jobs holding or waiting.
+type endpointSlots struct {
+	ch   chan struct{}
+	refs int
+}
+
+// take reserves one of endpoint's PerEndpoint attempts, waiting at most
+// Wait for one to end, and returns the release; false when the endpoint
+// stayed busy.
+func (w *Worker) take(ctx context.Context, endpoint uuid.UUID) (func(), bool) {
+	w.mu.Lock()
+	e := w.inFlight[endpoint]
+	if e == nil {
+		e = &endpointSlots{ch: make(chan struct{}, w.PerEndpoint)}
+		w.inFlight[endpoint] = e
+	}
+	e.refs++
+	w.mu.Unlock()
+	unref := func() {
+		w.mu.Lock()
+		if e.refs--; e.refs == 0 {
+			delete(w.inFlight, endpoint)
+		}
+		w.mu.Unlock()
+	}
+	t := time.NewTimer(w.Wait)
+	defer t.Stop()
 	select {
-	case w.kick <- struct{}{}:
-	default:
+	case e.ch <- struct{}{}:
+		return func() { <-e.ch; unref() }, true
+	case <-t.C:
+	case <-ctx.Done():
 	}
+	unref()
+	return nil, false
 }
 
-// Run delivers until ctx ends.
-// kickSpacing is the shortest time between two looks for due deliveries
-// that room changes cause.
-const kickSpacing = 200 * time.Millisecond
+// recordMargin is how long past the attempt's own timeout a job may take
+// to record it.
+const recordMargin = 15 * time.Second
 
-func (w *Worker) Run(ctx context.Context) {
-	w.init()
-	var wg sync.WaitGroup
-	for range w.Concurrency {
-		wg.Go(func() {
-			var looked time.Time
-			for ctx.Err() == nil {
-				looked = time.Now()
-				found, err := w.DeliverOne(ctx)
-				if err != nil && ctx.Err() == nil {
-					w.Log.Error("webhook: delivery round failed", slog.String("error", err.Error()))
-				}
-				if found && err == nil {
-					continue
-				}
-				select {
-				case <-ctx.Done():
-				case <-w.kick:
-					// Every room change kicks, by the thousand under load,
-					// and almost none queues a delivery: look at most
-					// every kickSpacing (an idle worker looks at once).
-					if wait := kickSpacing - time.Since(looked); wait > 0 {
-						select {
-						case <-ctx.Done():
-						case <-time.After(wait):
-						}
-					}
-				case <-time.After(w.Poll):
-				}
-			}
-		})
-	}
-	wg.Wait()
+// Timeout bounds a job: the attempt and its record.
+func (w *Worker) Timeout(*river.Job[jobs.Webhook]) time.Duration {
+	return webhook.Timeout + recordMargin
 }
 
-// leaseMargin is how long past the attempt's own timeout a leased
-// delivery stays with its worker, for recording the attempt.
-const leaseMargin = 20 * time.Second
+// NextRetry follows the webhook schedule: the same time the attempt's
+// record shows.
+func (w *Worker) NextRetry(job *river.Job[jobs.Webhook]) time.Time {
+	next, ok := webhook.Next(job.Attempt, time.Now())
+	if !ok {
+		return time.Now()
+	}
+	return next
+}
 
-// DeliverOne makes the next due delivery, if any, and reports whether there
-// was one. The delivery is leased (no other worker takes it until the
-// lease runs out) and the receiver is called outside any transaction; if
-// the process dies mid-call the lease runs out and the delivery is made
-// again (at-least-once, under the same webhook-id).
-func (w *Worker) DeliverOne(ctx context.Context) (bool, error) {
+// errRetry is what Work returns after recording a failed attempt that the
+// schedule retries.
+type errRetry struct{ problem string }
+
+func (e errRetry) Error() string { return "webhook: will retry: " + e.problem }
+
+// Work makes one attempt of a delivery (River calls it). A delivery no
+// longer to be made (made already, given up, or dropped with its endpoint)
+// ends the job; so does one whose record finds it dropped meanwhile, which
+// is then never attempted again, whatever endpoint the participant
+// registers next.
+func (w *Worker) Work(ctx context.Context, job *river.Job[jobs.Webhook]) error {
 	w.init()
-	dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), webhook.Timeout+leaseMargin)
-	defer cancel()
-	now := time.Now().UTC()
-	d, err := w.Store.WebhookDeliveryLease(dbctx, now, now.Add(webhook.Timeout+leaseMargin))
+	release, ok := w.take(ctx, job.Args.ParticipantID)
+	if !ok {
+		return river.JobSnooze(w.Busy)
+	}
+	defer release()
+	d, err := w.Store.WebhookDeliveryGet(ctx, job.Args.DeliveryID)
 	if errors.Is(err, room.ErrNotFound) {
-		return false, nil
+		return nil
 	}
 	if err != nil {
-		return false, err
+		return err
 	}
 	status, sendErr := w.send(ctx, d)
 	if sendErr != nil && ctx.Err() != nil {
-		// Shutdown: the attempt does not count, and another replica may
-		// make it at once.
-		return true, w.Store.WebhookDeliveryRelease(dbctx, d.ID, time.Now().UTC())
+		return river.JobSnooze(0) // shutdown: the attempt does not count
 	}
+	dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordMargin)
+	defer cancel()
 	attempt, done := d.Attempts+1, time.Now().UTC()
 	log := w.Log.With(slog.String("delivery_id", d.ID.String()), slog.Int("attempt", attempt), slog.Int("status", status))
+	var result error
 	switch {
 	case sendErr == nil && status >= 200 && status < 300:
 		log.Info("webhook: delivered")
-		return true, w.Store.WebhookDeliveryFinish(dbctx, d.ID, store.HookDelivered, status, "", done, done)
+		err = w.Store.WebhookDeliveryFinish(dbctx, d.ID, store.HookDelivered, status, "", done, done)
 	case status == http.StatusGone:
 		log.Info("webhook: the receiver answered 410 Gone; endpoint disabled")
-		return true, w.Store.InTx(dbctx, func(tx *store.Tx) error {
-			if err := tx.WebhookDisable(dbctx, d.ParticipantID, d.ID, "the receiver answered 410 Gone", done); err != nil {
+		err = w.Store.InTx(dbctx, func(tx *store.Tx) error {
+			if err := tx.WebhookDeliveryFinish(dbctx, d.ID, store.HookFailed, status, "410 Gone", done, done); err != nil {
 				return err
 			}
-			return tx.WebhookDeliveryFinish(dbctx, d.ID, store.HookFailed, status, "410 Gone", done, done)
+			return tx.WebhookDisable(dbctx, d.ParticipantID, d.ID, "the receiver answered 410 Gone", done)
 		})
+	default:
+		problem := "HTTP " + strconv.Itoa(status)
+		if sendErr != nil {
+			problem = sendErr.Error()
+		}
+		if next, ok := webhook.Next(max(attempt, job.Attempt), done); ok && job.Attempt < job.MaxAttempts {
+			log.Info("webhook: will retry", slog.String("problem", problem), slog.Time("next_attempt_at", next))
+			err = w.Store.WebhookDeliveryFinish(dbctx, d.ID, store.HookRetrying, status, problem, next, done)
+			result = errRetry{problem}
+		} else {
+			log.Warn("webhook: failed for good", slog.String("problem", problem))
+			err = w.Store.WebhookDeliveryFinish(dbctx, d.ID, store.HookFailed, status, problem, done, done)
+		}
 	}
-	problem := "HTTP " + strconv.Itoa(status)
-	if sendErr != nil {
-		problem = sendErr.Error()
+	if errors.Is(err, store.ErrAlreadyRecorded) {
+		log.Info("webhook: the delivery was dropped while its attempt was in flight")
+		return nil
 	}
-	if next, ok := webhook.Next(attempt, done); ok {
-		log.Info("webhook: will retry", slog.String("problem", problem), slog.Time("next_attempt_at", next))
-		return true, w.Store.WebhookDeliveryFinish(dbctx, d.ID, store.HookRetrying, status, problem, next, done)
+	if err != nil {
+		return err
 	}
-	log.Warn("webhook: failed for good", slog.String("problem", problem))
-	return true, w.Store.WebhookDeliveryFinish(dbctx, d.ID, store.HookFailed, status, problem, done, done)
+	return result
 }
 
 // send makes one attempt and returns the receiver's status (0 when none

@@ -68,18 +68,26 @@ func (q *Queries) OutboxAttemptListByAgreement(ctx context.Context, agreementID 
 	return items, nil
 }
 
-const outboxClaimDue = `-- name: OutboxClaimDue :one
-SELECT id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, state, attempts, next_attempt_at, last_reply, created_at, sent_at, kind, workspace_id FROM outbox
-WHERE state IN ('queued', 'retrying') AND next_attempt_at <= $1
-ORDER BY next_attempt_at, id
-LIMIT 1
-FOR UPDATE SKIP LOCKED
+const outboxCountPending = `-- name: OutboxCountPending :one
+SELECT count(*) FROM outbox WHERE state IN ('queued', 'retrying')
 `
 
-// One due message, locked for the rest of the transaction; other workers
-// skip it, so a message is sent by one worker at a time.
-func (q *Queries) OutboxClaimDue(ctx context.Context, nextAttemptAt time.Time) (Outbox, error) {
-	row := q.db.QueryRow(ctx, outboxClaimDue, nextAttemptAt)
+// Messages still to be sent (the outbox depth); the partial due index
+// covers exactly these rows.
+func (q *Queries) OutboxCountPending(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, outboxCountPending)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const outboxGet = `-- name: OutboxGet :one
+SELECT id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, state, attempts, next_attempt_at, last_reply, created_at, sent_at, kind, workspace_id FROM outbox WHERE id = $1
+`
+
+// One message, to send or to see that it was already sent.
+func (q *Queries) OutboxGet(ctx context.Context, id uuid.UUID) (Outbox, error) {
+	row := q.db.QueryRow(ctx, outboxGet, id)
 	var i Outbox
 	err := row.Scan(
 		&i.ID,
@@ -99,19 +107,6 @@ func (q *Queries) OutboxClaimDue(ctx context.Context, nextAttemptAt time.Time) (
 		&i.WorkspaceID,
 	)
 	return i, err
-}
-
-const outboxCountPending = `-- name: OutboxCountPending :one
-SELECT count(*) FROM outbox WHERE state IN ('queued', 'retrying')
-`
-
-// Messages still to be sent (the outbox depth); the partial due index
-// covers exactly these rows.
-func (q *Queries) OutboxCountPending(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, outboxCountPending)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
 }
 
 const outboxInsert = `-- name: OutboxInsert :exec
@@ -199,9 +194,9 @@ func (q *Queries) OutboxListByAgreement(ctx context.Context, agreementID uuid.UU
 	return items, nil
 }
 
-const outboxMarkFailed = `-- name: OutboxMarkFailed :exec
+const outboxMarkFailed = `-- name: OutboxMarkFailed :execrows
 UPDATE outbox SET state = 'failed', sealed_body = NULL, attempts = attempts + 1, last_reply = $2
-WHERE id = $1
+WHERE id = $1 AND state IN ('queued', 'retrying')
 `
 
 type OutboxMarkFailedParams struct {
@@ -209,14 +204,17 @@ type OutboxMarkFailedParams struct {
 	LastReply *string
 }
 
-func (q *Queries) OutboxMarkFailed(ctx context.Context, arg OutboxMarkFailedParams) error {
-	_, err := q.db.Exec(ctx, outboxMarkFailed, arg.ID, arg.LastReply)
-	return err
+func (q *Queries) OutboxMarkFailed(ctx context.Context, arg OutboxMarkFailedParams) (int64, error) {
+	result, err := q.db.Exec(ctx, outboxMarkFailed, arg.ID, arg.LastReply)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
-const outboxMarkRetry = `-- name: OutboxMarkRetry :exec
+const outboxMarkRetry = `-- name: OutboxMarkRetry :execrows
 UPDATE outbox SET state = 'retrying', attempts = attempts + 1, last_reply = $2, next_attempt_at = $3
-WHERE id = $1
+WHERE id = $1 AND state IN ('queued', 'retrying')
 `
 
 type OutboxMarkRetryParams struct {
@@ -225,14 +223,17 @@ type OutboxMarkRetryParams struct {
 	NextAttemptAt time.Time
 }
 
-func (q *Queries) OutboxMarkRetry(ctx context.Context, arg OutboxMarkRetryParams) error {
-	_, err := q.db.Exec(ctx, outboxMarkRetry, arg.ID, arg.LastReply, arg.NextAttemptAt)
-	return err
+func (q *Queries) OutboxMarkRetry(ctx context.Context, arg OutboxMarkRetryParams) (int64, error) {
+	result, err := q.db.Exec(ctx, outboxMarkRetry, arg.ID, arg.LastReply, arg.NextAttemptAt)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
-const outboxMarkSent = `-- name: OutboxMarkSent :exec
+const outboxMarkSent = `-- name: OutboxMarkSent :execrows
 UPDATE outbox SET state = 'sent', sealed_body = NULL, attempts = attempts + 1, last_reply = $2, sent_at = $3
-WHERE id = $1
+WHERE id = $1 AND state IN ('queued', 'retrying')
 `
 
 type OutboxMarkSentParams struct {
@@ -241,9 +242,14 @@ type OutboxMarkSentParams struct {
 	SentAt    *time.Time
 }
 
-func (q *Queries) OutboxMarkSent(ctx context.Context, arg OutboxMarkSentParams) error {
-	_, err := q.db.Exec(ctx, outboxMarkSent, arg.ID, arg.LastReply, arg.SentAt)
-	return err
+// Only a message still to send is marked: the first worker to record a
+// delivery wins, and a later record of the same delivery changes nothing.
+func (q *Queries) OutboxMarkSent(ctx context.Context, arg OutboxMarkSentParams) (int64, error) {
+	result, err := q.db.Exec(ctx, outboxMarkSent, arg.ID, arg.LastReply, arg.SentAt)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const outboxSupersede = `-- name: OutboxSupersede :exec

@@ -34,11 +34,11 @@ func (q *Queries) WebhookDelete(ctx context.Context, arg WebhookDeleteParams) (i
 	return result.RowsAffected(), nil
 }
 
-const webhookDeliveryFinish = `-- name: WebhookDeliveryFinish :exec
+const webhookDeliveryFinish = `-- name: WebhookDeliveryFinish :execrows
 UPDATE webhook_deliveries
 SET state = $2, attempts = attempts + 1, last_status = $3, last_error = $4, next_attempt_at = $5,
     finished_at = CASE WHEN $2 IN ('delivered', 'failed') THEN $6::timestamptz ELSE NULL END
-WHERE id = $1
+WHERE id = $1 AND state IN ('queued', 'retrying')
 `
 
 type WebhookDeliveryFinishParams struct {
@@ -50,9 +50,12 @@ type WebhookDeliveryFinishParams struct {
 	Now           time.Time
 }
 
-// Records an attempt: delivered, failed for good, or to retry at next_attempt_at.
-func (q *Queries) WebhookDeliveryFinish(ctx context.Context, arg WebhookDeliveryFinishParams) error {
-	_, err := q.db.Exec(ctx, webhookDeliveryFinish,
+// Records an attempt: delivered, failed for good, or to retry at
+// next_attempt_at. Only a delivery still to make is changed: one dropped
+// while its attempt was in flight (the endpoint removed, perhaps replaced)
+// stays dropped and is never made again.
+func (q *Queries) WebhookDeliveryFinish(ctx context.Context, arg WebhookDeliveryFinishParams) (int64, error) {
+	result, err := q.db.Exec(ctx, webhookDeliveryFinish,
 		arg.ID,
 		arg.State,
 		arg.LastStatus,
@@ -60,32 +63,20 @@ func (q *Queries) WebhookDeliveryFinish(ctx context.Context, arg WebhookDelivery
 		arg.NextAttemptAt,
 		arg.Now,
 	)
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
-const webhookDeliveryLease = `-- name: WebhookDeliveryLease :one
-WITH due AS (
-    SELECT d.id
-    FROM webhook_deliveries d
-    JOIN webhooks w ON w.participant_id = d.participant_id AND w.disabled_at IS NULL
-    WHERE d.state IN ('queued', 'retrying') AND d.next_attempt_at <= $2
-    ORDER BY d.next_attempt_at, d.id
-    LIMIT 1
-    FOR UPDATE OF d SKIP LOCKED
-)
-UPDATE webhook_deliveries d
-SET next_attempt_at = $1
-FROM due, webhooks w
-WHERE d.id = due.id AND w.participant_id = d.participant_id
-RETURNING d.id, d.participant_id, d.agreement_id, d.invitation_id, d.type, d.seq, d.outcome, d.attempts, d.created_at, w.url
+const webhookDeliveryGet = `-- name: WebhookDeliveryGet :one
+SELECT d.id, d.participant_id, d.agreement_id, d.invitation_id, d.type, d.seq, d.outcome, d.attempts, d.created_at, w.url
+FROM webhook_deliveries d
+JOIN webhooks w ON w.participant_id = d.participant_id AND w.disabled_at IS NULL
+WHERE d.id = $1 AND d.state IN ('queued', 'retrying')
 `
 
-type WebhookDeliveryLeaseParams struct {
-	LeaseUntil time.Time
-	Now        time.Time
-}
-
-type WebhookDeliveryLeaseRow struct {
+type WebhookDeliveryGetRow struct {
 	ID            uuid.UUID
 	ParticipantID uuid.UUID
 	AgreementID   uuid.UUID
@@ -98,13 +89,11 @@ type WebhookDeliveryLeaseRow struct {
 	Url           string
 }
 
-// Leases one due delivery of a live endpoint until lease_until: no other
-// worker takes it before then, and no transaction stays open while the
-// receiver is called. A worker that dies mid-call leaves the lease to run
-// out, and the delivery is made again (same webhook-id).
-func (q *Queries) WebhookDeliveryLease(ctx context.Context, arg WebhookDeliveryLeaseParams) (WebhookDeliveryLeaseRow, error) {
-	row := q.db.QueryRow(ctx, webhookDeliveryLease, arg.LeaseUntil, arg.Now)
-	var i WebhookDeliveryLeaseRow
+// A delivery still to make, with the URL of its endpoint; no row when it
+// was made, given up or dropped (its endpoint removed or disabled).
+func (q *Queries) WebhookDeliveryGet(ctx context.Context, id uuid.UUID) (WebhookDeliveryGetRow, error) {
+	row := q.db.QueryRow(ctx, webhookDeliveryGet, id)
+	var i WebhookDeliveryGetRow
 	err := row.Scan(
 		&i.ID,
 		&i.ParticipantID,
@@ -118,23 +107,6 @@ func (q *Queries) WebhookDeliveryLease(ctx context.Context, arg WebhookDeliveryL
 		&i.Url,
 	)
 	return i, err
-}
-
-const webhookDeliveryRelease = `-- name: WebhookDeliveryRelease :exec
-UPDATE webhook_deliveries SET next_attempt_at = $2
-WHERE id = $1 AND state IN ('queued', 'retrying')
-`
-
-type WebhookDeliveryReleaseParams struct {
-	ID            uuid.UUID
-	NextAttemptAt time.Time
-}
-
-// Gives a leased delivery back at once, its attempt not counted (the
-// worker stopped before the receiver answered).
-func (q *Queries) WebhookDeliveryRelease(ctx context.Context, arg WebhookDeliveryReleaseParams) error {
-	_, err := q.db.Exec(ctx, webhookDeliveryRelease, arg.ID, arg.NextAttemptAt)
-	return err
 }
 
 const webhookDisable = `-- name: WebhookDisable :exec

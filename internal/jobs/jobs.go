@@ -1,0 +1,113 @@
+// Package jobs names the work that leaves the process and runs on River's
+// durable queue (github.com/riverqueue/river, pgx v5 driver): an email of
+// the outbox, a webhook delivery, and the periodic sweeps. It holds the job
+// arguments, the queue names and the insert-only client with which the store
+// queues a job in the caller's transaction, so a change and the work it
+// causes commit together or not at all. The workers live with what they do
+// (outbox, webhook/deliver, daemon); daemon runs them.
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// Queues. Each has its own workers, so a slow receiver of webhooks never
+// holds a worker that an email needs.
+const (
+	QueueEmail   = "email"
+	QueueWebhook = "webhook"
+	QueueSweep   = "sweep"
+)
+
+// Job kinds, as stored in river_job.kind. The webhook kind and queue are
+// also written by the webhook trigger's SQL (migration 00011).
+const (
+	KindEmail         = "email"
+	KindWebhook       = "webhook_delivery"
+	KindDeadlineSweep = "deadline_sweep"
+	KindSessionSweep  = "session_sweep"
+)
+
+// EmailMaxAttempts ends retrying an email in failed.
+const EmailMaxAttempts = 12
+
+// WebhookMaxAttempts is the first attempt and the six retries of the
+// webhook schedule (webhook.Schedule).
+const WebhookMaxAttempts = 7
+
+// Email sends the outbox message OutboxID; the message row holds the
+// recipient, the sealed body and the delivery state.
+type Email struct {
+	OutboxID uuid.UUID `json:"outbox_id"`
+}
+
+// Kind implements river.JobArgs.
+func (Email) Kind() string { return KindEmail }
+
+// InsertOpts puts emails on their queue with their attempt limit.
+func (Email) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueEmail, MaxAttempts: EmailMaxAttempts}
+}
+
+// Webhook makes the delivery DeliveryID (its id is the webhook-id, the same
+// on every attempt) to the endpoint of ParticipantID.
+type Webhook struct {
+	DeliveryID    uuid.UUID `json:"delivery_id"`
+	ParticipantID uuid.UUID `json:"participant_id"`
+}
+
+// Kind implements river.JobArgs.
+func (Webhook) Kind() string { return KindWebhook }
+
+// InsertOpts puts deliveries on their queue with the schedule's length.
+func (Webhook) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueWebhook, MaxAttempts: WebhookMaxAttempts}
+}
+
+// DeadlineSweep settles the rooms whose deadline passed while pending.
+type DeadlineSweep struct{}
+
+// Kind implements river.JobArgs.
+func (DeadlineSweep) Kind() string { return KindDeadlineSweep }
+
+// InsertOpts: a sweep that fails is simply run again by the next period.
+func (DeadlineSweep) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueSweep, MaxAttempts: 1}
+}
+
+// SessionSweep deletes expired sessions.
+type SessionSweep struct{}
+
+// Kind implements river.JobArgs.
+func (SessionSweep) Kind() string { return KindSessionSweep }
+
+// InsertOpts: a sweep that fails is simply run again by the next period.
+func (SessionSweep) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueSweep, MaxAttempts: 1}
+}
+
+var inserter = sync.OnceValues(func() (*river.Client[pgx.Tx], error) {
+	// Without a pool and without queues the client only inserts, and only
+	// in a transaction it is given.
+	return river.NewClient(riverpgxv5.New(nil), &river.Config{SkipUnknownJobCheck: true})
+})
+
+// InsertTx queues args in tx: the job exists once tx commits, and never if
+// it rolls back.
+func InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs) error {
+	c, err := inserter()
+	if err != nil {
+		return fmt.Errorf("jobs: insert-only client: %w", err)
+	}
+	if _, err := c.InsertTx(ctx, tx, args, nil); err != nil {
+		return fmt.Errorf("jobs: insert %s: %w", args.Kind(), err)
+	}
+	return nil
+}
