@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/consensus-md/consensus/internal/contract"
 	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/httpapi"

@@ -301,7 +301,7 @@ func TestSerializationRetryDuringRecordSendsOnce(t *testing.T) {
 	id := f.queued(t, c.AgreementID)[0].ID
 	w := f.worker(t)
 	var tries atomic.Int32
-	other, err := pgx.Connect(context.Background(), f.url)
+	other, err := pgx.Connect(context.Background(), pgtest.ServiceURL(f.url))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestSerializationRetryDuringRecordSendsOnce(t *testing.T) {
 			// attempt row the record wrote: a deadlock, which the
 			// record's transaction (waiting first) loses.
 			time.Sleep(300 * time.Millisecond)
-			_, err := tx.Exec(context.Background(), `INSERT INTO outbox_attempts (outbox_id, attempt, attempted_at, ok, reply) VALUES ($1, 1, now(), false, 'x')`, id)
+			_, err := tx.Exec(context.Background(), `INSERT INTO outbox_attempts (outbox_id, attempt, attempted_at, ok, reply, workspace_id) SELECT id, 1, now(), false, 'x', workspace_id FROM outbox WHERE id = $1`, id)
 			_ = tx.Rollback(context.Background())
 			otherDone <- err
 		}()

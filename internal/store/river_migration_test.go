@@ -37,7 +37,20 @@ func TestQueuedWorkMovesToTheJobQueue(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Rows as the release before left them: no jobs.
+	// The schema of the release before, and rows as it left them: no jobs.
+	migrations, err := fs.Sub(consensus.Migrations, "db/migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 9); err != nil {
+		t.Fatal(err)
+	}
 	pending, retrying, sent := uuid.New(), uuid.New(), uuid.New()
 	for _, r := range []struct {
 		id       uuid.UUID
@@ -58,19 +71,6 @@ func TestQueuedWorkMovesToTheJobQueue(t *testing.T) {
 	}
 	exec(`DELETE FROM river_job`)
 
-	migrations, err := fs.Sub(consensus.Migrations, "db/migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.DownTo(ctx, 9); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
