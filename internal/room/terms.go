@@ -11,7 +11,7 @@ import (
 // roster, the revision number and the lock time are deliberately absent, so
 // a later deadline or an added participant keeps every decision.
 type Terms struct {
-	DecisionRule string   `json:"decision_rule"`
+	DecisionRule Rule     `json:"decision_rule"`
 	Objective    string   `json:"objective"`
 	Rules        []string `json:"rules"`
 	Title        string   `json:"title"`

@@ -97,6 +97,7 @@ type RoomView struct {
 	You          You                   `json:"you"`
 	Outcome      OutcomeView           `json:"outcome"`
 	Blocking     []BlockerView         `json:"blocking"`
+	DecisionRule RuleView              `json:"decisionRule"`
 	ChainHead    string                `json:"chainHead"`
 	Deadline     string                `json:"deadline"`
 	Artifact     *ArtifactMeta         `json:"artifact"`
@@ -106,7 +107,7 @@ type RoomView struct {
 // roomViewFormat names the shape of RoomView in every room ETag. Change it
 // whenever the bytes Room writes for the same state change, so no client
 // keeps a body of the old shape under a matching tag.
-const roomViewFormat = "consensus-room-view/3"
+const roomViewFormat = "consensus-room-view/4"
 
 // roomETag is the strong validator of one participant's room: the room is a
 // function of the agreement's version (which every change the room shows
@@ -286,14 +287,15 @@ func (v *Venue) RoomBody(ctx context.Context, p *Principal) (*RoomBody, error) {
 	}
 	a := r.snap.agreement
 	tail, err := encode(struct {
-		You        You           `json:"you"`
-		Outcome    OutcomeView   `json:"outcome"`
-		Blocking   []BlockerView `json:"blocking"`
-		ChainHead  string        `json:"chainHead"`
-		Deadline   string        `json:"deadline"`
-		Artifact   *ArtifactMeta `json:"artifact"`
-		ServerTime string        `json:"serverTime"`
-	}{r.you, r.outcome, r.blocking, a.Head.Hash, canon.FormatSeconds(a.Deadline), r.artifact, canon.FormatTime(r.now)})
+		You          You           `json:"you"`
+		Outcome      OutcomeView   `json:"outcome"`
+		Blocking     []BlockerView `json:"blocking"`
+		DecisionRule RuleView      `json:"decisionRule"`
+		ChainHead    string        `json:"chainHead"`
+		Deadline     string        `json:"deadline"`
+		Artifact     *ArtifactMeta `json:"artifact"`
+		ServerTime   string        `json:"serverTime"`
+	}{r.you, r.outcome, r.blocking, ruleView(r.snap.rule), a.Head.Hash, canon.FormatSeconds(a.Deadline), r.artifact, canon.FormatTime(r.now)})
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +318,7 @@ func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomView, error) {
 		Revision: RevisionView{Number: rev.Number, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest,
 			TermsDigest: rev.TermsDigest, CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown},
 		Revisions: revisionsView(rev.History[:rev.Number]), Roster: rosterView(r.snap.rule, r.snap.roster), Events: []EventView{},
-		You: r.you, Outcome: r.outcome, Blocking: r.blocking,
+		You: r.you, Outcome: r.outcome, Blocking: r.blocking, DecisionRule: ruleView(r.snap.rule),
 		ChainHead: a.Head.Hash, Deadline: canon.FormatSeconds(a.Deadline), Artifact: r.artifact, ServerTime: canon.FormatTime(r.now),
 	}
 	if len(r.snap.events) > 0 {
