@@ -114,4 +114,75 @@ var scenarios = []scenario{
 		},
 		issuedAfter: 241,
 	},
+	{
+		name: "quorum-reached",
+		description: "Decision rule: 2 of the 3 required participants must agree. Ada agrees, an optional observer disagrees (not counted), Zoë agrees: reached " +
+			"while the third required participant, who never claimed, is silent. CONSENSUS.md included.",
+		rule: room.Quorum(2),
+		members: []member{
+			{name: "Ada (agent)", kind: room.KindAgent, required: true, key: "participant ada"},
+			{name: "Zoë Müller", kind: room.KindHuman, required: true},
+			{name: "Dee (human)", kind: room.KindHuman, required: true, unclaimed: true},
+			{name: "Observer | bot", kind: room.KindAgent, required: false, key: "participant observer"},
+		},
+		acts: []act{
+			{0, room.ActionAgree, "", 60, nil},
+			{3, room.ActionDisagree, "", 90, nil},
+			{1, room.ActionComment, "Fine by me.", 100, nil},
+			{1, room.ActionAgree, "", 120, nil},
+		},
+		issuedAfter: 121,
+	},
+	{
+		name: "quorum-disagreed",
+		description: "Decision rule: 2 of the 3 required participants must agree. Ada disagrees, then Bo abstains: an abstention can never become an agreement, " +
+			"so only Cy could still agree and 2 agreements are out of reach; disagreed by Bo's abstention while Cy is silent.",
+		rule: room.Quorum(2),
+		members: []member{
+			{name: "Ada (agent)", kind: room.KindAgent, required: true, key: "participant ada"},
+			{name: "Bo (agent)", kind: room.KindAgent, required: true, key: "participant bo"},
+			{name: "Cy (agent)", kind: room.KindAgent, required: true},
+		},
+		acts: []act{
+			{0, room.ActionDisagree, "", 60, nil},
+			{1, room.ActionAbstain, "", 120, nil},
+		},
+		issuedAfter: 121,
+	},
+	{
+		name:        "quorum-expired",
+		description: "Decision rule: 2 of the 3 required participants must agree. Only Ada agrees before the deadline; the record is issued after it.",
+		rule:        room.Quorum(2),
+		members: []member{
+			{name: "Ada (agent)", kind: room.KindAgent, required: true, key: "participant ada"},
+			{name: "Bo (agent)", kind: room.KindAgent, required: true, key: "participant bo"},
+			{name: "Dee (human)", kind: room.KindHuman, required: true, unclaimed: true},
+		},
+		acts: []act{
+			{0, room.ActionAgree, "", 60, nil},
+			{1, room.ActionComment, "Still reading.", 90, nil},
+		},
+		issuedAfter: 3*day + 7,
+	},
+	{
+		name: "quorum-rule-amended",
+		description: "Revision 1 asks all 3 required participants to agree; Ada and Bo agree. Revision 2 changes only the decision rule, to 2 of the 3: " +
+			"the rule is part of the terms, so both agreements are stale. Ada agrees again and Cy agrees on revision 2: reached, with Bo's stale agreement not counted.",
+		members: []member{
+			{name: "Ada (agent)", kind: room.KindAgent, required: true, key: "participant ada"},
+			{name: "Bo", kind: room.KindHuman, required: true},
+			{name: "Cy (agent)", kind: room.KindAgent, required: true, key: "participant cy"},
+		},
+		acts: []act{
+			{0, room.ActionAgree, "", 60, nil},
+			{1, room.ActionAgree, "", 70, nil},
+			{2, room.ActionChangeRequest, "Two of us should be enough.", 90, nil},
+			{at: 120, amend: &amendment{rule: ptrRule(room.Quorum(2))}},
+			{0, room.ActionAgree, "", 180, nil},
+			{2, room.ActionAgree, "", 240, nil},
+		},
+		issuedAfter: 241,
+	},
 }
+
+func ptrRule(r room.Rule) *room.Rule { return &r }
