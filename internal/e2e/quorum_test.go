@@ -43,6 +43,21 @@ func (s *server) createRule(title string, rule any) *servertest.Created {
 	return &c
 }
 
+// createHumanQuorum creates a 2-of-3 agreement of a person and two
+// required agents.
+func (s *server) createHumanQuorum(title string) *servertest.Created {
+	s.t.Helper()
+	m := s.createBody(title, quorumOf(2))
+	m["participants"].([]map[string]any)[0]["kind"] = "human"
+	r := s.do("POST", "/api/v1/admin/agreements", operator(), m)
+	expect(s.t, r, 201, "")
+	var c servertest.Created
+	if err := json.Unmarshal(r.body, &c); err != nil {
+		s.t.Fatal(err)
+	}
+	return &c
+}
+
 // invitationText is the raw invitation email of invitationID, once delivered.
 func (s *server) invitationText(invitationID string) string {
 	s.t.Helper()
