@@ -1,6 +1,17 @@
 package record
 
-import "github.com/consensus-md/consensus/internal/room"
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/consensus-md/consensus/internal/jwk"
+	"github.com/consensus-md/consensus/internal/room"
+)
 
 const day = 24 * 3600
 
@@ -186,3 +197,38 @@ var scenarios = []scenario{
 }
 
 func ptrRule(r room.Rule) *room.Rule { return &r }
+
+// TestQuorumAboveRosterFails: a record whose revision asks for a larger
+// quorum than it has required participants fails the revision check in
+// both verifiers, even when everything else recomputes.
+func TestQuorumAboveRosterFails(t *testing.T) {
+	t.Parallel()
+	sc := scenarios[len(scenarios)-2] // quorum-expired: 3 required participants
+	if sc.name != "quorum-expired" {
+		t.Fatalf("scenario %s", sc.name)
+	}
+	sc.name, sc.rule, sc.acts = "quorum-above-roster", room.Quorum(4), sc.acts[:1]
+	_, b, _ := sc.signed(t)
+	keys, _ := json.Marshal(testKeys(serviceKey))
+	set, err := jwk.ParseSet(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Verify(b, Options{Keys: &set})
+	if got := rep.FailedChecks(); !slices.Equal(got, []string{CheckRevision}) {
+		t.Fatalf("Go verifier failed %v, want [revision]", got)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("this test runs the Node verifier too and needs Node.js 20+")
+	}
+	dir := t.TempDir()
+	rec, jwks := filepath.Join(dir, "record.json"), filepath.Join(dir, "keys.json")
+	if os.WriteFile(rec, b, 0o600) != nil || os.WriteFile(jwks, keys, 0o600) != nil {
+		t.Fatal("cannot write the record")
+	}
+	out, _ := exec.Command(node, "../../tools/verify-record.mjs", rec, "--keys", jwks).CombinedOutput()
+	if !strings.Contains(string(out), "RESULT: FAILED (revision)\n") || !strings.Contains(string(out), "quorum of 4 is more than its 3 required participants") {
+		t.Fatalf("Node verifier:\n%s", out)
+	}
+}
