@@ -130,7 +130,7 @@ func TestPeopleInBrowser(t *testing.T) {
 	quorumRoom := s.createHumanQuorum("Pick the release name")
 	people := map[string]personLink{
 		"five": s.personFromEmail(quorumRoom.Participants[0].InvitationID),
-		"one": s.personFromEmail(main.Participants[0].InvitationID), "two": s.personFromEmail(main.Participants[1].InvitationID),
+		"one":  s.personFromEmail(main.Participants[0].InvitationID), "two": s.personFromEmail(main.Participants[1].InvitationID),
 		"three": s.personFromEmail(revoked.Participants[0].InvitationID), "four": s.personFromEmail(expiring.Participants[0].InvitationID),
 	}
 	bot := s.agent(main.Participants[2].InvitationID)
