@@ -245,6 +245,10 @@ func TestQuorumRuleChangedByAmend(t *testing.T) {
 	if out["termsChanged"] != true || fmt.Sprint(out["changed"]) != "[decisionRule]" {
 		t.Fatalf("amend answer %v", out)
 	}
+	if n := s.notices(t, "q0-ada@agents.example", 1); !strings.Contains(n[0], "- the decision rule, now: 2 of the 3 required participants must agree\n") ||
+		!strings.Contains(n[0], "The terms changed") {
+		t.Fatalf("the revision notice does not name the new rule:\n%s", n[0])
+	}
 	m = a.roomJSON()
 	if st, _ := status(m); st != "pending" || ruleView(t, m)["agreementsNeeded"] != float64(2) ||
 		!same(blocking(m, "blocking"), a.pid+":stale-decision", b.pid+":stale-decision", cy.pid+":no-decision") {
