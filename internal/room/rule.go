@@ -155,13 +155,13 @@ func RuleOf(canonical []byte) (Rule, error) {
 	return Rule{}, errors.New("room: the canonical revision has no decision_rule")
 }
 
-// ParseRule reads the decisionRule an operator sends: absent (empty or
-// null) is unanimity; otherwise exactly one of the two forms of
-// decision_rule. A malformed value is a *ValidationError naming
+// ParseRule reads the decisionRule an operator sends: absent (empty) is
+// unanimity; otherwise exactly one of the two forms of decision_rule (null
+// is neither). A malformed value is a *ValidationError naming
 // decisionRule. The caller checks k against the roster (Validate).
 func ParseRule(raw json.RawMessage) (Rule, error) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
+	if len(raw) == 0 {
 		return Rule{}, nil
 	}
 	var r Rule

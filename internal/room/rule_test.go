@@ -40,15 +40,16 @@ func TestRuleJSON(t *testing.T) {
 
 func TestParseRule(t *testing.T) {
 	t.Parallel()
-	for raw, want := range map[string]Rule{"": DecisionRule, "null": DecisionRule, ` "unanimity-of-required" `: DecisionRule, `{"type":"quorum","agree":2}`: Quorum(2)} {
+	for raw, want := range map[string]Rule{"": DecisionRule, ` "unanimity-of-required" `: DecisionRule, `{"type":"quorum","agree":2}`: Quorum(2)} {
 		if r, err := ParseRule(json.RawMessage(raw)); err != nil || r != want {
 			t.Errorf("%q: %v %v, want %v", raw, r, err, want)
 		}
 	}
-	_, err := ParseRule(json.RawMessage(`{"type":"quorum","agree":0}`))
 	var verr *ValidationError
-	if !errors.As(err, &verr) || verr.Field != "decisionRule" {
-		t.Fatalf("a zero quorum: %v", err)
+	for _, bad := range []string{`{"type":"quorum","agree":0}`, `null`} {
+		if _, err := ParseRule(json.RawMessage(bad)); !errors.As(err, &verr) || verr.Field != "decisionRule" {
+			t.Fatalf("%s: %v", bad, err)
+		}
 	}
 	if err := Quorum(4).Validate(3); !errors.As(err, &verr) || verr.Field != "decisionRule" {
 		t.Fatalf("4 of 3: %v", err)
