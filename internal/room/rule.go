@@ -127,10 +127,37 @@ func wholeNumber(raw json.RawMessage) (int, error) {
 	return k, nil
 }
 
+// ruleKey is the decision_rule member's name as JSON writes it. In JSON
+// text a quote inside a string is always escaped, and no other object of
+// agreement/v1 has this member, so its first occurrence is the member.
+var ruleKey = []byte(`"decision_rule":`)
+
 // RuleOf reads the decision rule of a canonical agreement/v1 object without
-// decoding the rest of it: members are read in order and skipped until
-// decision_rule, which RFC 8785's key order puts third.
+// decoding the rest of it (the room reads it on every append): the value
+// after the member's name, which RFC 8785's key order puts third. Text
+// with whitespace around the name is read member by member instead.
 func RuleOf(canonical []byte) (Rule, error) {
+	if i := bytes.Index(canonical, ruleKey); i >= 0 {
+		v := canonical[i+len(ruleKey):]
+		switch {
+		case bytes.HasPrefix(v, []byte(`"`+RuleUnanimity+`"`)):
+			return Rule{}, nil
+		case len(v) > 0 && v[0] == '{':
+			if j := bytes.IndexByte(v, '}'); j > 0 {
+				var r Rule
+				if err := r.UnmarshalJSON(v[:j+1]); err != nil {
+					return Rule{}, fmt.Errorf("room: the canonical revision's decision rule: %w", err)
+				}
+				return r, nil
+			}
+		}
+	}
+	return ruleOfMembers(canonical)
+}
+
+// ruleOfMembers is RuleOf for any JSON text: members are read in order and
+// skipped until decision_rule.
+func ruleOfMembers(canonical []byte) (Rule, error) {
 	dec := json.NewDecoder(bytes.NewReader(canonical))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return Rule{}, errors.New("room: the canonical revision is not a JSON object")

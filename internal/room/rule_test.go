@@ -104,6 +104,21 @@ func TestUnanimityBytesUnchanged(t *testing.T) {
 	if r, err := RuleOf(l.Canonical); err != nil || r != DecisionRule {
 		t.Fatalf("RuleOf: %v %v", r, err)
 	}
+	// Text that is not canonical is read member by member; a title holding
+	// the member's name is text, never the member.
+	for text, want := range map[string]Rule{
+		`{"title": "\"decision_rule\":{\"agree\":1,\"type\":\"quorum\"}", "decision_rule" : {"type": "quorum", "agree": 3}}`: Quorum(3),
+		`{"a": 1, "decision_rule":"unanimity-of-required"}`: DecisionRule,
+	} {
+		if r, err := RuleOf([]byte(text)); err != nil || r != want {
+			t.Errorf("RuleOf(%s): %v %v, want %v", text, r, err, want)
+		}
+	}
+	for _, bad := range []string{`{"title":"x"}`, `{"decision_rule":"majority"}`, `{"decision_rule":{"agree":0,"type":"quorum"}}`, `[]`} {
+		if _, err := RuleOf([]byte(bad)); err == nil {
+			t.Errorf("RuleOf(%s) read a rule", bad)
+		}
+	}
 }
 
 func TestQuorumOutcomeTable(t *testing.T) {
