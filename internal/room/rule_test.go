@@ -108,7 +108,7 @@ func TestUnanimityBytesUnchanged(t *testing.T) {
 	// the member's name is text, never the member.
 	for text, want := range map[string]Rule{
 		`{"title": "\"decision_rule\":{\"agree\":1,\"type\":\"quorum\"}", "decision_rule" : {"type": "quorum", "agree": 3}}`: Quorum(3),
-		`{"a": 1, "decision_rule":"unanimity-of-required"}`: DecisionRule,
+		`{"a": 1, "decision_rule":"unanimity-of-required"}`:                                                                  DecisionRule,
 	} {
 		if r, err := RuleOf([]byte(text)); err != nil || r != want {
 			t.Errorf("RuleOf(%s): %v %v, want %v", text, r, err, want)
