@@ -213,6 +213,7 @@ await fresh.close();
 const page5 = await p1.ctx.newPage();
 await claim(page5, cfg.five.link, cfg.five.proof);
 checks.ok((await text(page5, '#a-rule')).includes('2 of the 3 required participants must agree'), 'the page states the quorum rule in words');
+checks.ok((await text(page5, '#a-revcheck')).includes('matches'), 'the revision digest of a quorum revision recomputes in the browser');
 checks.ok((await text(page5, '#rule-progress')).includes('2 more agreements are needed'), 'the room says how many agreements are needed');
 await decide(page5, 'agree');
 await page5.click('#confirm-yes');
