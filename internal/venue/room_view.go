@@ -295,7 +295,7 @@ func (v *Venue) RoomBody(ctx context.Context, p *Principal) (*RoomBody, error) {
 		Deadline     string        `json:"deadline"`
 		Artifact     *ArtifactMeta `json:"artifact"`
 		ServerTime   string        `json:"serverTime"`
-	}{r.you, r.outcome, r.blocking, ruleView(r.snap.rule), a.Head.Hash, canon.FormatSeconds(a.Deadline), r.artifact, canon.FormatTime(r.now)})
+	}{r.you, r.outcome, r.blocking, r.snap.decisionRule, a.Head.Hash, canon.FormatSeconds(a.Deadline), r.artifact, canon.FormatTime(r.now)})
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +318,7 @@ func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomView, error) {
 		Revision: RevisionView{Number: rev.Number, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest,
 			TermsDigest: rev.TermsDigest, CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown},
 		Revisions: revisionsView(rev.History[:rev.Number]), Roster: rosterView(r.snap.rule, r.snap.roster), Events: []EventView{},
-		You: r.you, Outcome: r.outcome, Blocking: r.blocking, DecisionRule: ruleView(r.snap.rule),
+		You: r.you, Outcome: r.outcome, Blocking: r.blocking, DecisionRule: r.snap.decisionRule,
 		ChainHead: a.Head.Hash, Deadline: canon.FormatSeconds(a.Deadline), Artifact: r.artifact, ServerTime: canon.FormatTime(r.now),
 	}
 	if len(r.snap.events) > 0 {
