@@ -14,7 +14,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseStrict, canonicalize } from "./verify-record/json.mjs";
 import { checkShape } from "./verify-record/shape.mjs";
-import { evaluate, instant, isTerminal, checkCommandBody, carriesOver } from "./verify-record/rule.mjs";
+import { evaluate, instant, isTerminal, checkCommandBody, carriesOver, ruleWords } from "./verify-record/rule.mjs";
 import { checkRevisions } from "./verify-record/revisions.mjs";
 
 const CHECKS = ["format", "revision", "revision-digest", "markdown-digest", "terms-digest", "roster", "command", "command-digest", "chain",
@@ -182,17 +182,18 @@ export function verifyRecord(recordBytes, { artifact = null, keys = null } = {})
   n = rep.failed.length;
   const deadline = instant(rev.deadline);
   const events = r.events.map((e) => ({ id: e.id, seq: e.seq, participant: e.command.participant_id, revision: e.command.revision, action: e.command.action, createdAt: instant(e.created_at) }));
-  const got = evaluate(final, terms, r.participants.map((p) => ({ id: p.participant_id, required: p.required })), events, deadline, instant(r.issued_at));
+  const rule = ruleWords(rev.decision_rule, r.participants.filter((p) => p.required).length);
+  const got = evaluate(final, terms, r.participants.map((p) => ({ id: p.participant_id, required: p.required })), events, deadline, instant(r.issued_at), rev.decision_rule);
   const st = r.outcome;
   const stDeciding = st.deciding_event_id ?? "";
   if (got.status !== st.status || got.decidingEventId !== stDeciding || (got.status !== "pending" && got.decidedAt !== instant(st.decided_at)))
-    fail("outcome", `by unanimity-of-required under the revision rule the events give ${got.status}${got.decidingEventId ? " by event " + got.decidingEventId : ""}, the record states ${st.status}${stDeciding ? " by event " + stDeciding : ""} at ${st.decided_at}`);
+    fail("outcome", `by ${rule} under the revision rule the events give ${got.status}${got.decidingEventId ? " by event " + got.decidingEventId : ""}, the record states ${st.status}${stDeciding ? " by event " + stDeciding : ""} at ${st.decided_at}`);
   const last = got.decidingEventId ? events.find((e) => e.id === got.decidingEventId).seq : 0;
   for (const e of events) {
     if (e.createdAt >= deadline) fail("outcome", `event seq ${e.seq} was created at or after the deadline ${rev.deadline}, when the room had closed`);
     if (got.decidingEventId && e.seq > last) fail("outcome", `event seq ${e.seq} follows the deciding event, when the room had closed`);
   }
-  if (!failedSince(n, "outcome")) pass("outcome", `${st.status} follows from the events by unanimity-of-required on revision ${final}`);
+  if (!failedSince(n, "outcome")) pass("outcome", `${st.status} follows from the events by ${rule} on revision ${final}`);
 
   // artifact
   n = rep.failed.length;

@@ -17,9 +17,10 @@ type RevisionChange struct {
 	// TermsChanged: the terms digest differs from the one of the revision
 	// the runtime knew; a decision made on that revision is stale.
 	TermsChanged bool
-	// Title, Objective and Rules say which terms changed; they are known
-	// when the record holds the previous canonical revision.
+	// Title, Objective, Rules and DecisionRule say which terms changed;
+	// they are known when the record holds the previous canonical revision.
 	Title, Objective, Rules    bool
+	DecisionRule               bool
 	PreviousDeadline, Deadline string
 	Added                      []string
 }
@@ -30,7 +31,7 @@ func (c *RevisionChange) String() string {
 	for _, t := range []struct {
 		on   bool
 		name string
-	}{{c.Title, "the title"}, {c.Objective, "the objective"}, {c.Rules, "the rules"}} {
+	}{{c.Title, "the title"}, {c.Objective, "the objective"}, {c.Rules, "the rules"}, {c.DecisionRule, "the decision rule"}} {
 		if t.on {
 			what = append(what, t.name)
 		}
@@ -101,6 +102,7 @@ func verifyRevision(rec *Record, r *Room) (*RevisionChange, error) {
 	if len(rec.CanonicalRevision) > 0 && json.Unmarshal(rec.CanonicalRevision, &before) == nil {
 		change.Title, change.Objective = before.Title != now.Title, before.Objective != now.Objective
 		change.Rules = !slices.Equal(before.Rules, now.Rules)
+		change.DecisionRule = before.DecisionRule != now.DecisionRule
 		change.PreviousDeadline = before.Deadline
 		known := map[string]bool{}
 		for _, p := range before.Participants {

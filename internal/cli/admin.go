@@ -64,7 +64,8 @@ func adminCreate(env Env, f *adminFlags) *cobra.Command {
 		Use:   "create -f FILE",
 		Short: "Lock an agreement and queue its invitation emails",
 		Long: `Lock revision 1 of an agreement and queue one invitation email per participant.
-FILE is the agreement as JSON ({title, objective, rules, deadline, participants});
+FILE is the agreement as JSON ({title, objective, rules, deadline, participants},
+and optionally decisionRule: {"type": "quorum", "agree": k} for k of the required);
 - reads it from standard input. Prints the agreement's ids and digests and each
 participant's invitation id; secrets and proofs exist only in the emails.`,
 		Example: `  consensus admin create -f examples/agreement.json

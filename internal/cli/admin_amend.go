@@ -21,14 +21,15 @@ func adminAmend(env Env, f *adminFlags) *cobra.Command {
 		Use:   "amend AGREEMENT_ID -f FILE",
 		Short: "Lock the next revision of a pending agreement",
 		Long: `Lock revision n+1 of a pending agreement. FILE is JSON with any of title,
-objective, rules (the complete new list), deadline, and participants to add
+objective, rules (the complete new list), decisionRule ("unanimity-of-required"
+or {"type": "quorum", "agree": k}), deadline, and participants to add
 ({displayName, kind, email, required}); - reads it from standard input.
 Added participants get an invitation email; every other participant gets a
 short notice with the new digests and no secret.
 
 What it does to decisions: a decision made on an earlier revision still counts
-when the terms (title, objective, rules) did not change, so moving the
-deadline or adding a participant asks nobody again. When the terms changed,
+when the terms (title, objective, rules, decision rule) did not change, so
+moving the deadline or adding a participant asks nobody again. When the terms changed,
 every earlier decision is stale and each participant decides again.
 A final outcome (reached, disagreed, no_consensus, expired) cannot be amended.`,
 		Example: `  echo '{"deadline":"2030-02-01T00:00:00Z"}' | consensus admin amend 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b -f -

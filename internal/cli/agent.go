@@ -216,9 +216,9 @@ Last-Event-ID after a disconnect), or by long polls (Prefer: wait=60) where the
 stream is refused, and read at once when it changes; every room is also read
 once a minute. Following stops when the outcome is final. A new revision is verified like the
 first (both digests and the terms digest recomputed) and reported on stdout
-with what changed. When its terms (title, objective, rules) are unchanged, a
-decision made earlier still counts and nobody is asked again; when they
-changed, that decision is stale and must be made again.
+with what changed. When its terms (title, objective, rules, decision rule) are
+unchanged, a decision made earlier still counts and nobody is asked again; when
+they changed, that decision is stale and must be made again.
 
 PROGRAM runs directly (no shell, no arguments) after each claim and whenever a
 pending room changes (except for a revision that kept the terms), with the

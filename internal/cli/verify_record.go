@@ -23,7 +23,8 @@ revision's revision, Markdown and terms digests, each command against the
 revision it names (number and digest), every command digest and chain link,
 every keyed participant's Ed25519 signature against the key its claim bound,
 the chain head and event count, that the outcome follows from the events by
-unanimity-of-required under the revision rule (a decision made on an earlier
+the last revision's decision rule (unanimity of the required participants, or
+a quorum of k of them) under the revision rule (a decision made on an earlier
 revision counts only when its terms digest equals the last revision's), the
 SHA-256 of CONSENSUS.md (--artifact), and the service's signature with the
 issuer's published keys (--keys, a JWKS saved from

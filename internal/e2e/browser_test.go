@@ -127,8 +127,10 @@ func TestPeopleInBrowser(t *testing.T) {
 		participantSpec{"Grace", "human", true}, participantSpec{"Glossary-Bot", "agent", true})
 	revoked := s.create("Revocation drill", s.future(), participantSpec{"Rita", "human", true}, participantSpec{"Drill-Bot", "agent", true})
 	expiring := s.create("Expiry drill", s.Clock.Now().Add(time.Hour).Truncate(time.Second), participantSpec{"Ed", "human", true})
+	quorumRoom := s.createHumanQuorum("Pick the release name")
 	people := map[string]personLink{
-		"one": s.personFromEmail(main.Participants[0].InvitationID), "two": s.personFromEmail(main.Participants[1].InvitationID),
+		"five": s.personFromEmail(quorumRoom.Participants[0].InvitationID),
+		"one":  s.personFromEmail(main.Participants[0].InvitationID), "two": s.personFromEmail(main.Participants[1].InvitationID),
 		"three": s.personFromEmail(revoked.Participants[0].InvitationID), "four": s.personFromEmail(expiring.Participants[0].InvitationID),
 	}
 	bot := s.agent(main.Participants[2].InvitationID)
@@ -179,6 +181,9 @@ func TestPeopleInBrowser(t *testing.T) {
 		case "agent-decides":
 			bot.join()
 			expect(t, bot.post("glossary-bot-1", "agree", ""), 201, "")
+		case "quorum-agent-agrees":
+			qbot := s.agent(quorumRoom.Participants[1].InvitationID).join()
+			expect(t, qbot.post("quorum-bot-1", "agree", ""), 201, "")
 		case "revoke":
 			expect(t, s.do("POST", "/api/v1/admin/participants/"+revoked.Participants[0].ParticipantID+"/revoke", operator(), nil), 200, "")
 		case "expire":

@@ -42,6 +42,10 @@ type Envelope struct {
 	AgentExchange ExchangeAction `json:"agent_exchange"`
 	AgentClaim    ClaimAction    `json:"agent_claim"`
 	Docs          string         `json:"docs"`
+	// DecisionRule states the revision's decision rule in words for the
+	// email's text ("2 of the 3 required participants must agree"); it is
+	// not part of the block.
+	DecisionRule string `json:"-"`
 }
 
 // Participant is the invited slot.

@@ -62,6 +62,7 @@ type roomTail struct {
 	You        venue.You           `json:"you"`
 	Outcome    venue.OutcomeView   `json:"outcome"`
 	Blocking   []venue.BlockerView `json:"blocking"`
+	Rule       venue.RuleView      `json:"decisionRule"`
 	ChainHead  string              `json:"chainHead"`
 	Deadline   string              `json:"deadline"`
 	Artifact   *venue.ArtifactMeta `json:"artifact"`
@@ -81,7 +82,7 @@ func (s *Server) writeRoom(w http.ResponseWriter, r *http.Request, room *venue.R
 	var tail bytes.Buffer
 	enc := json.NewEncoder(&tail)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(roomTail{room.You, room.Outcome, room.Blocking, room.ChainHead, canon.FormatSeconds(room.Deadline),
+	if err := enc.Encode(roomTail{room.You, room.Outcome, room.Blocking, room.DecisionRule, room.ChainHead, canon.FormatSeconds(room.Deadline),
 		room.Artifact, canon.FormatTime(room.ServerTime)}); err != nil {
 		s.writeProblem(w, r, err)
 		return

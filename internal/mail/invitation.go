@@ -23,6 +23,8 @@ type InvitationInput struct {
 	RevisionDigest string
 	Secret         string
 	EmailProof     string
+	// DecisionRule is the revision's decision rule in words, for the text.
+	DecisionRule string
 }
 
 // NewEnvelope builds the envelope; every URL is built from the configured
@@ -44,6 +46,7 @@ func NewEnvelope(in InvitationInput) envelope.Envelope {
 		AgentExchange: envelope.ExchangeAction{Method: "POST", Href: actions.Exchange},
 		AgentClaim:    envelope.ClaimAction{Method: "POST", Href: actions.Claim, EmailProof: in.EmailProof},
 		Docs:          in.Origin + envelope.DocsPath,
+		DecisionRule:  in.DecisionRule,
 	}
 }
 
@@ -66,7 +69,11 @@ func InvitationBody(env envelope.Envelope) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are invited to decide on an agreement recorded by Consensus at %s.\n\n", strings.TrimSuffix(env.Docs, envelope.DocsPath))
 	// Stored text goes on one line, so it cannot add or end a block.
-	fmt.Fprintf(&b, "Title: %s\nParticipant: %s (%s)\nDeadline: %s\n\n", oneLine(env.Title), oneLine(env.Participant.DisplayName), env.Participant.Kind, env.Deadline)
+	fmt.Fprintf(&b, "Title: %s\nParticipant: %s (%s)\nDeadline: %s\n", oneLine(env.Title), oneLine(env.Participant.DisplayName), env.Participant.Kind, env.Deadline)
+	if env.DecisionRule != "" {
+		fmt.Fprintf(&b, "Decision rule: %s\n", oneLine(env.DecisionRule))
+	}
+	b.WriteString("\n")
 	if env.Participant.Kind == "human" {
 		b.WriteString("Open this private link in a browser. The page shows the locked agreement, asks for\n")
 		b.WriteString("the proof code below, and then lets you comment and record your decision (agree,\n")

@@ -29,6 +29,8 @@ type RevisionNoticeInput struct {
 	Added                                        []string
 	// TermsChanged: earlier decisions are stale.
 	TermsChanged bool
+	// DecisionRule is set when the decision rule changed: the new rule in words.
+	DecisionRule string
 }
 
 // RevisionNoticeSubject starts with "CONSENSUS.md:" like an invitation's.
@@ -56,6 +58,9 @@ func RevisionNoticeBody(in RevisionNoticeInput) string {
 	if in.RulesChanged {
 		b.WriteString("- the rules\n")
 	}
+	if in.DecisionRule != "" {
+		fmt.Fprintf(&b, "- the decision rule, now: %s\n", oneLine(in.DecisionRule))
+	}
 	if in.PreviousDeadline != "" {
 		fmt.Fprintf(&b, "- the deadline, from %s to %s\n", in.PreviousDeadline, in.Deadline)
 	}
@@ -66,7 +71,7 @@ func RevisionNoticeBody(in RevisionNoticeInput) string {
 	if in.TermsChanged {
 		fmt.Fprintf(&b, "The terms changed: a decision made on an earlier revision no longer counts (it is stale).\nRead revision %d, verify its digests, and decide again on it.\n\n", in.RevisionNumber)
 	} else {
-		b.WriteString("The terms (title, objective, rules) did not change: a decision made on an earlier revision\nstill counts, and nobody is asked to decide again.\n\n")
+		b.WriteString("The terms (title, objective, rules, decision rule) did not change: a decision made on an earlier revision\nstill counts, and nobody is asked to decide again.\n\n")
 	}
 	fmt.Fprintf(&b, "Every command must now name revision %d and its digest.\n", in.RevisionNumber)
 	if in.Kind == "human" {

@@ -177,6 +177,9 @@ func TestMCPWithTheSDKClient(t *testing.T) {
 		t.Fatalf("events %+v", room.Events)
 	}
 	rendered := text(res)
+	if !strings.Contains(rendered, "Decision rule: the 1 required participant must agree (unanimity-of-required). Agreements that count: 0 of 1; 1 more is needed") {
+		t.Fatalf("read_room does not state the rule:\n%s", rendered)
+	}
 	open := strings.Index(rendered, "<untrusted-participant-text ")
 	tag := rendered[open+len("<untrusted-participant-text ") : open+len("<untrusted-participant-text ")+16]
 	block := "<untrusted-participant-text " + tag + ">\n" + injection + "\n</untrusted-participant-text " + tag + ">"

@@ -50,6 +50,7 @@ func renderRoom(r RoomResult) string {
 	}
 	fmt.Fprintf(&b, "You are participant %s. Your decision: %s. Events you may still post on this revision: %d.\n",
 		r.You.ParticipantID, decision, r.You.EventsRemaining)
+	b.WriteString(renderRule(r))
 	fmt.Fprintf(&b, "Revision digest: %s (pass it as digest with revision %d). Markdown digest: %s. Chain head: %s.\n",
 		r.Revision.RevisionDigest, r.Revision.Number, r.Revision.MarkdownDigest, r.ChainHead)
 	if r.Artifact != nil {
@@ -94,6 +95,24 @@ func renderRoom(r RoomResult) string {
 		fmt.Fprintf(&b, ":\n%s\n%s\n%s\n", open, e.Body.Text, end)
 	}
 	return b.String()
+}
+
+// renderRule states the decision rule in words and how many more
+// agreements the outcome needs.
+func renderRule(r RoomResult) string {
+	d := r.DecisionRule
+	if d.Statement == "" {
+		return ""
+	}
+	s := fmt.Sprintf("Decision rule: %s (%s). Agreements that count: %d of %d", d.Statement, d.Type, d.Agreed, d.Agree)
+	switch {
+	case r.Outcome.Status != "pending":
+	case d.AgreementsNeeded == 1:
+		s += "; 1 more is needed, from a participant listed under Blocking"
+	default:
+		s += fmt.Sprintf("; %d more are needed, from the participants listed under Blocking", d.AgreementsNeeded)
+	}
+	return s + ".\n"
 }
 
 // renderBlocking says who stands between the room and consensus.

@@ -81,6 +81,7 @@ type RoomResult struct {
 	You          venue.You                   `json:"you"`
 	Outcome      venue.OutcomeView           `json:"outcome"`
 	Blocking     []venue.BlockerView         `json:"blocking"`
+	DecisionRule venue.RuleView              `json:"decisionRule"`
 	ChainHead    string                      `json:"chainHead"`
 	Deadline     string                      `json:"deadline"`
 	Artifact     *venue.ArtifactMeta         `json:"artifact"`
@@ -124,7 +125,7 @@ func (f *facade) readRoom(ctx context.Context, p *venue.Principal, _ NoInput) *m
 		Revision: RevisionResult{Number: view.Revision.Number, RevisionDigest: view.Revision.RevisionDigest,
 			MarkdownDigest: view.Revision.MarkdownDigest, TermsDigest: view.Revision.TermsDigest, Markdown: view.Revision.Markdown},
 		Revisions: view.Revisions, Roster: view.Roster, Events: make([]EventResult, 0, len(view.Events)), You: view.You,
-		Outcome: view.Outcome, Blocking: view.Blocking,
+		Outcome: view.Outcome, Blocking: view.Blocking, DecisionRule: view.DecisionRule,
 		ChainHead: view.ChainHead, Deadline: view.Deadline, Artifact: view.Artifact, ServerTime: view.ServerTime,
 	}
 	dec := json.NewDecoder(bytes.NewReader(view.Revision.CanonicalRevision))

@@ -51,6 +51,7 @@ type act struct {
 type amendment struct {
 	objective    string
 	deadlineMove int
+	rule         *room.Rule
 }
 
 // scenario is a room from lock to record.
@@ -60,6 +61,8 @@ type scenario struct {
 	acts              []act
 	// issuedAfter is when the record is issued, in seconds after the lock.
 	issuedAfter int
+	// rule is revision 1's decision rule (the zero value: unanimity).
+	rule room.Rule
 }
 
 var lockedAt = time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
@@ -80,7 +83,7 @@ func (sc scenario) build(t testing.TB) (Input, []byte) {
 	rev := room.Revision{
 		Schema: testIssuer + "/schemas/agreement/v1", AgreementID: agreement, Revision: 1,
 		Title: "Release window <v2> & rollback (" + sc.name + ")", Objective: "Agree on Tuesday 10:00 UTC for the release; Zoë runs the rollback drill 🚀.",
-		Rules: []string{"Weekdays only", "Rollback plan \"B\" stays ready\u2028for an hour"}, DecisionRule: room.DecisionRule,
+		Rules: []string{"Weekdays only", "Rollback plan \"B\" stays ready\u2028for an hour"}, DecisionRule: sc.rule,
 		Deadline: "2026-09-04T12:00:00Z", LockedAt: "2026-09-01T12:00:00Z", Issuer: testIssuer,
 	}
 	slots := make([]Slot, len(sc.members))
@@ -146,7 +149,8 @@ func (sc scenario) build(t testing.TB) (Input, []byte) {
 	for i, p := range locked.Revision.Participants {
 		members[i] = room.Member{ID: p.ParticipantID, Required: p.Required}
 	}
-	h := room.History{Current: locked.Revision.Revision, Terms: terms, Roster: members, Events: devents, Deadline: parseInstant(locked.Revision.Deadline)}
+	h := room.History{Current: locked.Revision.Revision, Terms: terms, Roster: members, Events: devents, Deadline: parseInstant(locked.Revision.Deadline),
+		Rule: locked.Revision.DecisionRule}
 	in.Outcome = h.Outcome(in.IssuedAt)
 	var artifact []byte
 	if in.Outcome.Status == room.StatusReached {
@@ -176,6 +180,7 @@ func (sc scenario) amend(t testing.TB, prev room.Locked, a act, participants []r
 	if a.amend.objective != "" {
 		am.Objective = &a.amend.objective
 	}
+	am.Rule = a.amend.rule
 	if a.amend.deadlineMove != 0 {
 		d := parseInstant(prev.Revision.Deadline).Add(time.Duration(a.amend.deadlineMove) * time.Second)
 		am.Deadline = &d

@@ -84,6 +84,18 @@ var mutations = []mutation{
 	{name: "changed-revision", base: "no-consensus", description: "The canonical revision's title is edited in the file (the title is part of the terms).",
 		expect: []string{CheckRevisionDigest, CheckTermsDigest, CheckServiceSignature},
 		raw:    func(m map[string]any) { obj(obj(revisions(m)[0])["canonical"])["title"] = "Another title" }},
+	{name: "quorum-decided-as-unanimity-resealed", base: "quorum-disagreed", description: "The service states the 2-of-3 room disagreed by Ada's disagreement, as unanimity would decide it, and signs again: under the quorum two agreements were still possible then, and Bo's abstention decided it.",
+		expect: []string{CheckOutcome},
+		sealed: func(r *Record) {
+			r.Outcome.DecidingEventID, r.Outcome.DecidedAt = &r.Events[0].ID, r.Events[0].CreatedAt
+		}},
+	{name: "quorum-stale-agree-counted-resealed", base: "quorum-rule-amended", description: "The service drops Cy's agreement and states the room reached by Ada's agreement on revision 2, counting Bo's agreement made under the old rule, and signs again.",
+		expect: []string{CheckOutcome},
+		sealed: func(r *Record) {
+			r.Events = r.Events[:len(r.Events)-1]
+			last := r.Events[len(r.Events)-1]
+			r.Outcome.DecidingEventID, r.Outcome.DecidedAt = &last.ID, last.CreatedAt
+		}},
 	{name: "changed-outcome-resealed", base: "disagreed", description: "The service turns disagreed into no_consensus and signs again.",
 		expect: []string{CheckOutcome},
 		sealed: func(r *Record) { r.Outcome.Status = "no_consensus" }},

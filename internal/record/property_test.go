@@ -14,11 +14,12 @@ import (
 	"github.com/consensus-md/consensus/internal/room"
 )
 
-// randomAmendedRoom plays a random room as the service would admit it:
-// comments, decisions (only by a participant whose decision does not count
-// on the current revision), and up to three amendments that change the
-// objective (to a new text or back to an earlier one) or only move the
-// deadline, some adding a participant. It stops when the outcome is final
+// randomAmendedRoom plays a random room as the service would admit it,
+// under unanimity or a random quorum: comments, decisions (only by a
+// participant whose decision does not count on the current revision), and
+// up to three amendments that change the objective (to a new text or back
+// to an earlier one) or only move the deadline, some adding a participant
+// and some changing the decision rule. It stops when the outcome is final
 // or after a random number of steps; a room still pending is issued after
 // its deadline, expired.
 func randomAmendedRoom(r *rand.Rand, i int) scenario {
@@ -31,8 +32,18 @@ func randomAmendedRoom(r *rand.Rand, i int) scenario {
 		}
 		sc.members = append(sc.members, mem)
 	}
+	required := 0
+	for _, m := range sc.members {
+		if m.required {
+			required++
+		}
+	}
+	if r.IntN(2) == 0 {
+		sc.rule = room.Quorum(1 + r.IntN(required))
+	}
+	rule := sc.rule
 	rev, objective, amendments := 1, 0, 0
-	terms := map[int]string{1: objectives[0]}
+	terms := map[int]string{1: objectives[0] + fmt.Sprint(rule)}
 	onRoster := len(sc.members)
 	deadline := lockedAt.Add(72 * time.Hour)
 	var decisions []room.Event
@@ -55,11 +66,19 @@ func randomAmendedRoom(r *rand.Rand, i int) scenario {
 				deadline = deadline.Add(day * time.Second)
 			}
 			rev++
-			terms[rev] = objectives[objective]
 			if r.IntN(3) == 0 && len(sc.members) < 6 {
 				sc.members = append(sc.members, member{name: fmt.Sprintf("P%d", len(sc.members)), kind: room.KindHuman, required: r.IntN(2) == 0, added: rev})
 				onRoster = len(sc.members)
+				if sc.members[onRoster-1].required {
+					required++
+				}
 			}
+			if r.IntN(3) == 0 {
+				// unanimity, or a quorum the roster after the amendment allows
+				rule = room.Quorum(r.IntN(required + 1))
+				am.rule = ptrRule(rule)
+			}
+			terms[rev] = objectives[objective] + fmt.Sprint(rule)
 			sc.acts = append(sc.acts, act{at: at, amend: am})
 		case k < 4:
 			sc.acts = append(sc.acts, act{r.IntN(onRoster), room.ActionComment, fmt.Sprintf("Step %d.", step), at, nil})
@@ -82,7 +101,7 @@ func randomAmendedRoom(r *rand.Rand, i int) scenario {
 			for m := range roster {
 				roster[m] = room.Member{ID: fmt.Sprint(m), Required: sc.members[m].required}
 			}
-			h = room.History{Current: rev, Terms: terms, Roster: roster, Events: decisions, Deadline: deadline}
+			h = room.History{Current: rev, Terms: terms, Roster: roster, Events: decisions, Deadline: deadline, Rule: rule}
 			if h.Outcome(now).Final() {
 				sc.issuedAfter = at + 1
 				return sc
@@ -106,7 +125,7 @@ func TestRandomAmendedRoomsVerifyInBoth(t *testing.T) {
 		t.Fatal(err)
 	}
 	man := Manifest{Note: "random amended rooms"}
-	statuses, amended := map[string]int{}, 0
+	statuses, amended, quorum := map[string]int{}, 0, 0
 	for i := range 150 {
 		sc := randomAmendedRoom(r, i)
 		rec, b, artifact := sc.signed(t)
@@ -117,6 +136,10 @@ func TestRandomAmendedRoomsVerifyInBoth(t *testing.T) {
 			t.Fatalf("%s: the Go verifier refuses a room the service would record:\n%s", sc.name, out.String())
 		}
 		statuses[rec.Outcome.Status]++
+		if strings.Contains(string(rec.Final().Canonical), `"type":"quorum"`) {
+			quorum++
+			statuses["quorum "+rec.Outcome.Status]++
+		}
 		if len(rec.Revisions) > 1 {
 			amended++
 		}
@@ -133,8 +156,8 @@ func TestRandomAmendedRoomsVerifyInBoth(t *testing.T) {
 		}
 		man.Vectors = append(man.Vectors, v)
 	}
-	t.Logf("outcomes %v; %d of 150 rooms amended", statuses, amended)
-	if len(statuses) < 4 || amended < 50 {
+	t.Logf("outcomes %v; %d of 150 rooms amended, %d ending under a quorum", statuses, amended, quorum)
+	if len(statuses) < 4 || amended < 50 || quorum < 40 || statuses["quorum reached"] < 10 || statuses["quorum disagreed"] < 3 {
 		t.Fatalf("the random rooms do not cover every outcome and enough amendments: %v, %d amended", statuses, amended)
 	}
 	mb, _ := json.Marshal(man)

@@ -1,6 +1,17 @@
 package record
 
-import "github.com/consensus-md/consensus/internal/room"
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/consensus-md/consensus/internal/jwk"
+	"github.com/consensus-md/consensus/internal/room"
+)
 
 const day = 24 * 3600
 
@@ -114,4 +125,110 @@ var scenarios = []scenario{
 		},
 		issuedAfter: 241,
 	},
+	{
+		name: "quorum-reached",
+		description: "Decision rule: 2 of the 3 required participants must agree. Ada agrees, an optional observer disagrees (not counted), Zoë agrees: reached " +
+			"while the third required participant, who never claimed, is silent. CONSENSUS.md included.",
+		rule: room.Quorum(2),
+		members: []member{
+			{name: "Ada (agent)", kind: room.KindAgent, required: true, key: "participant ada"},
+			{name: "Zoë Müller", kind: room.KindHuman, required: true},
+			{name: "Dee (human)", kind: room.KindHuman, required: true, unclaimed: true},
+			{name: "Observer | bot", kind: room.KindAgent, required: false, key: "participant observer"},
+		},
+		acts: []act{
+			{0, room.ActionAgree, "", 60, nil},
+			{3, room.ActionDisagree, "", 90, nil},
+			{1, room.ActionComment, "Fine by me.", 100, nil},
+			{1, room.ActionAgree, "", 120, nil},
+		},
+		issuedAfter: 121,
+	},
+	{
+		name: "quorum-disagreed",
+		description: "Decision rule: 2 of the 3 required participants must agree. Ada disagrees, then Bo abstains: an abstention can never become an agreement, " +
+			"so only Cy could still agree and 2 agreements are out of reach; disagreed by Bo's abstention while Cy is silent.",
+		rule: room.Quorum(2),
+		members: []member{
+			{name: "Ada (agent)", kind: room.KindAgent, required: true, key: "participant ada"},
+			{name: "Bo (agent)", kind: room.KindAgent, required: true, key: "participant bo"},
+			{name: "Cy (agent)", kind: room.KindAgent, required: true},
+		},
+		acts: []act{
+			{0, room.ActionDisagree, "", 60, nil},
+			{1, room.ActionAbstain, "", 120, nil},
+		},
+		issuedAfter: 121,
+	},
+	{
+		name:        "quorum-expired",
+		description: "Decision rule: 2 of the 3 required participants must agree. Only Ada agrees before the deadline; the record is issued after it.",
+		rule:        room.Quorum(2),
+		members: []member{
+			{name: "Ada (agent)", kind: room.KindAgent, required: true, key: "participant ada"},
+			{name: "Bo (agent)", kind: room.KindAgent, required: true, key: "participant bo"},
+			{name: "Dee (human)", kind: room.KindHuman, required: true, unclaimed: true},
+		},
+		acts: []act{
+			{0, room.ActionAgree, "", 60, nil},
+			{1, room.ActionComment, "Still reading.", 90, nil},
+		},
+		issuedAfter: 3*day + 7,
+	},
+	{
+		name: "quorum-rule-amended",
+		description: "Revision 1 asks all 3 required participants to agree; Ada and Bo agree. Revision 2 changes only the decision rule, to 2 of the 3: " +
+			"the rule is part of the terms, so both agreements are stale. Ada agrees again and Cy agrees on revision 2: reached, with Bo's stale agreement not counted.",
+		members: []member{
+			{name: "Ada (agent)", kind: room.KindAgent, required: true, key: "participant ada"},
+			{name: "Bo", kind: room.KindHuman, required: true},
+			{name: "Cy (agent)", kind: room.KindAgent, required: true, key: "participant cy"},
+		},
+		acts: []act{
+			{0, room.ActionAgree, "", 60, nil},
+			{1, room.ActionAgree, "", 70, nil},
+			{2, room.ActionChangeRequest, "Two of us should be enough.", 90, nil},
+			{at: 120, amend: &amendment{rule: ptrRule(room.Quorum(2))}},
+			{0, room.ActionAgree, "", 180, nil},
+			{2, room.ActionAgree, "", 240, nil},
+		},
+		issuedAfter: 241,
+	},
+}
+
+func ptrRule(r room.Rule) *room.Rule { return &r }
+
+// TestQuorumAboveRosterFails: a record whose revision asks for a larger
+// quorum than it has required participants fails the revision check in
+// both verifiers, even when everything else recomputes.
+func TestQuorumAboveRosterFails(t *testing.T) {
+	t.Parallel()
+	sc := scenarios[len(scenarios)-2] // quorum-expired: 3 required participants
+	if sc.name != "quorum-expired" {
+		t.Fatalf("scenario %s", sc.name)
+	}
+	sc.name, sc.rule, sc.acts = "quorum-above-roster", room.Quorum(4), sc.acts[:1]
+	_, b, _ := sc.signed(t)
+	keys, _ := json.Marshal(testKeys(serviceKey))
+	set, err := jwk.ParseSet(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Verify(b, Options{Keys: &set})
+	if got := rep.FailedChecks(); !slices.Equal(got, []string{CheckRevision}) {
+		t.Fatalf("Go verifier failed %v, want [revision]", got)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("this test runs the Node verifier too and needs Node.js 20+")
+	}
+	dir := t.TempDir()
+	rec, jwks := filepath.Join(dir, "record.json"), filepath.Join(dir, "keys.json")
+	if os.WriteFile(rec, b, 0o600) != nil || os.WriteFile(jwks, keys, 0o600) != nil {
+		t.Fatal("cannot write the record")
+	}
+	out, _ := exec.Command(node, "../../tools/verify-record.mjs", rec, "--keys", jwks).CombinedOutput()
+	if !strings.Contains(string(out), "RESULT: FAILED (revision)\n") || !strings.Contains(string(out), "quorum of 4 is more than its 3 required participants") {
+		t.Fatalf("Node verifier:\n%s", out)
+	}
 }

@@ -48,8 +48,9 @@ type verification struct {
 // the final revision's, every command's fields (a revision the record
 // holds, with that revision's digest), digest, chain link and (for keyed
 // participants) signature, the chain head and event count, that the
-// outcome follows from the events by unanimity-of-required under the
-// revision rule (a decision on an earlier revision counts exactly when its
+// outcome follows from the events by the final revision's decision rule
+// (unanimity of the required participants, or a quorum of k of them) under
+// the revision rule (a decision on an earlier revision counts exactly when its
 // terms digest equals the final one's), the artifact's SHA-256, and the
 // service signature against opt.Keys. It never
 // stops at the first fault, except when the document cannot be read.

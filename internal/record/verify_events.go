@@ -149,7 +149,8 @@ func (v *verification) checkSignature(at string, e Event, p Participant, msg []b
 	return false
 }
 
-// checkOutcome applies unanimity-of-required under the revision rule to the
+// checkOutcome applies the final revision's decision rule (unanimity of
+// the required participants, or a quorum of them) under the revision rule to the
 // events, as of the record's issue time, and compares the result with the
 // stated outcome: each participant's decision counts on the final revision
 // exactly when it was made on a revision whose recomputed terms digest
@@ -167,7 +168,8 @@ func (v *verification) checkOutcome() {
 			Action: e.Command.Action, CreatedAt: parseInstant(e.CreatedAt)}
 	}
 	deadline := parseInstant(v.revision.Deadline)
-	h := room.History{Current: v.revision.Revision, Terms: v.terms, Roster: roster, Events: events, Deadline: deadline}
+	h := room.History{Current: v.revision.Revision, Terms: v.terms, Roster: roster, Events: events, Deadline: deadline, Rule: v.revision.DecisionRule}
+	rule := v.ruleName()
 	got := h.Outcome(parseInstant(r.IssuedAt))
 	stated := r.Outcome
 	deciding := ""
@@ -175,7 +177,7 @@ func (v *verification) checkOutcome() {
 		deciding = *stated.DecidingEventID
 	}
 	if got.Status != stated.Status || got.DecidingEventID != deciding || (got.Final() && !got.DecidedAt.Equal(parseInstant(stated.DecidedAt))) {
-		v.rep.fail(CheckOutcome, "by unanimity-of-required under the revision rule the events give %s, the record states %s",
+		v.rep.fail(CheckOutcome, "by %s under the revision rule the events give %s, the record states %s", rule,
 			describe(got.Status, canon.FormatTime(got.DecidedAt), got.DecidingEventID), describe(stated.Status, stated.DecidedAt, deciding))
 	}
 	last := decidingSeq(events, got.DecidingEventID)
@@ -188,8 +190,18 @@ func (v *verification) checkOutcome() {
 		}
 	}
 	if !v.rep.failedSince(n, CheckOutcome) {
-		v.rep.pass(CheckOutcome, "%s follows from the events by unanimity-of-required on revision %d%s", stated.Status, v.revision.Revision, v.staleNote(h))
+		v.rep.pass(CheckOutcome, "%s follows from the events by %s on revision %d%s", stated.Status, rule, v.revision.Revision, v.staleNote(h))
 	}
+}
+
+// ruleName is the final revision's rule for a message: its name and, for
+// a quorum, the rule in words.
+func (v *verification) ruleName() string {
+	r := v.revision.DecisionRule
+	if !r.IsQuorum() {
+		return room.RuleUnanimity
+	}
+	return fmt.Sprintf("quorum (%s)", r.Words(room.RequiredCount(v.revision)))
 }
 
 // staleNote counts the decisions that stayed stale on the final revision.

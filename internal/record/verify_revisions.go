@@ -11,7 +11,8 @@ import (
 // checkRevisions: the revisions are numbered 1 to n in order, each
 // canonical object names this record's agreement, its own number and the
 // issuer, the record's schema is on that issuer, each revision keeps the
-// roster of the one before it (a revision only adds participants), and
+// roster of the one before it (a revision only adds participants) and asks
+// for no larger quorum than it has required participants, and
 // every revision, Markdown and terms digest recomputes. The recomputed
 // terms digests are what the decision rule compares later, never the
 // stated ones.
@@ -33,6 +34,9 @@ func (v *verification) checkRevisions() {
 		}
 		if i > 0 && !keepsRoster(v.revisions[i-1].Participants, rev.Participants) {
 			v.rep.fail(CheckRevision, "revision %d does not keep revision %d's participants, in order and unchanged (a revision only adds participants)", stated.Number, i)
+		}
+		if k, required := rev.DecisionRule.Agree, room.RequiredCount(rev); k > required {
+			v.rep.fail(CheckRevision, "revision %d: its quorum of %d is more than its %d required participants", stated.Number, k, required)
 		}
 	}
 	if want := fmt.Sprintf(SchemaFmt, r.Issuer); r.Schema != want {

@@ -16,13 +16,17 @@ type Amendment struct {
 	Objective *string
 	Rules     *[]string
 	Deadline  *time.Time
-	Add       []Participant
+	// Rule is the new decision rule; it is part of the terms.
+	Rule *Rule
+	Add  []Participant
 }
 
 // Change says what a new revision changed, for the room's history, the
 // emails to participants and the agent runtime.
 type Change struct {
 	Title, Objective, Rules bool
+	// Rule reports that the decision rule changed.
+	Rule bool
 	// Terms reports that the terms digest changed: every earlier decision
 	// is stale.
 	Terms bool
@@ -34,7 +38,7 @@ type Change struct {
 
 // Empty reports whether the revision would change nothing.
 func (c Change) Empty() bool {
-	return !c.Title && !c.Objective && !c.Rules && !c.Deadline && len(c.Added) == 0
+	return !c.Title && !c.Objective && !c.Rules && !c.Rule && !c.Deadline && len(c.Added) == 0
 }
 
 // Amend returns revision n+1 of prev with a applied, locked at lockedAt, and
@@ -62,6 +66,10 @@ func Amend(prev Revision, a Amendment, lockedAt time.Time) (Revision, Change, er
 		next.Rules = append([]string{}, *a.Rules...)
 		c.Rules = !slices.Equal(next.Rules, prev.Rules)
 	}
+	if a.Rule != nil {
+		c.Rule = *a.Rule != prev.DecisionRule
+		next.DecisionRule = *a.Rule
+	}
 	if a.Deadline != nil {
 		next.Deadline = canon.FormatSeconds(*a.Deadline)
 		if next.Deadline != prev.Deadline {
@@ -76,8 +84,14 @@ func Amend(prev Revision, a Amendment, lockedAt time.Time) (Revision, Change, er
 	}
 	next.Participants = append(next.Participants, a.Add...)
 	c.Added = append([]Participant{}, a.Add...)
+	if c.Rule || len(c.Added) > 0 {
+		// k is checked against the roster the new revision will have
+		if err := next.DecisionRule.Validate(RequiredCount(next)); err != nil {
+			return Revision{}, Change{}, err
+		}
+	}
 	if c.Empty() {
-		return Revision{}, Change{}, invalid("", "the revision would change nothing: send a new title, objective, rules or deadline, or participants to add")
+		return Revision{}, Change{}, invalid("", "the revision would change nothing: send a new title, objective, rules, decision rule or deadline, or participants to add")
 	}
 	before, err := TermsDigest(prev)
 	if err != nil {

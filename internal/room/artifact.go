@@ -44,7 +44,7 @@ func RenderArtifact(in ArtifactInput) string {
 	fmt.Fprintf(&b, "- Revision: %d\n", r.Revision)
 	fmt.Fprintf(&b, "- Revision digest (SHA-256 of the canonical agreement/v1 JSON): `%s`\n", in.Locked.RevisionDigest)
 	fmt.Fprintf(&b, "- Markdown digest (SHA-256 of the revision Markdown): `%s`\n", in.Locked.MarkdownDigest)
-	fmt.Fprintf(&b, "- Decision rule: %s\n", r.DecisionRule)
+	fmt.Fprintf(&b, "- Decision rule: %s\n", RuleLine(r))
 	fmt.Fprintf(&b, "- Deciding event: `%s`\n", in.DecidingID)
 	fmt.Fprintf(&b, "- Event chain head: `%s` (%d events)\n", in.ChainHead, in.ChainLength)
 	fmt.Fprintf(&b, "- Finalized at: %s\n\n", in.FinalizedAt)

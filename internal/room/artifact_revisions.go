@@ -20,6 +20,13 @@ func (in ArtifactInput) amended() bool { return len(in.Revisions) > 1 }
 // outcomeLine states the outcome; an amended record says that agreements
 // may come from earlier revisions with the same terms.
 func outcomeLine(in ArtifactInput) string {
+	if r := in.Locked.Revision; r.DecisionRule.IsQuorum() {
+		rule := fmt.Sprintf("By the decision rule, %s; %d did", r.DecisionRule.Words(RequiredCount(r)), r.DecisionRule.Agree)
+		if in.amended() {
+			return "Outcome: **reached**. " + rule + ", to the terms of the locked revision below, on it or on an earlier revision with the same terms digest.\n\n"
+		}
+		return "Outcome: **reached**. " + rule + ", to the locked revision below.\n\n"
+	}
 	if in.amended() {
 		return "Outcome: **reached**. Every required participant agreed to the terms of the locked revision below, on it or on an earlier revision with the same terms digest.\n\n"
 	}

@@ -26,8 +26,10 @@ type Blocker struct {
 // order, given the outcome in force:
 //   - pending: every required participant whose decision is missing or
 //     stale, with its reason;
-//   - reached: the required participants, whose agreements decided it;
-//   - disagreed, no_consensus: the participant whose decision settled it;
+//   - reached: the required participants whose agreements decided it;
+//   - disagreed, no_consensus: the participant whose decision settled it,
+//     and under a quorum every required participant whose disagreement or
+//     abstention counts (together they put the quorum out of reach);
 //   - expired: the required participants that were silent (no decision that
 //     counts, made before the deadline), with their reasons. The expired
 //     outcome carries the same list as blockedBy.
@@ -49,7 +51,11 @@ func (h History) Blocking(o Outcome) []Blocker {
 				out = append(out, silent(m, st))
 			}
 		case StatusReached:
-			if decided {
+			if decided && e.Action == ActionAgree {
+				out = append(out, Blocker{ParticipantID: m.ID, Reason: ReasonDecided, Decision: &e})
+			}
+		case StatusDisagreed:
+			if decided && (e.ID == o.DecidingEventID || h.Rule.IsQuorum() && e.Action != ActionAgree) {
 				out = append(out, Blocker{ParticipantID: m.ID, Reason: ReasonDecided, Decision: &e})
 			}
 		default:

@@ -80,11 +80,13 @@ type Snapshot struct {
 	// (or the expiry), so a snapshot read without the roster (a comment,
 	// which cannot decide) still sees a closed room.
 	Stored *Outcome
+	// Rule is the current revision's decision rule.
+	Rule Rule
 }
 
 // History is the snapshot as the decision rule reads it.
 func (s Snapshot) History() History {
-	return History{Current: s.Revision, Terms: s.Terms, Roster: s.Roster, Events: s.Events, Deadline: s.Deadline}
+	return History{Current: s.Revision, Terms: s.Terms, Roster: s.Roster, Events: s.Events, Deadline: s.Deadline, Rule: s.Rule}
 }
 
 // Admit decides whether participant may post cmd now, checking in the order

@@ -73,3 +73,42 @@ func commandDigest(t *testing.T, action, body string) (string, bool) {
 // canonUnmarshal reads canonical bytes back with the standard decoder; a
 // body that canonicalization altered would not compare equal.
 func canonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// FuzzRuleJSON: whatever decision_rule text is accepted reads back as a
+// rule whose canonical form is accepted again as the same rule, and that
+// form is one of the two the schema allows.
+func FuzzRuleJSON(f *testing.F) {
+	for _, s := range []string{`"unanimity-of-required"`, `{"type":"quorum","agree":2}`, `{"agree":50,"type":"quorum"}`, `{"type":"quorum","agree":1e0}`, `"quorum"`, `{}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var r Rule
+		if json.Unmarshal([]byte(s), &r) != nil {
+			return
+		}
+		b, err := canon.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Rule
+		if err := json.Unmarshal(b, &back); err != nil || back != r {
+			t.Fatalf("%s read as %v, written as %s, read back as %v %v", s, r, b, back, err)
+		}
+		if r.IsQuorum() && (r.Agree < 1 || r.Agree > MaxParticipants) {
+			t.Fatalf("%s accepted a quorum of %d", s, r.Agree)
+		}
+	})
+}
+
+func BenchmarkRuleOf(b *testing.B) {
+	l, err := Lock(sampleRevision())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := RuleOf(l.Canonical); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

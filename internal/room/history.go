@@ -28,6 +28,9 @@ type History struct {
 	Roster   []Member
 	Events   []Event
 	Deadline time.Time
+	// Rule is the current revision's decision rule (the zero value:
+	// unanimity of the required participants).
+	Rule Rule
 }
 
 // Standing is a participant's decision as the current revision sees it.
@@ -94,17 +97,18 @@ func (h History) counted(st map[string]Standing) []Event {
 	return out
 }
 
-// Outcome applies unanimity-of-required over the counting decisions, in
-// sequence order, first terminal fact wins: a disagreement gives disagreed,
-// an abstention no_consensus, the last missing agreement reached. If none
-// of these happened and now is at or past the deadline, the outcome is
-// expired (DecidedAt = the deadline).
+// Outcome applies the decision rule over the counting decisions, in
+// sequence order, first terminal fact wins. Under unanimity a disagreement
+// gives disagreed, an abstention no_consensus, the last missing agreement
+// reached. Under a quorum of k the k-th agreement gives reached, and the
+// decision (a disagreement or an abstention: neither can become an
+// agreement) after which fewer than k required participants could still
+// agree gives disagreed. If none of these happened and now is at or past
+// the deadline, the outcome is expired (DecidedAt = the deadline).
 func (h History) Outcome(now time.Time) Outcome {
-	required := 0
-	for _, m := range h.Roster {
-		if m.Required {
-			required++
-		}
+	required := h.required()
+	if h.Rule.IsQuorum() {
+		return h.quorum(required, now)
 	}
 	agreed := 0
 	for _, e := range h.counted(h.Standings()) {
@@ -119,10 +123,72 @@ func (h History) Outcome(now time.Time) Outcome {
 			}
 		}
 	}
+	return h.expiry(now)
+}
+
+// quorum is Outcome under a quorum rule: the counting decisions are read
+// in sequence order, and after each one the agreements so far and the
+// required participants still without a counting decision (silent, or
+// holding only a stale one) say whether k is reached or out of reach.
+func (h History) quorum(required int, now time.Time) Outcome {
+	k := h.Rule.Agree
+	agreed, open := 0, required
+	for _, e := range h.counted(h.Standings()) {
+		open--
+		if e.Action == ActionAgree {
+			agreed++
+		}
+		switch {
+		case agreed >= k:
+			return Outcome{Status: StatusReached, DecidedAt: e.CreatedAt, DecidingEventID: e.ID}
+		case agreed+open < k:
+			return Outcome{Status: StatusDisagreed, DecidedAt: e.CreatedAt, DecidingEventID: e.ID}
+		}
+	}
+	return h.expiry(now)
+}
+
+// expiry is the outcome when no decision settled it: expired at or past
+// the deadline, pending before.
+func (h History) expiry(now time.Time) Outcome {
 	if !now.Before(h.Deadline) {
 		return Outcome{Status: StatusExpired, DecidedAt: h.Deadline}
 	}
 	return Outcome{Status: StatusPending}
+}
+
+// required is the number of required participants on the roster.
+func (h History) required() int {
+	n := 0
+	for _, m := range h.Roster {
+		if m.Required {
+			n++
+		}
+	}
+	return n
+}
+
+// Tally is where the decision rule stands: how many agreements it needs
+// in all, how many required participants have a counting agreement, and
+// how many more agreements it needs (0 once it has them).
+type Tally struct {
+	Required int
+	Needed   int
+	Agreed   int
+	Missing  int
+}
+
+// Tally counts the required participants' counting agreements.
+func (h History) Tally() Tally {
+	t := Tally{Required: h.required()}
+	t.Needed = h.Rule.Needed(t.Required)
+	for _, e := range h.counted(h.Standings()) {
+		if e.Action == ActionAgree {
+			t.Agreed++
+		}
+	}
+	t.Missing = max(0, t.Needed-t.Agreed)
+	return t
 }
 
 // bySeq returns a copy of events in sequence order.

@@ -28,7 +28,9 @@ func TestHistoryProperty(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(13, 2))
 	seqs, checks, revisions, carried, stale := 0, 0, 0, 0, 0
-	for trial := 0; trial < 4000; trial++ {
+	quorum, ruleChanged, refused := 0, 0, 0
+	outcomes := map[string]int{}
+	for trial := 0; trial < 6000; trial++ {
 		seqs++
 		s := newSim(rng)
 		for step := 0; step < 30 && !s.model.final(); step++ {
@@ -38,10 +40,24 @@ func TestHistoryProperty(t *testing.T) {
 		revisions += len(s.revs) - 1
 		carried += s.model.carried
 		stale += s.model.staled
+		ruleChanged += s.ruleChanged
+		refused += s.ruleRefused
+		if s.model.quorum > 0 {
+			quorum++
+			outcomes["quorum "+s.model.outcome.Status]++
+		} else {
+			outcomes["unanimity "+s.model.outcome.Status]++
+		}
 	}
 	t.Logf("property: %d sequences, %d revisions locked, %d checks; %d decisions carried over, %d made stale", seqs, revisions, checks, carried, stale)
+	t.Logf("property: %d sequences ending under a quorum, %d rule changes by amendment, %d quorums refused as above the roster; final states %v",
+		quorum, ruleChanged, refused, outcomes)
 	if revisions < 4000 || carried < 1000 || stale < 1000 {
 		t.Fatalf("the generator no longer exercises revisions: %d revisions, %d carried, %d stale", revisions, carried, stale)
+	}
+	if quorum < 1000 || ruleChanged < 500 || refused < 100 || outcomes["quorum "+StatusReached] < 200 ||
+		outcomes["quorum "+StatusDisagreed] < 200 || outcomes["quorum "+StatusExpired] < 100 {
+		t.Fatalf("the generator no longer exercises the quorum rule: %d quorum sequences, %d rule changes, %d refused, %v", quorum, ruleChanged, refused, outcomes)
 	}
 }
 
@@ -55,6 +71,9 @@ type sim struct {
 	events []Event
 	seq    int64
 	model  *model
+	// ruleChanged counts the revisions that changed the decision rule,
+	// ruleRefused the amendments refused for a quorum above the roster.
+	ruleChanged, ruleRefused int
 }
 
 var (
@@ -62,6 +81,20 @@ var (
 	simObjectives = []string{"Ship on Tuesday.", "Ship on Thursday."}
 	simRules      = [][]string{{}, {"No weekend deploys."}}
 )
+
+// ruleLabel is a rule as the model's terms label writes it.
+func ruleLabel(r Rule) string { return fmt.Sprint(r.Agree) }
+
+// requiredOf counts the required members of roster.
+func requiredOf(roster []Member) int {
+	n := 0
+	for _, m := range roster {
+		if m.Required {
+			n++
+		}
+	}
+	return n
+}
 
 func newSim(rng *rand.Rand) *sim {
 	s := &sim{rng: rng, now: t0, terms: map[int]string{}, model: newModel()}
@@ -75,13 +108,16 @@ func newSim(rng *rand.Rand) *sim {
 		s.roster = append(s.roster, Member{ID: p.ParticipantID, Required: p.Required})
 		s.model.add(p.ParticipantID, p.Required)
 	}
+	if rng.IntN(2) == 0 {
+		r.DecisionRule = Quorum(1 + rng.IntN(requiredOf(s.roster)))
+	}
 	s.lock(r)
-	s.model.lock(label(simTitles[0], simObjectives[0], simRules[0]), deadline)
+	s.model.lock(label(simTitles[0], simObjectives[0], simRules[0], ruleLabel(r.DecisionRule)), r.DecisionRule.Agree, deadline)
 	return s
 }
 
-func label(title, objective string, rules []string) string {
-	return title + "\x00" + objective + "\x00" + strings.Join(rules, "\x00")
+func label(title, objective string, rules []string, rule string) string {
+	return title + "\x00" + objective + "\x00" + rule + "\x00" + strings.Join(rules, "\x00")
 }
 
 func (s *sim) lock(r Revision) {
@@ -104,7 +140,7 @@ func (s *sim) deadline() time.Time {
 }
 
 func (s *sim) history(events []Event) History {
-	return History{Current: len(s.revs), Terms: s.terms, Roster: s.roster, Events: events, Deadline: s.deadline()}
+	return History{Current: len(s.revs), Terms: s.terms, Roster: s.roster, Events: events, Deadline: s.deadline(), Rule: s.current().DecisionRule}
 }
 
 // step makes one random move and checks the code's verdict against the model's.
@@ -136,7 +172,7 @@ func (s *sim) command(t *testing.T) {
 		digest = "wrong"
 	}
 	snap := Snapshot{Revision: len(s.revs), RevisionDigest: fmt.Sprintf("digest-%d", len(s.revs)), Terms: s.terms,
-		Deadline: s.deadline(), Roster: s.roster, Events: s.events}
+		Deadline: s.deadline(), Roster: s.roster, Events: s.events, Rule: s.current().DecisionRule}
 	_, err := Admit(snap, Command{ParticipantID: who, Revision: rev, RevisionDigest: digest, Action: action}, s.now)
 	want := s.model.admit(who, action, rev, digest == fmt.Sprintf("digest-%d", rev), s.now)
 	if !errors.Is(err, want) && (err != nil || want != nil) {
@@ -181,19 +217,37 @@ func (s *sim) amend(t *testing.T) {
 		newDeadline = s.now.Add(time.Duration(1+s.rng.IntN(48*60)) * time.Minute).Truncate(time.Second)
 		a.Deadline = &newDeadline
 	}
+	required := requiredOf(s.roster)
 	if s.rng.IntN(3) == 0 {
 		p := Participant{ParticipantID: fmt.Sprintf("p%d", len(s.roster)), DisplayName: "New", Kind: KindHuman, Required: s.rng.IntN(2) == 0}
 		a.Add = append(a.Add, p)
+		if p.Required {
+			required++
+		}
+	}
+	rule := prev.DecisionRule
+	if s.rng.IntN(3) == 0 {
+		// unanimity, or a quorum of 1 to one more than the roster allows
+		rule = Quorum(s.rng.IntN(required + 2))
+		a.Rule = &rule
 	}
 	next, c, err := Amend(prev, a, s.now)
-	nothing := label(title, objective, rules) == s.model.terms && newDeadline.Equal(s.model.deadline) && len(a.Add) == 0
-	if nothing != (err != nil) {
-		t.Fatalf("%s: amend %+v: error %v, the model expects a change: %v", s.model.trace, a, err, !nothing)
+	terms := label(title, objective, rules, ruleLabel(rule))
+	nothing := terms == s.model.terms && newDeadline.Equal(s.model.deadline) && len(a.Add) == 0
+	tooMany := rule.Agree > required
+	if (nothing || tooMany) != (err != nil) {
+		t.Fatalf("%s: amend %+v: error %v, the model expects a change: %v, a quorum above %d: %v", s.model.trace, a, err, !nothing, required, tooMany)
 	}
 	if err != nil {
+		if tooMany && !nothing {
+			s.ruleRefused++
+		}
 		return
 	}
-	if next.Revision != prev.Revision+1 || c.Terms != (label(title, objective, rules) != s.model.terms) {
+	if rule != prev.DecisionRule {
+		s.ruleChanged++
+	}
+	if next.Revision != prev.Revision+1 || next.DecisionRule != rule || c.Terms != (terms != s.model.terms) {
 		t.Fatalf("%s: amend %+v gave revision %d, terms changed %v", s.model.trace, a, next.Revision, c.Terms)
 	}
 	s.lock(next)
@@ -201,7 +255,7 @@ func (s *sim) amend(t *testing.T) {
 		s.roster = append(s.roster, Member{ID: p.ParticipantID, Required: p.Required})
 		s.model.add(p.ParticipantID, p.Required)
 	}
-	s.model.lock(label(title, objective, rules), newDeadline)
+	s.model.lock(terms, rule.Agree, newDeadline)
 }
 
 // check compares outcome, standings and blocking with the model, on the

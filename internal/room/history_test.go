@@ -39,7 +39,7 @@ func TestTermsDigestIgnoresWhatIsNotTerms(t *testing.T) {
 		"rule text":   func(r *Revision) { r.Rules = []string{r.Rules[0], r.Rules[1] + " "} },
 		"rule order":  func(r *Revision) { r.Rules = []string{r.Rules[1], r.Rules[0]} },
 		"rule added":  func(r *Revision) { r.Rules = append(slices.Clone(r.Rules), "x") },
-		"rule policy": func(r *Revision) { r.DecisionRule = "majority" },
+		"rule policy": func(r *Revision) { r.DecisionRule = Quorum(1) },
 	} {
 		r := base
 		change(&r)

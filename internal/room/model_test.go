@@ -16,15 +16,23 @@ import (
 //   - a command must name the current revision; none is accepted once the
 //     outcome is final or the deadline has passed; a participant whose
 //     decision counts may not decide again;
-//   - the outcome changes only at the moment something happens: a required
-//     participant's disagreement makes it disagreed, an abstention
-//     no_consensus, an agreement that leaves every required participant
-//     with an agreement that counts makes it reached; the clock reaching
+//   - the outcome changes only at the moment something happens. Under
+//     unanimity a required participant's disagreement makes it disagreed,
+//     an abstention no_consensus, an agreement that leaves every required
+//     participant with an agreement that counts makes it reached. Under a
+//     quorum of k, a required participant's decision makes it reached when
+//     k required participants hold an agreement that counts, and
+//     disagreed when those agreements plus the required participants
+//     without a decision that counts are fewer than k. The clock reaching
 //     the deadline while pending makes it expired;
+//   - the rule is part of the terms (the label includes it);
 //   - blocking: while pending or expired, the required participants
-//     without a decision that counts; once decided, those who decided it.
+//     without a decision that counts; once decided, those who decided it
+//     (under a quorum: the agreements that reached it, or every
+//     disagreement and abstention that put it out of reach).
 type model struct {
 	terms    string
+	quorum   int // 0: unanimity
 	deadline time.Time
 	revTerms []string
 	order    []string
@@ -65,7 +73,7 @@ func (m *model) live(id string) *Event {
 	return nil
 }
 
-func (m *model) lock(terms string, deadline time.Time) {
+func (m *model) lock(terms string, quorum int, deadline time.Time) {
 	for _, id := range m.order {
 		if d := m.live(id); d != nil {
 			if m.revTerms[d.Revision-1] == terms {
@@ -76,10 +84,10 @@ func (m *model) lock(terms string, deadline time.Time) {
 		}
 	}
 	m.revTerms = append(m.revTerms, terms)
-	m.terms, m.deadline = terms, deadline
-	m.trace += fmt.Sprintf(" revision(%d,%q,%s)", len(m.revTerms), terms, deadline.Format(time.RFC3339))
-	if m.everyoneAgreed() {
-		panic("a revision completed the agreement by itself: " + m.trace)
+	m.terms, m.quorum, m.deadline = terms, quorum, deadline
+	m.trace += fmt.Sprintf(" revision(%d,%q,quorum %d,%s)", len(m.revTerms), terms, quorum, deadline.Format(time.RFC3339))
+	if m.quorum == 0 && m.everyoneAgreed() || m.quorum > 0 && m.quorumVerdict() != StatusPending {
+		panic("a revision decided the agreement by itself: " + m.trace)
 	}
 }
 
@@ -90,6 +98,31 @@ func (m *model) everyoneAgreed() bool {
 		}
 	}
 	return true
+}
+
+// quorumVerdict counts, over the required participants, the agreements
+// that count and those who could still agree.
+func (m *model) quorumVerdict() string {
+	agreed, could := 0, 0
+	for _, id := range m.order {
+		if !m.required[id] {
+			continue
+		}
+		switch d := m.live(id); {
+		case d == nil:
+			could++
+		case d.Action == ActionAgree:
+			agreed++
+			could++
+		}
+	}
+	switch {
+	case agreed >= m.quorum:
+		return StatusReached
+	case could < m.quorum:
+		return StatusDisagreed
+	}
+	return StatusPending
 }
 
 func (m *model) admit(id, action string, rev int, digestOK bool, now time.Time) error {
@@ -108,6 +141,12 @@ func (m *model) admit(id, action string, rev int, digestOK bool, now time.Time) 
 func (m *model) decide(e Event) {
 	m.decs[e.ParticipantID] = append(m.decs[e.ParticipantID], e)
 	if !m.required[e.ParticipantID] {
+		return
+	}
+	if m.quorum > 0 {
+		if v := m.quorumVerdict(); v != StatusPending {
+			m.outcome = Outcome{Status: v, DecidedAt: e.CreatedAt, DecidingEventID: e.ID}
+		}
 		return
 	}
 	switch {
@@ -165,8 +204,14 @@ func (m *model) blocking() []string {
 				out = append(out, id+":"+ReasonNoDecision)
 			}
 		case StatusReached:
-			out = append(out, id+":"+ReasonDecided+":"+d.ID)
+			if d != nil && d.Action == ActionAgree {
+				out = append(out, id+":"+ReasonDecided+":"+d.ID)
+			}
 		default:
+			if m.quorum > 0 && m.outcome.Status == StatusDisagreed && d != nil && d.Action != ActionAgree {
+				out = append(out, id+":"+ReasonDecided+":"+d.ID)
+				continue
+			}
 			if d != nil && d.ID == m.outcome.DecidingEventID {
 				out = append(out, id+":"+ReasonDecided+":"+d.ID)
 			}

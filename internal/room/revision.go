@@ -18,7 +18,6 @@ const (
 	MaxRule            = 1000
 	MaxParticipants    = 50
 	MaxDisplayName     = 200
-	DecisionRule       = "unanimity-of-required"
 	KindAgent          = "agent"
 	KindHuman          = "human"
 	AgreementSchemaFmt = "%s/schemas/agreement/v1"
@@ -42,7 +41,7 @@ type Revision struct {
 	Objective    string        `json:"objective"`
 	Rules        []string      `json:"rules"`
 	Participants []Participant `json:"participants"`
-	DecisionRule string        `json:"decision_rule"`
+	DecisionRule Rule          `json:"decision_rule"`
 	Deadline     string        `json:"deadline"`
 	LockedAt     string        `json:"locked_at"`
 	Issuer       string        `json:"issuer"`
@@ -70,6 +69,28 @@ func Lock(r Revision) (Locked, error) {
 	}
 	md := RenderMarkdown(r)
 	return Locked{Revision: r, Canonical: b, Markdown: md, RevisionDigest: d, MarkdownDigest: canon.Digest([]byte(md)), TermsDigest: terms}, nil
+}
+
+// RequiredCount is the number of required participants on r's roster.
+func RequiredCount(r Revision) int {
+	n := 0
+	for _, p := range r.Participants {
+		if p.Required {
+			n++
+		}
+	}
+	return n
+}
+
+// RuleLine is the decision rule as the revision's Markdown and CONSENSUS.md
+// state it: the rule's name, and for a quorum the rule in words ("quorum:
+// 2 of the 3 required participants must agree"). Unanimity is written as
+// it always was, so a unanimity revision renders the same bytes as before.
+func RuleLine(r Revision) string {
+	if !r.DecisionRule.IsQuorum() {
+		return RuleUnanimity
+	}
+	return RuleQuorum + ": " + r.DecisionRule.Words(RequiredCount(r))
 }
 
 // ParseDeadline accepts an RFC 3339 instant without fractional seconds, in
@@ -184,7 +205,7 @@ func renderRevision(r Revision, h string) string {
 	fmt.Fprintf(&b, "%s %s\n\n", h, oneLine(r.Title))
 	fmt.Fprintf(&b, "- Agreement: `%s`\n", r.AgreementID)
 	fmt.Fprintf(&b, "- Revision: %d\n", r.Revision)
-	fmt.Fprintf(&b, "- Decision rule: %s\n", r.DecisionRule)
+	fmt.Fprintf(&b, "- Decision rule: %s\n", RuleLine(r))
 	fmt.Fprintf(&b, "- Deadline: %s\n", r.Deadline)
 	fmt.Fprintf(&b, "- Locked at: %s\n", r.LockedAt)
 	fmt.Fprintf(&b, "- Issuer: %s\n\n", r.Issuer)

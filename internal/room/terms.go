@@ -11,7 +11,7 @@ import (
 // roster, the revision number and the lock time are deliberately absent, so
 // a later deadline or an added participant keeps every decision.
 type Terms struct {
-	DecisionRule string   `json:"decision_rule"`
+	DecisionRule Rule     `json:"decision_rule"`
 	Objective    string   `json:"objective"`
 	Rules        []string `json:"rules"`
 	Title        string   `json:"title"`
@@ -41,5 +41,5 @@ func TermsDigest(r Revision) (string, error) {
 // llms-full.txt, the README and openapi.json state it word for word.
 const RevisionEffect = "If an operator locks a new revision whose `termsDigest` equals that of the revision you decided on " +
 	"(only the deadline or the roster changed), your decision still counts and you do not decide again. " +
-	"If its `termsDigest` differs (the title, objective or rules changed), your earlier decision no longer counts: " +
+	"If its `termsDigest` differs (the title, objective, rules or decision rule changed), your earlier decision no longer counts: " +
 	"it is shown as `stale`, and you decide again on the new revision, after reading and verifying it."

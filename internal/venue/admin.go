@@ -344,6 +344,7 @@ func (v *Venue) ResendInvitation(ctx context.Context, c OperatorCall, invitation
 			Origin: v.Origin, InvitationID: id.String(), AgreementID: inv.AgreementID.String(), ParticipantID: inv.ParticipantID.String(),
 			Kind: inv.Kind, DisplayName: inv.DisplayName, Inbox: inv.Email, Title: revision.Title, Deadline: revision.Deadline,
 			RevisionNumber: rev.Number, RevisionDigest: rev.RevisionDigest, Secret: sec, EmailProof: proof,
+			DecisionRule: revision.DecisionRule.Words(room.RequiredCount(revision)),
 		})
 		if err := v.queueInvitation(ctx, tx, env, id, inv.AgreementID, now); err != nil {
 			return err

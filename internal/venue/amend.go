@@ -19,6 +19,8 @@ type AmendInput struct {
 	Rules        *[]string          `json:"rules"`
 	Deadline     *string            `json:"deadline"`
 	Participants []ParticipantInput `json:"participants"`
+	// DecisionRule, when given, is the new revision's decision rule.
+	DecisionRule json.RawMessage `json:"decisionRule,omitempty"`
 }
 
 // Amended is the operator's view of a new revision. It never carries a
@@ -66,6 +68,13 @@ func (v *Venue) AmendAgreement(ctx context.Context, c OperatorCall, agreementID 
 			return nil, err
 		}
 		a.Deadline = &d
+	}
+	if len(in.DecisionRule) > 0 {
+		rule, err := room.ParseRule(in.DecisionRule)
+		if err != nil {
+			return nil, err
+		}
+		a.Rule = &rule
 	}
 	if in.Participants != nil && len(in.Participants) == 0 {
 		return nil, &room.ValidationError{Field: "participants", Reason: "lists the participants to add: leave it out to add none"}
@@ -220,7 +229,7 @@ func changedNames(c room.Change) []string {
 	for _, f := range []struct {
 		on   bool
 		name string
-	}{{c.Title, "title"}, {c.Objective, "objective"}, {c.Rules, "rules"}, {c.Deadline, "deadline"}, {len(c.Added) > 0, "participants"}} {
+	}{{c.Title, "title"}, {c.Objective, "objective"}, {c.Rules, "rules"}, {c.Rule, "decisionRule"}, {c.Deadline, "deadline"}, {len(c.Added) > 0, "participants"}} {
 		if f.on {
 			out = append(out, f.name)
 		}

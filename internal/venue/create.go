@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -23,6 +24,9 @@ type CreateInput struct {
 	Rules        []string           `json:"rules"`
 	Deadline     string             `json:"deadline"`
 	Participants []ParticipantInput `json:"participants"`
+	// DecisionRule is "unanimity-of-required" (also when absent) or
+	// {"type": "quorum", "agree": k}.
+	DecisionRule json.RawMessage `json:"decisionRule,omitempty"`
 }
 
 // ParticipantInput is one invited participant.
@@ -105,10 +109,14 @@ func (v *Venue) prepareAgreement(in CreateInput) (*prepared, error) {
 	if len(in.Participants) < 1 || len(in.Participants) > room.MaxParticipants {
 		return nil, &room.ValidationError{Field: "participants", Reason: fmt.Sprintf("must list 1 to %d participants", room.MaxParticipants)}
 	}
+	rule, err := room.ParseRule(in.DecisionRule)
+	if err != nil {
+		return nil, err
+	}
 	agreementID := uuid.New()
 	rev := room.Revision{
 		Schema: fmt.Sprintf(room.AgreementSchemaFmt, v.Origin), AgreementID: agreementID.String(), Revision: 1,
-		Title: in.Title, Objective: in.Objective, Rules: in.Rules, DecisionRule: room.DecisionRule,
+		Title: in.Title, Objective: in.Objective, Rules: in.Rules, DecisionRule: rule,
 		Deadline: canon.FormatSeconds(deadline), LockedAt: canon.FormatSeconds(now), Issuer: v.Origin,
 	}
 	slots, err := newSlots(in.Participants, map[string]bool{})
@@ -122,6 +130,9 @@ func (v *Venue) prepareAgreement(in CreateInput) (*prepared, error) {
 	}
 	if !anyRequired {
 		return nil, &room.ValidationError{Field: "participants", Reason: "at least one participant must be required: the outcome is decided by the required participants"}
+	}
+	if err := rule.Validate(room.RequiredCount(rev)); err != nil {
+		return nil, err
 	}
 	locked, err := room.Lock(rev)
 	if err != nil {

@@ -148,7 +148,7 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 			return store.AppendWrite{}, err
 		}
 		snap := room.Snapshot{Revision: a.CurrentRevision, RevisionDigest: rev.RevisionDigest, Terms: h.Terms, Deadline: a.Deadline,
-			Roster: h.Roster, Events: h.Events, ParticipantEvents: me.EventsOn(a.CurrentRevision), Stored: &a.Outcome}
+			Roster: h.Roster, Events: h.Events, ParticipantEvents: me.EventsOn(a.CurrentRevision), Stored: &a.Outcome, Rule: h.Rule}
 		outcome, admitErr := room.Admit(snap, cmd, now)
 		if admitErr != nil {
 			res.refusal = admitErr

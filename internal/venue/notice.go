@@ -27,6 +27,9 @@ func (v *Venue) queueNotice(ctx context.Context, tx *store.Tx, p store.Participa
 	if c.Deadline {
 		in.PreviousDeadline = c.PreviousDeadline
 	}
+	if c.Rule {
+		in.DecisionRule = r.DecisionRule.Words(room.RequiredCount(r))
+	}
 	for _, a := range c.Added {
 		in.Added = append(in.Added, a.DisplayName)
 	}

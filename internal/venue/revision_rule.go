@@ -28,6 +28,26 @@ type BlockerView struct {
 	Revision      *int    `json:"revision"`
 }
 
+// RuleView is the decision rule as the room states it, with where it
+// stands: how many agreements of required participants it needs in all,
+// how many count now and how many more it needs. The blocking list (while
+// pending) names who could give them.
+type RuleView struct {
+	Type                 string `json:"type"`
+	Agree                int    `json:"agree"`
+	RequiredParticipants int    `json:"requiredParticipants"`
+	Statement            string `json:"statement"`
+	Agreed               int    `json:"agreed"`
+	AgreementsNeeded     int    `json:"agreementsNeeded"`
+}
+
+// ruleView states h's rule and its tally.
+func ruleView(h room.History) RuleView {
+	t := h.Tally()
+	return RuleView{Type: h.Rule.Type(), Agree: t.Needed, RequiredParticipants: t.Required, Statement: h.Rule.Words(t.Required),
+		Agreed: t.Agreed, AgreementsNeeded: t.Missing}
+}
+
 // errNoHistory: a revision was cached without the history of revisions the
 // decision rule needs; a bug, never a state of the data.
 var errNoHistory = errors.New("venue: the current revision was read without its history")
@@ -46,7 +66,11 @@ func ruleOf[M ruleMember](a store.Agreement, rev store.Revision, roster []M) (ro
 	if len(rev.History) < rev.Number {
 		return room.History{}, errNoHistory
 	}
-	h := room.History{Current: a.CurrentRevision, Terms: store.Terms(rev.History), Deadline: a.Deadline, Roster: make([]room.Member, len(roster))}
+	rule, err := room.RuleOf(rev.Canonical)
+	if err != nil {
+		return room.History{}, err
+	}
+	h := room.History{Current: a.CurrentRevision, Terms: store.Terms(rev.History), Deadline: a.Deadline, Roster: make([]room.Member, len(roster)), Rule: rule}
 	for i, m := range roster {
 		h.Roster[i] = m.Member()
 		if d, ok := m.DecisionEvent(); ok {

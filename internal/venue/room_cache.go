@@ -110,6 +110,8 @@ type roomSnapshot struct {
 	// outcomes; counted holds each member's decision that counts.
 	earlyBlocking, lateBlocking []BlockerView
 	counted                     map[uuid.UUID]string
+	// decisionRule is the rule as the room states it, with its tally.
+	decisionRule RuleView
 
 	// middle is what the HTTP layer made of the shared pieces (see
 	// RoomParts.Shared), once per version.
@@ -326,7 +328,7 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 	e.artifact = art
 	s := &roomSnapshot{agreement: rs.Agreement, roster: rs.Roster, revision: rev, rule: rule, rosterJS: rosterJS,
 		events: e.events[:len(e.events):len(e.events)], artifact: art,
-		early: rule.Outcome(time.Time{}), late: rule.Outcome(rs.Agreement.Deadline), counted: countedDecisions(rule)}
+		early: rule.Outcome(time.Time{}), late: rule.Outcome(rs.Agreement.Deadline), counted: countedDecisions(rule), decisionRule: ruleView(rule)}
 	s.earlyBlocking, s.lateBlocking = blockingView(rule, s.early, rs.Roster), blockingView(rule, s.late, rs.Roster)
 	if e.snap == nil || e.snap.agreement.Version < s.agreement.Version {
 		c.resize(e, len(e.events)-grown+s.cost()-e.snap.cost())

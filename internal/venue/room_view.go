@@ -95,6 +95,7 @@ type RoomView struct {
 	You          You                   `json:"you"`
 	Outcome      OutcomeView           `json:"outcome"`
 	Blocking     []BlockerView         `json:"blocking"`
+	DecisionRule RuleView              `json:"decisionRule"`
 	ChainHead    string                `json:"chainHead"`
 	Deadline     string                `json:"deadline"`
 	Artifact     *ArtifactMeta         `json:"artifact"`
@@ -104,7 +105,7 @@ type RoomView struct {
 // roomViewFormat names the shape of RoomView in every room tag. Change it
 // whenever the bytes Room writes for the same state change, so no client
 // keeps a body of the old shape under a matching tag.
-const roomViewFormat = "consensus-room-view/3"
+const roomViewFormat = "consensus-room-view/4"
 
 // RoomTag is the version of one participant's room: it changes whenever
 // the room as that participant reads it changes (serverTime aside), so the
@@ -258,6 +259,7 @@ type RoomParts struct {
 	You          You
 	Outcome      OutcomeView
 	Blocking     []BlockerView
+	DecisionRule RuleView
 	ChainHead    string
 	Deadline     time.Time
 	Artifact     *ArtifactMeta
@@ -292,7 +294,7 @@ func (v *Venue) RoomParts(ctx context.Context, p *Principal) (*RoomParts, error)
 	}
 	a := r.snap.agreement
 	return &RoomParts{Tag: r.tag, AgreementID: a.ID, InvitationID: p.InvitationID, You: r.you, Outcome: r.outcome, Blocking: r.blocking,
-		ChainHead: a.Head.Hash, Deadline: a.Deadline, Artifact: r.artifact, ServerTime: r.now, snap: r.snap}, nil
+		DecisionRule: r.snap.decisionRule, ChainHead: a.Head.Hash, Deadline: a.Deadline, Artifact: r.artifact, ServerTime: r.now, snap: r.snap}, nil
 }
 
 // Room returns the room as p reads it, as a value (what RoomParts holds).
@@ -308,7 +310,7 @@ func (v *Venue) Room(ctx context.Context, p *Principal) (*RoomView, error) {
 		Revision: RevisionView{Number: rev.Number, RevisionDigest: rev.RevisionDigest, MarkdownDigest: rev.MarkdownDigest,
 			TermsDigest: rev.TermsDigest, CanonicalRevision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown},
 		Revisions: revisionsView(rev.History[:rev.Number]), Roster: rosterView(r.snap.rule, r.snap.roster), Events: []EventView{},
-		You: r.you, Outcome: r.outcome, Blocking: r.blocking,
+		You: r.you, Outcome: r.outcome, Blocking: r.blocking, DecisionRule: r.snap.decisionRule,
 		ChainHead: a.Head.Hash, Deadline: canon.FormatSeconds(a.Deadline), Artifact: r.artifact, ServerTime: canon.FormatTime(r.now),
 	}
 	if len(r.snap.events) > 0 {

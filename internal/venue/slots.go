@@ -82,6 +82,7 @@ func (v *Venue) insertSlot(ctx context.Context, tx *store.Tx, s slot, position i
 		ParticipantID: s.participant.String(), Kind: s.in.Kind, DisplayName: s.in.DisplayName, Inbox: s.email,
 		Title: locked.Revision.Title, Deadline: locked.Revision.Deadline, RevisionNumber: locked.Revision.Revision,
 		RevisionDigest: locked.RevisionDigest, Secret: s.secret, EmailProof: s.prof,
+		DecisionRule: locked.Revision.DecisionRule.Words(room.RequiredCount(locked.Revision)),
 	})
 	if err := v.queueInvitation(ctx, tx, env, s.invitation, agreementID, now); err != nil {
 		return CreatedParticipant{}, err

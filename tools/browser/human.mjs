@@ -2,7 +2,8 @@
 // playwright-core), started by internal/e2e's TestPeopleInBrowser. Three
 // people open invitation links from real emails; one claims, comments,
 // agrees and downloads CONSENSUS.md while a second person and an agent
-// decide through their own channels. It also shows a wrong proof code, a
+// decide through their own channels; a fifth room decides by a quorum of 2
+// of 3. It also shows a wrong proof code, a
 // stale revision, a closed tab, a revoked participant and an expired
 // invitation. Every step is screenshot at desktop and phone width and
 // checked with axe-core.
@@ -17,7 +18,7 @@ const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', 
   '--disable-component-update', '--disable-sync', '--disable-quic'];
 
 const io = channel();
-const cfg = await io.next(); // { origin, chromium, outDir, one, two, three, four: { link, proof } }
+const cfg = await io.next(); // { origin, chromium, outDir, one, two, three, four, five: { link, proof } }
 const checks = new Checks();
 const requested = [];
 const consoleProblems = [];
@@ -206,6 +207,25 @@ checks.ok((await text(fresh, '#nolink')).includes('open the private link in your
 await shot(fresh, 'closed-tab');
 await axe(fresh, 'closed tab', checks);
 await fresh.close();
+
+// A quorum room: 2 of the 3 required participants must agree. The person
+// agrees, an agent agrees, and the room is reached while the third is silent.
+const page5 = await p1.ctx.newPage();
+await claim(page5, cfg.five.link, cfg.five.proof);
+checks.ok((await text(page5, '#a-rule')).includes('2 of the 3 required participants must agree'), 'the page states the quorum rule in words');
+checks.ok((await text(page5, '#a-revcheck')).includes('matches'), 'the revision digest of a quorum revision recomputes in the browser');
+checks.ok((await text(page5, '#rule-progress')).includes('2 more agreements are needed'), 'the room says how many agreements are needed');
+await decide(page5, 'agree');
+await page5.click('#confirm-yes');
+await page5.locator('#you', { hasText: 'Your decision is recorded' }).waitFor();
+await page5.locator('#rule-progress', { hasText: '1 more agreement is needed' }).waitFor();
+await shot(page5, 'quorum-pending');
+await io.ask('quorum-agent-agrees');
+await page5.locator('[data-outcome="reached"]').waitFor({ timeout: 20000 });
+checks.ok((await text(page5, '#outcome')).includes('2 required participants agreed'), 'the reached quorum room says two agreed, as the rule asks');
+await shot(page5, 'quorum-reached');
+await axe(page5, 'quorum reached', checks);
+await page5.close();
 
 // A revoked participant: the open room says so at its next reading.
 const page3 = await p1.ctx.newPage();

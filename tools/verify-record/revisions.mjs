@@ -1,7 +1,8 @@
 // The revision checks of the standard-library verifier: a record lists every
 // locked revision, 1 to n in order, the final one last. Each must belong to
 // the record, keep the roster of the one before it (a revision only adds
-// participants), and hash to its stated revision, Markdown and terms
+// participants), ask for no larger quorum than it has required
+// participants, and hash to its stated revision, Markdown and terms
 // digests. The terms digests recomputed here, never the stated ones, are
 // what the decision rule compares.
 import { createHash } from "node:crypto";
@@ -31,6 +32,9 @@ export function checkRevisions(r, { pass, fail, failedSince, count }) {
       if (c.participants.length < before.length || before.some((p, j) => !sameParticipant(p, c.participants[j])))
         fail("revision", `revision ${rv.number} does not keep revision ${i}'s participants, in order and unchanged (a revision only adds participants)`);
     }
+    const k = typeof c.decision_rule === "object" ? c.decision_rule.agree : 0;
+    const required = c.participants.filter((p) => p.required).length;
+    if (k > required) fail("revision", `revision ${rv.number}: its quorum of ${k} is more than its ${required} required participants`);
   });
   if (r.schema !== r.issuer + "/schemas/consensus-record/v1") fail("revision", `schema is ${r.schema}, not on the issuer's origin`);
   if (!failedSince(n, "revision")) pass("revision", `agreement ${r.agreement_id}, revisions 1 to ${r.revisions.length}, issuer ${r.issuer}`);

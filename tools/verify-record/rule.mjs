@@ -1,6 +1,8 @@
 // The rules a record must follow, written again from SPEC §3-4 for the
-// standard-library verifier: instants, command bodies, and the decision rule
-// unanimity-of-required with the revision rule of SPEC §12 (R-REV-TERMS).
+// standard-library verifier: instants, command bodies, and the decision rules
+// (unanimity of the required participants, or a quorum of k of them) with
+// the revision rule: a decision made on an earlier revision counts exactly
+// when that revision's terms digest equals the current one's.
 
 const INSTANT = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?Z$/;
 
@@ -47,25 +49,51 @@ export function countingDecision(terms, events, p, current) {
   return events.find((e) => e.participant === p && isTerminal(e.action) && carriesOver(terms, e.revision, current)) ?? null;
 }
 
-// evaluate applies unanimity-of-required on revision current (the final
-// one, whose roster and deadline are given) to each required participant's
-// counting decision, when made before the deadline, in seq order: a
-// disagreement gives disagreed, an abstention no_consensus, the last
-// missing agreement reached; otherwise expired once now reaches the
-// deadline, else pending. Instants are BigInt nanoseconds.
-export function evaluate(current, terms, roster, events, deadline, now) {
+// quorumOf returns k for a decision_rule {"type": "quorum", "agree": k}, or
+// 0 for "unanimity-of-required".
+export const quorumOf = (rule) => (typeof rule === "object" && rule !== null && rule.type === "quorum" ? rule.agree : 0);
+
+// ruleWords names a rule for a report: "unanimity-of-required", or
+// "quorum (2 of the 3 required participants must agree)".
+export function ruleWords(rule, requiredCount) {
+  const k = quorumOf(rule);
+  if (!k) return "unanimity-of-required";
+  return `quorum (${k} of the ${requiredCount} required participant${requiredCount === 1 ? "" : "s"} must agree)`;
+}
+
+// evaluate applies the decision rule of revision current (the final one,
+// whose roster, deadline and decision_rule are given) to each required
+// participant's counting decision, when made before the deadline, in seq
+// order; the first terminal fact wins.
+//   - "unanimity-of-required": a disagreement gives disagreed, an
+//     abstention no_consensus, the last missing agreement reached.
+//   - {"type": "quorum", "agree": k}: the k-th agreement gives reached; a
+//     disagreement or abstention never becomes an agreement, so the
+//     decision after which the agreements plus the required participants
+//     still without a counting decision are fewer than k gives disagreed.
+// Otherwise expired once now reaches the deadline, else pending. Instants
+// are BigInt nanoseconds.
+export function evaluate(current, terms, roster, events, deadline, now, rule = "unanimity-of-required") {
   const ordered = [...events].sort((a, b) => a.seq - b.seq);
   const required = roster.filter((m) => m.required).map((m) => m.id);
   const counted = required
     .map((id) => countingDecision(terms, ordered, id, current))
     .filter((e) => e !== null && e.createdAt < deadline)
     .sort((a, b) => a.seq - b.seq);
-  let agreed = 0;
+  const k = quorumOf(rule);
+  let agreed = 0, undecided = required.length;
   for (const e of counted) {
-    if (e.action === "disagree") return { status: "disagreed", decidedAt: e.createdAt, decidingEventId: e.id };
-    if (e.action === "abstain") return { status: "no_consensus", decidedAt: e.createdAt, decidingEventId: e.id };
-    agreed++;
-    if (agreed === required.length) return { status: "reached", decidedAt: e.createdAt, decidingEventId: e.id };
+    const settled = { decidedAt: e.createdAt, decidingEventId: e.id };
+    undecided--;
+    if (e.action === "agree") agreed++;
+    if (k > 0) {
+      if (agreed >= k) return { status: "reached", ...settled };
+      if (agreed + undecided < k) return { status: "disagreed", ...settled };
+      continue;
+    }
+    if (e.action === "disagree") return { status: "disagreed", ...settled };
+    if (e.action === "abstain") return { status: "no_consensus", ...settled };
+    if (agreed === required.length) return { status: "reached", ...settled };
   }
   if (now >= deadline) return { status: "expired", decidedAt: deadline, decidingEventId: "" };
   return { status: "pending", decidedAt: null, decidingEventId: "" };

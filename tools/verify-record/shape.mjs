@@ -41,6 +41,9 @@ export function checkShape(r) {
   const int = (min) => (v, path) => {
     if (!Number.isInteger(v) || v < min) return bad(path, `must be an integer of at least ${min}`), false;
   };
+  const intIn = (min, max) => (v, path) => {
+    if (!Number.isInteger(v) || v < min || v > max) return bad(path, `must be an integer from ${min} to ${max}`), false;
+  };
   const constant = (c) => (v, path) => {
     if (v !== c) return bad(path, `must be ${JSON.stringify(c)}`), false;
   };
@@ -67,7 +70,8 @@ export function checkShape(r) {
     schema: str(/^https?:\/\/[^/?#]+\/schemas\/agreement\/v1$/), agreement_id: uuid, revision: int(1),
     title: str(null, 1, 200), objective: str(null, 1, 4000), rules: array(str(null, 1, 1000), 0, 50),
     participants: array(members({ participant_id: uuid, display_name: str(null, 1, 200), kind: oneOf("agent", "human"), required: bool }), 1, 50),
-    decision_rule: constant("unanimity-of-required"), deadline: time(SECONDS), locked_at: time(SECONDS), issuer: str(ORIGIN),
+    decision_rule: (v, path) => (typeof v === "string" ? constant("unanimity-of-required")(v, path)
+      : members({ agree: intIn(1, 50), type: constant("quorum") })(v, path)), deadline: time(SECONDS), locked_at: time(SECONDS), issuer: str(ORIGIN),
   });
   const command = members({
     schema: str(/^https?:\/\/[^/?#]+\/schemas\/room-command\/v1$/), version: constant(1), agreement_id: uuid, invitation_id: uuid,

@@ -59,12 +59,27 @@ function person(p, youId) {
   return li;
 }
 
+/**
+ * States a revision's decision rule in words: "unanimity-of-required", or
+ * {"type": "quorum", "agree": k} over the required participants.
+ */
+export function ruleWords(rule, participants) {
+  const n = (participants || []).filter(p => p.required).length;
+  if (rule && typeof rule === 'object' && rule.type === 'quorum') {
+    return rule.agree + ' of the ' + n + ' required participant' + (n === 1 ? '' : 's') + ' must agree. ' +
+      'A disagreement or an abstention counts against it: once fewer than ' + rule.agree +
+      ' required participants could still agree, it ends without consensus.';
+  }
+  return 'Every required participant must agree. One disagreement or abstention from a required participant ends it without consensus.';
+}
+
 /** Shows the locked revision: what the person is asked to decide on. */
 export function showRevision(rev, digests, youId) {
   $('a-title').textContent = rev.title;
   $('a-revision').textContent = 'Revision ' + rev.revision + ', locked ' + utcTime(rev.locked_at);
   $('a-deadline-local').textContent = localTime(rev.deadline);
   $('a-deadline-utc').textContent = 'That is ' + utcTime(rev.deadline) + '.';
+  $('a-rule').textContent = ruleWords(rev.decision_rule, rev.participants);
   $('a-objective').textContent = rev.objective;
   const rules = Array.isArray(rev.rules) ? rev.rules : [];
   fill($('a-rules'), rules.map(r => el('li', r)));
@@ -93,18 +108,35 @@ const outcomeText = {
   expired: 'the deadline passed before every required participant decided. Nothing more can be recorded.',
 };
 
+/** The outcome in words under a quorum rule, whose statement r gives. */
+function quorumText(status, r) {
+  switch (status) {
+    case 'reached': return r.agree + ' required participants agreed, as the rule asks (' + r.statement + ').';
+    case 'disagreed': return 'too few required participants could still agree (' + r.statement + '), so the agreement ended without consensus.';
+    case 'expired': return 'the deadline passed before ' + r.agree + ' required participants agreed. Nothing more can be recorded.';
+  }
+  return outcomeText[status];
+}
+
 /** Shows the outcome, what it waits for, and the participants' states. */
 export function showOutcome(room) {
   const o = room.outcome;
+  const r = room.decisionRule;
   const box = $('outcome');
   box.className = 'box ' + (o.status === 'pending' ? 'status-pending' : o.status === 'reached' ? 'status-reached' : 'status-final');
   const when = o.decidedAt ? ' Final since ' + localTime(o.decidedAt) + '.' : ' The deadline is ' + localTime(room.deadline) + '.';
-  fill(box, [el('p', null, {}, el('strong', o.status, { 'data-outcome': o.status }), ' — ' + (outcomeText[o.status] || '') + when)]);
+  const text = r && r.type === 'quorum' ? quorumText(o.status, r) : outcomeText[o.status];
+  const lines = [el('p', null, {}, el('strong', o.status, { 'data-outcome': o.status }), ' — ' + (text || '') + when)];
+  if (r && o.status === 'pending') {
+    const more = r.agreementsNeeded === 1 ? '1 more agreement is needed' : r.agreementsNeeded + ' more agreements are needed';
+    lines.push(el('p', 'Decision rule: ' + r.statement + '. Agreements so far: ' + r.agreed + '; ' + more + '.', { id: 'rule-progress' }));
+  }
+  fill(box, lines);
   const names = new Map(room.roster.map(p => [p.participantId, p]));
   let waiting;
   if (o.status === 'pending') {
-    waiting = room.roster.filter(p => p.required && !p.decision).map(p => el('li', null, {},
-      el('span', p.displayName, { class: 'name' }), ' ' + (p.state === 'invited' ? 'has not claimed their place yet.' : 'has not decided yet.')));
+    waiting = room.roster.filter(p => p.required && (!p.decision || p.stale)).map(p => el('li', null, {},
+      el('span', p.displayName, { class: 'name' }), ' ' + (p.stale ? 'must decide again: the terms changed since their decision.' : p.state === 'invited' ? 'has not claimed their place yet.' : 'has not decided yet.')));
   } else if (o.status === 'expired') {
     waiting = room.roster.filter(p => p.required && !p.decision).map(p => el('li', null, {},
       el('span', p.displayName, { class: 'name' }), ' did not decide before the deadline.'));

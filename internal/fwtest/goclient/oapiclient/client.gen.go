@@ -48,15 +48,30 @@ func (e Action) Valid() bool {
 	}
 }
 
-// Defines values for AgreementV1DecisionRule.
+// Defines values for AgreementV1DecisionRule0.
 const (
-	UnanimityOfRequired AgreementV1DecisionRule = "unanimity-of-required"
+	AgreementV1DecisionRule0UnanimityOfRequired AgreementV1DecisionRule0 = "unanimity-of-required"
 )
 
-// Valid indicates whether the value is a known member of the AgreementV1DecisionRule enum.
-func (e AgreementV1DecisionRule) Valid() bool {
+// Valid indicates whether the value is a known member of the AgreementV1DecisionRule0 enum.
+func (e AgreementV1DecisionRule0) Valid() bool {
 	switch e {
-	case UnanimityOfRequired:
+	case AgreementV1DecisionRule0UnanimityOfRequired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgreementV1DecisionRule1Type.
+const (
+	AgreementV1DecisionRule1TypeQuorum AgreementV1DecisionRule1Type = "quorum"
+)
+
+// Valid indicates whether the value is a known member of the AgreementV1DecisionRule1Type enum.
+func (e AgreementV1DecisionRule1Type) Valid() bool {
+	switch e {
+	case AgreementV1DecisionRule1TypeQuorum:
 		return true
 	default:
 		return false
@@ -615,6 +630,36 @@ func (e Decision) Valid() bool {
 	}
 }
 
+// Defines values for DecisionRule0.
+const (
+	DecisionRule0UnanimityOfRequired DecisionRule0 = "unanimity-of-required"
+)
+
+// Valid indicates whether the value is a known member of the DecisionRule0 enum.
+func (e DecisionRule0) Valid() bool {
+	switch e {
+	case DecisionRule0UnanimityOfRequired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DecisionRule1Type.
+const (
+	DecisionRule1TypeQuorum DecisionRule1Type = "quorum"
+)
+
+// Valid indicates whether the value is a known member of the DecisionRule1Type enum.
+func (e DecisionRule1Type) Valid() bool {
+	switch e {
+	case DecisionRule1TypeQuorum:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EndpointMethod.
 const (
 	GET  EndpointMethod = "GET"
@@ -1052,22 +1097,40 @@ func (e ProblemCode) Valid() bool {
 
 // Defines values for RevisionsCapabilityTermsDigestOf.
 const (
-	DecisionRule RevisionsCapabilityTermsDigestOf = "decision_rule"
-	Objective    RevisionsCapabilityTermsDigestOf = "objective"
-	Rules        RevisionsCapabilityTermsDigestOf = "rules"
-	Title        RevisionsCapabilityTermsDigestOf = "title"
+	RevisionsCapabilityTermsDigestOfDecisionRule RevisionsCapabilityTermsDigestOf = "decision_rule"
+	RevisionsCapabilityTermsDigestOfObjective    RevisionsCapabilityTermsDigestOf = "objective"
+	RevisionsCapabilityTermsDigestOfRules        RevisionsCapabilityTermsDigestOf = "rules"
+	RevisionsCapabilityTermsDigestOfTitle        RevisionsCapabilityTermsDigestOf = "title"
 )
 
 // Valid indicates whether the value is a known member of the RevisionsCapabilityTermsDigestOf enum.
 func (e RevisionsCapabilityTermsDigestOf) Valid() bool {
 	switch e {
-	case DecisionRule:
+	case RevisionsCapabilityTermsDigestOfDecisionRule:
 		return true
-	case Objective:
+	case RevisionsCapabilityTermsDigestOfObjective:
 		return true
-	case Rules:
+	case RevisionsCapabilityTermsDigestOfRules:
 		return true
-	case Title:
+	case RevisionsCapabilityTermsDigestOfTitle:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RoomDecisionRuleType.
+const (
+	RoomDecisionRuleTypeQuorum              RoomDecisionRuleType = "quorum"
+	RoomDecisionRuleTypeUnanimityOfRequired RoomDecisionRuleType = "unanimity-of-required"
+)
+
+// Valid indicates whether the value is a known member of the RoomDecisionRuleType enum.
+func (e RoomDecisionRuleType) Valid() bool {
+	switch e {
+	case RoomDecisionRuleTypeQuorum:
+		return true
+	case RoomDecisionRuleTypeUnanimityOfRequired:
 		return true
 	default:
 		return false
@@ -1184,8 +1247,10 @@ type AgreementV1 struct {
 	AgreementId openapi_types.UUID `json:"agreement_id"`
 
 	// Deadline RFC 3339 instant in UTC, whole seconds.
-	Deadline     time.Time               `json:"deadline"`
-	DecisionRule AgreementV1DecisionRule `json:"decision_rule"`
+	Deadline time.Time `json:"deadline"`
+
+	// DecisionRule "unanimity-of-required": every required participant must agree. {"type": "quorum", "agree": k}: k of the required participants must agree, 1 <= k <= the number of required participants.
+	DecisionRule AgreementV1_DecisionRule `json:"decision_rule"`
 
 	// Issuer The public origin of the issuing service, without a trailing slash.
 	Issuer string `json:"issuer"`
@@ -1219,8 +1284,22 @@ type AgreementV1 struct {
 	Title string `json:"title"`
 }
 
-// AgreementV1DecisionRule defines model for AgreementV1.DecisionRule.
-type AgreementV1DecisionRule string
+// AgreementV1DecisionRule0 defines model for AgreementV1.DecisionRule.0.
+type AgreementV1DecisionRule0 string
+
+// AgreementV1DecisionRule1 defines model for AgreementV1.DecisionRule.1.
+type AgreementV1DecisionRule1 struct {
+	Agree int                          `json:"agree"`
+	Type  AgreementV1DecisionRule1Type `json:"type"`
+}
+
+// AgreementV1DecisionRule1Type defines model for AgreementV1.DecisionRule.1.Type.
+type AgreementV1DecisionRule1Type string
+
+// AgreementV1_DecisionRule "unanimity-of-required": every required participant must agree. {"type": "quorum", "agree": k}: k of the required participants must agree, 1 <= k <= the number of required participants.
+type AgreementV1_DecisionRule struct {
+	union json.RawMessage
+}
 
 // AgreementV1ParticipantsKind defines model for AgreementV1.Participants.Kind.
 type AgreementV1ParticipantsKind string
@@ -1573,6 +1652,35 @@ type Deadline = time.Time
 // Decision A terminal decision.
 type Decision string
 
+// DecisionRule How the required participants decide; part of the terms, so changing it makes every
+// earlier decision stale. `"unanimity-of-required"` (the default when absent): every
+// required participant must agree; the first disagreement gives `disagreed`, the first
+// abstention `no_consensus`. `{"type": "quorum", "agree": k}`: k of the required
+// participants must agree, with 1 ≤ k ≤ the number of required participants (checked on
+// create and, against the roster the amendment leaves, on amend; otherwise a 400 naming
+// `decisionRule`). Under a quorum the outcome is `reached` at the k-th counting
+// agreement; a disagreement or an abstention is a decision that can never become an
+// agreement, so the outcome is `disagreed` at the decision after which fewer than k
+// required participants could still agree (those with a counting agreement, plus those
+// with no decision or only a stale one). There is no `no_consensus` under a quorum.
+// Otherwise the outcome is `expired` at the deadline. The first of these facts wins;
+// optional participants and stale decisions never count.
+type DecisionRule struct {
+	union json.RawMessage
+}
+
+// DecisionRule0 defines model for DecisionRule.0.
+type DecisionRule0 string
+
+// DecisionRule1 defines model for DecisionRule.1.
+type DecisionRule1 struct {
+	Agree int               `json:"agree"`
+	Type  DecisionRule1Type `json:"type"`
+}
+
+// DecisionRule1Type defines model for DecisionRule.1.Type.
+type DecisionRule1Type string
+
 // Digest SHA-256 as 64 lowercase hex characters.
 type Digest = string
 
@@ -1905,10 +2013,23 @@ type RevisionsCapability struct {
 	Example struct {
 		Canonical string `json:"canonical"`
 		Terms     struct {
-			DecisionRule string   `json:"decision_rule"`
-			Objective    string   `json:"objective"`
-			Rules        []string `json:"rules"`
-			Title        string   `json:"title"`
+			// DecisionRule How the required participants decide; part of the terms, so changing it makes every
+			// earlier decision stale. `"unanimity-of-required"` (the default when absent): every
+			// required participant must agree; the first disagreement gives `disagreed`, the first
+			// abstention `no_consensus`. `{"type": "quorum", "agree": k}`: k of the required
+			// participants must agree, with 1 ≤ k ≤ the number of required participants (checked on
+			// create and, against the roster the amendment leaves, on amend; otherwise a 400 naming
+			// `decisionRule`). Under a quorum the outcome is `reached` at the k-th counting
+			// agreement; a disagreement or an abstention is a decision that can never become an
+			// agreement, so the outcome is `disagreed` at the decision after which fewer than k
+			// required participants could still agree (those with a counting agreement, plus those
+			// with no decision or only a stale one). There is no `no_consensus` under a quorum.
+			// Otherwise the outcome is `expired` at the deadline. The first of these facts wins;
+			// optional participants and stale decisions never count.
+			DecisionRule DecisionRule `json:"decision_rule"`
+			Objective    string       `json:"objective"`
+			Rules        []string     `json:"rules"`
+			Title        string       `json:"title"`
 		} `json:"terms"`
 
 		// TermsDigest SHA-256 (lowercase hex) of the RFC 8785 canonical bytes of `{"decision_rule",
@@ -1941,7 +2062,7 @@ type Room struct {
 		Url    string `json:"url"`
 	} `json:"artifact"`
 
-	// Blocking Who stands between the room and consensus, in roster order. While pending: every required participant whose decision is missing or stale. Once final: the participants who decided it (`decided`), or for `expired` the required participants that were silent.
+	// Blocking Who stands between the room and consensus, in roster order. While pending: every required participant whose decision is missing or stale, that is, everyone who could still give one of the agreements `decisionRule.agreementsNeeded` counts. Once final: the participants who decided it (`decided`: for `reached` those whose agreements count; for `disagreed` under a quorum every required participant whose disagreement or abstention counts), or for `expired` the required participants that were silent.
 	Blocking []Blocker `json:"blocking"`
 
 	// ChainHead The last event's hash, or 64 zeros before any event.
@@ -1949,6 +2070,25 @@ type Room struct {
 
 	// Deadline A deadline or an expiry, as RFC 3339 in UTC with whole seconds, for example `2026-12-31T00:00:00Z`.
 	Deadline Deadline `json:"deadline"`
+
+	// DecisionRule The current revision's decision rule, stated in words, and how far the room is from it. Under unanimity `agree` equals `requiredParticipants`.
+	DecisionRule struct {
+		// Agree How many required participants must agree.
+		Agree int `json:"agree"`
+
+		// Agreed Required participants whose agreement counts on the current revision.
+		Agreed int `json:"agreed"`
+
+		// AgreementsNeeded How many more counting agreements the outcome needs (0 once it has them); the `blocking` list names who could give them.
+		AgreementsNeeded int `json:"agreementsNeeded"`
+
+		// RequiredParticipants How many participants are required.
+		RequiredParticipants int `json:"requiredParticipants"`
+
+		// Statement The rule in words, for example "2 of the 3 required participants must agree".
+		Statement string               `json:"statement"`
+		Type      RoomDecisionRuleType `json:"type"`
+	} `json:"decisionRule"`
 
 	// Events Every event in sequence order.
 	Events       []Event `json:"events"`
@@ -2004,6 +2144,9 @@ type Room struct {
 		ParticipantId   Uuid            `json:"participantId"`
 	} `json:"you"`
 }
+
+// RoomDecisionRuleType defines model for Room.DecisionRule.Type.
+type RoomDecisionRuleType string
 
 // RoomRosterState defines model for Room.Roster.State.
 type RoomRosterState string
@@ -2201,6 +2344,68 @@ type ExchangeInvitationJSONRequestBody = ExchangeRequest
 // PutWebhookJSONRequestBody defines body for PutWebhook for application/json ContentType.
 type PutWebhookJSONRequestBody = WebhookRequest
 
+// AsAgreementV1DecisionRule0 returns the union data inside the AgreementV1_DecisionRule as a AgreementV1DecisionRule0
+func (t AgreementV1_DecisionRule) AsAgreementV1DecisionRule0() (AgreementV1DecisionRule0, error) {
+	var body AgreementV1DecisionRule0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAgreementV1DecisionRule0 overwrites any union data inside the AgreementV1_DecisionRule as the provided AgreementV1DecisionRule0
+func (t *AgreementV1_DecisionRule) FromAgreementV1DecisionRule0(v AgreementV1DecisionRule0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAgreementV1DecisionRule0 performs a merge with any union data inside the AgreementV1_DecisionRule, using the provided AgreementV1DecisionRule0
+func (t *AgreementV1_DecisionRule) MergeAgreementV1DecisionRule0(v AgreementV1DecisionRule0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAgreementV1DecisionRule1 returns the union data inside the AgreementV1_DecisionRule as a AgreementV1DecisionRule1
+func (t AgreementV1_DecisionRule) AsAgreementV1DecisionRule1() (AgreementV1DecisionRule1, error) {
+	var body AgreementV1DecisionRule1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAgreementV1DecisionRule1 overwrites any union data inside the AgreementV1_DecisionRule as the provided AgreementV1DecisionRule1
+func (t *AgreementV1_DecisionRule) FromAgreementV1DecisionRule1(v AgreementV1DecisionRule1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAgreementV1DecisionRule1 performs a merge with any union data inside the AgreementV1_DecisionRule, using the provided AgreementV1DecisionRule1
+func (t *AgreementV1_DecisionRule) MergeAgreementV1DecisionRule1(v AgreementV1DecisionRule1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AgreementV1_DecisionRule) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AgreementV1_DecisionRule) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsParticipantBindingV1 returns the union data inside the ClaimResponse_Binding as a ParticipantBindingV1
 func (t ClaimResponse_Binding) AsParticipantBindingV1() (ParticipantBindingV1, error) {
 	var body ParticipantBindingV1
@@ -2259,6 +2464,68 @@ func (t ClaimResponse_Binding) MarshalJSON() ([]byte, error) {
 }
 
 func (t *ClaimResponse_Binding) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsDecisionRule0 returns the union data inside the DecisionRule as a DecisionRule0
+func (t DecisionRule) AsDecisionRule0() (DecisionRule0, error) {
+	var body DecisionRule0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDecisionRule0 overwrites any union data inside the DecisionRule as the provided DecisionRule0
+func (t *DecisionRule) FromDecisionRule0(v DecisionRule0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDecisionRule0 performs a merge with any union data inside the DecisionRule, using the provided DecisionRule0
+func (t *DecisionRule) MergeDecisionRule0(v DecisionRule0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsDecisionRule1 returns the union data inside the DecisionRule as a DecisionRule1
+func (t DecisionRule) AsDecisionRule1() (DecisionRule1, error) {
+	var body DecisionRule1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDecisionRule1 overwrites any union data inside the DecisionRule as the provided DecisionRule1
+func (t *DecisionRule) FromDecisionRule1(v DecisionRule1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDecisionRule1 performs a merge with any union data inside the DecisionRule, using the provided DecisionRule1
+func (t *DecisionRule) MergeDecisionRule1(v DecisionRule1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t DecisionRule) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *DecisionRule) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
