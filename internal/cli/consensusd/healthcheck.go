@@ -3,8 +3,8 @@ package consensusd
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
