@@ -235,7 +235,7 @@ func matches(err error, targets []error) bool {
 // sees; the client never sees internals.
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	pt, detail, field, challenge := problemFor(err)
-	if pt.Code == "unavailable" && errors.Is(r.Context().Err(), context.Canceled) {
+	if pt.Code == "unavailable" && errors.Is(context.Cause(r.Context()), context.Canceled) {
 		// The client went away first, and its cancellation stopped the
 		// database call: not an outage. Nobody reads this answer; its
 		// status is for the request log and the metrics.

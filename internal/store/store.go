@@ -30,6 +30,7 @@ type Store struct {
 	apx     *appender   // appends batched into shared transactions (appender.go)
 	look    *lookups    // token lookups sent together (lookup.go)
 	schema  schemaCheck // see SchemaCurrent (ops.go)
+	brk     breaker     // see Suspect and Refusing (breaker.go)
 }
 
 // Tx is one transaction. It has every row method of Store, plus those that
@@ -150,6 +151,7 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*Store, erro
 
 // Close lets the appends already queued finish, then closes the pool.
 func (s *Store) Close() {
+	s.brk.stop()
 	s.apx.stop()
 	s.look.stop()
 	s.pool.Close()
