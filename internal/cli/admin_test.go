@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // run executes the command line with only the given environment and
@@ -181,6 +183,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"admin", "create"}, "consensus admin create: missing -f FILE (use - for standard input)", "--limit"},
 		{[]string{"agent", "comment", "id"}, "consensus agent comment: missing TEXT", "watch"},
 		{[]string{"agent", "watch"}, "consensus agent watch: give exactly one of --imap URL and --maildir DIR", "comment"},
+		{[]string{"agent", "watch", "--maildir", "m"}, "consensus agent watch: --maildir needs --inbox ADDRESS: a Maildir may hold other participants' invitations, and this watcher claims only its own", "comment"},
 		{[]string{"verify", "revision", "a", "b"}, `consensus verify revision: unexpected argument "b"`, "--sha256"},
 		{[]string{"completion", "powershell"}, `consensus completion: unknown shell "powershell": bash, zsh or fish`, "admin"},
 	} {
@@ -189,6 +192,30 @@ func TestUsageErrors(t *testing.T) {
 		if code != 2 || stdout != "" || first != tc.first || !strings.Contains(rest, "Usage:\n  consensus ") || strings.Contains(rest, tc.not) {
 			t.Errorf("%v: exit %d, stdout %q, stderr:\n%s\nwant first line %q and no %q", tc.args, code, stdout, stderr, tc.first, tc.not)
 		}
+	}
+}
+
+// TestWatchLocalFlags: --local alone accepts a local server's origin; an
+// http origin without --allow-http-loopback names both flags.
+func TestWatchLocalFlags(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, sub := range []string{"new", "cur", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, "mail", sub), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	var out, errb strings.Builder
+	code := Main([]string{"agent", "watch", "--state", filepath.Join(dir, "state"), "--maildir", filepath.Join(dir, "mail"), "--inbox", "a@agents.test", "--local"},
+		Env{Stdout: &out, Stderr: &errb, Context: ctx, Getenv: func(string) string { return "" }})
+	if code != 0 {
+		t.Fatalf("--local: exit %d: %s", code, errb.String())
+	}
+	code, _, stderr := run(t, nil, "", "agent", "watch", "--state", filepath.Join(dir, "state"), "--maildir", filepath.Join(dir, "mail"), "--inbox", "a@agents.test", "--origin", "http://127.0.0.1:8080")
+	if code != 1 || !strings.Contains(stderr, "--allow-http-loopback") || !strings.Contains(stderr, "--local") {
+		t.Fatalf("http origin without --allow-http-loopback: exit %d %q", code, stderr)
 	}
 }
 
