@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -204,7 +205,7 @@ func problemFor(err error) (pt ProblemType, detail, field, challenge string) {
 		}
 	}
 	// A typed error speaks for itself, without the context it was wrapped in.
-	detail = err.Error()
+	detail = withoutContext(err, pt.Errors)
 	var ve *room.ValidationError
 	if pt.Code == "invalid-request" && errors.As(err, &ve) {
 		detail, field = ve.Error(), ve.Field
@@ -217,6 +218,21 @@ func problemFor(err error) (pt ProblemType, detail, field, challenge string) {
 		detail = pt.Detail
 	}
 	return pt, detail, field, challenge
+}
+
+// withoutContext is err's text without the prefixes ("venue: amend
+// agreement: ") that wrapping added on the way up: it steps into the
+// wrapped error while the wrapper only puts words before it and the inner
+// error is still one of targets. A wrapper that adds words after keeps
+// them, since they describe this occurrence.
+func withoutContext(err error, targets []error) string {
+	for {
+		inner := errors.Unwrap(err)
+		if inner == nil || !matches(inner, targets) || !strings.HasSuffix(err.Error(), ": "+inner.Error()) {
+			return err.Error()
+		}
+		err = inner
+	}
 }
 
 // matches reports whether err is any of targets.
