@@ -228,3 +228,35 @@ func TestCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminIDHints: revoke and resend answer a generic 404 for an id of
+// the wrong kind; the command says which id it takes.
+func TestAdminIDHints(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"type":"https://consensus.example/problems/not-found","title":"Not found","status":404,"detail":"Nothing is available at this address.","code":"not-found"}`)
+	}))
+	t.Cleanup(srv.Close)
+	env := map[string]string{"CONSENSUS_URL": srv.URL, "CONSENSUS_OPERATOR_TOKEN": "cso_test-operator-token-0123456789"}
+	for cmd, want := range map[string]string{
+		"revoke": "  hint: revoke takes a PARTICIPANT_ID, not an invitation id",
+		"resend": "  hint: resend takes an INVITATION_ID, not a participant id",
+	} {
+		code, _, stderr := run(t, env, "", "admin", cmd, "0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5e")
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q", cmd, code, stderr)
+		}
+	}
+}
+
+// TestAdminListMoreKeepsLimit: the next page's command repeats --limit.
+func TestAdminListMoreKeepsLimit(t *testing.T) {
+	t.Parallel()
+	api := startOperatorAPI(t)
+	code, _, stderr := run(t, api.env(), "", "admin", "list", "--limit", "1", "--output", "table")
+	if code != 0 || stderr != "more: consensus admin list --limit 1 --cursor next-page\n" {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
