@@ -182,6 +182,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"admin", "list", "--limit", "500"}, "consensus admin list: --limit: must be from 1 to 100, got 500", "create"},
 		{[]string{"admin", "create"}, "consensus admin create: missing -f FILE (use - for standard input)", "--limit"},
 		{[]string{"agent", "comment", "id"}, "consensus agent comment: missing TEXT", "watch"},
+		{[]string{"agent", "artifact", "id"}, "consensus agent artifact: missing --file FILE", "watch"},
 		{[]string{"agent", "watch"}, "consensus agent watch: give exactly one of --imap URL and --maildir DIR", "comment"},
 		{[]string{"agent", "watch", "--maildir", "m"}, "consensus agent watch: --maildir needs --inbox ADDRESS: a Maildir may hold other participants' invitations, and this watcher claims only its own", "comment"},
 		{[]string{"verify", "revision", "a", "b"}, `consensus verify revision: unexpected argument "b"`, "--sha256"},
@@ -258,5 +259,16 @@ func TestAdminListMoreKeepsLimit(t *testing.T) {
 	code, _, stderr := run(t, api.env(), "", "admin", "list", "--limit", "1", "--output", "table")
 	if code != 0 || stderr != "more: consensus admin list --limit 1 --cursor next-page\n" {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestArtifactOutputAlias: -o still names the file for agent artifact, as
+// a deprecated spelling of --file, and says so.
+func TestArtifactOutputAlias(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	code, _, stderr := run(t, nil, "", "agent", "artifact", "0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b", "-o", filepath.Join(dir, "C.md"), "--state", filepath.Join(dir, "state"))
+	if code != 1 || !strings.Contains(stderr, "use --file FILE") || strings.Contains(stderr, "missing --file") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 }

@@ -160,17 +160,22 @@ to the revision digest. It is final. The command shows the revision and asks for
 }
 
 func agentArtifactCommand(env Env, open openAgent) *cobra.Command {
-	var out string
+	var out, old string
 	c := &cobra.Command{
-		Use:   "artifact ID -o FILE",
+		Use:   "artifact ID --file FILE",
 		Short: "Download a room's CONSENSUS.md, written only if its digests match",
 		Long: `Download the CONSENSUS.md of a claimed room and write it to FILE only when its
-bytes match both Content-Digest and X-Consensus-SHA256.`,
-		Example: "  consensus agent artifact 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b -o CONSENSUS.md",
+bytes match both Content-Digest and X-Consensus-SHA256. (-o/--output, which
+elsewhere names an output format, is kept here as a deprecated spelling of
+--file.)`,
+		Example: "  consensus agent artifact 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b --file CONSENSUS.md",
 		Args:    command.Args("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if out == "" {
-				return command.Usagef("missing -o FILE")
+				out = old
+			}
+			if out == "" {
+				return command.Usagef("missing --file FILE")
 			}
 			a, err := open()
 			if err != nil {
@@ -187,7 +192,10 @@ bytes match both Content-Digest and X-Consensus-SHA256.`,
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&out, "output", "o", "", "write the verified artifact to `FILE` (required)")
+	c.Flags().StringVar(&out, "file", "", "write the verified artifact to `FILE` (required)")
+	c.Flags().StringVarP(&old, "output", "o", "", "the same as --file `FILE`")
+	_ = c.Flags().MarkDeprecated("output", "use --file FILE (-o names an output format in the other commands)")
+	c.Flags().SetOutput(env.Stderr) // where the deprecation notice goes
 	return c
 }
 
