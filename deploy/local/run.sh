@@ -3,6 +3,9 @@
 # local secrets once (0600: token key, operator token, record-signing key),
 # and serve consensusd on http://127.0.0.1:8080 with invitation mail
 # delivered into the Maildir .data/mail.
+#
+#   deploy/local/run.sh check   print make run's settings (consensusd config check
+#                               with the same environment) instead of serving
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 data=$root/.data
@@ -40,6 +43,10 @@ elif (exec 3<>/dev/tcp/127.0.0.1/8079) 2>/dev/null; then
   ops="127.0.0.1:8079 is taken, so a free port: see \"ops\" in the \"consensusd serving\" line below"
 else
   ops="http://127.0.0.1:8079"
+fi
+
+if [[ ${1:-} == check ]]; then
+  exec "$root/bin/consensusd" config check
 fi
 
 cat <<MSG

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,6 +67,14 @@ func TestMakeRunWithOpsPortsTaken(t *testing.T) {
 	listen := freeAddr(t)
 	env = append(env, "DATABASE_URL="+pgtest.URL(t), "CONSENSUS_LISTEN="+listen,
 		"CONSENSUS_PUBLIC_ORIGIN=http://"+listen)
+
+	// `run.sh check` checks make run's own settings, not production's.
+	check := exec.Command("bash", filepath.Join(dir, "deploy/local/run.sh"), "check")
+	check.Dir, check.Env = dir, env
+	if out, err := check.CombinedOutput(); err != nil || !strings.Contains(string(out), "configuration ok") ||
+		!regexp.MustCompile(`CONSENSUS_ENV +local`).Match(out) {
+		t.Fatalf("run.sh check: %v\n%s", err, out)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

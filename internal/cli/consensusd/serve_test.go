@@ -159,3 +159,17 @@ func TestHealthcheckOtherService(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigCheckSaysWhichSettings: without CONSENSUS_ENV, config check
+// says it checks production's settings, not make run's.
+func TestConfigCheckSaysWhichSettings(t *testing.T) {
+	t.Parallel()
+	_, _, stderr := run(map[string]string{}, "config", "check")
+	if !strings.Contains(stderr, "not make run's (deploy/local/run.sh check") {
+		t.Fatalf("stderr %q", stderr)
+	}
+	_, _, stderr = run(map[string]string{"CONSENSUS_ENV": "local"}, "config", "check")
+	if strings.Contains(stderr, "make run") {
+		t.Fatalf("with CONSENSUS_ENV set: %q", stderr)
+	}
+}
