@@ -28,6 +28,7 @@ const pagePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; con
 var assetTypes = map[string]string{
 	".js":  "text/javascript; charset=utf-8",
 	".css": "text/css; charset=utf-8",
+	".ico": "image/x-icon",
 }
 
 // pageHeaders are what every page and asset carries besides the global
@@ -52,6 +53,10 @@ func (s *Server) registerPageRoutes(r chi.Router) {
 	r.Get("/invite/{invitationId}", s.handleInvitePage(p.invite))
 	r.Get("/assets/{name}", s.handleAsset(p.assets))
 	r.Head("/assets/{name}", s.handleAsset(p.assets))
+	// Browsers ask for /favicon.ico on every page whatever the page says:
+	// answer it rather than log a 404 in the console each time.
+	r.Get("/favicon.ico", s.handleAssetNamed(p.assets, "favicon.ico"))
+	r.Head("/favicon.ico", s.handleAssetNamed(p.assets, "favicon.ico"))
 }
 
 // webPages loads the embedded pages once. The home page is the same for
@@ -114,8 +119,18 @@ func (s *Server) handleInvitePage(page document) http.HandlerFunc {
 }
 
 func (s *Server) handleAsset(assets map[string]document) http.HandlerFunc {
+	return s.handleAssetNamed(assets, "")
+}
+
+// handleAssetNamed serves the asset name, or with "" the one the path's
+// {name} names.
+func (s *Server) handleAssetNamed(assets map[string]document, name string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		doc, ok := assets[chi.URLParam(r, "name")]
+		n := name
+		if n == "" {
+			n = chi.URLParam(r, "name")
+		}
+		doc, ok := assets[n]
 		if !ok {
 			s.writeProblem(w, r, room.ErrNotFound)
 			return
