@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/consensus-md/consensus/internal/mcpfacade"
+	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
@@ -35,7 +36,13 @@ func (s *Server) registerMCPRoutes(r chi.Router) {
 // invitation in its path: the token names its invitation.
 func (s *Server) requireParticipantToken(next http.Handler) http.Handler {
 	return authenticate(s, venue.SchemeParticipant, participantKey{}, func(ctx context.Context, _, token string) (*venue.Principal, error) {
-		return s.venue.AuthParticipantToken(ctx, token)
+		p, err := s.venue.AuthParticipantToken(ctx, token)
+		// /mcp is an agent's way into its room, as the agent routes are: a
+		// person's token is refused like a token of the other kind there.
+		if err == nil && p.Kind != room.KindAgent {
+			return nil, &venue.UnauthorizedError{Scheme: venue.SchemeParticipant}
+		}
+		return p, err
 	}, next)
 }
 
