@@ -12,7 +12,9 @@
 # The cluster's superuser, consensus, is for administration only.
 #
 # The cluster listens on a Unix socket only (no TCP port to collide with), in
-# DIR/run with mode 0700, so only its owner can connect. PostgreSQL refuses to
+# DIR/run with mode 0700, so only its owner can connect. The socket's port
+# number is pinned to 5432 in the server and in the printed URL alike, so a
+# PGPORT in the caller's environment changes neither. PostgreSQL refuses to
 # run as root: as root the cluster runs as the unprivileged "postgres" user.
 # --fast turns off fsync (test clusters only: their data is disposable).
 set -euo pipefail
@@ -66,8 +68,17 @@ fi
 
 data=$dir/data
 sock=$dir/run
-url="postgres:///consensus?host=$sock&user=consensus_app&sslmode=disable"
-admin_url="postgres:///consensus?host=$sock&user=consensus&sslmode=disable"
+port=5432
+url="postgres:///consensus?host=$sock&port=$port&user=consensus_app&sslmode=disable"
+admin_url="postgres:///consensus?host=$sock&port=$port&user=consensus&sslmode=disable"
+# libpq's defaults must not leak into the tools run below.
+unset PGPORT PGHOST PGHOSTADDR PGDATABASE PGUSER PGSERVICE
+
+# answers: the server accepts a query on the pinned socket (a live process
+# whose socket is elsewhere, or which is stopped, does not answer).
+answers() {
+  "${as_owner[@]}" "$bin/psql" -h "$sock" -p "$port" -U consensus -d postgres -tAc 'SELECT 1' >/dev/null 2>&1
+}
 
 case $cmd in
   url) echo "$url" ;;
@@ -81,20 +92,30 @@ case $cmd in
     fi
     "${as_owner[@]}" mkdir -p "$sock"
     "${as_owner[@]}" chmod 700 "$sock"
-    opts="-c listen_addresses='' -c unix_socket_directories='$sock' -c max_connections=200"
+    opts="-c listen_addresses='' -c port=$port -c unix_socket_directories='$sock' -c max_connections=200"
     if [[ $fast == --fast ]]; then
       opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    fi
+    if "${as_owner[@]}" "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+      # Running, but started by an older pg.sh or with another port: restart
+      # it with the pinned settings rather than print a URL nothing answers.
+      if ! answers; then
+        echo "pg.sh: the server in $data runs but does not answer on $sock (port $port); restarting it" >&2
+        "${as_owner[@]}" "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null \
+          || die "pg_ctl stop failed (log: $dir/server.log)"
+      fi
     fi
     if ! "${as_owner[@]}" "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
       "${as_owner[@]}" "$bin/pg_ctl" -D "$data" -l "$dir/server.log" -o "$opts" -w -t 60 start >/dev/null \
         || { tail -20 "$dir/server.log" >&2; die "pg_ctl start failed (log: $dir/server.log)"; }
     fi
-    psql=("${as_owner[@]}" "$bin/psql" -h "$sock" -U consensus -v ON_ERROR_STOP=1 -qtA)
+    answers || { tail -20 "$dir/server.log" >&2; die "the server in $data does not answer on $sock (port $port) (log: $dir/server.log)"; }
+    psql=("${as_owner[@]}" "$bin/psql" -h "$sock" -p "$port" -U consensus -v ON_ERROR_STOP=1 -qtA)
     if ! "${psql[@]}" -d postgres -c "SELECT 1 FROM pg_roles WHERE rolname='consensus_app'" | grep -q 1; then
       "${psql[@]}" -d postgres -c "CREATE ROLE consensus_app LOGIN CREATEDB NOSUPERUSER NOBYPASSRLS" >/dev/null
     fi
     if ! "${psql[@]}" -d postgres -c "SELECT 1 FROM pg_database WHERE datname='consensus'" | grep -q 1; then
-      "${as_owner[@]}" "$bin/createdb" -h "$sock" -U consensus -O consensus_app consensus
+      "${as_owner[@]}" "$bin/createdb" -h "$sock" -p "$port" -U consensus -O consensus_app consensus
     fi
     # A database made before the service had its own role: hand it and
     # everything in it to consensus_app, once.

@@ -3,6 +3,9 @@
 # local secrets once (0600: token key, operator token, record-signing key),
 # and serve consensusd on http://127.0.0.1:8080 with invitation mail
 # delivered into the Maildir .data/mail.
+#
+#   deploy/local/run.sh check   print make run's settings (consensusd config check
+#                               with the same environment) instead of serving
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 data=$root/.data
@@ -30,9 +33,26 @@ export CONSENSUS_MAIL_URL=${CONSENSUS_MAIL_URL:-maildir://$data/mail}
 [[ -n ${CONSENSUS_SIGNING_KEY:-} || -n ${CONSENSUS_SIGNING_KEY_FILE:-} ]] || export CONSENSUS_SIGNING_KEY_FILE=$data/signing-key
 listen=${CONSENSUS_LISTEN:-127.0.0.1:8080}
 
+# The operations listener (/metrics, /livez, /readyz) on its default
+# address, or on a free port when another program holds that one: a local
+# run must not stop because of it. The service logs the port it got.
+if [[ -n ${CONSENSUS_OPS_LISTEN:-} ]]; then
+  ops="http://$CONSENSUS_OPS_LISTEN"
+elif (exec 3<>/dev/tcp/127.0.0.1/8079) 2>/dev/null; then
+  export CONSENSUS_OPS_LISTEN=127.0.0.1:0
+  ops="127.0.0.1:8079 is taken, so a free port: see \"ops\" in the \"consensusd serving\" line below"
+else
+  ops="http://127.0.0.1:8079"
+fi
+
+if [[ ${1:-} == check ]]; then
+  exec "$root/bin/consensusd" config check
+fi
+
 cat <<MSG
 consensusd (local run)
   listening on     http://$listen
+  operations       $ops (/livez, /readyz, /metrics)
   public origin    ${CONSENSUS_PUBLIC_ORIGIN:-http://127.0.0.1:8080}
   operator token   $(if [[ -n ${CONSENSUS_OPERATOR_TOKEN:-} ]]; then echo "(from CONSENSUS_OPERATOR_TOKEN)"; else cat "$data/operator-token"; fi)
                    (also in .data/operator-token; the consensus CLI reads it from there)

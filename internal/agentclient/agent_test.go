@@ -207,7 +207,7 @@ func TestArtifactRefusesTamperedBytes(t *testing.T) {
 			}
 			out := filepath.Join(dir, "CONSENSUS.md")
 			var stdout, stderr bytes.Buffer
-			code := cli.Main([]string{"agent", "artifact", id, "-o", out, "--state", filepath.Join(dir, "state")},
+			code := cli.Main([]string{"agent", "artifact", id, "--file", out, "--state", filepath.Join(dir, "state")},
 				cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }})
 			_, statErr := os.Stat(out)
 			if tc.wantFile {

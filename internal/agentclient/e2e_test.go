@@ -147,7 +147,7 @@ func TestTwoAgentsReachConsensusOverIMAP(t *testing.T) {
 			t.Fatalf("%s: room %+v", inbox, room)
 		}
 		art := filepath.Join(work, inbox+"-CONSENSUS.md")
-		out := run("artifact", ids[i], "-o", art)
+		out := run("artifact", ids[i], "--file", art)
 		if !strings.Contains(out, "verified") {
 			t.Fatalf("artifact: %s", out)
 		}

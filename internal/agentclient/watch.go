@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +36,21 @@ type WatchOptions struct {
 	// UntilFinal ends Watch once at least one room is claimed and every
 	// claimed room has a final outcome.
 	UntilFinal bool
+	// Inbox, when set, is the one address this watcher serves: an
+	// invitation whose envelope names another inbox is left alone (unseen,
+	// unclaimed), so watchers sharing one Maildir each take only their own.
+	Inbox string
+}
+
+// LocalOrigin is the origin of a local run (make run): what --local pins.
+const LocalOrigin = "http://127.0.0.1:8080"
+
+// PersonError is a person's invitation (participant.kind human) met by the
+// watcher: it is for a browser, and the agent routes refuse it.
+type PersonError struct{ InvitationID, Inbox string }
+
+func (e *PersonError) Error() string {
+	return fmt.Sprintf("invitation %s (to %s) is for a person (participant.kind human): hand the email to them; an agent cannot claim it", e.InvitationID, e.Inbox)
 }
 
 // Watch ingests invitations until ctx ends: each message that passes the
@@ -43,7 +59,9 @@ type WatchOptions struct {
 // exchange, verification or claim fails) is reported and left unseen, so a
 // person can look at it; it is not retried until the next start. Each
 // invitation is processed once: one already in the state is only marked
-// seen. Watch returns nil when ctx ends.
+// seen. A person's invitation (participant.kind human) addressed to this
+// watcher stops it with a *PersonError before any request. Watch returns nil
+// when ctx ends.
 func (a *Agent) Watch(ctx context.Context, opt WatchOptions) error {
 	if opt.RoomPoll <= 0 {
 		opt.RoomPoll = time.Minute
@@ -64,7 +82,10 @@ func (a *Agent) Watch(ctx context.Context, opt WatchOptions) error {
 			return fmt.Errorf("agent: mailbox: %w", err)
 		}
 		for _, m := range msgs {
-			rec, fresh := a.handle(ctx, opt.Source, m)
+			rec, fresh, err := a.handle(ctx, opt, m)
+			if err != nil {
+				return err
+			}
 			if rec != nil && fresh && opt.Claimed != nil {
 				opt.Claimed(rec)
 			}
@@ -79,19 +100,31 @@ func (a *Agent) Watch(ctx context.Context, opt WatchOptions) error {
 	}
 }
 
-// handle processes one message; it returns the record when one exists.
-func (a *Agent) handle(ctx context.Context, src ingest.Source, m ingest.RawMessage) (*Record, bool) {
+// handle processes one message; it returns the record when one exists,
+// and an error only when the watcher must stop.
+func (a *Agent) handle(ctx context.Context, opt WatchOptions, m ingest.RawMessage) (*Record, bool, error) {
+	src := opt.Source
 	inv, err := ingest.ParseMessageBytes(m.Body, a.Policy)
 	if err != nil {
 		var ce *envelope.CheckError
 		if errors.Is(err, ingest.ErrNoInvitation) {
 			a.Log.Info("agent: not an invitation (a revision notice or other mail); left unseen; the rooms are read for new revisions", slog.String("message", m.ID))
+		} else if errors.As(err, &ce) && ce.Check == envelope.CheckOrigin {
+			a.Log.Warn("agent: message refused; left unseen", slog.String("message", m.ID), slog.String("check", ce.Check), slog.String("detail", ce.Detail),
+				slog.String("hint", "its URLs are not on the pinned origin "+a.Policy.Origin+"; for a local server (make run) use --local, which is --origin "+LocalOrigin+" --allow-http-loopback"))
 		} else if errors.As(err, &ce) {
 			a.Log.Warn("agent: message refused; left unseen", slog.String("message", m.ID), slog.String("check", ce.Check), slog.String("detail", ce.Detail))
 		} else {
 			a.Log.Warn("agent: message unreadable; left unseen", slog.String("message", m.ID), slog.String("error", err.Error()))
 		}
-		return nil, false
+		return nil, false, nil
+	}
+	if opt.Inbox != "" && !strings.EqualFold(inv.Envelope.Inbox, opt.Inbox) {
+		a.Log.Info("agent: an invitation for another inbox; left alone", slog.String("message", m.ID), slog.String("inbox", inv.Envelope.Inbox))
+		return nil, false, nil
+	}
+	if inv.Envelope.Participant.Kind == "human" {
+		return nil, false, &PersonError{InvitationID: inv.Envelope.InvitationID, Inbox: inv.Envelope.Inbox}
 	}
 	var rec *Record
 	var fresh bool
@@ -108,7 +141,7 @@ func (a *Agent) handle(ctx context.Context, src ingest.Source, m ingest.RawMessa
 	}
 	if err != nil {
 		a.Log.Warn("agent: invitation not claimed; left unseen", slog.Any("invitation", inv), slog.String("error", err.Error()))
-		return nil, false
+		return nil, false, nil
 	}
 	if fresh {
 		a.Log.Info("agent: claimed", slog.String("invitation_id", rec.InvitationID), slog.String("agreement_id", rec.AgreementID),
@@ -117,7 +150,7 @@ func (a *Agent) handle(ctx context.Context, src ingest.Source, m ingest.RawMessa
 	if err := src.MarkSeen(ctx, m.ID); err != nil {
 		a.Log.Warn("agent: could not mark the message seen", slog.String("message", m.ID), slog.String("error", err.Error()))
 	}
-	return rec, fresh
+	return rec, fresh, nil
 }
 
 // execLoop reads every claimed room, verifying and reporting new

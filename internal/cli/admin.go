@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -117,7 +118,14 @@ more pages exist, the command for the next one is printed on stderr.`,
 			if err := client.do(c.Context(), "GET", path, nil, &raw); err != nil {
 				return err
 			}
-			return output(env, out, raw, func(w io.Writer, raw json.RawMessage) error { return printList(w, env.Stderr, raw) })
+			var flags string
+			if f.url != "" {
+				flags += " --url " + f.url
+			}
+			if c.Flags().Changed("limit") {
+				flags += fmt.Sprintf(" --limit %d", limit)
+			}
+			return output(env, out, raw, func(w io.Writer, raw json.RawMessage) error { return printList(w, env.Stderr, raw, flags) })
 		},
 	}
 	c.Flags().IntVar(&limit, "limit", 0, "page size, 1 to 100 (the service's default is 50)")
@@ -159,8 +167,8 @@ func adminRevoke(env Env, f *adminFlags) *cobra.Command {
 		Use:   "revoke PARTICIPANT_ID",
 		Short: "Revoke a participant: its token and invitation stop working at once",
 		Long: `Revoke a participant: its participant token stops working at once and its
-invitation with it. Revoking twice keeps the first time. PARTICIPANT_ID is shown
-by 'consensus admin get'.`,
+invitation with it. Revoking twice keeps the first time. It takes the
+PARTICIPANT_ID, not the invitation id; 'consensus admin get' shows both.`,
 		Example: `  consensus admin revoke 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b`,
 		Args:    command.Args("PARTICIPANT_ID"),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -170,7 +178,7 @@ by 'consensus admin get'.`,
 			}
 			var raw json.RawMessage
 			if err := client.do(c.Context(), "POST", "/api/v1/admin/participants/"+url.PathEscape(args[0])+"/revoke", nil, &raw); err != nil {
-				return err
+				return withHint(err, http.StatusNotFound, "revoke takes a PARTICIPANT_ID, not an invitation id: 'consensus admin get AGREEMENT_ID' shows both")
 			}
 			return output(env, out, raw, func(w io.Writer, raw json.RawMessage) error {
 				var r struct{ ParticipantID, RevokedAt string }
@@ -192,7 +200,8 @@ func adminResend(env Env, f *adminFlags) *cobra.Command {
 		Use:   "resend INVITATION_ID",
 		Short: "Queue a new invitation email with a fresh secret and proof",
 		Long: `Queue a new invitation email with a fresh secret and email proof; the previous
-email stops working. INVITATION_ID is shown by 'consensus admin get'.`,
+email stops working. It takes the INVITATION_ID, not the participant id;
+'consensus admin get' shows both.`,
 		Example: `  consensus admin resend 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b`,
 		Args:    command.Args("INVITATION_ID"),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -202,7 +211,7 @@ email stops working. INVITATION_ID is shown by 'consensus admin get'.`,
 			}
 			var raw json.RawMessage
 			if err := client.do(c.Context(), "POST", "/api/v1/admin/invitations/"+url.PathEscape(args[0])+"/resend", nil, &raw); err != nil {
-				return err
+				return withHint(err, http.StatusNotFound, "resend takes an INVITATION_ID, not a participant id: 'consensus admin get AGREEMENT_ID' shows both")
 			}
 			return output(env, out, raw, func(w io.Writer, raw json.RawMessage) error {
 				var r struct{ InvitationID, Delivery string }
@@ -300,4 +309,14 @@ func (c *adminClient) do(ctx context.Context, method, path string, body []byte, 
 		return fmt.Errorf("%s %s: the answer is not JSON (HTTP %d)", method, path, resp.StatusCode)
 	}
 	return nil
+}
+
+// withHint adds a hint line to a refusal with the given status: the service
+// answers a generic 404, and the command knows the likely mistake.
+func withHint(err error, status int, hint string) error {
+	var p *ProblemError
+	if errors.As(err, &p) && p.Status == status {
+		p.Hint = hint
+	}
+	return err
 }

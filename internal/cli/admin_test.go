@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // run executes the command line with only the given environment and
@@ -182,7 +184,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"admin", "list", "--limit", "500"}, "consensus admin list: --limit: must be from 1 to 100, got 500", "create"},
 		{[]string{"admin", "create"}, "consensus admin create: missing -f FILE (use - for standard input)", "--limit"},
 		{[]string{"agent", "comment", "id"}, "consensus agent comment: missing TEXT", "watch"},
+		{[]string{"agent", "artifact", "id"}, "consensus agent artifact: missing --file FILE", "watch"},
 		{[]string{"agent", "watch"}, "consensus agent watch: give exactly one of --imap URL and --maildir DIR", "comment"},
+		{[]string{"agent", "watch", "--maildir", "m"}, "consensus agent watch: --maildir needs --inbox ADDRESS: a Maildir may hold other participants' invitations, and this watcher claims only its own", "comment"},
 		{[]string{"verify", "revision", "a", "b"}, `consensus verify revision: unexpected argument "b"`, "--sha256"},
 		{[]string{"completion", "powershell"}, `consensus completion: unknown shell "powershell": bash, zsh or fish`, "admin"},
 	} {
@@ -194,6 +198,30 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// TestWatchLocalFlags: --local alone accepts a local server's origin; an
+// http origin without --allow-http-loopback names both flags.
+func TestWatchLocalFlags(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, sub := range []string{"new", "cur", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, "mail", sub), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	var out, errb strings.Builder
+	code := Main([]string{"agent", "watch", "--state", filepath.Join(dir, "state"), "--maildir", filepath.Join(dir, "mail"), "--inbox", "a@agents.test", "--local"},
+		Env{Stdout: &out, Stderr: &errb, Context: ctx, Getenv: func(string) string { return "" }})
+	if code != 0 {
+		t.Fatalf("--local: exit %d: %s", code, errb.String())
+	}
+	code, _, stderr := run(t, nil, "", "agent", "watch", "--state", filepath.Join(dir, "state"), "--maildir", filepath.Join(dir, "mail"), "--inbox", "a@agents.test", "--origin", "http://127.0.0.1:8080")
+	if code != 1 || !strings.Contains(stderr, "--allow-http-loopback") || !strings.Contains(stderr, "--local") {
+		t.Fatalf("http origin without --allow-http-loopback: exit %d %q", code, stderr)
+	}
+}
+
 func TestCompletion(t *testing.T) {
 	t.Parallel()
 	for shell, want := range map[string]string{"bash": "complete -o default -F __start_consensus consensus", "zsh": "#compdef consensus", "fish": "complete -c consensus"} {
@@ -201,5 +229,48 @@ func TestCompletion(t *testing.T) {
 		if code != 0 || !strings.Contains(stdout, want) || stderr != "" {
 			t.Errorf("%s: exit %d, stderr %q, script lacks %q", shell, code, stderr, want)
 		}
+	}
+}
+
+// TestAdminIDHints: revoke and resend answer a generic 404 for an id of
+// the wrong kind; the command says which id it takes.
+func TestAdminIDHints(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"type":"https://consensus.example/problems/not-found","title":"Not found","status":404,"detail":"Nothing is available at this address.","code":"not-found"}`)
+	}))
+	t.Cleanup(srv.Close)
+	env := map[string]string{"CONSENSUS_URL": srv.URL, "CONSENSUS_OPERATOR_TOKEN": "cso_test-operator-token-0123456789"}
+	for cmd, want := range map[string]string{
+		"revoke": "  hint: revoke takes a PARTICIPANT_ID, not an invitation id",
+		"resend": "  hint: resend takes an INVITATION_ID, not a participant id",
+	} {
+		code, _, stderr := run(t, env, "", "admin", cmd, "0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5e")
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q", cmd, code, stderr)
+		}
+	}
+}
+
+// TestAdminListMoreKeepsLimit: the next page's command repeats --limit.
+func TestAdminListMoreKeepsLimit(t *testing.T) {
+	t.Parallel()
+	api := startOperatorAPI(t)
+	code, _, stderr := run(t, api.env(), "", "admin", "list", "--limit", "1", "--output", "table")
+	if code != 0 || stderr != "more: consensus admin list --limit 1 --cursor next-page\n" {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestArtifactOutputAlias: -o still names the file for agent artifact, as
+// a deprecated spelling of --file, and says so.
+func TestArtifactOutputAlias(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	code, _, stderr := run(t, nil, "", "agent", "artifact", "0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b", "-o", filepath.Join(dir, "C.md"), "--state", filepath.Join(dir, "state"))
+	if code != 1 || !strings.Contains(stderr, "use --file FILE") || strings.Contains(stderr, "missing --file") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 }

@@ -160,17 +160,22 @@ to the revision digest. It is final. The command shows the revision and asks for
 }
 
 func agentArtifactCommand(env Env, open openAgent) *cobra.Command {
-	var out string
+	var out, old string
 	c := &cobra.Command{
-		Use:   "artifact ID -o FILE",
+		Use:   "artifact ID --file FILE",
 		Short: "Download a room's CONSENSUS.md, written only if its digests match",
 		Long: `Download the CONSENSUS.md of a claimed room and write it to FILE only when its
-bytes match both Content-Digest and X-Consensus-SHA256.`,
-		Example: "  consensus agent artifact 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b -o CONSENSUS.md",
+bytes match both Content-Digest and X-Consensus-SHA256. (-o/--output, which
+elsewhere names an output format, is kept here as a deprecated spelling of
+--file.)`,
+		Example: "  consensus agent artifact 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b --file CONSENSUS.md",
 		Args:    command.Args("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if out == "" {
-				return command.Usagef("missing -o FILE")
+				out = old
+			}
+			if out == "" {
+				return command.Usagef("missing --file FILE")
 			}
 			a, err := open()
 			if err != nil {
@@ -187,20 +192,23 @@ bytes match both Content-Digest and X-Consensus-SHA256.`,
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&out, "output", "o", "", "write the verified artifact to `FILE` (required)")
+	c.Flags().StringVar(&out, "file", "", "write the verified artifact to `FILE` (required)")
+	c.Flags().StringVarP(&old, "output", "o", "", "the same as --file `FILE`")
+	_ = c.Flags().MarkDeprecated("output", "use --file FILE (-o names an output format in the other commands)")
+	c.Flags().SetOutput(env.Stderr) // where the deprecation notice goes
 	return c
 }
 
 // watchOptions are the flags of agent watch.
 type watchOptions struct {
-	imapURL, maildir, origin, program, endpoint string
-	allowHTTP, untilFinal, sign                 bool
+	imapURL, maildir, origin, program, endpoint, inbox string
+	allowHTTP, untilFinal, sign, local                 bool
 }
 
 func agentWatchCommand(env Env, open openAgent) *cobra.Command {
 	var o watchOptions
 	c := &cobra.Command{
-		Use:   "watch (--imap URL | --maildir DIR)",
+		Use:   "watch (--imap URL | --maildir DIR --inbox ADDRESS)",
 		Short: "Read invitation emails, check, exchange, verify and claim them",
 		Long: `Read invitation emails from an IMAP mailbox or a Maildir. For each: apply the
 guide's five checks against the pinned --origin, exchange the secret, recompute
@@ -210,6 +218,16 @@ then mark the email seen. It never opens invite_uri.
 URL is imaps://USER@HOST[:PORT]/MAILBOX (imap:// for STARTTLS, imap+plain:// for a
 loopback test server). The password comes from CONSENSUS_IMAP_PASSWORD or the file
 CONSENSUS_IMAP_PASSWORD_FILE names, never from the URL.
+
+--inbox ADDRESS is the one address this watcher serves: an invitation whose
+envelope names another inbox is left alone, so several watchers can share one
+Maildir (make run delivers every participant's mail into .data/mail). It is
+required with --maildir. --local is for invitations from a local server (make
+run): it pins --origin http://127.0.0.1:8080 (unless --origin names another)
+and allows http:// on a loopback host.
+
+A person's invitation (participant.kind human) is for a browser: watch stops
+with an error before any request, saying to hand the email to that person.
 
 Each pending claimed room is followed through its event stream (resumed with
 Last-Event-ID after a disconnect), or by long polls (Prefer: wait=60) where the
@@ -231,11 +249,21 @@ room counts this agent's decisions as its signatures: every later command, from
 watch, comment or decide, carries a Consensus-Signature made with that key. The
 private key stays in the state directory (keys/<invitation_id>.json, 0600).`,
 		Example: `  CONSENSUS_IMAP_PASSWORD_FILE=~/.imap-password consensus agent watch --imap imaps://inbox@imap.example/INBOX
-  consensus agent watch --maildir ~/Maildir --exec ./decide --until-final`,
+  consensus agent watch --maildir ~/Maildir --inbox release-agent@example.com --exec ./decide --until-final
+  consensus agent watch --maildir .data/mail --inbox release-agent@example.com --local`,
 		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if (o.imapURL == "") == (o.maildir == "") {
 				return command.Usagef("give exactly one of --imap URL and --maildir DIR")
+			}
+			if o.maildir != "" && o.inbox == "" {
+				return command.Usagef("--maildir needs --inbox ADDRESS: a Maildir may hold other participants' invitations, and this watcher claims only its own")
+			}
+			if o.local {
+				o.allowHTTP = true
+				if !c.Flags().Changed("origin") {
+					o.origin = agentclient.LocalOrigin
+				}
 			}
 			return agentWatch(c.Context(), open, o, env)
 		},
@@ -244,7 +272,9 @@ private key stays in the state directory (keys/<invitation_id>.json, 0600).`,
 	f.StringVar(&o.imapURL, "imap", "", "read the IMAP mailbox at `URL`")
 	f.StringVar(&o.maildir, "maildir", "", "read the Maildir `DIR`")
 	f.StringVar(&o.origin, "origin", envelope.DefaultOrigin, "the pinned service `ORIGIN` every invitation URL must be on")
-	f.BoolVar(&o.allowHTTP, "allow-http-loopback", false, "accept an http:// origin on a loopback host (local runs)")
+	f.BoolVar(&o.allowHTTP, "allow-http-loopback", false, "accept an http:// origin on a loopback host (local runs; with --origin, or use --local)")
+	f.BoolVar(&o.local, "local", false, "invitations from a local server (make run): --origin "+agentclient.LocalOrigin+" --allow-http-loopback")
+	f.StringVar(&o.inbox, "inbox", "", "serve only invitations to `ADDRESS` (required with --maildir)")
 	f.StringVar(&o.program, "exec", "", "run `PROGRAM` to decide after each claim and room change")
 	f.StringVar(&o.endpoint, "runtime-endpoint", "", "the agent's runtime endpoint `URL` to bind at claim")
 	f.BoolVar(&o.untilFinal, "until-final", false, "exit once every claimed room has a final outcome")
@@ -307,6 +337,9 @@ func agentWatch(ctx context.Context, open openAgent, o watchOptions, env Env) er
 	imapURL, maildir, program := o.imapURL, o.maildir, o.program
 	policy := envelope.Policy{Origin: o.origin, AllowHTTPLoopback: o.allowHTTP}
 	if err := policy.Validate(); err != nil {
+		if strings.HasPrefix(o.origin, "http://") && !o.allowHTTP {
+			return fmt.Errorf("--origin: %w; an http:// origin on a loopback host also needs --allow-http-loopback (--local sets both for %s)", err, agentclient.LocalOrigin)
+		}
 		return fmt.Errorf("--origin: %w", err)
 	}
 	if program != "" {
@@ -358,7 +391,7 @@ func agentWatch(ctx context.Context, open openAgent, o watchOptions, env Env) er
 			fmt.Fprintf(env.Stdout, "  read it with 'consensus agent room %s', then decide again with 'consensus agent agree|disagree|abstain %s'\n", c.InvitationID, c.InvitationID)
 		}
 	}
-	return a.Watch(ctx, agentclient.WatchOptions{Source: src, Exec: program, ExecStderr: env.Stderr, Claimed: claimed, Revised: revised, UntilFinal: o.untilFinal})
+	return a.Watch(ctx, agentclient.WatchOptions{Source: src, Exec: program, ExecStderr: env.Stderr, Claimed: claimed, Revised: revised, UntilFinal: o.untilFinal, Inbox: o.inbox})
 }
 
 // secretFromEnv reads a required secret from NAME or NAME_FILE.

@@ -81,7 +81,10 @@ func (o outcomeJSON) String() string {
 	return s
 }
 
-func printList(w, stderr io.Writer, raw json.RawMessage) error {
+// printList renders a page of agreements; the next page's command, on
+// stderr, repeats the flags that shaped this one (flags, such as
+// " --limit 10").
+func printList(w, stderr io.Writer, raw json.RawMessage, flags string) error {
 	var page struct {
 		Agreements []struct {
 			AgreementID    string      `json:"agreementId"`
@@ -107,7 +110,7 @@ func printList(w, stderr io.Writer, raw json.RawMessage) error {
 		fmt.Fprintln(w, "(no agreements)")
 	}
 	if page.NextCursor != nil {
-		fmt.Fprintf(stderr, "more: consensus admin list --cursor %s\n", *page.NextCursor)
+		fmt.Fprintf(stderr, "more: consensus admin list%s --cursor %s\n", flags, *page.NextCursor)
 	}
 	return nil
 }
@@ -238,6 +241,8 @@ type ProblemError struct {
 	// wrong with each, from an "errors" member when the service sends one.
 	Pointers  []Pointer
 	RequestID string
+	// Hint, when set, says what the command suspects went wrong.
+	Hint string
 }
 
 // Pointer is one input at fault in a problem answer.
@@ -289,6 +294,9 @@ func (p *ProblemError) Error() string {
 	}
 	if p.RequestID != "" {
 		b.WriteString("\n  request id: " + p.RequestID)
+	}
+	if p.Hint != "" {
+		b.WriteString("\n  hint: " + p.Hint)
 	}
 	return b.String()
 }

@@ -24,7 +24,11 @@ downloaded CONSENSUS.md against its response headers or an expected digest,
 every digest, chain link and signature of a consensus-record/v1, the
 signature of a received webhook delivery, and the hash chain of an exported
 audit log.
-Exit status 1 means a mismatch.`,
+
+Exit status: 0 verified; 1 a check failed (a mismatch); 2 a usage error; 3 an
+input could not be read or parsed, so nothing was checked; 4 (verify record)
+nothing failed but nothing was authenticated either: no --keys, so the
+service signature was not checked (--allow-unauthenticated accepts that).`,
 		Example: `  consensus verify revision exchange.json
   consensus verify artifact CONSENSUS.md --headers artifact.headers
   consensus verify record record.json --artifact CONSENSUS.md --keys keys.json
@@ -73,7 +77,7 @@ file) and/or an expected SHA-256.`,
 func verifyRevision(file string, env Env) error {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return err
+		return unreadable(err)
 	}
 	var doc struct {
 		CanonicalRevision json.RawMessage `json:"canonicalRevision"`
@@ -88,17 +92,17 @@ func verifyRevision(file string, env Env) error {
 		} `json:"revision"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return fmt.Errorf("%s: not JSON: %w", file, err)
+		return unreadable(fmt.Errorf("%s: not JSON: %w", file, err))
 	}
 	if doc.Revision != nil && doc.CanonicalRevision == nil {
 		doc.CanonicalRevision, doc.Markdown, doc.RevisionDigest, doc.MarkdownDigest = doc.Revision.CanonicalRevision, doc.Revision.Markdown, doc.Revision.RevisionDigest, doc.Revision.MarkdownDigest
 	}
 	if doc.CanonicalRevision == nil || doc.Markdown == nil {
-		return fmt.Errorf("%s: no canonicalRevision and markdown (give an exchange response or a room document)", file)
+		return unreadable(fmt.Errorf("%s: no canonicalRevision and markdown (give an exchange response or a room document)", file))
 	}
 	c, err := canon.Transform(doc.CanonicalRevision)
 	if err != nil {
-		return err
+		return unreadable(err)
 	}
 	rev, md := canon.Digest(c), canon.Digest([]byte(*doc.Markdown))
 	fmt.Fprintf(env.Stdout, "revisionDigest %s %s\n", rev, verdict(rev, doc.RevisionDigest))
@@ -122,7 +126,7 @@ func verdict(got, stated string) string {
 func verifyArtifact(file, headersFile, want string, env Env) error {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return err
+		return unreadable(err)
 	}
 	hex := canon.Digest(b)
 	b64 := canon.DigestBase64(b)
@@ -138,11 +142,11 @@ func verifyArtifact(file, headersFile, want string, env Env) error {
 	if headersFile != "" {
 		h, err := os.ReadFile(headersFile)
 		if err != nil {
-			return err
+			return unreadable(err)
 		}
 		digest, sha := headerValue(h, "Content-Digest"), headerValue(h, "X-Consensus-SHA256")
 		if digest == "" || sha == "" {
-			return fmt.Errorf("%s lacks Content-Digest or X-Consensus-SHA256", headersFile)
+			return unreadable(fmt.Errorf("%s lacks Content-Digest or X-Consensus-SHA256", headersFile))
 		}
 		checks++
 		fmt.Fprintf(env.Stdout, "Content-Digest %s\n", verdict("sha-256=:"+b64+":", digest))
@@ -155,6 +159,12 @@ func verifyArtifact(file, headersFile, want string, env Env) error {
 		return command.Usagef("give --headers FILE or --sha256 HEX to compare with")
 	}
 	return nil
+}
+
+// unreadable marks an input that could not be read or parsed: nothing was
+// checked, which is not a mismatch (exit status 3, not 1).
+func unreadable(err error) error {
+	return &command.StatusError{Status: command.ExitUnreadable, Err: err}
 }
 
 func headerValue(raw []byte, name string) string {

@@ -15,6 +15,7 @@ import (
 
 func verifyRecordCommand(env Env) *cobra.Command {
 	var artifact, keys string
+	var allowUnauthenticated bool
 	c := &cobra.Command{
 		Use:   "record RECORD.json [--artifact CONSENSUS.md] [--keys JWKS]",
 		Short: "Check a consensus-record/v1 offline: digests, chain, signatures, outcome",
@@ -31,15 +32,20 @@ issuer's published keys (--keys, a JWKS saved from
 <issuer>/.well-known/consensus-keys).
 
 One line per check: "ok", "FAIL" with what broke, or "skip". Exit status 0
-when nothing failed; 1 when a check failed. Without --keys the service
-signature is skipped and the result says NOT AUTHENTICATED: the record is then
-only shown to be consistent, not to come from its issuer.`,
+when nothing failed and the service signature verified; 1 when a check
+failed; 3 when a file could not be read. Without --keys the service signature
+is skipped and the result says NOT AUTHENTICATED: the record is then only shown
+to be consistent, not to come from its issuer, and the exit status is 4 unless
+--allow-unauthenticated asks for 0.`,
 		Example: `  curl -sS -H "Authorization: Consensus-Participant $TOKEN" "$API/record" > record.json
   curl -sS https://consensus.md/.well-known/consensus-keys > keys.json
   consensus verify record record.json --artifact CONSENSUS.md --keys keys.json`,
 		Args: command.Args("RECORD.json"),
-		RunE: func(_ *cobra.Command, args []string) error { return verifyRecord(args[0], artifact, keys, env) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			return verifyRecord(args[0], artifact, keys, allowUnauthenticated, env)
+		},
 	}
+	c.Flags().BoolVar(&allowUnauthenticated, "allow-unauthenticated", false, "exit 0 for a consistent record whose service signature was not checked (no --keys)")
 	c.Flags().StringVar(&artifact, "artifact", "", "the downloaded CONSENSUS.md `FILE` to check against the record's sha256")
 	c.Flags().StringVar(&keys, "keys", "", "the issuer's JWKS `FILE` (/.well-known/consensus-keys) to check the service signature")
 	return c
@@ -47,25 +53,25 @@ only shown to be consistent, not to come from its issuer.`,
 
 // verifyRecord prints the record verifier's report and fails when a check
 // failed.
-func verifyRecord(file, artifactFile, keysFile string, env Env) error {
+func verifyRecord(file, artifactFile, keysFile string, allowUnauthenticated bool, env Env) error {
 	raw, err := os.ReadFile(file)
 	if err != nil {
-		return err
+		return unreadable(err)
 	}
 	var opt record.Options
 	if artifactFile != "" {
 		if opt.Artifact, err = os.ReadFile(artifactFile); err != nil {
-			return err
+			return unreadable(err)
 		}
 	}
 	if keysFile != "" {
 		b, err := os.ReadFile(keysFile)
 		if err != nil {
-			return err
+			return unreadable(err)
 		}
 		set, err := jwk.ParseSet(b)
 		if err != nil {
-			return fmt.Errorf("%s: %w", keysFile, err)
+			return unreadable(fmt.Errorf("%s: %w", keysFile, err))
 		}
 		opt.Keys = &set
 	}
@@ -75,6 +81,10 @@ func verifyRecord(file, artifactFile, keysFile string, env Env) error {
 	}
 	if !rep.OK() {
 		return errors.New("the record does not verify: " + strings.Join(rep.FailedChecks(), ", ") + " failed")
+	}
+	if !rep.Authenticated() && !allowUnauthenticated {
+		return &command.StatusError{Status: command.ExitUnauthenticated,
+			Err: errors.New("nothing was authenticated: the record is consistent, but without --keys its service signature was not checked (--allow-unauthenticated accepts that)")}
 	}
 	return nil
 }

@@ -49,7 +49,7 @@ func TestVerifyRevision(t *testing.T) {
 	if code, out := runCLI("verify", "revision", write(t, "y.json", tampered)); code != 1 || !strings.Contains(out, "MISMATCH") {
 		t.Fatalf("tampered document: %d %s", code, out)
 	}
-	if code, _ := runCLI("verify", "revision", write(t, "z.json", `{}`)); code != 1 {
+	if code, _ := runCLI("verify", "revision", write(t, "z.json", `{}`)); code != 3 {
 		t.Fatal("empty document accepted")
 	}
 }
@@ -99,5 +99,36 @@ func TestVerifyWebhook(t *testing.T) {
 	}
 	if code, _ := runCLI("verify", "webhook", write(t, "b.json", body), "--headers", headers); code == 0 {
 		t.Fatal("no --keys accepted")
+	}
+}
+
+// TestVerifyExitCodes: 1 a check failed, 2 a usage error, 3 an input that
+// could not be read (nothing was checked), 4 a consistent record that
+// nothing authenticated (no --keys) unless --allow-unauthenticated.
+func TestVerifyExitCodes(t *testing.T) {
+	t.Parallel()
+	const vectors = "../../conformance/records/"
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"record verified", []string{"verify", "record", vectors + "reached-unkeyed.record.json", "--keys", vectors + "keys.jwks.json"}, 0, "VERIFIED"},
+		{"record without keys", []string{"verify", "record", vectors + "reached-unkeyed.record.json"}, 4, "nothing was authenticated"},
+		{"record without keys, allowed", []string{"verify", "record", vectors + "reached-unkeyed.record.json", "--allow-unauthenticated"}, 0, "NOT AUTHENTICATED"},
+		{"record tampered", []string{"verify", "record", vectors + "changed-body.record.json", "--keys", vectors + "keys.jwks.json"}, 1, "does not verify"},
+		{"record missing", []string{"verify", "record", missing, "--keys", vectors + "keys.jwks.json"}, 3, "no such file"},
+		{"keys missing", []string{"verify", "record", vectors + "reached-unkeyed.record.json", "--keys", missing}, 3, "no such file"},
+		{"revision missing", []string{"verify", "revision", missing}, 3, "no such file"},
+		{"artifact missing", []string{"verify", "artifact", missing, "--sha256", strings.Repeat("0", 64)}, 3, "no such file"},
+		{"webhook keys missing", []string{"verify", "webhook", missing, "--keys", missing}, 3, "no such file"},
+		{"usage", []string{"verify", "record"}, 2, "missing RECORD.json"},
+	} {
+		code, out := runCLI(tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.says) {
+			t.Errorf("%s: exit %d, want %d saying %q:\n%s", tc.name, code, tc.code, tc.says, out)
+		}
 	}
 }

@@ -31,7 +31,8 @@ a dump of the request) or given one by one. The v1a signature in
 webhook-signature must verify, with a key of the JWKS saved from
 <issuer>/.well-known/consensus-keys, over "<webhook-id>.<webhook-timestamp>.<body>",
 and webhook-timestamp must be within 5 minutes of now (--any-age skips that, for
-a delivery saved earlier). Exit status 0 when it verifies, 1 otherwise.`,
+a delivery saved earlier). Exit status 0 when it verifies, 1 when it does not,
+3 when a file could not be read.`,
 		Example: `  curl -sS https://consensus.md/.well-known/consensus-keys > keys.json
   consensus verify webhook body.json --keys keys.json --headers delivery.headers
   consensus verify webhook body.json --keys keys.json --id "$ID" --timestamp "$TS" --signature "$SIG"`,
@@ -57,20 +58,20 @@ a delivery saved earlier). Exit status 0 when it verifies, 1 otherwise.`,
 func verifyWebhook(bodyFile string, f webhookFlags, env Env) error {
 	body, err := os.ReadFile(bodyFile)
 	if err != nil {
-		return err
+		return unreadable(err)
 	}
 	raw, err := os.ReadFile(f.keys)
 	if err != nil {
-		return err
+		return unreadable(err)
 	}
 	set, err := jwk.ParseSet(raw)
 	if err != nil {
-		return fmt.Errorf("%s: %w", f.keys, err)
+		return unreadable(fmt.Errorf("%s: %w", f.keys, err))
 	}
 	keys := set.PublicKeys()
 	if f.headers != "" {
 		if err := readWebhookHeaders(f.headers, &f); err != nil {
-			return err
+			return unreadable(err)
 		}
 	}
 	if f.id == "" || f.timestamp == "" || f.signature == "" {

@@ -54,7 +54,7 @@ func TestServerDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Server{ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: time.Minute,
-		IdleTimeout: 2 * time.Minute, OpsListen: "127.0.0.1:9090", ShutdownGrace: 30 * time.Second}
+		IdleTimeout: 2 * time.Minute, OpsListen: "127.0.0.1:8079", ShutdownGrace: 30 * time.Second}
 	got := c.Server
 	got.SigningKey = nil
 	if got.TLS() || len(got.TrustedProxies) != 0 || got.Pprof || got.ShutdownDelay != 0 ||

@@ -90,7 +90,7 @@ var coreSettings = []Setting{
 	},
 	{
 		Name: "CONSENSUS_DB_TIMEOUT", Default: "5s",
-		Doc: "The longest a request waits for PostgreSQL, from `100ms` to `1m`: it bounds connecting, waiting for a pooled connection and every statement (the server's `statement_timeout`). A database that is down, unreachable or slower answers `503 unavailable` with `Retry-After` within it, never a 401 or 404.",
+		Doc: "The longest a request waits for PostgreSQL, from `100ms` to `1m`: it bounds connecting, waiting for a pooled connection and every statement (the server's `statement_timeout`). A database that is down, unreachable or slower answers `503 unavailable` with `Retry-After` within it, never a 401 or 404. Once a request has run out of this time, a probe (a new connection running `SELECT 1`, half a second at most) decides: a database that answers is only busy and nothing changes; one that does not is refused at once, every request answering 503 without waiting, until a probe every half second gets an answer.",
 		parse: func(c *Config, v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil || d < 100*time.Millisecond || d > time.Minute {

@@ -114,8 +114,8 @@ var serverSettings = []Setting{
 		"How long an idle keep-alive connection stays open.",
 		func(s *Server) *time.Duration { return &s.IdleTimeout }),
 	{
-		Name: "CONSENSUS_OPS_LISTEN", Default: "127.0.0.1:9090",
-		Doc: "Address (`host:port`) of the operations listener: `/metrics`, `/livez`, `/readyz` and, with `CONSENSUS_PPROF`, `/debug/pprof/`. Plain HTTP, no authentication: keep it off the public network.",
+		Name: "CONSENSUS_OPS_LISTEN", Default: "127.0.0.1:8079",
+		Doc: "Address (`host:port`) of the operations listener: `/metrics`, `/livez`, `/readyz` and, with `CONSENSUS_PPROF`, `/debug/pprof/`. Plain HTTP, no authentication: keep it off the public network. The default port is not Prometheus's 9090, which a developer's machine often runs; port 0 picks a free port, logged as `ops` when the service starts.",
 		parse: func(c *Config, v string) error {
 			c.OpsListen = v
 			if err := checkListen(v); err != nil {

@@ -55,6 +55,7 @@ func register() {
 		openapi3filter.RegisterBodyDecoder("text/html", text)
 		openapi3filter.RegisterBodyDecoder("text/css", text)
 		openapi3filter.RegisterBodyDecoder("text/javascript", text)
+		openapi3filter.RegisterBodyDecoder("image/x-icon", text) // its bytes, checked as a non-empty string
 		openapi3filter.RegisterBodyDecoder("application/linkset+json", openapi3filter.JSONBodyDecoder)
 		openapi3filter.RegisterBodyDecoder("application/schema+json", openapi3filter.JSONBodyDecoder)
 	})

@@ -130,7 +130,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	hub := live.New(0, 0)
 	api := httpapi.New(httpapi.Options{Venue: v, Live: hub, Pinger: st, Origin: cfg.PublicOrigin, OperatorTokenHash: cfg.OperatorTokenHash,
 		Logger: log, RateLimit: cfg.RateLimit, Version: cfg.Version, TrustedProxies: cfg.TrustedProxies,
-		HSTS: strings.HasPrefix(cfg.PublicOrigin, "https://"), Requests: metrics, DBTimeout: cfg.DBTimeout})
+		HSTS: strings.HasPrefix(cfg.PublicOrigin, "https://"), Requests: metrics, DBTimeout: cfg.DBTimeout, Breaker: st})
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout,
 		WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	if cert != nil {

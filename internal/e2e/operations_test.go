@@ -71,6 +71,15 @@ func TestOperationsHTTPSTrial(t *testing.T) {
 	if walkthrough == nil {
 		t.Fatal("README has no walkthrough section")
 	}
+	// The trial keeps to .data/trial and to ports of its own, so a make run
+	// going in another terminal (.data/pg, .data/mail, 8080) is left alone.
+	for _, part := range [][]byte{bashBlocks(trial[1]), bashBlocks(trial[2])} {
+		for _, shared := range []string{".data/pg", ".data/mail", ".data/secrets", ".data/tls", "8080", "${DATABASE_URL"} {
+			if bytes.Contains(part, []byte(shared)) {
+				t.Errorf("the trial's commands name %q, which make run uses", shared)
+			}
+		}
+	}
 	var script bytes.Buffer
 	script.WriteString("set -euo pipefail\n")
 	script.Write(bashBlocks(trial[1]))
@@ -92,12 +101,12 @@ func TestOperationsHTTPSTrial(t *testing.T) {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "CONSENSUS_") || k == "DATABASE_URL" || k == "SSL_CERT_FILE" || k == "CURL_CA_BUNDLE" {
+		if strings.HasPrefix(k, "CONSENSUS_") || k == "DATABASE_URL" || k == "SSL_CERT_FILE" || k == "CURL_CA_BUNDLE" || k == "MAILDIR" {
 			continue
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "DATABASE_URL="+pgtest.URL(t),
+	env = append(env, "TRIAL_DATABASE_URL="+pgtest.URL(t),
 		"API1="+freeAddr(t), "OPS1="+freeAddr(t), "API2="+freeAddr(t), "OPS2="+freeAddr(t))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -124,7 +133,7 @@ func TestOperationsHTTPSTrial(t *testing.T) {
 	text := string(out)
 	t.Logf("the trial's output:\n%s", text)
 	for _, want := range []string{
-		`{"status":"ready","database":"ok","schema":"current"}`, "strict-transport-security: max-age=31536000",
+		`{"status":"ready","service":"consensusd","database":"ok","schema":"current"}`, "strict-transport-security: max-age=31536000",
 		`"status": "reached"`, "Content-Digest ok", "X-Consensus-SHA256 ok", "# CONSENSUS.md: Ship release 2.4 on Friday",
 		`consensus_events_total{action="agree"} 1`, `consensus_outcomes_total{status="reached"} 1`,
 		`consensus_mail_delivery_attempts_total{result="sent"}`, "both replicas stopped",
@@ -133,7 +142,7 @@ func TestOperationsHTTPSTrial(t *testing.T) {
 			t.Errorf("the trial's output lacks %q", want)
 		}
 	}
-	if n := strings.Count(text, `{"status":"ready","database":"ok","schema":"current"}`); n != 2 {
+	if n := strings.Count(text, `{"status":"ready","service":"consensusd","database":"ok","schema":"current"}`); n != 2 {
 		t.Errorf("%d replicas reported ready, want 2", n)
 	}
 	serials := regexp.MustCompile(`(?m)^serial=([0-9A-F]+)$`).FindAllStringSubmatch(text, -1)
@@ -143,7 +152,7 @@ func TestOperationsHTTPSTrial(t *testing.T) {
 
 	// Both replicas served, both reloaded and stopped cleanly, and none
 	// logged a credential.
-	token, _ := os.ReadFile(filepath.Join(dir, ".data", "secrets", "operator-token"))
+	token, _ := os.ReadFile(filepath.Join(dir, ".data", "trial", "secrets", "operator-token"))
 	claim, _ := os.ReadFile(filepath.Join(dir, ".data", "walkthrough", "claim.json"))
 	participant := regexp.MustCompile(`csp_[A-Za-z0-9_-]+`).FindString(string(claim))
 	if len(token) < 24 || participant == "" {

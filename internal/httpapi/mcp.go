@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/consensus-md/consensus/internal/mcpfacade"
+	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
@@ -14,7 +15,13 @@ import (
 // invitation in its path: the token names its invitation.
 func (s *Server) requireParticipantToken(next http.Handler) http.Handler {
 	return authenticate(s, venue.SchemeParticipant, participantKey{}, func(ctx context.Context, _, token string) (*venue.Principal, error) {
-		return s.venue.AuthParticipantToken(ctx, token)
+		p, err := s.venue.AuthParticipantToken(ctx, token)
+		// /mcp is an agent's way into its room, as the agent routes are: a
+		// person's token is refused like a token of the other kind there.
+		if err == nil && p.Kind != room.KindAgent {
+			return nil, &venue.UnauthorizedError{Scheme: venue.SchemeParticipant}
+		}
+		return p, err
 	}, next)
 }
 

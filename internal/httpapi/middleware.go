@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 type ctxKey int
@@ -131,8 +133,38 @@ func (s *Server) boundDatabase(next http.Handler) http.Handler {
 // or stream outlives the bound on purpose: it finds base, unbounded, under
 // unboundKey (live.go).
 func (s *Server) bound(base context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithValue(base, unboundKey{}, base), s.dbTimeout)
+	return s.deadline(context.WithValue(base, unboundKey{}, base))
 }
+
+// deadline bounds ctx by the database timeout. While the breaker reports
+// the database not answering, the deadline has already passed: the
+// request's database work fails at once and it answers 503 unavailable
+// with Retry-After. Work that runs out of its time tells the breaker, which
+// then checks whether the database answers at all.
+func (s *Server) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.breaker == nil {
+		return context.WithTimeout(ctx, s.dbTimeout)
+	}
+	if s.breaker.Refusing() {
+		return context.WithDeadline(ctx, time.Time{})
+	}
+	// Work already waiting when the breaker opens stops too.
+	ctx, abandon := context.WithCancelCause(ctx)
+	ctx, cancel := context.WithTimeout(ctx, s.dbTimeout)
+	stop := context.AfterFunc(s.breaker.Tripped(), func() { abandon(errDatabaseNotAnswering) })
+	return ctx, func() {
+		stop()
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			s.breaker.Suspect()
+		}
+		cancel()
+		abandon(nil)
+	}
+}
+
+// errDatabaseNotAnswering ends the requests waiting for a database the
+// breaker found not answering: an outage, not a client that went away.
+var errDatabaseNotAnswering = errors.New("the database does not answer")
 
 // afterBody bounds the database work a handler does once it has read the
 // request body. boundDatabase's deadline started with the request, and a
@@ -140,7 +172,7 @@ func (s *Server) bound(base context.Context) (context.Context, context.CancelFun
 // legal upload must not leave its database work no time (and answer 503).
 // The body is in hand, so the client's cancellation no longer matters.
 func (s *Server) afterBody(r *http.Request) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(r.Context()), s.dbTimeout)
+	return s.deadline(context.WithoutCancel(r.Context()))
 }
 
 func securityHeaders(next http.Handler) http.Handler {

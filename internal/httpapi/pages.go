@@ -28,6 +28,7 @@ const pagePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; con
 var assetTypes = map[string]string{
 	".js":  "text/javascript; charset=utf-8",
 	".css": "text/css; charset=utf-8",
+	".ico": "image/x-icon",
 }
 
 // pageHeaders are what every page and asset carries besides the global
@@ -105,8 +106,18 @@ func (s *Server) handleInvitePage(page document) http.HandlerFunc {
 }
 
 func (s *Server) handleAsset(assets map[string]document) http.HandlerFunc {
+	return s.handleAssetNamed(assets, "")
+}
+
+// handleAssetNamed serves the asset name, or with "" the one the path's
+// {name} names.
+func (s *Server) handleAssetNamed(assets map[string]document, name string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		doc, ok := assets[chi.URLParam(r, "name")]
+		n := name
+		if n == "" {
+			n = chi.URLParam(r, "name")
+		}
+		doc, ok := assets[n]
 		if !ok {
 			s.writeProblem(w, r, room.ErrNotFound)
 			return

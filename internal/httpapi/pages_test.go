@@ -24,6 +24,7 @@ func TestPagesHeaders(t *testing.T) {
 		{"/assets/api.js", "text/javascript; charset=utf-8", "no-cache"},
 		{"/assets/view.js", "text/javascript; charset=utf-8", "no-cache"},
 		{"/assets/site.css", "text/css; charset=utf-8", "no-cache"},
+		{"/favicon.ico", "image/x-icon", "no-cache"},
 	} {
 		resp, body := s.do(t, http.MethodGet, c.path, nil)
 		h := resp.Header

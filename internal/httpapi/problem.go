@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -262,7 +263,7 @@ func problemCodeFor(err error) (c ProblemCode, detail, field, challenge string) 
 		}
 	}
 	// A typed error speaks for itself, without the context it was wrapped in.
-	detail = err.Error()
+	detail = withoutContext(err, problemTypes[c].Errors)
 	var ve *room.ValidationError
 	if c == ProblemInvalidRequest && errors.As(err, &ve) {
 		detail, field = ve.Error(), ve.Field
@@ -275,6 +276,21 @@ func problemCodeFor(err error) (c ProblemCode, detail, field, challenge string) 
 		detail = d
 	}
 	return c, detail, field, challenge
+}
+
+// withoutContext is err's text without the prefixes ("venue: amend
+// agreement: ") that wrapping added on the way up: it steps into the
+// wrapped error while the wrapper only puts words before it and the inner
+// error is still one of targets. A wrapper that adds words after keeps
+// them, since they describe this occurrence.
+func withoutContext(err error, targets []error) string {
+	for {
+		inner := errors.Unwrap(err)
+		if inner == nil || !matches(inner, targets) || !strings.HasSuffix(err.Error(), ": "+inner.Error()) {
+			return err.Error()
+		}
+		err = inner
+	}
 }
 
 // matches reports whether err is any of targets.
@@ -294,7 +310,7 @@ func matches(err error, targets []error) bool {
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	c, detail, field, challenge := problemCodeFor(err)
 	pt := problemTypes[c]
-	if c == ProblemUnavailable && errors.Is(r.Context().Err(), context.Canceled) {
+	if c == ProblemUnavailable && errors.Is(context.Cause(r.Context()), context.Canceled) {
 		// The client went away first, and its cancellation stopped the
 		// database call: not an outage. Nobody reads this answer; its
 		// status is for the request log and the metrics.

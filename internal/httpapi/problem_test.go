@@ -199,6 +199,7 @@ func TestWriteProblem(t *testing.T) {
 			detail: "Nothing is available at this address.", hidden: "wrong secret"},
 		{name: "race", err: fmt.Errorf("venue: claim: %w: participants_token_hash_key", room.ErrConflict), code: "retry-conflict", hidden: "participants_token_hash_key"},
 		{name: "closed", err: room.ErrRoomClosed, code: "room-closed", detail: room.ErrRoomClosed.Error()},
+		{name: "closed, wrapped", err: fmt.Errorf("venue: amend agreement: %w", room.ErrRoomClosed), code: "room-closed", detail: room.ErrRoomClosed.Error(), hidden: "venue:"},
 		{name: "artifact", err: venue.ErrArtifactNotReady, code: "artifact-not-ready"},
 		{name: "resend", err: venue.ErrNotResendable, code: "not-resendable"},
 		{name: "unknown", err: errors.New("pgx: connection reset by db.internal:5432"), code: "internal", hidden: "db.internal", logged: true},

@@ -93,6 +93,10 @@ func (s *Server) routes() []Route {
 		{Method: http.MethodGet, Pattern: "/invite/{invitationId}", Credential: CredentialNone, Handler: s.handleInvitePage(pages.invite)},
 		{Method: http.MethodGet, Pattern: "/assets/{name}", Credential: CredentialNone, Handler: s.handleAsset(pages.assets)},
 		{Method: http.MethodHead, Pattern: "/assets/{name}", Credential: CredentialNone, Handler: s.handleAsset(pages.assets)},
+		// Browsers ask for /favicon.ico whatever the page says: answer it
+		// rather than leave a 404 in the console on every page.
+		{Method: http.MethodGet, Pattern: "/favicon.ico", Credential: CredentialNone, Handler: s.handleAssetNamed(pages.assets, "favicon.ico")},
+		{Method: http.MethodHead, Pattern: "/favicon.ico", Credential: CredentialNone, Handler: s.handleAssetNamed(pages.assets, "favicon.ico")},
 
 		// Operator API.
 		{Method: http.MethodPost, Pattern: "/api/v1/admin/agreements", Credential: CredentialOperator, Scope: workspace.AgreementsWrite, Action: venue.ActionAgreementCreate, Middleware: operator, Handler: s.handleAgreementCreate},

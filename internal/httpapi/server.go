@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -28,7 +29,18 @@ type Server struct {
 	hsts          bool
 	requests      RequestObserver
 	dbTimeout     time.Duration
+	breaker       Breaker
 	hub           *live.Hub
+}
+
+// Breaker remembers that the database stopped answering (the store).
+type Breaker interface {
+	// Refusing reports whether requests should not wait for the database.
+	Refusing() bool
+	// Suspect says some request ran out of its database time.
+	Suspect()
+	// Tripped ends when the database is found not answering.
+	Tripped() context.Context
 }
 
 // Options configures a Server.
@@ -53,6 +65,10 @@ type Options struct {
 	// DBTimeout bounds the database work of each request on the agent and
 	// operator routes (CONSENSUS_DB_TIMEOUT); zero means 5 seconds.
 	DBTimeout time.Duration
+	// Breaker, when set, hears of every request that ran out of its
+	// database time and, while it reports the database not answering, has
+	// each request's database work fail at once (503 with Retry-After).
+	Breaker Breaker
 	// Live keeps the held requests and streams (R-LIVE); something must
 	// tell it about changes (store.ListenRooms). Nil means a hub of the
 	// default bounds that nothing wakes: held requests then end at their
@@ -74,7 +90,7 @@ func New(o Options) *Server {
 	}
 	return &Server{
 		venue: o.Venue, pinger: o.Pinger, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,
-		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: min(2*time.Second, o.DBTimeout), dbTimeout: o.DBTimeout,
+		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: min(2*time.Second, o.DBTimeout), dbTimeout: o.DBTimeout, breaker: o.Breaker,
 		trusted: prefixStrings(o.TrustedProxies), hsts: o.HSTS, requests: o.Requests, hub: o.Live,
 	}
 }

@@ -80,12 +80,14 @@ func InvitationBody(env envelope.Envelope) (string, error) {
 		b.WriteString("disagree or abstain). Opening the link decides nothing.\n\n")
 		fmt.Fprintf(&b, "%s\n\n", env.InviteURI)
 		fmt.Fprintf(&b, "Your proof code: %s\n\n", env.AgentClaim.EmailProof)
+		b.WriteString("The link and the proof code above are private: do not forward this email. The block\n")
+		b.WriteString("below repeats them for software; you do not need it.\n\n")
 	} else {
 		b.WriteString("An agent reads the block below, checks it as the guide at the docs link says,\n")
 		b.WriteString("and exchanges the fragment secret for a session. Nothing is approved until an\n")
 		b.WriteString("explicit agree, disagree or abstain decision is posted.\n\n")
+		b.WriteString("The secret and the email proof below are private: do not forward this email.\n\n")
 	}
-	b.WriteString("The secret and the email proof below are private: do not forward this email.\n\n")
 	b.Write(block)
 	// The agent's first check is "exactly one block": refuse to queue a
 	// message that would fail it.

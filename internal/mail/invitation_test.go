@@ -49,6 +49,15 @@ func TestInvitationEmailPassesTheAgentChecks(t *testing.T) {
 			if human != (kind == "human") {
 				t.Errorf("the %s email shows the link and proof code to a person: %v\n%s", kind, human, body)
 			}
+			// Whatever the privacy note points at is where it points: the
+			// person's proof code is above it, the agent's below.
+			note := strings.Index(body, "private: do not forward")
+			if kind == "human" && (strings.Contains(body, "proof below") || note < strings.Index(body, "Your proof code")) {
+				t.Errorf("the person's email points below for a proof code shown above:\n%s", body)
+			}
+			if kind == "agent" && !strings.Contains(body, "The secret and the email proof below are private") {
+				t.Errorf("the agent's email does not say its credentials are private:\n%s", body)
+			}
 			if !strings.Contains(body, "\n"+envelope.BeginMarker+"\n{") || !strings.HasSuffix(body, "}\n"+envelope.EndMarker+"\n") {
 				t.Fatalf("body does not end in the envelope block:\n%s", body)
 			}

@@ -34,9 +34,12 @@ type PermanentError struct {
 	Err   error
 }
 
-// Error describes the failure, including the server reply.
+// Error describes the failure: the reply first, then the cause unless the
+// cause already says the reply (an SMTP error carries the server's words).
 func (e *PermanentError) Error() string {
 	switch {
+	case e.Err != nil && e.Reply != "" && !strings.Contains(e.Err.Error(), e.Reply):
+		return e.Reply + ": " + e.Err.Error()
 	case e.Err != nil:
 		return e.Err.Error()
 	case e.Reply != "":

@@ -134,4 +134,12 @@ func TestIsPermanent(t *testing.T) {
 	if got := (&PermanentError{Reply: "554 no"}).Error(); !strings.Contains(got, "554 no") {
 		t.Errorf("Error() = %q", got)
 	}
+	// The reply is what an operator reads: it leads, and a cause that does
+	// not repeat it follows.
+	if got := (&PermanentError{Reply: "sealed body cannot be opened", Err: errors.New("cipher: message authentication failed")}).Error(); got != "sealed body cannot be opened: cipher: message authentication failed" {
+		t.Errorf("Error() = %q", got)
+	}
+	if got := perm.Error(); got != "smtp: RCPT TO: 550 5.1.1 No such user" {
+		t.Errorf("Error() = %q", got)
+	}
 }

@@ -70,9 +70,14 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
+// Service is the name /livez and /readyz carry, so a health check can
+// tell consensusd from another program on the same port.
+const Service = "consensusd"
+
 // probe is the body of /livez and /readyz.
 type probe struct {
 	Status   string `json:"status"`
+	Service  string `json:"service"`
 	Database string `json:"database,omitempty"`
 	Schema   string `json:"schema,omitempty"`
 }
@@ -125,6 +130,7 @@ func (s *Server) logChange(err error) {
 }
 
 func writeStatus(w http.ResponseWriter, status int, p probe) {
+	p.Service = Service
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)

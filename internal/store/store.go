@@ -33,6 +33,7 @@ type Store struct {
 	obs        Observer                        // see SetObserver (ops.go)
 	onRoom     atomic.Pointer[func(uuid.UUID)] // see OnRoomCommitted (conn.go)
 	schema     schemaCheck                     // see SchemaCurrent (ops.go)
+	brk        breaker                         // see Suspect and Refusing (breaker.go)
 }
 
 // Tx is one transaction. It has every row method of Store, plus those that
@@ -160,6 +161,7 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*Store, erro
 
 // Close closes the pools: whatever runs on them afterwards fails.
 func (s *Store) Close() {
+	s.brk.stop()
 	s.lookupPool.Close()
 	s.ops.Close()
 	s.pool.Close()

@@ -128,6 +128,14 @@ func healthMismatch(r *reply) string {
 // reports each answer that is not a bounded 503.
 func probeOutage(t *testing.T, f *outageFixture, base, phase string) {
 	t.Helper()
+	probeOutageWithin(t, f, base, phase, 0)
+}
+
+// probeOutageWithin is probeOutage where, when fast is not zero, every
+// route that needs the database (health aside: it asks the database
+// itself) must also answer within fast.
+func probeOutageWithin(t *testing.T, f *outageFixture, base, phase string, fast time.Duration) {
+	t.Helper()
 	reqs := f.dbRoutes(base, phase)
 	reqs = append(reqs, namedRequest{"health", request{Method: "GET", URL: base + "/api/health"}})
 	replies := make([]*reply, len(reqs))
@@ -152,6 +160,9 @@ func probeOutage(t *testing.T, f *outageFixture, base, phase string) {
 		}
 		if m != "" {
 			t.Errorf("database %s: %s: %s", phase, nr.name, m)
+		}
+		if fast > 0 && nr.name != "health" && r.Elapsed() >= fast {
+			t.Errorf("database %s: %s answered after %v, not within %v of a database already seen to time out", phase, nr.name, r.Elapsed().Round(time.Millisecond), fast)
 		}
 		slowest = max(slowest, r.Elapsed())
 	}
@@ -187,7 +198,8 @@ func awaitRecovery(t *testing.T, f *outageFixture, base, after string) time.Dura
 // TestDefect2DatabaseOutageIsUnavailable (R-SEC-7): with PostgreSQL
 // stopped, and then frozen (SIGSTOP), every route that needs the database
 // answers 503 problem+json code unavailable with Retry-After within the
-// bound, /api/health reports the database down, nothing is stored, and the
+// bound (and, once the database has been seen to time out, in under a
+// second), /api/health reports the database down, nothing is stored, and the
 // service recovers by itself. Today a stopped database makes room, events
 // and claim answer 401 (the client concludes its token is revoked),
 // exchange and the operator routes 500, with no Retry-After; a frozen one
@@ -207,6 +219,10 @@ func TestDefect2DatabaseOutageIsUnavailable(t *testing.T) {
 
 	pg.Freeze(t)
 	probeOutage(t, f, base, "frozen")
+	// Once the service has seen the database time out, it answers at once
+	// until the database answers again.
+	probeOutageWithin(t, f, base, "still frozen", time.Second)
+	probeOutageWithin(t, f, base, "still frozen, again", time.Second)
 	pg.Thaw(t)
 	awaitRecovery(t, f, base, "PostgreSQL thawed")
 

@@ -33,12 +33,28 @@ async function browser(name) {
   // Chromium reports every answer of 400 and above as a console error
   // ("Failed to load resource"); the refusals this test provokes are those.
   ctx.on('console', m => {
-    if ((m.type() === 'error' || m.type() === 'warning') && !m.text().startsWith('Failed to load resource')) consoleProblems.push(name + ': ' + m.text());
+    if ((m.type() === 'error' || m.type() === 'warning') && !provokedRefusal(m)) consoleProblems.push(name + ': ' + m.text());
   });
   ctx.on('weberror', e => consoleProblems.push(name + ': ' + e.error().message));
   const b = { ctx, close: async () => { await ctx.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
   open.push(b);
   return b;
+}
+
+/**
+ * Whether a console message is Chromium's report of an API refusal this
+ * test provokes ("Failed to load resource" for a 4xx of /api/…). Any other
+ * failed load, such as a missing /favicon.ico, is a console error.
+ */
+function provokedRefusal(m) {
+  if (!m.text().startsWith('Failed to load resource')) return false;
+  try { return new URL(m.location().url).pathname.startsWith('/api/'); } catch { return false; }
+}
+
+/** The wrong proof code's explanation sits at the field, not in the page's alert. */
+async function wrongProofAtField(page) {
+  const described = (await page.getAttribute('#proof', 'aria-describedby') || '').split(/\s+/);
+  return described.includes('proof-error') && await page.locator('#proof-error').isVisible() && !(await page.locator('#alert').isVisible());
 }
 
 const text = (page, sel) => page.locator(sel).innerText();
@@ -110,8 +126,9 @@ await axe(page, 'invitation', checks);
 // A wrong proof code.
 await page.fill('#proof', 'this-is-not-the-proof-code');
 await page.click('#claim-submit');
-await page.locator('#alert', { hasText: 'does not match' }).waitFor();
+await page.locator('#proof-error', { hasText: 'does not match' }).waitFor();
 checks.ok(await page.getAttribute('#proof', 'aria-invalid') === 'true', 'the wrong proof code is marked invalid');
+checks.ok(await wrongProofAtField(page), 'the wrong proof code is explained at its field, which names the explanation');
 await shot(page, 'wrong-proof');
 await axe(page, 'wrong proof', checks);
 

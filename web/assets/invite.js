@@ -2,7 +2,7 @@
 // the address bar, exchange it, show the locked revision, claim with the
 // proof code, then keep the room up to date until the outcome is final.
 import * as api from './api.js';
-import { $, el, fill, showRevision, showCheck, showOutcome, showEvents, characters, saveFile, showCounter, refusals, invalidLink, decisionNames } from './view.js';
+import { $, el, fill, showRevision, showCheck, showOutcome, showEvents, characters, saveFile, showCounter, refusals, invalidLink, decisionNames, utcTime } from './view.js';
 
 const MAX_BODY = 4000;
 const POLL_MS = 3000; // between reads the service did not hold
@@ -65,8 +65,17 @@ function trouble(e, retry) {
 function closedLink() {
   heading('This invitation cannot be opened');
   show();
+  say('');
   warn(invalidLink);
   memory.forget();
+}
+
+/** Shows a problem with the proof code next to its field (or clears it). */
+function proofError(text) {
+  const e = $('proof-error');
+  e.textContent = text;
+  e.hidden = !text;
+  if (text) $('proof').setAttribute('aria-invalid', 'true'); else $('proof').removeAttribute('aria-invalid');
 }
 
 async function start() {
@@ -96,8 +105,9 @@ async function openWith(s) {
   showClaim();
 }
 
-async function showAgreement(rev, digests, youId) {
+async function showAgreement(rev, digests, youId, revisions) {
   showRevision(rev, digests, youId);
+  showChanged(revisions || []);
   heading(rev.title);
   const revOK = await api.sha256Hex(new TextEncoder().encode(api.canonicalJSON(rev))) === digests.revisionDigest;
   const mdOK = await api.sha256Hex(new TextEncoder().encode(digests.markdown)) === digests.markdownDigest;
@@ -105,9 +115,33 @@ async function showAgreement(rev, digests, youId) {
   showCheck('a-mdcheck', mdOK);
 }
 
+/**
+ * An invitation email names the revision current when it was sent; when a
+ * later one was locked since, say so, and whether the terms (title,
+ * objective, rules) changed or only the deadline or the participants.
+ */
+function showChanged(revisions) {
+  const box = $('a-changed');
+  if (revisions.length < 2) { box.hidden = true; $('a-locked').hidden = false; return; }
+  const current = revisions[revisions.length - 1];
+  const lines = [el('p', null, {}, el('strong', 'This agreement has changed since it was first sent.'),
+    ' It is now at revision ' + current.number + '; an invitation email names the revision current when it was sent, so yours may name an earlier one. What you read here, and decide on, is revision ' + current.number + '.')];
+  const items = revisions.slice(1).map((r, i) => {
+    const before = revisions[i];
+    const what = r.termsDigest === before.termsDigest
+      ? 'the title, objective and rules stayed the same (the deadline or the participants changed); a decision made before still counts.'
+      : 'the title, objective or rules changed; a decision made on an earlier revision no longer counts.';
+    return el('li', 'Revision ' + r.number + ', locked ' + utcTime(r.lockedAt) + ': ' + what);
+  });
+  lines.push(el('ul', null, {}, ...items));
+  fill(box, lines);
+  box.hidden = false;
+  $('a-locked').hidden = true;
+}
+
 async function showClaim() {
   const x = state.exchanged;
-  await showAgreement(x.canonicalRevision, x, x.participant.participantId);
+  await showAgreement(x.canonicalRevision, x, x.participant.participantId, x.revisions);
   show('agreement', 'claim');
   say('You are invited as ' + x.participant.displayName + '. Read the agreement, then claim your place with the proof code from the email.');
 }
@@ -117,10 +151,9 @@ async function submitClaim(ev) {
   warn('');
   const input = $('proof');
   const code = input.value.replace(/\s+/g, '');
-  input.removeAttribute('aria-invalid');
+  proofError('');
   if (!code) {
-    input.setAttribute('aria-invalid', 'true');
-    warn('Type or paste the proof code from your invitation email first.');
+    proofError('Type or paste the proof code from your invitation email first.');
     input.focus();
     return;
   }
@@ -138,8 +171,7 @@ async function submitClaim(ev) {
   } catch (e) {
     say('');
     if (e.status === 403) {
-      input.setAttribute('aria-invalid', 'true');
-      warn('That proof code does not match this invitation. Copy it again from the same email; if the invitation was sent to you again, only the newest email\'s code works. Nothing was recorded.');
+      proofError('That proof code does not match this invitation. Copy it again from the same email; if the invitation was sent to you again, only the newest email\'s code works. Nothing was recorded.');
       input.focus();
     } else if (e.status === 401) {
       state = {};
@@ -148,8 +180,7 @@ async function submitClaim(ev) {
     } else if (e.status === 404) {
       closedLink();
     } else if (e.status === 400) {
-      input.setAttribute('aria-invalid', 'true');
-      warn('That does not look like a proof code. Copy the code printed in your invitation email, without anything around it.');
+      proofError('That does not look like a proof code. Copy the code printed in your invitation email, without anything around it.');
       input.focus();
     } else {
       trouble(e, () => $('claim-form').requestSubmit());
@@ -221,7 +252,7 @@ function lostAccess() {
 async function render() {
   const rev = room.revision;
   if (rev.revisionDigest !== shownDigest) {
-    await showAgreement(rev.canonicalRevision, rev, room.you.participantId);
+    await showAgreement(rev.canonicalRevision, rev, room.you.participantId, room.revisions || (state.exchanged && state.exchanged.revisions));
     shownDigest = rev.revisionDigest;
   }
   showOutcome(room);

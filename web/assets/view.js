@@ -143,8 +143,8 @@ export function showOutcome(room) {
   } else {
     const deciding = room.events.find(e => e.id === o.decidingEventId);
     const who = deciding && names.get(deciding.participantId);
-    const text = o.status === 'reached' ? 'Nothing: the last required agreement came from ' : 'Settled by ';
-    waiting = who ? [el('li', null, {}, text, el('span', who.displayName, { class: 'name' }), '.')] : [];
+    const settled = { reached: ' agreed, the last required participant to do so.', disagreed: ' disagreed.', no_consensus: ' abstained.' };
+    waiting = who ? [el('li', null, {}, el('span', who.displayName, { class: 'name' }), settled[o.status] || ' decided.')] : [];
   }
   $('blocking-title').textContent = o.status === 'pending' ? 'What the outcome is waiting for'
     : o.status === 'expired' ? 'Who did not decide in time' : 'What settled it';

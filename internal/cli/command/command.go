@@ -21,7 +21,23 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1
 	ExitUsage   = 2
+	// ExitUnreadable: a verify command could not read or parse its input,
+	// so nothing was checked (1 is kept for a check that failed).
+	ExitUnreadable = 3
+	// ExitUnauthenticated: verify record found nothing wrong but checked
+	// no service signature (no --keys), so nothing was authenticated.
+	ExitUnauthenticated = 4
 )
+
+// StatusError is a runtime failure with an exit status of its own (see
+// ExitUnreadable); its message is printed like any runtime failure's.
+type StatusError struct {
+	Status int
+	Err    error
+}
+
+func (e *StatusError) Error() string { return e.Err.Error() }
+func (e *StatusError) Unwrap() error { return e.Err }
 
 // UsageError is a mistake in the command line: exit status 2, with the
 // usage of the command it happened in.
@@ -131,6 +147,10 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdin io.R
 	var rt *runtimeError
 	if errors.As(err, &rt) {
 		fmt.Fprintln(stderr, root.Name()+": "+Describe(rt.err))
+		var se *StatusError
+		if errors.As(rt.err, &se) {
+			return se.Status
+		}
 		return ExitFailure
 	}
 	if cmd == nil {

@@ -102,10 +102,18 @@ migration step (a Kubernetes Job, a deploy hook).`,
 		Long: `Read every setting as the service would, print each effective value and where
 it came from (environment, file, default) on stdout with secrets masked, and
 print every invalid setting on stderr, one line each, naming the setting. Exit
-status 1 when any setting is wrong. No database or network is touched.`,
-		Example: "  consensusd config check\n  CONSENSUS_ENV=local consensusd config check",
+status 1 when any setting is wrong. No database or network is touched.
+
+Only this process's environment is read: in a second terminal it does not see
+what make run sets (CONSENSUS_ENV=local, the files under .data/), and without
+CONSENSUS_ENV it checks the production defaults. To check make run's own
+settings, run deploy/local/run.sh check.`,
+		Example: "  consensusd config check\n  deploy/local/run.sh check",
 		Args:    command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if env.Getenv("CONSENSUS_ENV") == "" {
+				fmt.Fprintln(env.Stderr, "consensusd: CONSENSUS_ENV is not set, so these are the production settings, not make run's (deploy/local/run.sh check checks those)")
+			}
 			_, report := config.Inspect(env.Getenv)
 			if err := report.Write(env.Stdout); err != nil {
 				return err

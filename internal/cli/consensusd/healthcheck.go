@@ -2,7 +2,9 @@ package consensusd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/consensus-md/consensus/internal/cli/command"
 	"github.com/consensus-md/consensus/internal/config"
+	"github.com/consensus-md/consensus/internal/ops"
 )
 
 // healthTimeout bounds one health check, below the usual check timeouts.
@@ -24,8 +27,9 @@ func healthcheckCommand(env Env) *cobra.Command {
 		Use:   "healthcheck",
 		Short: "Ask the running service whether it is live (or ready); exit 0 if so",
 		Long: `Send GET /livez (with --ready, /readyz) to the operations listener that
-CONSENSUS_OPS_LISTEN names, on this host, and exit 0 when it answers 200,
-1 otherwise, saying why on stderr. Only CONSENSUS_OPS_LISTEN is read. For a
+CONSENSUS_OPS_LISTEN names, on this host, and exit 0 when it answers 200
+with a body naming consensusd (another program on that port does not
+pass), 1 otherwise, saying why on stderr. Only CONSENSUS_OPS_LISTEN is read. For a
 container HEALTHCHECK: the image has no shell or curl.`,
 		Example: "  consensusd healthcheck\n  CONSENSUS_OPS_LISTEN=127.0.0.1:9100 consensusd healthcheck --ready",
 		Args:    command.NoArgs,
@@ -49,7 +53,7 @@ container HEALTHCHECK: the image has no shell or curl.`,
 }
 
 // localAddr turns a listen address into one to dial on this host: an
-// unspecified host (":9090", "0.0.0.0:9090", "[::]:9090") is loopback.
+// unspecified host (":8079", "0.0.0.0:8079", "[::]:8079") is loopback.
 func localAddr(listen string) string {
 	host, port, err := net.SplitHostPort(listen)
 	if err != nil {
@@ -75,9 +79,15 @@ func check(ctx context.Context, addr, path string) error {
 	if err != nil {
 		return fmt.Errorf("healthcheck: %s: %w", path, err)
 	}
-	resp.Body.Close()
+	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("healthcheck: %s answered %s", path, resp.Status)
+	}
+	var p struct {
+		Service string `json:"service"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&p); err != nil || p.Service != ops.Service {
+		return fmt.Errorf("healthcheck: %s answered 200, but what listens on %s is not consensusd (its answer names no service %q); check CONSENSUS_OPS_LISTEN", path, addr, ops.Service)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package consensusd
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -107,14 +108,17 @@ func TestStartRefusesTakenPorts(t *testing.T) {
 	}
 }
 
-// TestHealthcheck: exit 0 on a 200 from /livez (or /readyz with --ready),
-// 1 otherwise; an unspecified listen host is asked on loopback.
+// TestHealthcheck: exit 0 on a 200 from /livez (or /readyz with --ready)
+// that names consensusd, 1 otherwise; an unspecified listen host is asked
+// on loopback.
 func TestHealthcheck(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/livez" {
 			w.WriteHeader(http.StatusServiceUnavailable)
+			return
 		}
+		_, _ = io.WriteString(w, `{"status":"live","service":"consensusd"}`)
 	}))
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
@@ -131,5 +135,41 @@ func TestHealthcheck(t *testing.T) {
 	}
 	if code, _, stderr := run(map[string]string{"CONSENSUS_OPS_LISTEN": "nine"}, "healthcheck"); code != 1 || !strings.Contains(stderr, "CONSENSUS_OPS_LISTEN") {
 		t.Fatalf("bad setting: exit %d, %q", code, stderr)
+	}
+}
+
+// TestHealthcheckOtherService: another program on the operations port
+// (Prometheus answers 200 on /livez-like paths too) is not consensusd, so
+// the check fails and says so.
+func TestHealthcheckOtherService(t *testing.T) {
+	t.Parallel()
+	for name, body := range map[string]string{
+		"prometheus":    "Prometheus Server is Healthy.\n",
+		"other json":    `{"status":"live"}`,
+		"other service": `{"status":"live","service":"prometheus"}`,
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, body)
+		}))
+		env := map[string]string{"CONSENSUS_OPS_LISTEN": srv.Listener.Addr().String()}
+		code, _, stderr := run(env, "healthcheck")
+		srv.Close()
+		if code != 1 || !strings.Contains(stderr, "not consensusd") {
+			t.Errorf("%s: exit %d, stderr %q", name, code, stderr)
+		}
+	}
+}
+
+// TestConfigCheckSaysWhichSettings: without CONSENSUS_ENV, config check
+// says it checks production's settings, not make run's.
+func TestConfigCheckSaysWhichSettings(t *testing.T) {
+	t.Parallel()
+	_, _, stderr := run(map[string]string{}, "config", "check")
+	if !strings.Contains(stderr, "not make run's (deploy/local/run.sh check") {
+		t.Fatalf("stderr %q", stderr)
+	}
+	_, _, stderr = run(map[string]string{"CONSENSUS_ENV": "local"}, "config", "check")
+	if strings.Contains(stderr, "make run") {
+		t.Fatalf("with CONSENSUS_ENV set: %q", stderr)
 	}
 }
