@@ -43,6 +43,9 @@ type Options struct {
 	Outbox outbox.Worker
 	// MailOptions are passed to mail.Open.
 	MailOptions mail.Options
+	// ReplyPoll bounds how long the reply mailbox goes unread (30s when
+	// zero); see reply.Reader.
+	ReplyPoll time.Duration
 }
 
 // Run serves until ctx ends, then shuts down gracefully. In order: the
@@ -111,7 +114,11 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	defer transport.Close()
 
 	v := &venue.Venue{Store: st, Keys: keys, Origin: cfg.PublicOrigin, Now: opt.Now, Signer: signingKey(cfg, log),
-		Webhooks: venue.WebhookPolicy{AllowLoopback: cfg.WebhookAllowLoopback}}
+		Webhooks: venue.WebhookPolicy{AllowLoopback: cfg.WebhookAllowLoopback}, ReplyAddress: cfg.Reply.Address}
+	replies, err := replyReader(cfg, st, v, keys, log, opt.ReplyPoll)
+	if err != nil {
+		return err
+	}
 	if err := v.RegisterSigningKey(ctx); err != nil {
 		return stoppedEarly(ctx, log, fmt.Errorf("register the signing key: %w", err))
 	}
@@ -137,6 +144,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		worker.Poll = cfg.OutboxPoll
 	}
 	worker.Store, worker.Keys, worker.Transport, worker.From, worker.Log, worker.Now = st, keys, transport, cfg.MailFrom, log, opt.Now
+	worker.ReplyAddress = cfg.Reply.Address
 	var wg sync.WaitGroup
 	hooks := &deliver.Worker{Store: st, Key: v.Signer, Log: log, AllowLoopback: cfg.WebhookAllowLoopback, RootCAs: cfg.WebhookRoots}
 	wg.Add(6)
@@ -146,6 +154,10 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	go func() { defer wg.Done(); sweepSessions(workCtx, st, opt.Now, log) }()
 	go func() { defer wg.Done(); settleDeadlines(workCtx, st, opt.Now, log) }()
 	go func() { defer wg.Done(); reloadOnHangup(workCtx, hup, cert, log) }()
+	if replies != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); replies.Run(workCtx) }()
+	}
 
 	serveErr := make(chan error, 1)
 	go func() {

@@ -58,7 +58,9 @@ func InvitationSubject(title string) string {
 // InvitationBody renders the plain-text body: a short explanation for a
 // person, then the envelope block (env.Block: the marker lines around the
 // indented JSON, credentials in clear).
-func InvitationBody(env envelope.Envelope) (string, error) {
+func InvitationBody(env envelope.Envelope) (string, error) { return invitationBody(env, "") }
+
+func invitationBody(env envelope.Envelope, replyParagraph string) (string, error) {
 	block, err := env.Block()
 	if err != nil {
 		return "", fmt.Errorf("mail: %w", err)
@@ -78,6 +80,7 @@ func InvitationBody(env envelope.Envelope) (string, error) {
 		b.WriteString("and exchanges the fragment secret for a session. Nothing is approved until an\n")
 		b.WriteString("explicit agree, disagree or abstain decision is posted.\n\n")
 	}
+	b.WriteString(replyParagraph)
 	b.WriteString("The secret and the email proof below are private: do not forward this email.\n\n")
 	b.Write(block)
 	// The agent's first check is "exactly one block": refuse to queue a

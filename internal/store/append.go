@@ -78,6 +78,9 @@ type AppendWrite struct {
 	Outcome *room.Outcome
 	// Artifact is CONSENSUS.md of a reached Outcome.
 	Artifact *Artifact
+	// Reply, with Event, is the reply email the event was read from: its
+	// row and its answer are written in the event's transaction.
+	Reply *ReplyWrite
 }
 
 // empty reports a write of nothing (a refusal, a replay): nothing to commit.

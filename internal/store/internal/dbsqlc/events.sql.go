@@ -27,15 +27,16 @@ WITH e AS (
            unnest($11::text[]) AS prev_hash,
            unnest($12::text[]) AS hash,
            unnest($13::bytea[]) AS signature,
-           unnest($14::boolean[]) AS terminal,
-           unnest($15::text[]) AS outcome_status,
-           unnest($16::timestamptz[]) AS outcome_decided_at,
-           unnest($17::uuid[]) AS outcome_event_id
+           unnest($14::text[]) AS evidence,
+           unnest($15::boolean[]) AS terminal,
+           unnest($16::text[]) AS outcome_status,
+           unnest($17::timestamptz[]) AS outcome_decided_at,
+           unnest($18::uuid[]) AS outcome_event_id
 ), inserted AS (
     INSERT INTO events (id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-                        command_digest, created_at, prev_hash, hash, signature)
+                        command_digest, created_at, prev_hash, hash, signature, evidence)
     SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-           command_digest, created_at, prev_hash, hash, signature
+           command_digest, created_at, prev_hash, hash, signature, nullif(evidence, '')
     FROM e
 ), counted AS (
     UPDATE participants p
@@ -75,6 +76,7 @@ type EventAppendBatchParams struct {
 	PrevHashes        []string
 	Hashes            []string
 	Signatures        [][]byte
+	Evidences         []string
 	Terminals         []bool
 	OutcomeStatuses   []string
 	OutcomeDecidedAts []time.Time
@@ -109,6 +111,7 @@ func (q *Queries) EventAppendBatch(ctx context.Context, arg EventAppendBatchPara
 		arg.PrevHashes,
 		arg.Hashes,
 		arg.Signatures,
+		arg.Evidences,
 		arg.Terminals,
 		arg.OutcomeStatuses,
 		arg.OutcomeDecidedAts,
@@ -118,7 +121,7 @@ func (q *Queries) EventAppendBatch(ctx context.Context, arg EventAppendBatchPara
 }
 
 const eventGetByKey = `-- name: EventGetByKey :one
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events WHERE participant_id = $1 AND idempotency_key = $2
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, evidence FROM events WHERE participant_id = $1 AND idempotency_key = $2
 `
 
 type EventGetByKeyParams struct {
@@ -143,6 +146,7 @@ func (q *Queries) EventGetByKey(ctx context.Context, arg EventGetByKeyParams) (E
 		&i.PrevHash,
 		&i.Hash,
 		&i.Signature,
+		&i.Evidence,
 	)
 	return i, err
 }
@@ -187,7 +191,7 @@ func (q *Queries) EventInsert(ctx context.Context, arg EventInsertParams) error 
 }
 
 const eventListAfter = `-- name: EventListAfter :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, evidence FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq
 `
 
 type EventListAfterParams struct {
@@ -220,6 +224,7 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 			&i.PrevHash,
 			&i.Hash,
 			&i.Signature,
+			&i.Evidence,
 		); err != nil {
 			return nil, err
 		}
@@ -232,7 +237,7 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 }
 
 const eventListByAgreement = `-- name: EventListByAgreement :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events WHERE agreement_id = $1 ORDER BY seq
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, evidence FROM events WHERE agreement_id = $1 ORDER BY seq
 `
 
 func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Event, error) {
@@ -258,6 +263,7 @@ func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUI
 			&i.PrevHash,
 			&i.Hash,
 			&i.Signature,
+			&i.Evidence,
 		); err != nil {
 			return nil, err
 		}
@@ -270,7 +276,7 @@ func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUI
 }
 
 const eventPage = `-- name: EventPage :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, evidence FROM events
 WHERE agreement_id = $1 AND seq > $2 AND seq <= $3
 ORDER BY seq
 LIMIT $4
@@ -313,6 +319,7 @@ func (q *Queries) EventPage(ctx context.Context, arg EventPageParams) ([]Event, 
 			&i.PrevHash,
 			&i.Hash,
 			&i.Signature,
+			&i.Evidence,
 		); err != nil {
 			return nil, err
 		}
@@ -325,11 +332,11 @@ func (q *Queries) EventPage(ctx context.Context, arg EventPageParams) ([]Event, 
 }
 
 const eventPriorsByToken = `-- name: EventPriorsByToken :many
-SELECT t.n::integer AS n, events.id, events.agreement_id, events.seq, events.participant_id, events.revision, events.action, events.body, events.idempotency_key, events.command_digest, events.created_at, events.prev_hash, events.hash, events.signature
+SELECT t.n::integer AS n, events.id, events.agreement_id, events.seq, events.participant_id, events.revision, events.action, events.body, events.idempotency_key, events.command_digest, events.created_at, events.prev_hash, events.hash, events.signature, events.evidence
 FROM (SELECT unnest($1::bytea[]) AS token_hash, unnest($2::text[]) AS idempotency_key,
              generate_subscripts($1::bytea[], 1) AS n) AS t
 CROSS JOIN LATERAL (SELECT id FROM participants WHERE participants.token_hash = t.token_hash LIMIT 1) AS p
-CROSS JOIN LATERAL (SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature FROM events e
+CROSS JOIN LATERAL (SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, evidence FROM events e
                     WHERE e.participant_id = p.id AND e.idempotency_key = t.idempotency_key LIMIT 1) AS events
 `
 
@@ -372,6 +379,7 @@ func (q *Queries) EventPriorsByToken(ctx context.Context, arg EventPriorsByToken
 			&i.Event.PrevHash,
 			&i.Event.Hash,
 			&i.Event.Signature,
+			&i.Event.Evidence,
 		); err != nil {
 			return nil, err
 		}

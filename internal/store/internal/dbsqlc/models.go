@@ -46,6 +46,7 @@ type Event struct {
 	PrevHash       string
 	Hash           string
 	Signature      []byte
+	Evidence       *string
 }
 
 type Invitation struct {
@@ -114,6 +115,16 @@ type Record struct {
 	Sha256      string
 	Kid         string
 	IssuedAt    time.Time
+}
+
+type Reply struct {
+	MessageID    string
+	InvitationID uuid.UUID
+	RawSha256    string
+	Result       string
+	Reason       string
+	EventID      uuid.NullUUID
+	ReceivedAt   time.Time
 }
 
 type Revision struct {
