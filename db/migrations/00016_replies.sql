@@ -15,7 +15,8 @@ CREATE TABLE replies (
     raw_sha256    text NOT NULL,
     result        text NOT NULL CHECK (result IN ('recorded', 'refused')),
     reason        text NOT NULL DEFAULT '',
-    event_id      uuid REFERENCES events (id),
+    -- Deferred: an append writes the reply before the batch of its events.
+    event_id      uuid REFERENCES events (id) DEFERRABLE INITIALLY DEFERRED,
     received_at   timestamptz NOT NULL
 );
 

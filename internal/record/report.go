@@ -20,6 +20,7 @@ const (
 	CheckCommandDigest        = "command-digest"
 	CheckChain                = "chain"
 	CheckParticipantSignature = "participant-signature"
+	CheckReplyEvidence        = "reply-evidence"
 	CheckChainHead            = "chain-head"
 	CheckEventCount           = "event-count"
 	CheckOutcome              = "outcome"

@@ -62,6 +62,7 @@ func Verify(raw []byte, opt Options) *Report {
 	v.checkRevisions()
 	v.checkRoster()
 	v.checkEvents()
+	v.checkEvidence()
 	v.checkOutcome()
 	v.checkArtifact(opt.Artifact)
 	v.checkServiceSignature(opt.Keys)

@@ -378,5 +378,3 @@ func autoReply(fields []string) string {
 	}
 	return ""
 }
-
-

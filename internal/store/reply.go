@@ -60,7 +60,8 @@ func replyParams(r Reply) dbsqlc.ReplyInsertParams {
 }
 
 // queueReply adds the statements of w to an append's second round trip.
-// The event's own insert comes first in the batch, so the row may name it.
+// The events of the batch are inserted after it; the row's reference to its
+// event is checked at commit.
 // A Message-ID seen meanwhile makes the reply row's insert write nothing;
 // the answer is then a unique-key conflict that fails the append, which
 // the caller reads as a reply already acted on.

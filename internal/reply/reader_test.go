@@ -1,0 +1,246 @@
+package reply_test
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-msgauth/dkim"
+	"github.com/google/uuid"
+	"github.com/miekg/dns"
+
+	"github.com/consensus-md/consensus/internal/pgtest"
+	"github.com/consensus-md/consensus/internal/reply"
+	"github.com/consensus-md/consensus/internal/secret"
+	"github.com/consensus-md/consensus/internal/venue"
+)
+
+// dnsServer publishes TXT records on loopback UDP.
+func dnsServer(t *testing.T, records map[string]string) string {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		q := r.Question[0]
+		rec, ok := records[strings.ToLower(strings.TrimSuffix(q.Name, "."))]
+		if !ok {
+			m.Rcode = dns.RcodeNameError
+		} else {
+			var parts []string
+			for len(rec) > 200 {
+				parts, rec = append(parts, rec[:200]), rec[200:]
+			}
+			parts = append(parts, rec)
+			m.Answer = append(m.Answer, &dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: parts})
+		}
+		_ = w.WriteMsg(m)
+	})}
+	go func() { _ = srv.ActivateAndServe() }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return pc.LocalAddr().String()
+}
+
+// dovecot starts a real Dovecot IMAP server on loopback with one mailbox
+// user and returns its address.
+func dovecot(t *testing.T, user, password string) string {
+	t.Helper()
+	bin := "/usr/sbin/dovecot"
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("dovecot is not installed (apt-get install dovecot-imapd): %v", err)
+	}
+	dir, err := os.MkdirTemp("", "reply-dovecot-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	uid, gid := mailOwner(t)
+	for _, d := range []string{"home", "run", "state"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chown(filepath.Join(dir, "home"), uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	conf := fmt.Sprintf(`base_dir = %[1]s/run
+state_dir = %[1]s/state
+log_path = %[1]s/dovecot.log
+protocols = imap
+listen = 127.0.0.1
+ssl = no
+disable_plaintext_auth = no
+auth_mechanisms = plain login
+first_valid_uid = 1
+passdb {
+  driver = passwd-file
+  args = scheme=PLAIN username_format=%%u %[1]s/passwd
+}
+userdb {
+  driver = static
+  args = uid=%[2]d gid=%[3]d home=%[1]s/home/%%u
+}
+mail_location = maildir:~/Maildir
+service imap-login {
+  inet_listener imap {
+    address = 127.0.0.1
+    port = %[4]d
+  }
+  inet_listener imaps {
+    port = 0
+  }
+  chroot =
+}
+service anvil {
+  chroot =
+}
+`, dir, uid, gid, port)
+	if err := os.WriteFile(filepath.Join(dir, "dovecot.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "passwd"), []byte(user+":{PLAIN}"+password+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "-c", filepath.Join(dir, "dovecot.conf")).CombinedOutput(); err != nil {
+		t.Fatalf("dovecot: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(filepath.Join(dir, "run", "master.pid")); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				if p, err := os.FindProcess(pid); err == nil {
+					_ = p.Signal(os.Interrupt)
+					time.Sleep(200 * time.Millisecond)
+				}
+			}
+		}
+	})
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dovecot does not listen on %s: %v", addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// mailOwner is the system user Dovecot stores mail as: its own.
+func mailOwner(t *testing.T) (int, int) {
+	u, err := user.Lookup("dovecot")
+	if err != nil {
+		t.Fatalf("no dovecot user: %v", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return uid, gid
+}
+
+// fixture is one agreement with a person invited at alice@example.test.
+type fixture struct {
+	v       *venue.Venue
+	keys    *secret.Keys
+	reader  *reply.Reader
+	created *venue.Created
+	inv     uuid.UUID
+	now     time.Time
+	mu      sync.Mutex
+	rsaKey  *rsa.PrivateKey
+	edKey   ed25519.PrivateKey
+	other   *rsa.PrivateKey
+}
+
+const replyAddress = "replies@consensus.test"
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	st := pgtest.Store(t)
+	keys, err := secret.DeriveKeys(bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{keys: keys, now: time.Now().UTC()}
+	f.v = &venue.Venue{Store: st, Keys: keys, Origin: "https://consensus.test", ReplyAddress: replyAddress, Now: func() time.Time {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.now
+	}}
+	yes := true
+	f.created, err = f.v.CreateAgreement(context.Background(), venue.CreateInput{
+		Title: "Ship it", Objective: "Decide whether to ship.", Deadline: f.now.Add(time.Hour).Format(time.RFC3339),
+		Participants: []venue.ParticipantInput{
+			{DisplayName: "Alice", Kind: "human", Email: "alice@example.test", Required: &yes},
+			{DisplayName: "Bob", Kind: "human", Email: "bob@example.test", Required: &yes},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.inv = uuid.MustParse(f.created.Participants[0].InvitationID)
+	f.rsaKey, _ = rsa.GenerateKey(rand.Reader, 2048)
+	f.other, _ = rsa.GenerateKey(rand.Reader, 2048)
+	_, f.edKey, _ = ed25519.GenerateKey(rand.Reader)
+	pkix, _ := x509.MarshalPKIXPublicKey(&f.rsaKey.PublicKey)
+	otherPKIX, _ := x509.MarshalPKIXPublicKey(&f.other.PublicKey)
+	addr := dnsServer(t, map[string]string{
+		"s1._domainkey.example.test":      "v=DKIM1; k=rsa; p=" + base64.StdEncoding.EncodeToString(pkix),
+		"ed._domainkey.mail.example.test": "v=DKIM1; k=ed25519; p=" + base64.StdEncoding.EncodeToString(f.edKey.Public().(ed25519.PublicKey)),
+		"s1._domainkey.elsewhere.test":    "v=DKIM1; k=rsa; p=" + base64.StdEncoding.EncodeToString(otherPKIX),
+	})
+	f.reader = &reply.Reader{Venue: f.v, Store: st, Keys: keys, Address: replyAddress, Lookup: reply.Resolver(addr),
+		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), Poll: 200 * time.Millisecond}
+	return f
+}
+
+// message builds a reply to the invitation from from, with extra header
+// lines and a body already encoded as contentType and cte say.
+func (f *fixture) message(from, id, extra, contentType, cte, body string) []byte {
+	to := strings.Replace(replyAddress, "@", "+"+f.keys.ReplyTag(f.inv)+"@", 1)
+	var b strings.Builder
+	fmt.Fprintf(&b, "From: Alice <%s>\r\nTo: %s\r\nSubject: Re: CONSENSUS.md: invitation: Ship it\r\nMessage-ID: <%s@example.test>\r\nDate: %s\r\n%sMIME-Version: 1.0\r\nContent-Type: %s\r\nContent-Transfer-Encoding: %s\r\n\r\n",
+		from, to, id, time.Now().Format(time.RFC1123Z), extra, contentType, cte)
+	b.WriteString(strings.ReplaceAll(strings.ReplaceAll(body, "\r\n", "\n"), "\n", "\r\n"))
+	return []byte(b.String())
+}
+
+func signWith(t *testing.T, raw []byte, domain, selector string, key crypto.Signer) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	opts := &dkim.SignOptions{Domain: domain, Selector: selector, Signer: key,
+		HeaderCanonicalization: dkim.CanonicalizationRelaxed, BodyCanonicalization: dkim.CanonicalizationRelaxed,
+		HeaderKeys: []string{"From", "To", "Subject", "Message-ID", "Date"}}
+	if err := dkim.Sign(&out, bytes.NewReader(raw), opts); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
