@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,6 +75,10 @@ func dovecot(t *testing.T, user, password string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	// Dovecot's own users read the configuration and the password file.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	uid, gid := mailOwner(t)
 	for _, d := range []string{"home", "run", "state"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
@@ -127,14 +132,16 @@ service anvil {
 	if err := os.WriteFile(filepath.Join(dir, "passwd"), []byte(user+":{PLAIN}"+password+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(bin, "-c", filepath.Join(dir, "dovecot.conf")).CombinedOutput(); err != nil {
-		t.Fatalf("dovecot: %v: %s", err, out)
+	// No pipes: the daemon keeps inherited descriptors open, and a pipe
+	// would make Run wait for it to exit.
+	if err := exec.Command(bin, "-c", filepath.Join(dir, "dovecot.conf")).Run(); err != nil {
+		t.Fatalf("dovecot: %v (see %s/dovecot.log)", err, dir)
 	}
 	t.Cleanup(func() {
 		if b, err := os.ReadFile(filepath.Join(dir, "run", "master.pid")); err == nil {
 			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 				if p, err := os.FindProcess(pid); err == nil {
-					_ = p.Signal(os.Interrupt)
+					_ = p.Signal(syscall.SIGTERM)
 					time.Sleep(200 * time.Millisecond)
 				}
 			}
