@@ -16,9 +16,10 @@ import { parseStrict, canonicalize } from "./verify-record/json.mjs";
 import { checkShape } from "./verify-record/shape.mjs";
 import { evaluate, instant, isTerminal, checkCommandBody, carriesOver } from "./verify-record/rule.mjs";
 import { checkRevisions } from "./verify-record/revisions.mjs";
+import { checkEvidence } from "./verify-record/evidence.mjs";
 
 const CHECKS = ["format", "revision", "revision-digest", "markdown-digest", "terms-digest", "roster", "command", "command-digest", "chain",
-  "participant-signature", "chain-head", "event-count", "outcome", "artifact", "service-signature"];
+  "participant-signature", "reply-evidence", "chain-head", "event-count", "outcome", "artifact", "service-signature"];
 const ZERO = "0".repeat(64);
 
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
@@ -173,6 +174,7 @@ export function verifyRecord(recordBytes, { artifact = null, keys = null } = {})
   if (!failedSince(n, "command-digest")) pass("command-digest", `${r.events.length} command digests recompute`);
   if (!failedSince(n, "chain")) pass("chain", `${r.events.length} links recompute from 64 zeros`);
   if (!failedSince(n, "participant-signature")) pass("participant-signature", `events signed with the author's bound key: ${signed}; by participants without a key: ${r.events.length - signed}`);
+  checkEvidence(r, { pass, fail, failedSince, count: () => rep.failed.length });
   if (r.chain_head !== prev) fail("chain-head", `chain_head is ${r.chain_head}, the last event's hash is ${prev}`);
   else pass("chain-head", prev);
   if (r.event_count !== r.events.length) fail("event-count", `event_count is ${r.event_count}, the record holds ${r.events.length} events`);
