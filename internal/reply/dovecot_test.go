@@ -11,6 +11,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 
 	"github.com/consensus-md/consensus/internal/reply"
+	"github.com/consensus-md/consensus/internal/reply/replytest"
 )
 
 // TestTwoReadersOneMailbox delivers replies into a real Dovecot mailbox
@@ -20,7 +21,7 @@ func TestTwoReadersOneMailbox(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	const user, password = "replies@consensus.test", "dovecot-test-password"
-	addr := dovecot(t, user, password)
+	addr := replytest.Dovecot(t, user, password)
 	cfg, err := reply.NewIMAPConfig("imap+plain://"+strings.Replace(user, "@", "%40", 1)+"@"+addr+"/INBOX", password)
 	if err != nil {
 		t.Fatal(err)
