@@ -14,6 +14,8 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
+	"github.com/consensus-md/consensus/internal/jwk"
+	"github.com/consensus-md/consensus/internal/record"
 	"github.com/consensus-md/consensus/internal/reply/replytest"
 	"github.com/consensus-md/consensus/internal/servertest"
 )
@@ -61,7 +63,8 @@ func TestReplyDecidesThroughTheDaemon(t *testing.T) {
 	body := fmt.Sprintf("AGREE %s\r\n\r\nOn %s, Consensus wrote:\r\n> You are invited\r\n", short, time.Now().Format("Mon, 2 Jan 2006"))
 	reply1 := fmt.Sprintf("From: Alice <%s>\r\nTo: %s\r\nSubject: Re: %s\r\nMessage-ID: <agree-1@agents.example>\r\nDate: %s\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n%s",
 		alice.Email, replyTo, msg.Header.Get("Subject"), time.Now().Format(time.RFC1123Z), body)
-	appendTo(t, imapAddr, box, password, replytest.Sign(t, []byte(reply1), "agents.example", "s1", key))
+	signed := replytest.Sign(t, []byte(reply1), "agents.example", "s1", key)
+	appendTo(t, imapAddr, box, password, signed)
 
 	bob := s.agent(c.Participants[1].InvitationID).join()
 	var evidence map[string]any
@@ -93,6 +96,18 @@ func TestReplyDecidesThroughTheDaemon(t *testing.T) {
 	goFailed, nodeFailed := verifyBoth(t, rec.body, art.body, jwks.body)
 	if len(goFailed) != 0 || len(nodeFailed) != 0 {
 		t.Fatalf("record with reply evidence: Go failed %v, Node failed %v", goFailed, nodeFailed)
+	}
+	// The raw reply ties to its event; a changed byte of it does not.
+	set, err := jwk.ParseSet(jwks.body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := record.Verify(rec.body, record.Options{Keys: &set, Messages: [][]byte{signed}}); !rep.OK() {
+		t.Fatalf("the reply as sent: %v", rep.FailedChecks())
+	}
+	tampered := []byte(strings.Replace(string(signed), "AGREE", "AGREe", 1))
+	if rep := record.Verify(rec.body, record.Options{Keys: &set, Messages: [][]byte{tampered}}); !contains(rep.FailedChecks(), "reply-evidence") {
+		t.Fatalf("a changed reply: %v", rep.FailedChecks())
 	}
 	// One changed byte of the stored signed header fields fails both.
 	changed := []byte(strings.Replace(string(rec.body), "subject:Re:", "subject:RE:", 1))

@@ -47,3 +47,24 @@ func plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// checkMessages ties each raw reply message given to the event whose
+// evidence names its SHA-256.
+func (v *verification) checkMessages(messages [][]byte) {
+	n := len(v.rep.Failed)
+	for i, raw := range messages {
+		found := false
+		for _, e := range v.rec.Events {
+			if e.Evidence != nil && e.Evidence.CheckRaw(raw) == nil {
+				found = true
+				break
+			}
+		}
+		if !found {
+			v.rep.fail(CheckReplyEvidence, "message %d: its SHA-256 is the raw_sha256 of no event's evidence", i+1)
+		}
+	}
+	if len(messages) > 0 && !v.rep.failedSince(n, CheckReplyEvidence) {
+		v.rep.pass(CheckReplyEvidence, "%s given: each is the raw message of an event's evidence", plural(len(messages), "message"))
+	}
+}
