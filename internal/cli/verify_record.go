@@ -42,7 +42,9 @@ only shown to be consistent, not to come from its issuer.`,
   curl -sS https://consensus.md/.well-known/consensus-keys > keys.json
   consensus verify record record.json --artifact CONSENSUS.md --keys keys.json`,
 		Args: command.Args("RECORD.json"),
-		RunE: func(_ *cobra.Command, args []string) error { return verifyRecord(args[0], artifact, keys, messages, env) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			return verifyRecord(args[0], artifact, keys, messages, env)
+		},
 	}
 	c.Flags().StringVar(&artifact, "artifact", "", "the downloaded CONSENSUS.md `FILE` to check against the record's sha256")
 	c.Flags().StringArrayVar(&messages, "message", nil, "a raw reply email `FILE`, as received, to tie to the event whose evidence names its SHA-256 (repeatable)")
