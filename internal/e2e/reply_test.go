@@ -81,6 +81,7 @@ func TestReplyDecidesThroughTheDaemon(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("the reply's evidence as the room shows it: %v", evidence)
 	if evidence["from"] != alice.Email || evidence["dkim"].(map[string]any)["domain"] != "agents.example" {
 		t.Fatalf("evidence %v", evidence)
 	}
