@@ -2,9 +2,12 @@ package reply_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/consensus-md/consensus/internal/store"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
@@ -46,4 +49,73 @@ func TestHandleRevisionsAndRevocation(t *testing.T) {
 	if len(ev) != 1 || ev[0].DKIM.Algorithm != "ed25519-sha256" || ev[0].DKIM.Domain != "mail.example.test" {
 		t.Fatalf("evidence: %+v", ev)
 	}
+}
+
+// TestReplyAfterClaimInBrowser: a person who claimed her place on the
+// invitation page can still decide by replying; the reply posts with the
+// token her claim bound, and the claim keeps its assurance.
+func TestReplyAfterClaimInBrowser(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	secretOf, proofOf := f.credentials(t)
+	id := f.created.Participants[0].InvitationID
+	ex, err := f.v.Exchange(ctx, "human", id, secretOf[id])
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := f.v.AuthSession(ctx, "human", id, ex.SessionToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof := proofOf[id]
+	claimed, err := f.v.Claim(ctx, g, venue.ClaimInput{EmailProof: &proof})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.reader.Handle(ctx, signWith(t, f.message("alice@example.test", "after-claim", "", "text/plain", "7bit", "ABSTAIN "+f.created.RevisionDigest[:12]+"\n"), "example.test", "s1", f.rsaKey), false)
+	if err != nil || got != "recorded abstain" {
+		t.Fatalf("reply after a claim: %q, %v", got, err)
+	}
+	p, err := f.v.AuthParticipant(ctx, "human", id, claimed.ParticipantToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, err := f.v.Room(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(view.Events) != 1 || view.Events[0].Action != "abstain" || len(view.Events[0].Evidence) == 0 {
+		t.Fatalf("room events %+v", view.Events)
+	}
+}
+
+// credentials opens the queued invitation emails and returns each
+// invitation's secret and proof, as its recipient would read them.
+func (f *fixture) credentials(t *testing.T) (secrets, proofs map[string]string) {
+	t.Helper()
+	secrets, proofs = map[string]string{}, map[string]string{}
+	for range f.created.Participants {
+		err := f.v.Store.InTx(context.Background(), func(tx *store.Tx) error {
+			m, err := tx.OutboxClaimDue(context.Background(), time.Now().Add(time.Hour))
+			if err != nil {
+				return err
+			}
+			body, err := f.keys.Open(m.SealedBody, m.ID[:])
+			if err != nil {
+				return err
+			}
+			if s := regexp.MustCompile(`#secret=([A-Za-z0-9_-]+)`).FindStringSubmatch(string(body)); s != nil {
+				secrets[m.InvitationID.String()] = s[1]
+			}
+			if p := regexp.MustCompile(`Your proof code: (\S+)`).FindStringSubmatch(string(body)); p != nil {
+				proofs[m.InvitationID.String()] = p[1]
+			}
+			return tx.OutboxMarkSent(context.Background(), m.ID, "test", time.Now())
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return secrets, proofs
 }
