@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/mail"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,6 +106,17 @@ func TestReplyDecidesThroughTheDaemon(t *testing.T) {
 	}
 	if rep := record.Verify(rec.body, record.Options{Keys: &set, Messages: [][]byte{signed}}); !rep.OK() {
 		t.Fatalf("the reply as sent: %v", rep.FailedChecks())
+	}
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"record.json": rec.body, "keys.json": jwks.body, "reply.eml": signed} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command("node", "../../tools/verify-record.mjs", filepath.Join(dir, "record.json"), "--keys", filepath.Join(dir, "keys.json"),
+		"--message", filepath.Join(dir, "reply.eml")).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "given: each is the raw message") {
+		t.Fatalf("node verifier with the reply: %v\n%s", err, out)
 	}
 	tampered := []byte(strings.Replace(string(signed), "AGREE", "AGREe", 1))
 	if rep := record.Verify(rec.body, record.Options{Keys: &set, Messages: [][]byte{tampered}}); !contains(rep.FailedChecks(), "reply-evidence") {

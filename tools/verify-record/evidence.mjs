@@ -96,7 +96,9 @@ export function checkEvidenceOf(e) {
   return ok ? null : "the DKIM signature does not verify";
 }
 
-export function checkEvidence(r, { pass, fail, failedSince, count }) {
+// checkEvidence checks every event's evidence and ties each raw reply
+// message given to the event whose evidence names its SHA-256.
+export function checkEvidence(r, { pass, fail, failedSince, count }, messages = []) {
   const n = count();
   let seen = 0;
   r.events.forEach((e, i) => {
@@ -107,4 +109,10 @@ export function checkEvidence(r, { pass, fail, failedSince, count }) {
     if (err) fail("reply-evidence", `event ${i + 1} (seq ${e.seq}): ${err}`);
   });
   if (seen && !failedSince(n, "reply-evidence")) pass("reply-evidence", `${seen} event${seen === 1 ? "" : "s"} read from replies: each DKIM signature verifies over its signed header fields with the key record stored, and aligns with its From`);
+  const m = count();
+  messages.forEach((raw, i) => {
+    const h = createHash("sha256").update(raw).digest("hex");
+    if (!r.events.some((e) => e.evidence && e.evidence.raw_sha256 === h)) fail("reply-evidence", `message ${i + 1}: its SHA-256 is the raw_sha256 of no event's evidence`);
+  });
+  if (messages.length && !failedSince(m, "reply-evidence")) pass("reply-evidence", `${messages.length} message${messages.length === 1 ? "" : "s"} given: each is the raw message of an event's evidence`);
 }
