@@ -67,7 +67,7 @@ func TestReplyDecidesThroughTheDaemon(t *testing.T) {
 	signed := replytest.Sign(t, []byte(reply1), "agents.example", "s1", key)
 	appendTo(t, imapAddr, box, password, signed)
 
-	bob := s.agent(c.Participants[1].InvitationID).join()
+	bob, _ := s.joinKeyed(c.Participants[1].InvitationID, newKey("bob replies"))
 	var evidence map[string]any
 	for deadline := time.Now().Add(30 * time.Second); evidence == nil; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -89,10 +89,21 @@ func TestReplyDecidesThroughTheDaemon(t *testing.T) {
 	// Exactly one answer goes to Alice.
 	s.waitForAnswer(alice.Email)
 
-	expect(t, bob.post("bob-agrees-1", "agree", ""), 201, "")
-	rec := bob.record(nil)
+	// Bob bound a key: a reply cannot sign his decision, so it is refused,
+	// with the reason, in one answer to him.
+	bobMail, err := mail.ReadMessage(strings.NewReader(string(s.mailFor(c.Participants[1].InvitationID))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply2 := strings.NewReplacer(alice.Email, c.Participants[1].Email, replyTo, bobMail.Header.Get("Reply-To"), "agree-1@", "bob-1@").Replace(reply1)
+	appendTo(t, imapAddr, box, password, replytest.Sign(t, []byte(reply2), "agents.example", "s1", key))
+	if answer := s.waitForAnswer(c.Participants[1].Email); !strings.Contains(answer, "bound to a key") {
+		t.Fatalf("answer to a keyed participant:\n%s", answer)
+	}
+	bob.say("bob-agrees-1", "agree", "")
+	rec := bob.agent.record(nil)
 	expect(t, rec, 200, "")
-	art := bob.artifact("GET")
+	art := bob.agent.artifact("GET")
 	expect(t, art, 200, "")
 	jwks := s.do("GET", "/.well-known/consensus-keys", nil, nil)
 	goFailed, nodeFailed := verifyBoth(t, rec.body, art.body, jwks.body)
@@ -154,9 +165,10 @@ func (s *server) mailFor(invitationID string) []byte {
 	return nil
 }
 
-// waitForAnswer waits for exactly one answer email to addr.
-func (s *server) waitForAnswer(addr string) {
+// waitForAnswer waits for exactly one answer email to addr and returns it.
+func (s *server) waitForAnswer(addr string) string {
 	s.t.Helper()
+	var last string
 	count := func() int {
 		n := 0
 		files, _ := filepath.Glob(filepath.Join(s.Maildir, "new", "*"))
@@ -164,6 +176,7 @@ func (s *server) waitForAnswer(addr string) {
 			raw, err := os.ReadFile(f)
 			if err == nil && strings.Contains(string(raw), "Subject: CONSENSUS.md: your reply:") && strings.Contains(string(raw), "To: <"+addr+">") {
 				n++
+				last = string(raw)
 			}
 		}
 		return n
@@ -177,6 +190,7 @@ func (s *server) waitForAnswer(addr string) {
 	if n := count(); n != 1 {
 		s.t.Fatalf("%d answers to %s, want 1", n, addr)
 	}
+	return last
 }
 
 // appendTo delivers raw into the INBOX of the mailbox.
