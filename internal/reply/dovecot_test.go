@@ -30,7 +30,7 @@ func TestTwoReadersOneMailbox(t *testing.T) {
 	msgs := [][]byte{
 		signWith(t, f.message("alice@example.test", "d1", "", "text/plain; charset=utf-8", "7bit", "A first comment\n"), "example.test", "s1", f.rsaKey),
 		signWith(t, f.message("alice@example.test", "d2", "", "text/plain; charset=utf-8", "7bit", "ABSTAIN "+short+"\n"), "example.test", "s1", f.rsaKey),
-		f.message("alice@example.test", "d3", "", "text/plain", "7bit", "AGREE "+short+"\n"), // unsigned: ignored
+		f.message("alice@example.test", "d3", "", "text/plain", "7bit", "AGREE "+short+"\n"),           // unsigned: ignored
 		f.message("alice@example.test", "big", "", "text/plain", "7bit", strings.Repeat("x\n", 1<<20)), // 2 MiB: refused unread
 	}
 	c, err := imapclient.DialInsecure(addr, nil)
