@@ -257,7 +257,7 @@ type Revoked struct {
 // working at once, on every replica (each request reads revoked_at). It
 // takes the agreement's row lock, which every write of an event or a claim
 // holds while it checks its credential, so once it returns nothing more
-// from the participant is stored (R-SEC-6): a write in flight either
+// from the participant is stored: a write in flight either
 // committed before or is refused. Its webhook is removed, with the
 // deliveries still queued for it. It is a new version of the room.
 // Revoking twice keeps the first time. Returns room.ErrNotFound.
