@@ -27,7 +27,7 @@ func TestBundleCurrent(t *testing.T) {
 // merge, and forms the bundler does not understand are refused.
 func TestBundleScopes(t *testing.T) {
 	fsys := fstest.MapFS{
-		"main.mjs": {Data: []byte("#!/usr/bin/env node\n// top\nimport { a } from \"./lib/a.mjs\";\nimport { createHash } from \"node:crypto\";\nconst k = 1;\nconsole.log(a(), createHash(\"sha256\").update(\"x\").digest(\"hex\").length, k);\n")},
+		"main.mjs":  {Data: []byte("#!/usr/bin/env node\n// top\nimport { a } from \"./lib/a.mjs\";\nimport { createHash } from \"node:crypto\";\nconst k = 1;\nconsole.log(a(), createHash(\"sha256\").update(\"x\").digest(\"hex\").length, k);\n")},
 		"lib/a.mjs": {Data: []byte("import { createHash, randomBytes } from \"node:crypto\";\nimport { b } from \"./b.mjs\";\nconst k = 2;\nexport function a() { return b() + k + (createHash && randomBytes ? 0 : 1); }\n")},
 		"lib/b.mjs": {Data: []byte("const k = 3;\nexport const b = () => k;\n")},
 	}
