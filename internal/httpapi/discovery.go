@@ -129,6 +129,12 @@ type SignaturesCapability struct {
 	Record          string `json:"record"`
 	Keys            string `json:"keys"`
 	Verifier        string `json:"verifier"`
+	// VerifierURL is the standard-library verifier as one file, and
+	// VerifierSHA256 the SHA-256 of its bytes; Conformance indexes the
+	// vectors it is tested with.
+	VerifierURL    string `json:"verifierUrl"`
+	VerifierSHA256 string `json:"verifierSha256"`
+	Conformance    string `json:"conformance"`
 }
 
 // MCPCapability describes the MCP facade and what it is not.
@@ -245,7 +251,9 @@ func (s *Server) capabilities() Capabilities {
 			Signatures: SignaturesCapability{
 				Algorithm: "Ed25519", BindingSchema: s.origin + "/schemas/participant-binding/v2", SignatureHeader: "Consensus-Signature",
 				Record: u.Record, Keys: s.origin + "/.well-known/consensus-keys",
-				Verifier: "consensus verify record RECORD.json --artifact CONSENSUS.md --keys JWKS, or tools/verify-record.mjs (Node standard library only); by hand: see llms-full.txt",
+				Verifier: "node verify-record.mjs RECORD.json --artifact CONSENSUS.md --keys JWKS, with the file from verifierUrl (Node standard library only; check its SHA-256 against verifierSha256), " +
+					"or consensus verify record with the same arguments; by hand: see llms-full.txt",
+				VerifierURL: s.origin + VerifierPath, VerifierSHA256: verifierSHA256(), Conformance: s.origin + ConformancePath,
 			},
 		},
 		NotOffered: []string{"a2a", "agent-initiation", "email-reply-participation",
