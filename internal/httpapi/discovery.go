@@ -239,12 +239,13 @@ func (s *Server) capabilities() Capabilities {
 		},
 		Offered: Offered{MCP: MCPCapability{
 			Endpoint: s.origin + "/mcp", Transport: "streamable-http", Stateless: true, Credential: venue.SchemeParticipant,
-			Tools: []string{"read_room", "post_advisory", "decide", "fetch_artifact", "fetch_record"},
+			Tools: []string{"read_room", "wait_for_change", "command_to_sign", "post_advisory", "decide", "fetch_artifact", "fetch_record"},
 			Rules: "Each tool runs the use case of the matching REST route under the same rules and order of checks; it adds no power the REST API lacks. " +
-				"decide requires the current revision number and digest and confirm: true. Participant-written text is returned marked untrusted.",
-			NotOffered: []string{"exchange and claim (REST only: MCP starts with a participant token)", "sessions, server-initiated requests and GET event streams",
-				"waiting for room changes (use the REST feed, long polling or stream: offered.live)", "operator tools", "resources and prompts",
-				"events of a participant that bound a key (each needs a Consensus-Signature: post them through the REST events route)"},
+				"decide requires the current revision number and digest and confirm: true. wait_for_change is held like Prefer: wait (at most 60 seconds, counted among the waiting requests of offered.live). " +
+				"A participant that bound a key passes signature to post_advisory and decide, over the bytes command_to_sign returns; unsigned, it is refused with signature-required as on REST. " +
+				"fetch_record returns the record's exact bytes as an embedded application/json resource. Participant-written text is returned marked untrusted.",
+			NotOffered: []string{"exchange and claim (REST only: MCP starts with a participant token)", "sessions, server-initiated requests, notifications and GET event streams",
+				"operator tools", "resources to list or read, and prompts"},
 		},
 			Revisions: revisionsCapability(),
 			Live:      s.liveCapability(),

@@ -200,8 +200,12 @@ func (s *Server) handleMCP() http.HandlerFunc {
 		},
 		Describe: s.refusal,
 		Version:  s.version,
+		Origin:   s.origin,
+		Bound:    s.bound,
+		Wait:     s.mcpWait,
 	})
 	return func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(&mcpWriter{ResponseWriter: w, s: s, r: r}, r)
+		ctx := context.WithValue(r.Context(), mcpExchangeKey{}, mcpExchange{w: w, r: r})
+		h.ServeHTTP(&mcpWriter{ResponseWriter: w, s: s, r: r}, r.WithContext(mcpContext{Context: requestContext(r), values: ctx}))
 	}
 }
