@@ -39,10 +39,10 @@ generate: ## regenerate sqlc code, openapi.json, openapi-agent.json, its Go clie
 	$(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2 -config internal/fwtest/goclient/oapiclient/oapi-codegen.yaml openapi-agent.json
 	cd internal/fwtest/goclient && $(GO) mod tidy
 	$(GO) run ./internal/cli/gendocs -o docs
-	$(GO) run ./internal/cmd/verifier-bundle -o tools/dist/verify-record.mjs
+	$(GO) run ./internal/cmd/verifier-bundle -o tools/dist/verify-record.mjs -docs web/llms-full.txt
 
 verify: generate ## regenerate, then fail if anything generated differs from what is committed
-	git diff --exit-code -- internal/store/internal/dbsqlc openapi.json openapi-agent.json internal/fwtest/goclient docs/cli.md docs/configuration.md tools/dist
+	git diff --exit-code -- internal/store/internal/dbsqlc openapi.json openapi-agent.json internal/fwtest/goclient docs/cli.md docs/configuration.md tools/dist web/llms-full.txt
 
 lint: ## gofmt, go vet, staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -10,10 +10,16 @@
 // before a declaration) and refuses anything else, so a new form fails
 // `make generate` rather than producing a broken file.
 //
-// Usage: go run ./internal/cmd/verifier-bundle [-o tools/dist/verify-record.mjs] [repository root]
+// It also writes the bundle's SHA-256 where web/llms-full.txt states it
+// (see Stated), so the document never names other bytes than the ones
+// served.
+//
+// Usage: go run ./internal/cmd/verifier-bundle [-o tools/dist/verify-record.mjs] [-docs web/llms-full.txt] [repository root]
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -30,8 +36,33 @@ const Entry = "tools/verify-record.mjs"
 // Output is where the bundle is written, relative to the repository root.
 const Output = "tools/dist/verify-record.mjs"
 
+// Docs is the document that states the bundle's SHA-256.
+const Docs = "web/llms-full.txt"
+
+// Stated finds the SHA-256 the document states for the verifier.
+var Stated = regexp.MustCompile("(verify-record\\.mjs \\(one file[^`]*its SHA-256 is `)([0-9a-f]{64})(`)")
+
+// restate rewrites the SHA-256 the document at path states for the
+// verifier to that of b; the document must state exactly one.
+func restate(path string, b []byte) error {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if n := len(Stated.FindAllIndex(doc, -1)); n != 1 {
+		return fmt.Errorf("%s states the verifier's SHA-256 %d times, not once (%s)", path, n, Stated)
+	}
+	sum := sha256.Sum256(b)
+	out := Stated.ReplaceAll(doc, []byte("${1}"+hex.EncodeToString(sum[:])+"${3}"))
+	if string(out) == string(doc) {
+		return nil
+	}
+	return os.WriteFile(path, out, 0o644)
+}
+
 func main() {
 	out := flag.String("o", Output, "output file")
+	docs := flag.String("docs", Docs, "document that states the bundle's SHA-256")
 	flag.Parse()
 	root := "."
 	if flag.NArg() > 0 {
@@ -40,6 +71,9 @@ func main() {
 	b, err := Bundle(os.DirFS(root), Entry)
 	if err == nil {
 		err = os.WriteFile(*out, b, 0o644)
+	}
+	if err == nil && *docs != "" {
+		err = restate(*docs, b)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "verifier-bundle:", err)

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +23,20 @@ func TestBundleCurrent(t *testing.T) {
 	}
 	if !bytes.Equal(got, consensus.VerifyRecord) {
 		t.Fatalf("%s is stale: run make generate", Output)
+	}
+}
+
+// TestDocsStateTheBundle: llms-full.txt states the SHA-256 of the bytes
+// served, once.
+func TestDocsStateTheBundle(t *testing.T) {
+	doc, err := fs.ReadFile(consensus.Web, Docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Stated.FindAllSubmatch(doc, -1)
+	sum := sha256.Sum256(consensus.VerifyRecord)
+	if len(m) != 1 || string(m[0][2]) != hex.EncodeToString(sum[:]) {
+		t.Fatalf("%s does not state the verifier's SHA-256 %x once: run make generate", Docs, sum)
 	}
 }
 
