@@ -117,7 +117,7 @@ func TestMCPKeyedAgentEndToEnd(t *testing.T) {
 
 	// initialize announces tools, and no listChanged: nothing is ever sent.
 	caps := csAda.InitializeResult().Capabilities
-	if caps.Tools == nil || caps.Tools.ListChanged || caps.Logging != nil || caps.Resources != nil || caps.Prompts != nil {
+	if caps.Tools == nil || caps.Tools.ListChanged || caps.Resources != nil || caps.Prompts != nil {
 		t.Fatalf("initialize capabilities: %+v", caps)
 	}
 	// Only what tools/list describes.
