@@ -29,8 +29,14 @@ func TestRouteTable(t *testing.T) {
 		if admin := strings.HasPrefix(rt.Pattern, "/api/v1/admin/"); admin != (rt.Credential == CredentialOperator) {
 			t.Errorf("%s: credential %s", key, rt.Credential)
 		}
-		if _, err := workspace.ParseScope(string(rt.Scope)); (err == nil) != (rt.Credential == CredentialOperator) || (rt.Action == "") != (rt.Credential != CredentialOperator) {
-			t.Errorf("%s: scope %q, action %q: an operator route needs both, another route neither", key, rt.Scope, rt.Action)
+		operatorRoute := rt.Credential == CredentialOperator || rt.Credential == CredentialConsole
+		_, err := workspace.ParseScope(string(rt.Scope))
+		scoped := err == nil || rt.Credential == CredentialConsole && rt.Scope == ""
+		if scoped != operatorRoute || (rt.Action == "") != !operatorRoute {
+			t.Errorf("%s: scope %q, action %q: an operator or console route needs both (a console route may need no scope), another route neither", key, rt.Scope, rt.Action)
+		}
+		if console := strings.HasPrefix(rt.Pattern, "/console/api/"); console && rt.Credential != CredentialConsole && rt.Credential != CredentialNone {
+			t.Errorf("%s: a console API route with credential %s", key, rt.Credential)
 		}
 		if rt.Handler == nil || rt.Method == "" {
 			t.Errorf("%s: incomplete row", key)

@@ -56,7 +56,7 @@ const (
 )
 
 // ErrLastOwner refuses a change that would leave a workspace without an owner.
-var ErrLastOwner = errors.New("a workspace keeps at least one owner: make another operator owner first")
+var ErrLastOwner = &room.ValidationError{Field: "role", Reason: "a workspace keeps at least one owner: make another operator owner first"}
 
 // EnrollmentLink is where an enrollment token is used: the token travels
 // in the fragment, which a browser never sends to a server.
@@ -310,7 +310,6 @@ func (v *Venue) RemoveOperator(ctx context.Context, c OperatorCall, id string) (
 	}
 	return &out, nil
 }
-
 
 // Ceremony is the first half of a WebAuthn ceremony: its id, which the
 // second request names, and the options for navigator.credentials.
@@ -643,4 +642,41 @@ func (v *Venue) SignOut(ctx context.Context, s *ConsoleSession, c OperatorCall) 
 func (v *Venue) ConsoleSweep(ctx context.Context) error {
 	now := v.now()
 	return v.Store.ConsoleSweep(ctx, now.Add(-ConsoleIdle), now)
+}
+
+// AgreementTerms is an agreement's current revision as the console shows
+// it: the canonical object (what the revision digest covers) and its
+// CONSENSUS.md text (what the markdown digest covers).
+type AgreementTerms struct {
+	Revision json.RawMessage `json:"revision"`
+	Markdown string          `json:"markdown"`
+}
+
+// GetAgreementTerms reads the current revision of an agreement of the
+// call's workspace; another workspace's is room.ErrNotFound.
+func (v *Venue) GetAgreementTerms(ctx context.Context, c OperatorCall, agreementID string) (*AgreementTerms, error) {
+	id, err := parseID(agreementID)
+	if err != nil {
+		return nil, err
+	}
+	var out AgreementTerms
+	err = v.inWorkspace(ctx, c, func(tx *store.Tx) error {
+		a, err := tx.AgreementGet(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := ownedBy(c, a.WorkspaceID); err != nil {
+			return err
+		}
+		rev, err := tx.RevisionGet(ctx, id, a.CurrentRevision)
+		if err != nil {
+			return err
+		}
+		out = AgreementTerms{Revision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
