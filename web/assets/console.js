@@ -409,7 +409,7 @@ async function keysView() {
   const shown = el('div', { id: 'new-token', 'aria-live': 'polite' });
   const refresh = async () => {
     const { keys } = await get('keys');
-    list.replaceChildren(table('Keys of this workspace; a token is shown only once, when its key is made.', ['Name', 'Scopes', 'Expires', 'Last used', 'State', ''],
+    list.replaceChildren(table('Keys of this workspace; a token is shown only once, when its key is made.', ['Name', 'Scopes', 'Expires', 'Last used', 'State', 'Action'],
       keys.map(k => el('tr', { 'data-key': k.name },
         el('td', { text: k.name }), el('td', { text: k.scopes.join(' ') }), el('td', { text: k.expiresAt ? when(k.expiresAt) : 'never' }),
         el('td', { text: k.lastUsedAt ? when(k.lastUsedAt) : 'never' }), el('td', { text: k.revokedAt ? 'revoked' : 'active' }),
@@ -454,7 +454,7 @@ async function operatorsView() {
   const owner = can('operators:manage');
   const refresh = async () => {
     const { operators } = await get('operators');
-    list.replaceChildren(table('Removed operators stay listed; their sessions ended when they were removed.', ['Operator', 'Role', 'Enrollment', 'State', ''],
+    list.replaceChildren(table('Removed operators stay listed; their sessions ended when they were removed.', ['Operator', 'Role', 'Enrollment', 'State', 'Action'],
       operators.map(o => {
         let role = el('td', { text: o.role });
         if (owner && !o.removedAt && o.id !== session.operator.id) {
