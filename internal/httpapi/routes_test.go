@@ -60,3 +60,20 @@ func TestRouteTable(t *testing.T) {
 		t.Error("the MCP route is missing")
 	}
 }
+
+// TestConsoleViewerChangesNothing: every console route that changes
+// something needs a scope the viewer role lacks, except signing out, which
+// ends only the viewer's own session.
+func TestConsoleViewerChangesNothing(t *testing.T) {
+	t.Parallel()
+	s := newProblemServer(t, pingFunc(func(context.Context) error { return nil }))
+	viewer := workspace.Principal{Scopes: workspace.RoleScopes(workspace.RoleViewer)}
+	for _, rt := range s.routes() {
+		if rt.Credential != CredentialConsole || rt.Method == http.MethodGet || rt.Pattern == "/console/api/signout" {
+			continue
+		}
+		if rt.Scope == "" || viewer.Has(rt.Scope) {
+			t.Errorf("%s %s: a viewer holds its scope %q", rt.Method, rt.Pattern, rt.Scope)
+		}
+	}
+}
