@@ -43,6 +43,9 @@ type Config struct {
 	// Server holds the listeners, TLS, proxies, timeouts and shutdown
 	// (settings_server.go).
 	Server
+	// Reply holds deciding by replying to an invitation email
+	// (settings_reply.go).
+	Reply Reply
 	// Version is the build's version, set by consensusd (not a setting).
 	Version string
 }

@@ -65,7 +65,7 @@ func (s *Server) discoveryDocuments() discoveryDocs {
 		return rewrite(b)
 	}
 	d := discoveryDocs{
-		capabilities: document{body: mustJSON(s.capabilities()), contentType: "application/json; charset=utf-8"},
+		capabilities: document{body: mustJSON(s.withReply(s.capabilities())), contentType: "application/json; charset=utf-8"},
 		apiCatalog: document{body: mustJSON(s.apiCatalog()), contentType: apiCatalogType,
 			extra: http.Header{"Link": {"<" + s.origin + `/.well-known/api-catalog>; rel="api-catalog"`}}},
 		openapi:      document{body: rewrite(consensus.OpenAPI), contentType: "application/json; charset=utf-8"},
@@ -119,6 +119,8 @@ type Offered struct {
 	Revisions  RevisionsCapability  `json:"revisions"`
 	Signatures SignaturesCapability `json:"signatures"`
 	Live       LiveCapability       `json:"live"`
+	// Reply is present when the deployment reads replies (discovery_reply.go).
+	Reply *ReplyCapability `json:"reply,omitempty"`
 }
 
 // SignaturesCapability describes participant-held keys and the record.

@@ -62,6 +62,8 @@ type StoredEvent struct {
 	Hash          string
 	// Signature is the participant's signature (unpadded base64url), "" when none.
 	Signature string
+	// Evidence is the canonical JSON of the event's Evidence, "" when none.
+	Evidence string
 }
 
 // Build assembles the unsigned record. It refuses what it cannot assemble:
@@ -146,7 +148,8 @@ func buildEvent(in Input, rev room.Revision, slots map[string]Slot, e StoredEven
 		InvitationID: s.InvitationID, ParticipantID: e.ParticipantID, Revision: e.Revision,
 		RevisionDigest: in.Revisions[e.Revision-1].RevisionDigest, Action: e.Action, Body: e.Body,
 	}
-	if _, d, err := canon.DigestOf(cmd); err != nil || d != e.CommandDigest {
+	_, d, err := canon.DigestOf(cmd)
+	if err != nil || d != e.CommandDigest {
 		return Event{}, fmt.Errorf("record: event %d: the rebuilt command does not hash to the stored digest (%v)", e.Seq, err)
 	}
 	ev := Event{ID: e.ID, Seq: e.Seq, Command: cmd, CommandDigest: e.CommandDigest, CreatedAt: canon.FormatTime(e.CreatedAt), Prev: e.Prev, Hash: e.Hash}
@@ -155,6 +158,11 @@ func buildEvent(in Input, rev room.Revision, slots map[string]Slot, e StoredEven
 	}
 	if e.Signature != "" {
 		ev.Signature = &e.Signature
+	}
+	if e.Evidence != "" {
+		if ev.Evidence, err = parseEvidence(e.Evidence); err != nil {
+			return Event{}, fmt.Errorf("record: event %d: %w", e.Seq, err)
+		}
 	}
 	return ev, nil
 }

@@ -88,6 +88,7 @@ func generate(t testing.TB) map[string][]byte {
 		}
 		man.Vectors = append(man.Vectors, v)
 	}
+	addReplyVectors(t, files, &man)
 	mb, err := json.MarshalIndent(man, "", "  ")
 	if err != nil {
 		t.Fatal(err)

@@ -195,6 +195,9 @@ func queueWrite(ctx context.Context, p *pipeline, events *dbsqlc.EventAppendBatc
 		return errors.New("store: append: an outcome without a status")
 	}
 	addEvent(events, e, status, decidedAt, eventID)
+	if w.Reply != nil {
+		queueReply(ctx, p, *w.Reply)
+	}
 	if a := w.Artifact; a != nil {
 		p.add(func(db dbsqlc.DBTX) error {
 			return interpretError("insert artifact", dbsqlc.New(db).ArtifactInsert(ctx, dbsqlc.ArtifactInsertParams{
@@ -221,6 +224,7 @@ func addEvent(p *dbsqlc.EventAppendBatchParams, e Event, status *string, decided
 	p.PrevHashes = append(p.PrevHashes, e.PrevHash)
 	p.Hashes = append(p.Hashes, e.Hash)
 	p.Signatures = append(p.Signatures, e.Signature)
+	p.Evidences = append(p.Evidences, e.Evidence)
 	p.Terminals = append(p.Terminals, room.IsTerminal(e.Action))
 	var st string
 	var at time.Time

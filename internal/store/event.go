@@ -29,6 +29,9 @@ type Event struct {
 	// Signature is the participant's Ed25519 signature over the canonical
 	// command bytes (64 bytes), nil for a participant without a key.
 	Signature []byte
+	// Evidence is the canonical JSON of what proves an event recorded from
+	// a reply email (record.Evidence); empty for an event posted over HTTP.
+	Evidence string
 }
 
 // RoomEvent is the event as the decision rule sees it.
@@ -47,7 +50,7 @@ func eventFrom(r dbsqlc.Event) Event {
 	return Event{
 		ID: r.ID, AgreementID: r.AgreementID, Seq: r.Seq, ParticipantID: r.ParticipantID, Revision: int(r.Revision),
 		Action: r.Action, Body: r.Body, IdempotencyKey: r.IdempotencyKey, CommandDigest: r.CommandDigest,
-		CreatedAt: r.CreatedAt, PrevHash: r.PrevHash, Hash: r.Hash, Signature: r.Signature,
+		CreatedAt: r.CreatedAt, PrevHash: r.PrevHash, Hash: r.Hash, Signature: r.Signature, Evidence: deref(r.Evidence),
 	}
 }
 

@@ -79,7 +79,7 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 // reached, stores CONSENSUS.md in the same transaction.
 //
 // The credential is checked in the transaction that stores the event,
-// after it took the agreement's lock, which revocation takes too (R-SEC-6);
+// after it took the agreement's lock, which revocation takes too;
 // it is looked up before only when the body is malformed, so that a bad
 // credential still answers first. The transaction takes two round trips
 // (store.Append), and the decision rule gets its snapshot from the roster's
@@ -92,6 +92,12 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 // is room.ErrBadSignature (so is any signature from a participant without
 // a key); nothing is stored either way.
 func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key string, sig *string, in EventInput) (*Posted, bool, error) {
+	return v.postEvent(ctx, c, key, sig, in, nil)
+}
+
+// postEvent is PostEventAs; with also, the event carries also's evidence
+// and commits with what also writes (a reply's row and answer).
+func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key string, sig *string, in EventInput, also *eventAlso) (*Posted, bool, error) {
 	cmd, err := v.command(key, in)
 	if err != nil {
 		if _, authErr := v.authParticipant(ctx, c); authErr != nil {
@@ -164,6 +170,10 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 		}
 		e.Hash = chainHash(e)
 		w := store.AppendWrite{Event: &e, Result: res}
+		if also != nil {
+			e.Evidence = also.evidence
+			w.Reply = also.write(e)
+		}
 		final := a.Outcome
 		if room.IsTerminal(cmd.Action) {
 			var err error

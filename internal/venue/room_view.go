@@ -40,6 +40,9 @@ type EventView struct {
 	// room-command/v1 bytes (unpadded base64url); null for a participant
 	// that bound no key.
 	Signature *string `json:"signature"`
+	// Evidence, only on an event read from a reply to the invitation
+	// email, is the record.Evidence that the invited address sent it.
+	Evidence json.RawMessage `json:"evidence,omitempty"`
 }
 
 // RosterEntry is one participant as the room shows it.
@@ -157,8 +160,17 @@ func eventView(e store.Event) EventView {
 	return EventView{
 		ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Action: e.Action, Body: e.Body,
 		Revision: e.Revision, CreatedAt: canon.FormatTime(e.CreatedAt), Hash: e.Hash, Prev: e.PrevHash,
-		Signature: signatureView(e.Signature),
+		Signature: signatureView(e.Signature), Evidence: evidenceView(e.Evidence),
 	}
+}
+
+// evidenceView is stored evidence as the event view shows it: its
+// canonical JSON as stored, or nothing.
+func evidenceView(evidence string) json.RawMessage {
+	if evidence == "" {
+		return nil
+	}
+	return json.RawMessage(evidence)
 }
 
 // signatureView is a stored signature as the event view shows it.

@@ -27,15 +27,16 @@ WITH e AS (
            unnest($11::text[]) AS prev_hash,
            unnest($12::text[]) AS hash,
            unnest($13::bytea[]) AS signature,
-           unnest($14::boolean[]) AS terminal,
-           unnest($15::text[]) AS outcome_status,
-           unnest($16::timestamptz[]) AS outcome_decided_at,
-           unnest($17::uuid[]) AS outcome_event_id
+           unnest($14::text[]) AS evidence,
+           unnest($15::boolean[]) AS terminal,
+           unnest($16::text[]) AS outcome_status,
+           unnest($17::timestamptz[]) AS outcome_decided_at,
+           unnest($18::uuid[]) AS outcome_event_id
 ), inserted AS (
     INSERT INTO events (id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-                        command_digest, created_at, prev_hash, hash, signature, workspace_id)
+                        command_digest, created_at, prev_hash, hash, signature, evidence, workspace_id)
     SELECT e.id, e.agreement_id, e.seq, e.participant_id, e.revision, e.action, e.body, e.idempotency_key,
-           e.command_digest, e.created_at, e.prev_hash, e.hash, e.signature,
+           e.command_digest, e.created_at, e.prev_hash, e.hash, e.signature, nullif(e.evidence, ''),
            (SELECT a.workspace_id FROM agreements a WHERE a.id = e.agreement_id)
     FROM e
 ), counted AS (
@@ -76,6 +77,7 @@ type EventAppendBatchParams struct {
 	PrevHashes        []string
 	Hashes            []string
 	Signatures        [][]byte
+	Evidences         []string
 	Terminals         []bool
 	OutcomeStatuses   []string
 	OutcomeDecidedAts []time.Time
@@ -110,6 +112,7 @@ func (q *Queries) EventAppendBatch(ctx context.Context, arg EventAppendBatchPara
 		arg.PrevHashes,
 		arg.Hashes,
 		arg.Signatures,
+		arg.Evidences,
 		arg.Terminals,
 		arg.OutcomeStatuses,
 		arg.OutcomeDecidedAts,
@@ -119,7 +122,7 @@ func (q *Queries) EventAppendBatch(ctx context.Context, arg EventAppendBatchPara
 }
 
 const eventGetByKey = `-- name: EventGetByKey :one
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id FROM events WHERE participant_id = $1 AND idempotency_key = $2
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence FROM events WHERE participant_id = $1 AND idempotency_key = $2
 `
 
 type EventGetByKeyParams struct {
@@ -145,6 +148,7 @@ func (q *Queries) EventGetByKey(ctx context.Context, arg EventGetByKeyParams) (E
 		&i.Hash,
 		&i.Signature,
 		&i.WorkspaceID,
+		&i.Evidence,
 	)
 	return i, err
 }
@@ -189,7 +193,7 @@ func (q *Queries) EventInsert(ctx context.Context, arg EventInsertParams) error 
 }
 
 const eventListAfter = `-- name: EventListAfter :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq
 `
 
 type EventListAfterParams struct {
@@ -223,6 +227,7 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 			&i.Hash,
 			&i.Signature,
 			&i.WorkspaceID,
+			&i.Evidence,
 		); err != nil {
 			return nil, err
 		}
@@ -235,7 +240,7 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 }
 
 const eventListByAgreement = `-- name: EventListByAgreement :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id FROM events WHERE agreement_id = $1 ORDER BY seq
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence FROM events WHERE agreement_id = $1 ORDER BY seq
 `
 
 func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Event, error) {
@@ -262,6 +267,7 @@ func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUI
 			&i.Hash,
 			&i.Signature,
 			&i.WorkspaceID,
+			&i.Evidence,
 		); err != nil {
 			return nil, err
 		}
@@ -274,7 +280,7 @@ func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUI
 }
 
 const eventPage = `-- name: EventPage :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id FROM events
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence FROM events
 WHERE agreement_id = $1 AND seq > $2 AND seq <= $3
 ORDER BY seq
 LIMIT $4
@@ -318,6 +324,7 @@ func (q *Queries) EventPage(ctx context.Context, arg EventPageParams) ([]Event, 
 			&i.Hash,
 			&i.Signature,
 			&i.WorkspaceID,
+			&i.Evidence,
 		); err != nil {
 			return nil, err
 		}
@@ -330,11 +337,11 @@ func (q *Queries) EventPage(ctx context.Context, arg EventPageParams) ([]Event, 
 }
 
 const eventPriorsByToken = `-- name: EventPriorsByToken :many
-SELECT t.n::integer AS n, events.id, events.agreement_id, events.seq, events.participant_id, events.revision, events.action, events.body, events.idempotency_key, events.command_digest, events.created_at, events.prev_hash, events.hash, events.signature, events.workspace_id
+SELECT t.n::integer AS n, events.id, events.agreement_id, events.seq, events.participant_id, events.revision, events.action, events.body, events.idempotency_key, events.command_digest, events.created_at, events.prev_hash, events.hash, events.signature, events.workspace_id, events.evidence
 FROM (SELECT unnest($1::bytea[]) AS token_hash, unnest($2::text[]) AS idempotency_key,
              generate_subscripts($1::bytea[], 1) AS n) AS t
 CROSS JOIN LATERAL (SELECT id FROM participants WHERE participants.token_hash = t.token_hash LIMIT 1) AS p
-CROSS JOIN LATERAL (SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id FROM events e
+CROSS JOIN LATERAL (SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence FROM events e
                     WHERE e.participant_id = p.id AND e.idempotency_key = t.idempotency_key LIMIT 1) AS events
 `
 
@@ -378,6 +385,7 @@ func (q *Queries) EventPriorsByToken(ctx context.Context, arg EventPriorsByToken
 			&i.Event.Hash,
 			&i.Event.Signature,
 			&i.Event.WorkspaceID,
+			&i.Event.Evidence,
 		); err != nil {
 			return nil, err
 		}

@@ -80,6 +80,7 @@ type Event struct {
 	Hash           string
 	Signature      []byte
 	WorkspaceID    uuid.UUID
+	Evidence       *string
 }
 
 type Invitation struct {
@@ -206,6 +207,17 @@ type Record struct {
 	Kid         string
 	IssuedAt    time.Time
 	WorkspaceID uuid.UUID
+}
+
+type Reply struct {
+	MessageID    string
+	InvitationID uuid.UUID
+	RawSha256    string
+	Result       string
+	Reason       string
+	EventID      uuid.NullUUID
+	ReceivedAt   time.Time
+	WorkspaceID  uuid.UUID
 }
 
 type Revision struct {
