@@ -95,7 +95,7 @@ func (a *Authenticator) Create(publicKey json.RawMessage) (json.RawMessage, erro
 		return nil, err
 	}
 	return json.Marshal(map[string]any{"id": b64.EncodeToString(a.credID), "rawId": b64.EncodeToString(a.credID), "type": "public-key",
-		"response": map[string]any{"clientDataJSON": b64.EncodeToString(a.clientData("webauthn.create", o.Challenge)), "attestationObject": b64.EncodeToString(obj)},
+		"response":               map[string]any{"clientDataJSON": b64.EncodeToString(a.clientData("webauthn.create", o.Challenge)), "attestationObject": b64.EncodeToString(obj)},
 		"clientExtensionResults": map[string]any{}})
 }
 
