@@ -1066,6 +1066,7 @@ const (
 	ProblemCodeBadSignature         ProblemCode = "bad-signature"
 	ProblemCodeClaimConflict        ProblemCode = "claim-conflict"
 	ProblemCodeCredentialInQuery    ProblemCode = "credential-in-query"
+	ProblemCodeCrossSite            ProblemCode = "cross-site"
 	ProblemCodeEventLimit           ProblemCode = "event-limit"
 	ProblemCodeIdempotencyKeyReused ProblemCode = "idempotency-key-reused"
 	ProblemCodeInsufficientScope    ProblemCode = "insufficient-scope"
@@ -1102,6 +1103,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeClaimConflict:
 		return true
 	case ProblemCodeCredentialInQuery:
+		return true
+	case ProblemCodeCrossSite:
 		return true
 	case ProblemCodeEventLimit:
 		return true
