@@ -66,6 +66,7 @@ func (s *Server) routes() []Route {
 	chain := func(m ...mw) []mw { return m }
 	docs := s.discoveryDocuments()
 	pages := s.webPages()
+	kit := s.kitDocuments()
 	operator := chain(noStore, s.boundDatabase)
 
 	t := []Route{
@@ -86,6 +87,14 @@ func (s *Server) routes() []Route {
 		{Method: http.MethodGet, Pattern: "/llms-full.txt", Credential: CredentialNone, Handler: docs.llmsFull.serve},
 		{Method: http.MethodHead, Pattern: "/llms-full.txt", Credential: CredentialNone, Handler: docs.llmsFull.serve},
 		{Method: http.MethodGet, Pattern: "/schemas/{name}/{version}", Credential: CredentialNone, Handler: s.handleSchema(docs.schemas)},
+
+		// The agent's kit: the record verifier and its conformance vectors.
+		{Method: http.MethodGet, Pattern: VerifierPath, Credential: CredentialNone, Handler: kit.verifier.serveTagged},
+		{Method: http.MethodHead, Pattern: VerifierPath, Credential: CredentialNone, Handler: kit.verifier.serveTagged},
+		{Method: http.MethodGet, Pattern: ConformancePath, Credential: CredentialNone, Handler: kit.index.serveTagged},
+		{Method: http.MethodHead, Pattern: ConformancePath, Credential: CredentialNone, Handler: kit.index.serveTagged},
+		{Method: http.MethodGet, Pattern: ConformancePath + "{name}", Credential: CredentialNone, Handler: s.handleAsset(kit.files)},
+		{Method: http.MethodHead, Pattern: ConformancePath + "{name}", Credential: CredentialNone, Handler: s.handleAsset(kit.files)},
 
 		// Pages for people and the files they load.
 		{Method: http.MethodGet, Pattern: "/", Credential: CredentialNone, Handler: pages.index.serve},
@@ -191,8 +200,12 @@ func (s *Server) handleMCP() http.HandlerFunc {
 		},
 		Describe: s.refusal,
 		Version:  s.version,
+		Origin:   s.origin,
+		Bound:    s.bound,
+		Wait:     s.mcpWait,
 	})
 	return func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(&mcpWriter{ResponseWriter: w, s: s, r: r}, r)
+		ctx := context.WithValue(r.Context(), mcpExchangeKey{}, mcpExchange{w: w, r: r})
+		h.ServeHTTP(&mcpWriter{ResponseWriter: w, s: s, r: r}, r.WithContext(mcpContext{Context: requestContext(r), values: ctx}))
 	}
 }

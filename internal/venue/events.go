@@ -63,11 +63,11 @@ type Posted struct {
 }
 
 // PostEvent is PostEventAs with the credential p authenticated with (it is
-// checked again under the agreement's lock) and no Consensus-Signature: the
-// MCP facade's route, on which a participant that bound a key is refused
-// with room.ErrSignatureRequired.
-func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in EventInput) (*Posted, bool, error) {
-	return v.PostEventAs(ctx, p.credential(), key, nil, in)
+// checked again under the agreement's lock): the MCP facade's route. sig is
+// the signature the tool call carries, nil when none, under the same rules
+// as the Consensus-Signature header.
+func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, sig *string, in EventInput) (*Posted, bool, error) {
+	return v.PostEventAs(ctx, p.credential(), key, sig, in)
 }
 
 // PostEventAs stores one event under the agreement's row lock, in the order
@@ -124,7 +124,7 @@ func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key stri
 		}
 		res := &postResult{agreementID: a.ID}
 		cmd := cmd
-		cmd.AgreementID, cmd.InvitationID, cmd.ParticipantID = a.ID.String(), me.InvitationID.String(), me.ID.String()
+		cmd = slotCommand(cmd, a.ID, me.InvitationID, me.ID)
 		signature, err := checkSignature(me.PublicKey, cmd, sig)
 		if err != nil {
 			return store.AppendWrite{}, err

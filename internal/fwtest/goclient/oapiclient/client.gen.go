@@ -893,16 +893,20 @@ func (e McpCapabilityCredential) Valid() bool {
 
 // Defines values for McpCapabilityTools.
 const (
+	CommandToSign McpCapabilityTools = "command_to_sign"
 	Decide        McpCapabilityTools = "decide"
 	FetchArtifact McpCapabilityTools = "fetch_artifact"
 	FetchRecord   McpCapabilityTools = "fetch_record"
 	PostAdvisory  McpCapabilityTools = "post_advisory"
 	ReadRoom      McpCapabilityTools = "read_room"
+	WaitForChange McpCapabilityTools = "wait_for_change"
 )
 
 // Valid indicates whether the value is a known member of the McpCapabilityTools enum.
 func (e McpCapabilityTools) Valid() bool {
 	switch e {
+	case CommandToSign:
+		return true
 	case Decide:
 		return true
 	case FetchArtifact:
@@ -912,6 +916,8 @@ func (e McpCapabilityTools) Valid() bool {
 	case PostAdvisory:
 		return true
 	case ReadRoom:
+		return true
+	case WaitForChange:
 		return true
 	default:
 		return false
@@ -2345,6 +2351,9 @@ type SignaturesCapability struct {
 	// BindingSchema Bind a key at claim with publicKey and keyProof; the binding is then this schema.
 	BindingSchema string `json:"bindingSchema"`
 
+	// Conformance The index of the conformance vectors the verifier is tested with.
+	Conformance string `json:"conformance"`
+
 	// Keys The JWKS that verifies records.
 	Keys string `json:"keys"`
 
@@ -2356,6 +2365,12 @@ type SignaturesCapability struct {
 
 	// Verifier How to check a record offline.
 	Verifier string `json:"verifier"`
+
+	// VerifierSha256 SHA-256 of the verifier's exact bytes; check a downloaded copy against it.
+	VerifierSha256 Digest `json:"verifierSha256"`
+
+	// VerifierUrl The standard-library Node verifier as one file.
+	VerifierUrl string `json:"verifierUrl"`
 }
 
 // SignaturesCapabilityAlgorithm defines model for SignaturesCapability.Algorithm.
