@@ -29,8 +29,9 @@ CROSS JOIN LATERAL (SELECT * FROM events e
 
 -- name: EventAppendBatch :exec
 -- Appends events, each to its own agreement, in one statement: each event,
--- its participant's counters (and decision, when terminal), and its
--- agreement's chain head, version and, when the event decided it, outcome.
+-- its participant's counters (and decision with its evidence, when
+-- terminal), and its agreement's chain head, version and, when the event
+-- decided it, outcome.
 -- The caller holds each agreement's lock and has seen its outcome pending.
 -- One statement for a batch costs the server one executor start and one
 -- pass over each table's constraints, where a statement per event paid
@@ -76,7 +77,8 @@ WITH e AS (
         decision_event_id = CASE WHEN e.terminal THEN e.id ELSE p.decision_event_id END,
         decision_seq      = CASE WHEN e.terminal THEN e.seq ELSE p.decision_seq END,
         decision_revision = CASE WHEN e.terminal THEN e.revision ELSE p.decision_revision END,
-        decided_at        = CASE WHEN e.terminal THEN e.created_at ELSE p.decided_at END
+        decided_at        = CASE WHEN e.terminal THEN e.created_at ELSE p.decided_at END,
+        decision_evidence = CASE WHEN e.terminal THEN nullif(e.evidence, '') ELSE p.decision_evidence END
     FROM e
     WHERE p.id = e.participant_id AND p.id = ANY(@participant_ids::uuid[])
 )
@@ -93,7 +95,7 @@ WHERE a.id = e.agreement_id AND a.id = ANY(@agreement_ids::uuid[]);
 -- name: EventTerminalListByAgreement :many
 -- Every terminal decision of an agreement in order, on any revision: what a
 -- new revision reads to find each participant's standing decision.
-SELECT id, seq, participant_id, revision, action, created_at
+SELECT id, seq, participant_id, revision, action, created_at, coalesce(evidence, '')::text AS evidence
 FROM events
 WHERE agreement_id = $1 AND action IN ('agree', 'disagree', 'abstain')
 ORDER BY seq;

@@ -160,7 +160,7 @@ func queueExtras(ctx context.Context, read *pipeline, req AppendRequest, st *App
 func holderFrom(r dbsqlc.ParticipantHoldersRow) *TokenHolder {
 	return &TokenHolder{
 		RosterMember: RosterMember{
-			RuleMember: RuleMember{ID: r.ID, Required: r.Required, Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
+			RuleMember: RuleMember{ID: r.ID, Required: r.Required, Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt, r.DecisionEvidence)},
 			Kind:       r.Kind, RevokedAt: r.RevokedAt, EventsRevision: int(r.EventsRevision), EventCount: int(r.EventCount)},
 		AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash, PublicKey: r.PublicKey,
 	}

@@ -36,7 +36,7 @@ type Event struct {
 
 // RoomEvent is the event as the decision rule sees it.
 func (e Event) RoomEvent() room.Event {
-	return room.Event{ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Revision: e.Revision, Action: e.Action, CreatedAt: e.CreatedAt}
+	return room.Event{ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Revision: e.Revision, Action: e.Action, CreatedAt: e.CreatedAt, Evidence: e.Evidence}
 }
 
 // ChainHead is the last link of an agreement's event chain. An empty chain

@@ -48,7 +48,8 @@ WITH e AS (
         decision_event_id = CASE WHEN e.terminal THEN e.id ELSE p.decision_event_id END,
         decision_seq      = CASE WHEN e.terminal THEN e.seq ELSE p.decision_seq END,
         decision_revision = CASE WHEN e.terminal THEN e.revision ELSE p.decision_revision END,
-        decided_at        = CASE WHEN e.terminal THEN e.created_at ELSE p.decided_at END
+        decided_at        = CASE WHEN e.terminal THEN e.created_at ELSE p.decided_at END,
+        decision_evidence = CASE WHEN e.terminal THEN nullif(e.evidence, '') ELSE p.decision_evidence END
     FROM e
     WHERE p.id = e.participant_id AND p.id = ANY($4::uuid[])
 )
@@ -85,8 +86,9 @@ type EventAppendBatchParams struct {
 }
 
 // Appends events, each to its own agreement, in one statement: each event,
-// its participant's counters (and decision, when terminal), and its
-// agreement's chain head, version and, when the event decided it, outcome.
+// its participant's counters (and decision with its evidence, when
+// terminal), and its agreement's chain head, version and, when the event
+// decided it, outcome.
 // The caller holds each agreement's lock and has seen its outcome pending.
 // One statement for a batch costs the server one executor start and one
 // pass over each table's constraints, where a statement per event paid
@@ -398,7 +400,7 @@ func (q *Queries) EventPriorsByToken(ctx context.Context, arg EventPriorsByToken
 }
 
 const eventTerminalListByAgreement = `-- name: EventTerminalListByAgreement :many
-SELECT id, seq, participant_id, revision, action, created_at
+SELECT id, seq, participant_id, revision, action, created_at, coalesce(evidence, '')::text AS evidence
 FROM events
 WHERE agreement_id = $1 AND action IN ('agree', 'disagree', 'abstain')
 ORDER BY seq
@@ -411,6 +413,7 @@ type EventTerminalListByAgreementRow struct {
 	Revision      int32
 	Action        string
 	CreatedAt     time.Time
+	Evidence      string
 }
 
 // Every terminal decision of an agreement in order, on any revision: what a
@@ -431,6 +434,7 @@ func (q *Queries) EventTerminalListByAgreement(ctx context.Context, agreementID 
 			&i.Revision,
 			&i.Action,
 			&i.CreatedAt,
+			&i.Evidence,
 		); err != nil {
 			return nil, err
 		}

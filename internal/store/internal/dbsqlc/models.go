@@ -198,6 +198,7 @@ type Participant struct {
 	InvitationID     uuid.UUID
 	PublicKey        []byte
 	WorkspaceID      uuid.UUID
+	DecisionEvidence *string
 }
 
 type Record struct {
