@@ -62,6 +62,9 @@ type StoredEvent struct {
 	Hash          string
 	// Signature is the participant's signature (unpadded base64url), "" when none.
 	Signature string
+	// To and InReplyTo are the event's addressing, nil and "" when none.
+	To        []string
+	InReplyTo string
 }
 
 // Build assembles the unsigned record. It refuses what it cannot assemble:
@@ -145,6 +148,7 @@ func buildEvent(in Input, rev room.Revision, slots map[string]Slot, e StoredEven
 		Schema: fmt.Sprintf(room.RoomCommandSchemaFmt, rev.Issuer), Version: 1, AgreementID: rev.AgreementID,
 		InvitationID: s.InvitationID, ParticipantID: e.ParticipantID, Revision: e.Revision,
 		RevisionDigest: in.Revisions[e.Revision-1].RevisionDigest, Action: e.Action, Body: e.Body,
+		To: e.To, InReplyTo: e.InReplyTo,
 	}
 	if _, d, err := canon.DigestOf(cmd); err != nil || d != e.CommandDigest {
 		return Event{}, fmt.Errorf("record: event %d: the rebuilt command does not hash to the stored digest (%v)", e.Seq, err)

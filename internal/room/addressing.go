@@ -75,7 +75,7 @@ func CheckAddressees(to []string, sender string, members []string) error {
 		case id == sender:
 			return invalid("to", "item %d is you: address other participants", i)
 		case !on[id]:
-			return invalid("to", "item %d, %s, is not a participant of this room's current revision", i, id)
+			return invalid("to", "item %d, %s, is not on the roster of the revision the event is posted on", i, id)
 		}
 	}
 	return nil

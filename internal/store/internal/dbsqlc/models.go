@@ -80,6 +80,8 @@ type Event struct {
 	Hash           string
 	Signature      []byte
 	WorkspaceID    uuid.UUID
+	AddressedTo    []uuid.UUID
+	InReplyTo      uuid.NullUUID
 }
 
 type Invitation struct {
