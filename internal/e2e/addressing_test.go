@@ -8,7 +8,15 @@ import (
 
 // postWith posts an events command with extra members (to, inReplyTo).
 func (a *agent) postWith(key, action, body string, extra map[string]any) *response {
-	h := a.auth()
+	return a.postWithHeaders(a.auth(), key, action, body, extra)
+}
+
+// postInvalid is postWith for a body malformed on purpose.
+func (a *agent) postInvalid(key, action, body string, extra map[string]any) *response {
+	return a.postWithHeaders(invalid(a.auth()), key, action, body, extra)
+}
+
+func (a *agent) postWithHeaders(h map[string]string, key, action, body string, extra map[string]any) *response {
 	h["Idempotency-Key"] = key
 	m := map[string]any{"action": action, "body": body, "revision": 1, "digest": a.digest}
 	for k, v := range extra {
@@ -70,7 +78,7 @@ func TestAddressedQuestions(t *testing.T) {
 		"reply to a non-id":       {"comment", map[string]any{"inReplyTo": "q1"}, "inReplyTo"},
 		"reply to a decision-ish": {"comment", map[string]any{"inReplyTo": ""}, "inReplyTo"},
 	} {
-		r := a.postWith("bad-"+strings.ReplaceAll(name, " ", "-"), tc.action, "x", tc.extra)
+		r := a.postInvalid("bad-"+strings.ReplaceAll(name, " ", "-"), tc.action, "x", tc.extra)
 		expect(t, r, 400, "invalid-request")
 		if tc.field != "" && !strings.Contains(string(r.body), `"`+tc.field+`"`) {
 			t.Errorf("%s: the problem does not name %s: %s", name, tc.field, r.body)

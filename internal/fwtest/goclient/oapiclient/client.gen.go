@@ -1538,15 +1538,21 @@ type ConsensusRecordV1 struct {
 	Events []struct {
 		// Command The room-command/v1 object; command_digest is the SHA-256 of its canonical bytes.
 		Command struct {
-			Action         ConsensusRecordV1EventsCommandAction  `json:"action"`
-			AgreementId    openapi_types.UUID                    `json:"agreement_id"`
-			Body           string                                `json:"body"`
-			InvitationId   openapi_types.UUID                    `json:"invitation_id"`
-			ParticipantId  openapi_types.UUID                    `json:"participant_id"`
-			Revision       int                                   `json:"revision"`
-			RevisionDigest string                                `json:"revision_digest"`
-			Schema         string                                `json:"schema"`
-			Version        ConsensusRecordV1EventsCommandVersion `json:"version"`
+			Action      ConsensusRecordV1EventsCommandAction `json:"action"`
+			AgreementId openapi_types.UUID                   `json:"agreement_id"`
+			Body        string                               `json:"body"`
+
+			// InReplyTo Present on a comment that answers a question or change_request: that event's id, an earlier event of this record.
+			InReplyTo      *openapi_types.UUID `json:"in_reply_to,omitempty"`
+			InvitationId   openapi_types.UUID  `json:"invitation_id"`
+			ParticipantId  openapi_types.UUID  `json:"participant_id"`
+			Revision       int                 `json:"revision"`
+			RevisionDigest string              `json:"revision_digest"`
+			Schema         string              `json:"schema"`
+
+			// To Present on a question or change_request that names the participants it asks: 1 to 50 distinct participant ids of the revision the command names, other than its author, in the order sent.
+			To      *[]openapi_types.UUID                 `json:"to,omitempty"`
+			Version ConsensusRecordV1EventsCommandVersion `json:"version"`
 		} `json:"command"`
 		CommandDigest string `json:"command_digest"`
 
@@ -1700,15 +1706,21 @@ type EndpointMethod string
 // Event defines model for Event.
 type Event struct {
 	Action Action `json:"action"`
-	Body   string `json:"body"`
+
+	// AwaitingReply Only in the stream's `room.event` messages, and only when true: the event asks you (its `to` names you) and you had not answered it when the message was sent. The room's and the feed's `awaitingReply` lists give the current state.
+	AwaitingReply *bool  `json:"awaitingReply,omitempty"`
+	Body          string `json:"body"`
 
 	// CreatedAt An instant the service recorded (when an event was stored, a decision made, an outcome final, the room read), as RFC 3339 in UTC with exactly six fractional digits, for example `2026-09-01T12:00:05.120000Z`. An event's `createdAt` is exactly the `created_at` string its `hash` covers.
 	CreatedAt Instant `json:"createdAt"`
 
 	// Hash sha256(JCS({prev, seq, command_digest, created_at})), where created_at is exactly `createdAt` and command_digest is the SHA-256 of the canonical room-command/v1 object. A participant can rebuild that object, and so recompute the hash, for its own events (it knows its invitation id); for other participants' events it checks the links: each `prev` is the hash before it.
-	Hash          Digest `json:"hash"`
-	Id            Uuid   `json:"id"`
-	ParticipantId Uuid   `json:"participantId"`
+	Hash Digest `json:"hash"`
+	Id   Uuid   `json:"id"`
+
+	// InReplyTo Present on a comment that answers a question or change_request: that event's id.
+	InReplyTo     *Uuid `json:"inReplyTo,omitempty"`
+	ParticipantId Uuid  `json:"participantId"`
 
 	// Prev The previous event's hash, or 64 zeros for the first event.
 	Prev     Digest `json:"prev"`
@@ -1719,6 +1731,9 @@ type Event struct {
 
 	// Signature The author's Ed25519 signature (unpadded base64url) over the canonical room-command/v1 bytes, as sent in `Consensus-Signature`; null when the author bound no key.
 	Signature *string `json:"signature"`
+
+	// To Present on a question or change_request that names the participants it asks: their participant ids, in the order sent. Absent when it asks the whole room.
+	To *[]Uuid `json:"to,omitempty"`
 }
 
 // EventRequest defines model for EventRequest.
@@ -1731,8 +1746,14 @@ type EventRequest struct {
 	// Digest The current revisionDigest, as lowercase hex or `sha256:`-prefixed lowercase hex.
 	Digest string `json:"digest"`
 
+	// InReplyTo comment only, optional: the id of the question or change_request of this room that this comment answers; it leaves your `you.awaitingReply` when it was there. Any participant may reply to any question or change request. An id that names no event of this room, or names another kind of event, or `inReplyTo` on another action, is refused with 400 naming `inReplyTo`. It becomes the `in_reply_to` member of the room-command/v1 object, so a keyed participant signs it.
+	InReplyTo *Uuid `json:"inReplyTo,omitempty"`
+
 	// Revision The current revision number.
 	Revision int `json:"revision"`
+
+	// To question and change_request only, optional: the participants you ask, 1 to 50 distinct participant ids from the current revision's roster, not your own. The event then appears in each one's `you.awaitingReply` until that participant answers it. Omit it to ask the whole room; an empty array, an unknown or repeated id, your own id, or `to` on another action is refused with 400 naming `to`. It becomes the `to` member of the room-command/v1 object, so a keyed participant signs it.
+	To *[]Uuid `json:"to,omitempty"`
 }
 
 // EventResponse defines model for EventResponse.
@@ -1788,6 +1809,9 @@ type ExchangeResponse struct {
 
 // FeedPage defines model for FeedPage.
 type FeedPage struct {
+	// AwaitingReply The questions and change requests addressed to you (their `to` names you) that you have not answered, by event id in seq order. You answer one by posting a later comment whose `inReplyTo` names it; only your own reply counts (another participant's reply answers it for them, not for you), and a decision does not answer it (agreeing says nothing about what was asked). Empty when nothing awaits you, and always empty once the outcome is final, since the room then accepts no events. The same list as the room's `you.awaitingReply` at the state this page reports.
+	AwaitingReply []Uuid `json:"awaitingReply"`
+
 	// ChainHead SHA-256 as 64 lowercase hex characters.
 	ChainHead Digest `json:"chainHead"`
 
@@ -2138,6 +2162,9 @@ type Room struct {
 	// ServerTime The service clock when the room was read; excluded from the ETag.
 	ServerTime Instant `json:"serverTime"`
 	You        struct {
+		// AwaitingReply The questions and change requests addressed to you (their `to` names you) that you have not answered, by event id in seq order. You answer one by posting a later comment whose `inReplyTo` names it; only your own reply counts (another participant's reply answers it for them, not for you), and a decision does not answer it (agreeing says nothing about what was asked). Empty when nothing awaits you, and always empty once the outcome is final, since the room then accepts no events.
+		AwaitingReply []Uuid `json:"awaitingReply"`
+
 		// Decision Your decision that counts on the current revision; null when you have none, or only one made on a revision whose terms differ (stale, shown in your roster entry), so null means you may decide.
 		Decision        *TerminalAction `json:"decision"`
 		EventsRemaining int             `json:"eventsRemaining"`
@@ -2710,6 +2737,10 @@ type ClientInterface interface {
 	//
 	// Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
 	// terminal `agree`, `disagree` and `abstain` carry an empty body, once per participant.
+	// A `question` or `change_request` may name the participants it asks (`to`); a `comment`
+	// may name the question or change request it answers (`inReplyTo`). An addressed event
+	// is listed in each addressee's `you.awaitingReply` until that addressee answers it
+	// with such a comment.
 	// `revision` and `digest` must name the current revision. The server normalizes the
 	// command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 	// and hashes it: the same `Idempotency-Key` with the same command replays the original
@@ -2740,6 +2771,10 @@ type ClientInterface interface {
 	//
 	// Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
 	// terminal `agree`, `disagree` and `abstain` carry an empty body, once per participant.
+	// A `question` or `change_request` may name the participants it asks (`to`); a `comment`
+	// may name the question or change request it answers (`inReplyTo`). An addressed event
+	// is listed in each addressee's `you.awaitingReply` until that addressee answers it
+	// with such a comment.
 	// `revision` and `digest` must name the current revision. The server normalizes the
 	// command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 	// and hashes it: the same `Idempotency-Key` with the same command replays the original
@@ -2828,7 +2863,8 @@ type ClientInterface interface {
 	//
 	// A `text/event-stream` (SSE). Each stored event after `Last-Event-ID` (or `?after=`, or
 	// from the start) is one message `id: <seq>`, `event: room.event`, `data: <Event JSON>`,
-	// in order. `event: room.outcome` (data: the Outcome) comes when the stream opens and
+	// in order; an event that asks you and that you had not answered is marked
+	// `"awaitingReply": true`. `event: room.outcome` (data: the Outcome) comes when the stream opens and
 	// whenever the outcome changes; `event: room.revision` (data: `{"revision": n}`) when a
 	// new revision is locked: read the room then. A comment line comes at least every 15
 	// seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
@@ -3080,6 +3116,10 @@ func (c *Client) ReadEvents(ctx context.Context, invitationId InvitationId, para
 //
 // Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
 // terminal `agree`, `disagree` and `abstain` carry an empty body, once per participant.
+// A `question` or `change_request` may name the participants it asks (`to`); a `comment`
+// may name the question or change request it answers (`inReplyTo`). An addressed event
+// is listed in each addressee's `you.awaitingReply` until that addressee answers it
+// with such a comment.
 // `revision` and `digest` must name the current revision. The server normalizes the
 // command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 // and hashes it: the same `Idempotency-Key` with the same command replays the original
@@ -3120,6 +3160,10 @@ func (c *Client) PostEventWithBody(ctx context.Context, invitationId InvitationI
 //
 // Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
 // terminal `agree`, `disagree` and `abstain` carry an empty body, once per participant.
+// A `question` or `change_request` may name the participants it asks (`to`); a `comment`
+// may name the question or change request it answers (`inReplyTo`). An addressed event
+// is listed in each addressee's `you.awaitingReply` until that addressee answers it
+// with such a comment.
 // `revision` and `digest` must name the current revision. The server normalizes the
 // command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 // and hashes it: the same `Idempotency-Key` with the same command replays the original
@@ -3258,7 +3302,8 @@ func (c *Client) ReadRoom(ctx context.Context, invitationId InvitationId, params
 //
 // A `text/event-stream` (SSE). Each stored event after `Last-Event-ID` (or `?after=`, or
 // from the start) is one message `id: <seq>`, `event: room.event`, `data: <Event JSON>`,
-// in order. `event: room.outcome` (data: the Outcome) comes when the stream opens and
+// in order; an event that asks you and that you had not answered is marked
+// `"awaitingReply": true`. `event: room.outcome` (data: the Outcome) comes when the stream opens and
 // whenever the outcome changes; `event: room.revision` (data: `{"revision": n}`) when a
 // new revision is locked: read the room then. A comment line comes at least every 15
 // seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
@@ -4248,6 +4293,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
 	// terminal `agree`, `disagree` and `abstain` carry an empty body, once per participant.
+	// A `question` or `change_request` may name the participants it asks (`to`); a `comment`
+	// may name the question or change request it answers (`inReplyTo`). An addressed event
+	// is listed in each addressee's `you.awaitingReply` until that addressee answers it
+	// with such a comment.
 	// `revision` and `digest` must name the current revision. The server normalizes the
 	// command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 	// and hashes it: the same `Idempotency-Key` with the same command replays the original
@@ -4278,6 +4327,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
 	// terminal `agree`, `disagree` and `abstain` carry an empty body, once per participant.
+	// A `question` or `change_request` may name the participants it asks (`to`); a `comment`
+	// may name the question or change request it answers (`inReplyTo`). An addressed event
+	// is listed in each addressee's `you.awaitingReply` until that addressee answers it
+	// with such a comment.
 	// `revision` and `digest` must name the current revision. The server normalizes the
 	// command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 	// and hashes it: the same `Idempotency-Key` with the same command replays the original
@@ -4370,7 +4423,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// A `text/event-stream` (SSE). Each stored event after `Last-Event-ID` (or `?after=`, or
 	// from the start) is one message `id: <seq>`, `event: room.event`, `data: <Event JSON>`,
-	// in order. `event: room.outcome` (data: the Outcome) comes when the stream opens and
+	// in order; an event that asks you and that you had not answered is marked
+	// `"awaitingReply": true`. `event: room.outcome` (data: the Outcome) comes when the stream opens and
 	// whenever the outcome changes; `event: room.revision` (data: `{"revision": n}`) when a
 	// new revision is locked: read the room then. A comment line comes at least every 15
 	// seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
@@ -6461,6 +6515,10 @@ func (c *ClientWithResponses) ReadEventsWithResponse(ctx context.Context, invita
 //
 // Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
 // terminal `agree`, `disagree` and `abstain` carry an empty body, once per participant.
+// A `question` or `change_request` may name the participants it asks (`to`); a `comment`
+// may name the question or change request it answers (`inReplyTo`). An addressed event
+// is listed in each addressee's `you.awaitingReply` until that addressee answers it
+// with such a comment.
 // `revision` and `digest` must name the current revision. The server normalizes the
 // command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 // and hashes it: the same `Idempotency-Key` with the same command replays the original
@@ -6497,6 +6555,10 @@ func (c *ClientWithResponses) PostEventWithBodyWithResponse(ctx context.Context,
 //
 // Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
 // terminal `agree`, `disagree` and `abstain` carry an empty body, once per participant.
+// A `question` or `change_request` may name the participants it asks (`to`); a `comment`
+// may name the question or change request it answers (`inReplyTo`). An addressed event
+// is listed in each addressee's `you.awaitingReply` until that addressee answers it
+// with such a comment.
 // `revision` and `digest` must name the current revision. The server normalizes the
 // command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 // and hashes it: the same `Idempotency-Key` with the same command replays the original
@@ -6619,7 +6681,8 @@ func (c *ClientWithResponses) ReadRoomWithResponse(ctx context.Context, invitati
 //
 // A `text/event-stream` (SSE). Each stored event after `Last-Event-ID` (or `?after=`, or
 // from the start) is one message `id: <seq>`, `event: room.event`, `data: <Event JSON>`,
-// in order. `event: room.outcome` (data: the Outcome) comes when the stream opens and
+// in order; an event that asks you and that you had not answered is marked
+// `"awaitingReply": true`. `event: room.outcome` (data: the Outcome) comes when the stream opens and
 // whenever the outcome changes; `event: room.revision` (data: `{"revision": n}`) when a
 // new revision is locked: read the room then. A comment line comes at least every 15
 // seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
