@@ -126,8 +126,12 @@ const (
 	CapabilitiesCredentialsAcceptedByClaim    CapabilitiesCredentialsAcceptedBy = "claim"
 	CapabilitiesCredentialsAcceptedByEvents   CapabilitiesCredentialsAcceptedBy = "events"
 	CapabilitiesCredentialsAcceptedByExchange CapabilitiesCredentialsAcceptedBy = "exchange"
+	CapabilitiesCredentialsAcceptedByFeed     CapabilitiesCredentialsAcceptedBy = "feed"
+	CapabilitiesCredentialsAcceptedByMcp      CapabilitiesCredentialsAcceptedBy = "mcp"
 	CapabilitiesCredentialsAcceptedByRecord   CapabilitiesCredentialsAcceptedBy = "record"
 	CapabilitiesCredentialsAcceptedByRoom     CapabilitiesCredentialsAcceptedBy = "room"
+	CapabilitiesCredentialsAcceptedByStream   CapabilitiesCredentialsAcceptedBy = "stream"
+	CapabilitiesCredentialsAcceptedByWebhook  CapabilitiesCredentialsAcceptedBy = "webhook"
 )
 
 // Valid indicates whether the value is a known member of the CapabilitiesCredentialsAcceptedBy enum.
@@ -141,9 +145,17 @@ func (e CapabilitiesCredentialsAcceptedBy) Valid() bool {
 		return true
 	case CapabilitiesCredentialsAcceptedByExchange:
 		return true
+	case CapabilitiesCredentialsAcceptedByFeed:
+		return true
+	case CapabilitiesCredentialsAcceptedByMcp:
+		return true
 	case CapabilitiesCredentialsAcceptedByRecord:
 		return true
 	case CapabilitiesCredentialsAcceptedByRoom:
+		return true
+	case CapabilitiesCredentialsAcceptedByStream:
+		return true
+	case CapabilitiesCredentialsAcceptedByWebhook:
 		return true
 	default:
 		return false
@@ -348,6 +360,21 @@ func (e CapabilitiesNotOffered) Valid() bool {
 	case RuntimeCallback:
 		return true
 	case SelfServiceTokenRevocation:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CapabilitiesProtocolFirstAgreementRevision.
+const (
+	CapabilitiesProtocolFirstAgreementRevisionN1 CapabilitiesProtocolFirstAgreementRevision = 1
+)
+
+// Valid indicates whether the value is a known member of the CapabilitiesProtocolFirstAgreementRevision enum.
+func (e CapabilitiesProtocolFirstAgreementRevision) Valid() bool {
+	switch e {
+	case CapabilitiesProtocolFirstAgreementRevisionN1:
 		return true
 	default:
 		return false
@@ -662,19 +689,52 @@ func (e DecisionRule1Type) Valid() bool {
 
 // Defines values for EndpointMethod.
 const (
-	GET  EndpointMethod = "GET"
-	HEAD EndpointMethod = "HEAD"
-	POST EndpointMethod = "POST"
+	EndpointMethodDELETE EndpointMethod = "DELETE"
+	EndpointMethodGET    EndpointMethod = "GET"
+	EndpointMethodHEAD   EndpointMethod = "HEAD"
+	EndpointMethodPOST   EndpointMethod = "POST"
+	EndpointMethodPUT    EndpointMethod = "PUT"
 )
 
 // Valid indicates whether the value is a known member of the EndpointMethod enum.
 func (e EndpointMethod) Valid() bool {
 	switch e {
-	case GET:
+	case EndpointMethodDELETE:
 		return true
-	case HEAD:
+	case EndpointMethodGET:
 		return true
-	case POST:
+	case EndpointMethodHEAD:
+		return true
+	case EndpointMethodPOST:
+		return true
+	case EndpointMethodPUT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointMethods.
+const (
+	EndpointMethodsDELETE EndpointMethods = "DELETE"
+	EndpointMethodsGET    EndpointMethods = "GET"
+	EndpointMethodsHEAD   EndpointMethods = "HEAD"
+	EndpointMethodsPOST   EndpointMethods = "POST"
+	EndpointMethodsPUT    EndpointMethods = "PUT"
+)
+
+// Valid indicates whether the value is a known member of the EndpointMethods enum.
+func (e EndpointMethods) Valid() bool {
+	switch e {
+	case EndpointMethodsDELETE:
+		return true
+	case EndpointMethodsGET:
+		return true
+	case EndpointMethodsHEAD:
+		return true
+	case EndpointMethodsPOST:
+		return true
+	case EndpointMethodsPUT:
 		return true
 	default:
 		return false
@@ -1233,13 +1293,15 @@ func (e WebhookState) Valid() bool {
 // Action defines model for Action.
 type Action string
 
-// Actions Absolute action URLs of this invitation, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person).
+// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact` and `record`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
 type Actions struct {
 	Artifact string `json:"artifact"`
 	Claim    string `json:"claim"`
 	Events   string `json:"events"`
 	Record   string `json:"record"`
 	Room     string `json:"room"`
+	Stream   string `json:"stream"`
+	Webhook  string `json:"webhook"`
 }
 
 // AgreementV1 The canonical object of one locked agreement revision, returned as canonicalRevision by exchange and the room. revisionDigest is the SHA-256 (lowercase hex) of its RFC 8785 canonical bytes: keys sorted at every level, no insignificant whitespace, integers only, raw UTF-8 strings. It is immutable once locked. Participants' inboxes are deliberately absent.
@@ -1326,6 +1388,7 @@ type BlockerReason string
 // Capabilities defines model for Capabilities.
 type Capabilities struct {
 	Credentials []struct {
+		// AcceptedBy The routes that take this credential, by their key in `endpoints` (and `mcp`, the MCP endpoint), from the table the router mounts.
 		AcceptedBy []CapabilitiesCredentialsAcceptedBy `json:"acceptedBy"`
 		Lifetime   string                              `json:"lifetime"`
 		Scheme     CapabilitiesCredentialsScheme       `json:"scheme"`
@@ -1344,13 +1407,18 @@ type Capabilities struct {
 		// SigningKeys The JWKS of the service's Ed25519 signing keys, every key that has signed included.
 		SigningKeys string `json:"signingKeys"`
 	} `json:"documents"`
+
+	// Endpoints Every route of one invitation, from the table the router mounts; `events` is POST, `feed` the GET of the same URL. The MCP endpoint is under `offered.mcp`.
 	Endpoints struct {
 		Artifact Endpoint `json:"artifact"`
 		Claim    Endpoint `json:"claim"`
 		Events   Endpoint `json:"events"`
 		Exchange Endpoint `json:"exchange"`
+		Feed     Endpoint `json:"feed"`
 		Record   Endpoint `json:"record"`
 		Room     Endpoint `json:"room"`
+		Stream   Endpoint `json:"stream"`
+		Webhook  Endpoint `json:"webhook"`
 	} `json:"endpoints"`
 	Limits struct {
 		// ClaimBodyBytes Claim body limit, counted as sent less what optional `\u` escapes add to strings.
@@ -1396,12 +1464,17 @@ type Capabilities struct {
 	} `json:"offered"`
 	Origin   string `json:"origin"`
 	Protocol struct {
-		Name CapabilitiesProtocolName `json:"name"`
+		// FirstAgreementRevision The revision number every agreement starts at. An operator may lock later ones (2, 3, ...) while the outcome is pending; see `offered.revisions`. It is about agreements, not about this protocol, whose version is `version`.
+		FirstAgreementRevision CapabilitiesProtocolFirstAgreementRevision `json:"firstAgreementRevision"`
+		Name                   CapabilitiesProtocolName                   `json:"name"`
 
-		// Revisions The revision number every agreement starts at. An operator may lock later ones (2, 3, ...) while the outcome is pending; see `offered.revisions`.
+		// Revisions Deprecated: `[firstAgreementRevision]` under its older name, kept for clients that read it. It lists agreement revision numbers, not protocol versions; read `firstAgreementRevision` instead.
+		// Deprecated: this property has been marked as deprecated upstream, but no `x-deprecated-reason` was set
 		Revisions []int                         `json:"revisions"`
 		Transport CapabilitiesProtocolTransport `json:"transport"`
-		Version   CapabilitiesProtocolVersion   `json:"version"`
+
+		// Version The version of this protocol.
+		Version CapabilitiesProtocolVersion `json:"version"`
 	} `json:"protocol"`
 	Schemas struct {
 		Agreement          string `json:"agreement"`
@@ -1455,13 +1528,16 @@ type CapabilitiesLimitsSessionLifetimeSeconds int
 // CapabilitiesNotOffered defines model for Capabilities.NotOffered.
 type CapabilitiesNotOffered string
 
+// CapabilitiesProtocolFirstAgreementRevision The revision number every agreement starts at. An operator may lock later ones (2, 3, ...) while the outcome is pending; see `offered.revisions`. It is about agreements, not about this protocol, whose version is `version`.
+type CapabilitiesProtocolFirstAgreementRevision int
+
 // CapabilitiesProtocolName defines model for Capabilities.Protocol.Name.
 type CapabilitiesProtocolName string
 
 // CapabilitiesProtocolTransport defines model for Capabilities.Protocol.Transport.
 type CapabilitiesProtocolTransport string
 
-// CapabilitiesProtocolVersion defines model for Capabilities.Protocol.Version.
+// CapabilitiesProtocolVersion The version of this protocol.
 type CapabilitiesProtocolVersion string
 
 // CapabilitiesService defines model for Capabilities.Service.
@@ -1497,7 +1573,7 @@ type ClaimRequestPublicKeyKty string
 
 // ClaimResponse defines model for ClaimResponse.
 type ClaimResponse struct {
-	// Actions Absolute action URLs of this invitation, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person).
+	// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact` and `record`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
 	Actions   Actions                `json:"actions"`
 	Assurance ClaimResponseAssurance `json:"assurance"`
 
@@ -1696,12 +1772,20 @@ type Endpoint struct {
 	Credential string `json:"credential"`
 
 	// Href URL template; `{invitationId}` is the invitation UUID.
-	Href   string         `json:"href"`
+	Href string `json:"href"`
+
+	// Method The route's first method (as listed in `methods`).
 	Method EndpointMethod `json:"method"`
+
+	// Methods Every method the route answers.
+	Methods []EndpointMethods `json:"methods"`
 }
 
-// EndpointMethod defines model for Endpoint.Method.
+// EndpointMethod The route's first method (as listed in `methods`).
 type EndpointMethod string
+
+// EndpointMethods defines model for Endpoint.Methods.
+type EndpointMethods string
 
 // Event defines model for Event.
 type Event struct {
@@ -1770,7 +1854,7 @@ type ExchangeRequest struct {
 
 // ExchangeResponse defines model for ExchangeResponse.
 type ExchangeResponse struct {
-	// Actions Absolute action URLs of this invitation, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person).
+	// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact` and `record`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
 	Actions     Actions `json:"actions"`
 	AgreementId Uuid    `json:"agreementId"`
 
