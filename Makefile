@@ -35,6 +35,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 30s; FUZZ=regexp picks
 
 generate: ## regenerate sqlc code, the route-table parts of llms-full.txt and api/components.yaml, openapi.json, openapi-agent.json, its Go client, docs/cli.md and docs/configuration.md
 	cd db && $(SQLC) generate
+	$(GO) run ./internal/cmd/openapi-bundle -o openapi.json -agent openapi-agent.json -schemas schemas api
 	CONSENSUS_UPDATE_ROUTE_DOCS=1 $(GO) test -count=1 -run '^TestDocsAgreeWithRouter$$' ./internal/httpapi >/dev/null
 	$(GO) run ./internal/cmd/openapi-bundle -o openapi.json -agent openapi-agent.json -schemas schemas api
 	$(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2 -config internal/fwtest/goclient/oapiclient/oapi-codegen.yaml openapi-agent.json

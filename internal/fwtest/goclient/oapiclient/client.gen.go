@@ -1680,7 +1680,7 @@ type ConsensusRecordV1 struct {
 	// Revisions Every locked revision of the agreement, in order: revisions[i] is revision i+1, and the last one is the revision in force when the outcome became final, whose roster, deadline and terms the outcome is evaluated on. An agreement that was never amended has exactly one. The record lists them all, rather than only the final one, because after an amendment events name earlier revisions: each event's command is checked against the revision it names (number and revision_digest), and a decision made on an earlier revision counts exactly when that revision's terms_digest equals the final one's, otherwise it is stale and does not count. A revision only adds participants: each one's roster begins with the previous one's.
 	Revisions []struct {
 		// Canonical The agreement/v1 object exactly as locked; revision_digest is the SHA-256 of its canonical bytes.
-		Canonical map[string]interface{} `json:"canonical"`
+		Canonical AgreementV1 `json:"canonical"`
 
 		// Markdown The revision's Markdown; markdown_digest is the SHA-256 of its UTF-8 bytes.
 		Markdown       string `json:"markdown"`
@@ -1693,6 +1693,7 @@ type ConsensusRecordV1 struct {
 	} `json:"revisions"`
 	Schema    string `json:"schema"`
 	Signature struct {
+		// Alg Ed25519, the algorithm of the key the JWKS publishes under kid; the JWKS names the same algorithm EdDSA (its JOSE name, RFC 8037) with crv Ed25519.
 		Alg ConsensusRecordV1SignatureAlg `json:"alg"`
 
 		// Kid The RFC 7638 thumbprint of the service key, as published in its JWKS.
@@ -1722,7 +1723,7 @@ type ConsensusRecordV1ParticipantsPublicKeyCrv string
 // ConsensusRecordV1ParticipantsPublicKeyKty defines model for ConsensusRecordV1.Participants.PublicKey.Kty.
 type ConsensusRecordV1ParticipantsPublicKeyKty string
 
-// ConsensusRecordV1SignatureAlg defines model for ConsensusRecordV1.Signature.Alg.
+// ConsensusRecordV1SignatureAlg Ed25519, the algorithm of the key the JWKS publishes under kid; the JWKS names the same algorithm EdDSA (its JOSE name, RFC 8037) with crv Ed25519.
 type ConsensusRecordV1SignatureAlg string
 
 // ConsensusRecordV1Version defines model for ConsensusRecordV1.Version.
@@ -2352,6 +2353,9 @@ type LastEventId = string
 
 // PreferWait Examples: wait=30
 type PreferWait = string
+
+// ArtifactNotReady RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
+type ArtifactNotReady = Problem
 
 // BadRequest RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
 type BadRequest = Problem
@@ -4823,7 +4827,7 @@ type GetArtifactResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
-	ApplicationproblemJSON404 *NotFound
+	ApplicationproblemJSON404 *ArtifactNotReady
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -4855,7 +4859,7 @@ func (r GetArtifactResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r GetArtifactResponse) GetApplicationproblemJSON404() *NotFound {
+func (r GetArtifactResponse) GetApplicationproblemJSON404() *ArtifactNotReady {
 	return r.ApplicationproblemJSON404
 }
 
@@ -4958,7 +4962,7 @@ type HeadArtifactResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
-	ApplicationproblemJSON404 *NotFound
+	ApplicationproblemJSON404 *ArtifactNotReady
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -4990,7 +4994,7 @@ func (r HeadArtifactResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r HeadArtifactResponse) GetApplicationproblemJSON404() *NotFound {
+func (r HeadArtifactResponse) GetApplicationproblemJSON404() *ArtifactNotReady {
 	return r.ApplicationproblemJSON404
 }
 
@@ -7121,7 +7125,7 @@ func ParseGetArtifactResponse(rsp *http.Response) (*GetArtifactResponse, error) 
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest ArtifactNotReady
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -7370,7 +7374,7 @@ func ParseHeadArtifactResponse(rsp *http.Response) (*HeadArtifactResponse, error
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest ArtifactNotReady
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
