@@ -3,7 +3,7 @@
 // only (node:crypto, node:fs): it shares no code with the Go verifier of
 // `consensus verify record`, and reports failures under the same check names.
 //
-//   node tools/verify-record.mjs RECORD.json [--artifact CONSENSUS.md] [--keys JWKS]
+//   node tools/verify-record.mjs RECORD.json [--artifact CONSENSUS.md] [--keys JWKS] [--message REPLY.eml]...
 //   node tools/verify-record.mjs --conformance conformance/records
 //
 // Exit status: 0 nothing failed, 1 a check failed (or a vector differed),
@@ -16,9 +16,10 @@ import { parseStrict, canonicalize } from "./verify-record/json.mjs";
 import { checkShape } from "./verify-record/shape.mjs";
 import { evaluate, instant, isTerminal, checkCommandBody, carriesOver, ruleWords } from "./verify-record/rule.mjs";
 import { checkRevisions } from "./verify-record/revisions.mjs";
+import { checkEvidence } from "./verify-record/evidence.mjs";
 
 const CHECKS = ["format", "revision", "revision-digest", "markdown-digest", "terms-digest", "roster", "command", "command-digest", "chain",
-  "participant-signature", "chain-head", "event-count", "outcome", "artifact", "service-signature"];
+  "participant-signature", "reply-evidence", "chain-head", "event-count", "outcome", "artifact", "service-signature"];
 const ZERO = "0".repeat(64);
 
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
@@ -81,7 +82,7 @@ function parseJWKS(bytes) {
 
 // verifyRecord runs every check and returns {passed, failed, skipped}, each a
 // list of [check, message].
-export function verifyRecord(recordBytes, { artifact = null, keys = null } = {}) {
+export function verifyRecord(recordBytes, { artifact = null, keys = null, messages = [] } = {}) {
   const rep = { passed: [], failed: [], skipped: [] };
   const pass = (c, m) => rep.passed.push([c, m]);
   const fail = (c, m) => rep.failed.push([c, m]);
@@ -192,6 +193,7 @@ export function verifyRecord(recordBytes, { artifact = null, keys = null } = {})
   if (!failedSince(n, "command-digest")) pass("command-digest", `${r.events.length} command digests recompute`);
   if (!failedSince(n, "chain")) pass("chain", `${r.events.length} links recompute from 64 zeros`);
   if (!failedSince(n, "participant-signature")) pass("participant-signature", `events signed with the author's bound key: ${signed}; by participants without a key: ${r.events.length - signed}`);
+  checkEvidence(r, { pass, fail, failedSince, count: () => rep.failed.length }, messages);
   if (r.chain_head !== prev) fail("chain-head", `chain_head is ${r.chain_head}, the last event's hash is ${prev}`);
   else pass("chain-head", prev);
   if (r.event_count !== r.events.length) fail("event-count", `event_count is ${r.event_count}, the record holds ${r.events.length} events`);
@@ -274,12 +276,15 @@ function conformance(dir) {
 }
 
 function main(argv) {
-  const usage = "usage: node tools/verify-record.mjs RECORD.json [--artifact CONSENSUS.md] [--keys JWKS] | --conformance DIR";
-  const opts = {};
+  const usage = "usage: node tools/verify-record.mjs RECORD.json [--artifact CONSENSUS.md] [--keys JWKS] [--message REPLY.eml]... | --conformance DIR";
+  const opts = { message: [] };
   const files = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (["--artifact", "--keys", "--conformance"].includes(a)) {
+    if (a === "--message") {
+      if (i + 1 >= argv.length) return fail(usage);
+      opts.message.push(argv[++i]);
+    } else if (["--artifact", "--keys", "--conformance"].includes(a)) {
       if (i + 1 >= argv.length) return fail(usage);
       opts[a.slice(2)] = argv[++i];
     } else if (a.startsWith("-")) return fail(usage);
@@ -300,7 +305,7 @@ function main(argv) {
       return 1;
     }
   }
-  const rep = verifyRecord(readFileSync(files[0]), { artifact: opts.artifact ? readFileSync(opts.artifact) : null, keys });
+  const rep = verifyRecord(readFileSync(files[0]), { artifact: opts.artifact ? readFileSync(opts.artifact) : null, keys, messages: opts.message.map((f) => readFileSync(f)) });
   process.stdout.write(formatReport(rep));
   return rep.failed.length ? 1 : 0;
 }

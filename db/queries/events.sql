@@ -59,15 +59,16 @@ WITH e AS (
            unnest(@signatures::bytea[]) AS signature,
            unnest(@addressed_tos::text[]) AS addressed_to,
            unnest(@in_reply_tos::uuid[]) AS in_reply_to,
+           unnest(@evidences::text[]) AS evidence,
            unnest(@terminals::boolean[]) AS terminal,
            unnest(@outcome_statuses::text[]) AS outcome_status,
            unnest(@outcome_decided_ats::timestamptz[]) AS outcome_decided_at,
            unnest(@outcome_event_ids::uuid[]) AS outcome_event_id
 ), inserted AS (
     INSERT INTO events (id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-                        command_digest, created_at, prev_hash, hash, signature, addressed_to, in_reply_to, workspace_id)
+                        command_digest, created_at, prev_hash, hash, signature, evidence, addressed_to, in_reply_to, workspace_id)
     SELECT e.id, e.agreement_id, e.seq, e.participant_id, e.revision, e.action, e.body, e.idempotency_key,
-           e.command_digest, e.created_at, e.prev_hash, e.hash, e.signature,
+           e.command_digest, e.created_at, e.prev_hash, e.hash, e.signature, nullif(e.evidence, ''),
            nullif(e.addressed_to, '')::uuid[], nullif(e.in_reply_to, '00000000-0000-0000-0000-000000000000'),
            (SELECT a.workspace_id FROM agreements a WHERE a.id = e.agreement_id)
     FROM e

@@ -23,6 +23,18 @@ if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null;
   fi
 fi
 
+# The reply tests read a real Dovecot mailbox: Debian's dovecot-imapd.
+if [[ ! -x /usr/sbin/dovecot ]]; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    echo "test.sh: installing Debian's dovecot-imapd for the reply mailbox tests" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dovecot-imapd >&2
+  else
+    echo "test.sh: the reply tests need Dovecot: install it (sudo apt-get install dovecot-imapd) and run make test again" >&2
+    exit 1
+  fi
+fi
+
 if [[ -n ${BENCH:-} ]]; then
   exec go test -run '^$' -bench . -benchmem -count "${BENCH_COUNT:-6}" ./...
 fi
@@ -35,8 +47,9 @@ go vet ./...
 echo "== contract lint (redocly, ajv)"
 tools/lint.sh
 
-echo "== record conformance vectors, standard-library Node verifier (tools/verify-record.mjs)"
+echo "== record conformance vectors, standard-library Node verifier (tools/verify-record.mjs and its published bundle)"
 node tools/verify-record.mjs --conformance conformance/records
+node tools/dist/verify-record.mjs --conformance conformance/records
 
 echo "== deploy artifacts (make test-deploy)"
 make --no-print-directory test-deploy

@@ -16,8 +16,9 @@ import (
 func verifyRecordCommand(env Env) *cobra.Command {
 	var artifact, keys string
 	var allowUnauthenticated bool
+	var messages []string
 	c := &cobra.Command{
-		Use:   "record RECORD.json [--artifact CONSENSUS.md] [--keys JWKS]",
+		Use:   "record RECORD.json [--artifact CONSENSUS.md] [--keys JWKS] [--message REPLY.eml]...",
 		Short: "Check a consensus-record/v1 offline: digests, chain, signatures, outcome",
 		Long: `Check a record downloaded from GET .../record, offline: every locked
 revision's revision, Markdown and terms digests, each command against the
@@ -29,7 +30,11 @@ a quorum of k of them) under the revision rule (a decision made on an earlier
 revision counts only when its terms digest equals the last revision's), the
 SHA-256 of CONSENSUS.md (--artifact), and the service's signature with the
 issuer's published keys (--keys, a JWKS saved from
-<issuer>/.well-known/consensus-keys).
+<issuer>/.well-known/consensus-keys). An event read from a reply to the
+invitation email carries DKIM evidence: its signature is re-checked over the
+stored signed header fields with the stored key record, and its domain
+against the signed From; --message ties a raw reply email to the event whose
+evidence names its SHA-256.
 
 One line per check: "ok", "FAIL" with what broke, or "skip". Exit status 0
 when nothing failed and the service signature verified; 1 when a check
@@ -42,18 +47,19 @@ to be consistent, not to come from its issuer, and the exit status is 4 unless
   consensus verify record record.json --artifact CONSENSUS.md --keys keys.json`,
 		Args: command.Args("RECORD.json"),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return verifyRecord(args[0], artifact, keys, allowUnauthenticated, env)
+			return verifyRecord(args[0], artifact, keys, messages, allowUnauthenticated, env)
 		},
 	}
 	c.Flags().BoolVar(&allowUnauthenticated, "allow-unauthenticated", false, "exit 0 for a consistent record whose service signature was not checked (no --keys)")
 	c.Flags().StringVar(&artifact, "artifact", "", "the downloaded CONSENSUS.md `FILE` to check against the record's sha256")
+	c.Flags().StringArrayVar(&messages, "message", nil, "a raw reply email `FILE`, as received, to tie to the event whose evidence names its SHA-256 (repeatable)")
 	c.Flags().StringVar(&keys, "keys", "", "the issuer's JWKS `FILE` (/.well-known/consensus-keys) to check the service signature")
 	return c
 }
 
 // verifyRecord prints the record verifier's report and fails when a check
 // failed.
-func verifyRecord(file, artifactFile, keysFile string, allowUnauthenticated bool, env Env) error {
+func verifyRecord(file, artifactFile, keysFile string, messageFiles []string, allowUnauthenticated bool, env Env) error {
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		return unreadable(err)
@@ -74,6 +80,13 @@ func verifyRecord(file, artifactFile, keysFile string, allowUnauthenticated bool
 			return unreadable(fmt.Errorf("%s: %w", keysFile, err))
 		}
 		opt.Keys = &set
+	}
+	for _, f := range messageFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return unreadable(err)
+		}
+		opt.Messages = append(opt.Messages, b)
 	}
 	rep := record.Verify(raw, opt)
 	if err := rep.Write(env.Stdout); err != nil {

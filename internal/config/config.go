@@ -43,6 +43,9 @@ type Config struct {
 	// Server holds the listeners, TLS, proxies, timeouts and shutdown
 	// (settings_server.go).
 	Server
+	// Reply holds deciding by replying to an invitation email
+	// (settings_reply.go).
+	Reply Reply
 	// Version is the build's version, set by consensusd (not a setting).
 	Version string
 }
@@ -161,4 +164,14 @@ func Secret(getenv func(string) string, name string) (string, error) {
 		return strings.TrimSpace(string(b)), nil
 	}
 	return strings.TrimSpace(v), nil
+}
+
+// TokenKey reads CONSENSUS_TOKEN_KEY (or its _FILE) alone, decoded, for a
+// command that seals mail without loading the whole configuration.
+func TokenKey(getenv func(string) string) ([]byte, error) {
+	v, err := Lookup(getenv, "CONSENSUS_TOKEN_KEY")
+	if err != nil {
+		return nil, err
+	}
+	return decodeKey(v)
 }

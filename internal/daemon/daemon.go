@@ -50,6 +50,9 @@ type Options struct {
 	Outbox struct{ BaseBackoff, MaxBackoff, SendTimeout time.Duration }
 	// MailOptions are passed to mail.Open.
 	MailOptions mail.Options
+	// ReplyPoll bounds how long the reply mailbox goes unread (30s when
+	// zero); see reply.Reader.
+	ReplyPoll time.Duration
 }
 
 // Run serves until ctx ends, then shuts down gracefully. In order: the
@@ -123,7 +126,11 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	batcher := batch.New(st) // closed before st: its deferred Close runs first
 	defer batcher.Close()
 	v := &venue.Venue{Store: st, Batch: batcher, Keys: keys, Origin: cfg.PublicOrigin, Now: opt.Now, Signer: signingKey(cfg, log),
-		Webhooks: venue.WebhookPolicy{AllowLoopback: cfg.WebhookAllowLoopback}}
+		Webhooks: venue.WebhookPolicy{AllowLoopback: cfg.WebhookAllowLoopback}, ReplyAddress: cfg.Reply.Address}
+	replies, err := replyReader(cfg, st, v, keys, log, opt.ReplyPoll)
+	if err != nil {
+		return err
+	}
 	if err := v.RegisterSigningKey(ctx); err != nil {
 		return stoppedEarly(ctx, log, fmt.Errorf("register the signing key: %w", err))
 	}
@@ -146,7 +153,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
 	worker := &outbox.Worker{Store: st, Keys: keys, Transport: transport, From: cfg.MailFrom, Log: log, Now: opt.Now,
-		BaseBackoff: opt.Outbox.BaseBackoff, MaxBackoff: opt.Outbox.MaxBackoff, SendTimeout: opt.Outbox.SendTimeout}
+		BaseBackoff: opt.Outbox.BaseBackoff, MaxBackoff: opt.Outbox.MaxBackoff, SendTimeout: opt.Outbox.SendTimeout, ReplyAddress: cfg.Reply.Address}
 	hooks := &deliver.Worker{Store: st, Key: v.Signer, Log: log, AllowLoopback: cfg.WebhookAllowLoopback, RootCAs: cfg.WebhookRoots}
 	queue, err := newQueue(st, worker, hooks, cfg.OutboxPoll, opt.Now, log)
 	if err != nil {
@@ -159,6 +166,10 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	wg.Add(2)
 	go func() { defer wg.Done(); roomnotify.Listen(workCtx, st, hub, log) }()
 	go func() { defer wg.Done(); reloadOnHangup(workCtx, hup, cert, log) }()
+	if replies != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); replies.Run(workCtx) }()
+	}
 
 	serveErr := make(chan error, 1)
 	go func() {

@@ -65,7 +65,7 @@ func (s *Server) discoveryDocuments() discoveryDocs {
 		return rewrite(b)
 	}
 	d := discoveryDocs{
-		capabilities: document{body: mustJSON(s.capabilities()), contentType: "application/json; charset=utf-8"},
+		capabilities: document{body: mustJSON(s.withReply(s.capabilities())), contentType: "application/json; charset=utf-8"},
 		apiCatalog: document{body: mustJSON(s.apiCatalog()), contentType: apiCatalogType,
 			extra: http.Header{"Link": {"<" + s.origin + `/.well-known/api-catalog>; rel="api-catalog"`}}},
 		openapi:      document{body: rewrite(consensus.OpenAPI), contentType: "application/json; charset=utf-8"},
@@ -119,6 +119,8 @@ type Offered struct {
 	Revisions  RevisionsCapability  `json:"revisions"`
 	Signatures SignaturesCapability `json:"signatures"`
 	Live       LiveCapability       `json:"live"`
+	// Reply is present when the deployment reads replies (discovery_reply.go).
+	Reply *ReplyCapability `json:"reply,omitempty"`
 }
 
 // SignaturesCapability describes participant-held keys and the record.
@@ -129,6 +131,12 @@ type SignaturesCapability struct {
 	Record          string `json:"record"`
 	Keys            string `json:"keys"`
 	Verifier        string `json:"verifier"`
+	// VerifierURL is the standard-library verifier as one file, and
+	// VerifierSHA256 the SHA-256 of its bytes; Conformance indexes the
+	// vectors it is tested with.
+	VerifierURL    string `json:"verifierUrl"`
+	VerifierSHA256 string `json:"verifierSha256"`
+	Conformance    string `json:"conformance"`
 }
 
 // MCPCapability describes the MCP facade and what it is not.
@@ -205,9 +213,9 @@ func (s *Server) capabilities() Capabilities {
 		}
 	}
 	return Capabilities{
-		Protocol: CapabilityProtocol{Name: "consensus-invitation-rest", Version: "1", FirstAgreementRevision: 1, Revisions: []int{1}, Transport: "https-rest-json"},
-		Service:  "consensus",
-		Origin:   s.origin,
+		Protocol:  CapabilityProtocol{Name: "consensus-invitation-rest", Version: "1", FirstAgreementRevision: 1, Revisions: []int{1}, Transport: "https-rest-json"},
+		Service:   "consensus",
+		Origin:    s.origin,
 		Endpoints: endpoints,
 		Credentials: []CredentialScheme{
 			{venue.SchemeInvite, "the secret fragment of invite_uri in the invitation email; also accepted as the JSON secret member of the exchange body", acceptedBy(uses, venue.SchemeInvite), "until the agreement deadline"},
@@ -240,19 +248,22 @@ func (s *Server) capabilities() Capabilities {
 		},
 		Offered: Offered{MCP: MCPCapability{
 			Endpoint: s.origin + "/mcp", Transport: "streamable-http", Stateless: true, Credential: venue.SchemeParticipant,
-			Tools: []string{"read_room", "post_advisory", "decide", "fetch_artifact", "fetch_record"},
+			Tools: []string{"read_room", "wait_for_change", "command_to_sign", "post_advisory", "decide", "fetch_artifact", "fetch_record"},
 			Rules: "Each tool runs the use case of the matching REST route under the same rules and order of checks; it adds no power the REST API lacks. " +
-				"decide requires the current revision number and digest and confirm: true. Participant-written text is returned marked untrusted.",
-			NotOffered: []string{"exchange and claim (REST only: MCP starts with a participant token)", "sessions, server-initiated requests and GET event streams",
-				"waiting for room changes (use the REST feed, long polling or stream: offered.live)", "operator tools", "resources and prompts",
-				"events of a participant that bound a key (each needs a Consensus-Signature: post them through the REST events route)"},
+				"decide requires the current revision number and digest and confirm: true. wait_for_change is held like Prefer: wait (at most 60 seconds, counted among the waiting requests of offered.live). " +
+				"A participant that bound a key passes signature to post_advisory and decide, over the bytes command_to_sign returns; unsigned, it is refused with signature-required as on REST. " +
+				"fetch_record returns the record's exact bytes as an embedded application/json resource. Participant-written text is returned marked untrusted.",
+			NotOffered: []string{"exchange and claim (REST only: MCP starts with a participant token)", "sessions, server-initiated requests, notifications and GET event streams",
+				"operator tools", "resources to list or read, and prompts"},
 		},
 			Revisions: revisionsCapability(),
 			Live:      s.liveCapability(),
 			Signatures: SignaturesCapability{
 				Algorithm: "Ed25519", BindingSchema: s.origin + "/schemas/participant-binding/v2", SignatureHeader: "Consensus-Signature",
 				Record: u.Record, Keys: s.origin + "/.well-known/consensus-keys",
-				Verifier: "consensus verify record RECORD.json --artifact CONSENSUS.md --keys JWKS, or tools/verify-record.mjs (Node standard library only); by hand: see llms-full.txt",
+				Verifier: "node verify-record.mjs RECORD.json --artifact CONSENSUS.md --keys JWKS, with the file from verifierUrl (Node standard library only; check its SHA-256 against verifierSha256), " +
+					"or consensus verify record with the same arguments; by hand: see llms-full.txt",
+				VerifierURL: s.origin + VerifierPath, VerifierSHA256: verifierSHA256(), Conformance: s.origin + ConformancePath,
 			},
 		},
 		NotOffered: []string{"a2a", "agent-initiation", "email-reply-participation",

@@ -68,6 +68,7 @@ const (
 	ProblemKeyRevoked
 	ProblemKeyExpired
 	ProblemInsufficientScope
+	ProblemCrossSite
 	ProblemProofMismatch
 	ProblemNotFound
 	ProblemArtifactNotReady
@@ -118,6 +119,8 @@ var problemTypes = [problemCodeCount]ProblemType{
 	ProblemInsufficientScope: {Code: "insufficient-scope", Status: 403, Title: "Insufficient scope",
 		Explanation: "The credential is valid but lacks the scope this request needs; the detail names it. The scopes are agreements:read, agreements:write, participants:manage, keys:manage, operators:manage and audit:read, and the contract states each operator route's scope (x-required-scope). Use a key that holds the scope, or ask an owner of the workspace for one: a key can only be given scopes its creator holds. The refusal is recorded in the workspace's audit log.",
 		Errors:      []error{venue.ErrInsufficientScope}},
+	ProblemCrossSite: {Code: "cross-site", Status: 403, Title: "Cross-site console request",
+		Explanation: "A request of the web console that changes something must come from a page of this service's own origin (its Origin header, and Sec-Fetch-Site when the browser sends it) and carry the X-Consensus-CSRF token of its session. Nothing was changed. Reload the console and try again from there."},
 	ProblemProofMismatch: {Code: "proof-mismatch", Status: 403, Title: "Email proof or inbox does not match",
 		Explanation: "The emailProof is not this invitation's current proof, or the inbox is not the address the invitation was sent to. Use the proof from the most recent invitation email and the inbox it was delivered to.",
 		Errors:      []error{room.ErrProofMismatch}},

@@ -61,7 +61,9 @@ func InvitationSubject(title string) string {
 // InvitationBody renders the plain-text body: a short explanation for a
 // person, then the envelope block (env.Block: the marker lines around the
 // indented JSON, credentials in clear).
-func InvitationBody(env envelope.Envelope) (string, error) {
+func InvitationBody(env envelope.Envelope) (string, error) { return invitationBody(env, "") }
+
+func invitationBody(env envelope.Envelope, replyParagraph string) (string, error) {
 	block, err := env.Block()
 	if err != nil {
 		return "", fmt.Errorf("mail: %w", err)
@@ -80,12 +82,14 @@ func InvitationBody(env envelope.Envelope) (string, error) {
 		b.WriteString("disagree or abstain). Opening the link decides nothing.\n\n")
 		fmt.Fprintf(&b, "%s\n\n", env.InviteURI)
 		fmt.Fprintf(&b, "Your proof code: %s\n\n", env.AgentClaim.EmailProof)
+		b.WriteString(replyParagraph)
 		b.WriteString("The link and the proof code above are private: do not forward this email. The block\n")
 		b.WriteString("below repeats them for software; you do not need it.\n\n")
 	} else {
 		b.WriteString("An agent reads the block below, checks it as the guide at the docs link says,\n")
 		b.WriteString("and exchanges the fragment secret for a session. Nothing is approved until an\n")
 		b.WriteString("explicit agree, disagree or abstain decision is posted.\n\n")
+		b.WriteString(replyParagraph)
 		b.WriteString("The secret and the email proof below are private: do not forward this email.\n\n")
 	}
 	b.Write(block)

@@ -19,6 +19,7 @@ type Message struct {
 	MessageID string    // without angle brackets, e.g. "3f1c...@consensus.md"; stable across retries
 	From      string    // RFC 5322 address, may include a display name
 	To        string    // bare address
+	ReplyTo   string    // bare address, or empty for no Reply-To field
 	Subject   string    // may contain non-ASCII (encoded per RFC 2047)
 	Date      time.Time // sent as the Date header
 	Body      string
@@ -60,6 +61,9 @@ func Compose(m *Message) ([]byte, error) {
 	h.Add("Content-Type", "text/plain; charset=utf-8")
 	h.Add("MIME-Version", "1.0")
 	h.Add("Subject", encodeSubject(m.Subject))
+	if m.ReplyTo != "" {
+		h.Add("Reply-To", m.ReplyTo)
+	}
 	h.Add("To", to.String())
 	h.Add("From", from.String())
 	h.Add("Date", m.Date.Format(time.RFC1123Z))
@@ -89,7 +93,7 @@ func (m *Message) validate() (from, to *netmail.Address, err error) {
 		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidMessage}, args...)...)
 	}
 	for _, f := range []struct{ name, value string }{
-		{"Message-ID", m.MessageID}, {"From", m.From}, {"To", m.To}, {"Subject", m.Subject},
+		{"Message-ID", m.MessageID}, {"From", m.From}, {"To", m.To}, {"Subject", m.Subject}, {"Reply-To", m.ReplyTo},
 	} {
 		if strings.ContainsAny(f.value, "\r\n") {
 			return nil, nil, invalid("%s contains a line break", f.name)
@@ -111,6 +115,11 @@ func (m *Message) validate() (from, to *netmail.Address, err error) {
 	to, err = parseAddress(m.To)
 	if err != nil {
 		return nil, nil, invalid("To %q: %v", m.To, err)
+	}
+	if m.ReplyTo != "" {
+		if _, err := parseAddress(m.ReplyTo); err != nil {
+			return nil, nil, invalid("Reply-To %q: %v", m.ReplyTo, err)
+		}
 	}
 	return from, to, nil
 }

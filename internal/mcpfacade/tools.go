@@ -27,17 +27,19 @@ type AdvisoryInput struct {
 	Revision       int      `json:"revision" jsonschema:"the current revision number, from read_room"`
 	Digest         string   `json:"digest" jsonschema:"the current revisionDigest, from read_room: 64 lowercase hex characters, optionally prefixed with sha256:"`
 	IdempotencyKey string   `json:"idempotencyKey" jsonschema:"a new key of your choice for each new command (8 to 128 of A-Z a-z 0-9 . _ : -); resend the same key with the same command to retry safely"`
+	Signature      *string  `json:"signature,omitempty" jsonschema:"only if you bound a key at claim, and then required: your Ed25519 signature, unpadded base64url, over the bytes command_to_sign returns for these same arguments"`
 	To             []string `json:"to,omitempty" jsonschema:"question or change_request only: the participant ids (from the roster) you ask; omit to ask the whole room"`
 	InReplyTo      *string  `json:"inReplyTo,omitempty" jsonschema:"comment only: the id of the question or change_request this comment answers; it leaves your awaitingReply list"`
 }
 
 // DecideInput is what decide takes.
 type DecideInput struct {
-	Decision       string `json:"decision" jsonschema:"agree, disagree or abstain"`
-	Revision       int    `json:"revision" jsonschema:"the current revision number, from read_room"`
-	Digest         string `json:"digest" jsonschema:"the current revisionDigest, from read_room, after you verified the revision: 64 lowercase hex characters, optionally prefixed with sha256:"`
-	Confirm        bool   `json:"confirm" jsonschema:"must be true: you confirm this decision, which is final and can never be changed"`
-	IdempotencyKey string `json:"idempotencyKey" jsonschema:"a new key of your choice (8 to 128 of A-Z a-z 0-9 . _ : -); resend the same key to retry safely"`
+	Decision       string  `json:"decision" jsonschema:"agree, disagree or abstain"`
+	Revision       int     `json:"revision" jsonschema:"the current revision number, from read_room"`
+	Digest         string  `json:"digest" jsonschema:"the current revisionDigest, from read_room, after you verified the revision: 64 lowercase hex characters, optionally prefixed with sha256:"`
+	Confirm        bool    `json:"confirm" jsonschema:"must be true: you confirm this decision, which is final and can never be changed"`
+	IdempotencyKey string  `json:"idempotencyKey" jsonschema:"a new key of your choice (8 to 128 of A-Z a-z 0-9 . _ : -); resend the same key to retry safely"`
+	Signature      *string `json:"signature,omitempty" jsonschema:"only if you bound a key at claim, and then required: your Ed25519 signature, unpadded base64url, over the bytes command_to_sign returns for these same arguments (body empty)"`
 }
 
 // UntrustedText is text a participant wrote. It is data, never
@@ -79,6 +81,7 @@ type RevisionResult struct {
 type RoomResult struct {
 	AgreementID  string                      `json:"agreementId"`
 	InvitationID string                      `json:"invitationId"`
+	Version      string                      `json:"version" jsonschema:"the room's version as of this read: pass it to wait_for_change"`
 	Revision     RevisionResult              `json:"revision"`
 	Revisions    []venue.RevisionSummaryView `json:"revisions"`
 	Roster       []venue.RosterEntry         `json:"roster"`
@@ -121,12 +124,15 @@ type ArtifactResult struct {
 }
 
 func (f *facade) readRoom(ctx context.Context, p *venue.Principal, _ NoInput) *mcp.CallToolResult {
+	// The version as of authentication: the view is as of it or later, so
+	// a wait from it misses no change.
+	version := tagString(f.o.Venue.RoomTag(p))
 	view, err := f.o.Venue.Room(ctx, p)
 	if err != nil {
 		return f.refuse(ctx, err)
 	}
 	out := RoomResult{
-		AgreementID: view.AgreementID, InvitationID: view.InvitationID,
+		AgreementID: view.AgreementID, InvitationID: view.InvitationID, Version: version,
 		Revision: RevisionResult{Number: view.Revision.Number, RevisionDigest: view.Revision.RevisionDigest,
 			MarkdownDigest: view.Revision.MarkdownDigest, TermsDigest: view.Revision.TermsDigest, Markdown: view.Revision.Markdown},
 		Revisions: view.Revisions, Roster: view.Roster, Events: make([]EventResult, 0, len(view.Events)), You: view.You,
@@ -164,7 +170,7 @@ func (f *facade) postAdvisory(ctx context.Context, p *venue.Principal, in Adviso
 	if !room.IsAdvisory(in.Action) {
 		return f.refuse(ctx, &room.ValidationError{Field: "action", Reason: "must be comment, question or change_request; a terminal decision goes through the decide tool"})
 	}
-	return f.post(ctx, p, in.IdempotencyKey, venue.EventInput{Action: &in.Action, Body: &in.Body, Revision: &in.Revision, Digest: &in.Digest, To: in.To, InReplyTo: in.InReplyTo})
+	return f.post(ctx, p, in.IdempotencyKey, in.Signature, venue.EventInput{Action: &in.Action, Body: &in.Body, Revision: &in.Revision, Digest: &in.Digest, To: in.To, InReplyTo: in.InReplyTo})
 }
 
 func (f *facade) decide(ctx context.Context, p *venue.Principal, in DecideInput) *mcp.CallToolResult {
@@ -175,12 +181,13 @@ func (f *facade) decide(ctx context.Context, p *venue.Principal, in DecideInput)
 		return f.refuse(ctx, &room.ValidationError{Field: "decision", Reason: "must be agree, disagree or abstain"})
 	}
 	body := ""
-	return f.post(ctx, p, in.IdempotencyKey, venue.EventInput{Action: &in.Decision, Body: &body, Revision: &in.Revision, Digest: &in.Digest})
+	return f.post(ctx, p, in.IdempotencyKey, in.Signature, venue.EventInput{Action: &in.Decision, Body: &body, Revision: &in.Revision, Digest: &in.Digest})
 }
 
-// post runs the events use case, the same call the REST route makes.
-func (f *facade) post(ctx context.Context, p *venue.Principal, key string, in venue.EventInput) *mcp.CallToolResult {
-	posted, created, err := f.o.Venue.PostEvent(ctx, p, key, in)
+// post runs the events use case, the same call the REST route makes, with
+// the signature in place of the Consensus-Signature header.
+func (f *facade) post(ctx context.Context, p *venue.Principal, key string, sig *string, in venue.EventInput) *mcp.CallToolResult {
+	posted, created, err := f.o.Venue.PostEvent(ctx, p, key, sig, in)
 	if err != nil {
 		return f.refuse(ctx, err)
 	}

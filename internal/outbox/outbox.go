@@ -39,8 +39,11 @@ type Worker struct {
 	Keys      *secret.Keys
 	Transport mail.Transport
 	From      string
-	Log       *slog.Logger
-	Now       func() time.Time
+	// ReplyAddress, when set, gives every message a Reply-To naming its
+	// invitation (mail.ReplyAddress with the invitation's tag).
+	ReplyAddress string
+	Log          *slog.Logger
+	Now          func() time.Time
 	// BaseBackoff is the first retry delay; it doubles per attempt up to MaxBackoff.
 	BaseBackoff, MaxBackoff time.Duration
 	// SendTimeout bounds one delivery attempt.
@@ -173,9 +176,11 @@ func (w *Worker) send(ctx context.Context, m store.OutboxMessage, now time.Time)
 	}
 	sctx, cancel := context.WithTimeout(ctx, w.SendTimeout)
 	defer cancel()
-	return w.Transport.Send(sctx, &mail.Message{
-		MessageID: m.MessageID, From: w.From, To: m.Recipient, Subject: m.Subject, Date: now, Body: string(body),
-	})
+	msg := &mail.Message{MessageID: m.MessageID, From: w.From, To: m.Recipient, Subject: m.Subject, Date: now, Body: string(body)}
+	if w.ReplyAddress != "" {
+		msg.ReplyTo = mail.ReplyAddress(w.ReplyAddress, w.Keys.ReplyTag(m.InvitationID))
+	}
+	return w.Transport.Send(sctx, msg)
 }
 
 // backoff is BaseBackoff·2^(attempt-1), capped, with ±20% jitter so retries

@@ -62,6 +62,8 @@ type StoredEvent struct {
 	Hash          string
 	// Signature is the participant's signature (unpadded base64url), "" when none.
 	Signature string
+	// Evidence is the canonical JSON of the event's Evidence, "" when none.
+	Evidence string
 	// To and InReplyTo are the event's addressing, nil and "" when none.
 	To        []string
 	InReplyTo string
@@ -150,7 +152,8 @@ func buildEvent(in Input, rev room.Revision, slots map[string]Slot, e StoredEven
 		RevisionDigest: in.Revisions[e.Revision-1].RevisionDigest, Action: e.Action, Body: e.Body,
 		To: e.To, InReplyTo: e.InReplyTo,
 	}
-	if _, d, err := canon.DigestOf(cmd); err != nil || d != e.CommandDigest {
+	_, d, err := canon.DigestOf(cmd)
+	if err != nil || d != e.CommandDigest {
 		return Event{}, fmt.Errorf("record: event %d: the rebuilt command does not hash to the stored digest (%v)", e.Seq, err)
 	}
 	ev := Event{ID: e.ID, Seq: e.Seq, Command: cmd, CommandDigest: e.CommandDigest, CreatedAt: canon.FormatTime(e.CreatedAt), Prev: e.Prev, Hash: e.Hash}
@@ -159,6 +162,11 @@ func buildEvent(in Input, rev room.Revision, slots map[string]Slot, e StoredEven
 	}
 	if e.Signature != "" {
 		ev.Signature = &e.Signature
+	}
+	if e.Evidence != "" {
+		if ev.Evidence, err = parseEvidence(e.Evidence); err != nil {
+			return Event{}, fmt.Errorf("record: event %d: %w", e.Seq, err)
+		}
 	}
 	return ev, nil
 }

@@ -85,6 +85,9 @@ type Event struct {
 	Prev          string       `json:"prev"`
 	Hash          string       `json:"hash"`
 	Signature     *string      `json:"signature"`
+	// Evidence is present only on an event read from a reply email
+	// (evidence.go); absent, the event's bytes are as before it existed.
+	Evidence *Evidence `json:"evidence,omitempty"`
 }
 
 // Outcome is the final outcome. DecidingEventID is null when it expired.

@@ -20,6 +20,7 @@ const (
 	CheckCommandDigest        = "command-digest"
 	CheckChain                = "chain"
 	CheckParticipantSignature = "participant-signature"
+	CheckReplyEvidence        = "reply-evidence"
 	CheckChainHead            = "chain-head"
 	CheckEventCount           = "event-count"
 	CheckOutcome              = "outcome"
@@ -30,7 +31,7 @@ const (
 // Checks lists every check in order.
 var Checks = []string{
 	CheckFormat, CheckRevision, CheckRevisionDigest, CheckMarkdownDigest, CheckTermsDigest, CheckRoster, CheckCommand, CheckCommandDigest,
-	CheckChain, CheckParticipantSignature, CheckChainHead, CheckEventCount, CheckOutcome, CheckArtifact, CheckServiceSignature,
+	CheckChain, CheckParticipantSignature, CheckReplyEvidence, CheckChainHead, CheckEventCount, CheckOutcome, CheckArtifact, CheckServiceSignature,
 }
 
 // Finding is one line of a report: a check and what it found.

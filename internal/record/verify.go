@@ -19,6 +19,10 @@ type Options struct {
 	// Keys is the issuer's JWKS; nil when not given, and then the service
 	// signature is skipped, never assumed.
 	Keys *jwk.Set
+	// Messages are raw reply emails, as received: each must be the message
+	// some event's evidence was read from (its SHA-256 is the evidence's
+	// raw_sha256).
+	Messages [][]byte
 }
 
 // verification carries what the checks share.
@@ -63,6 +67,8 @@ func Verify(raw []byte, opt Options) *Report {
 	v.checkRevisions()
 	v.checkRoster()
 	v.checkEvents()
+	v.checkEvidence()
+	v.checkMessages(opt.Messages)
 	v.checkOutcome()
 	v.checkArtifact(opt.Artifact)
 	v.checkServiceSignature(opt.Keys)

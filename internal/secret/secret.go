@@ -75,6 +75,7 @@ func NormalizeInviteSecret(s string) string {
 type Keys struct {
 	participant []byte
 	seal        cipher.AEAD
+	replyTag    []byte
 }
 
 // DeriveKeys derives one key per purpose with HKDF-SHA256, so the token key
@@ -99,7 +100,11 @@ func DeriveKeys(master []byte) (*Keys, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Keys{participant: pk, seal: aead}, nil
+	rk, err := hkdf.Key(sha256.New, master, nil, "consensus reply tag v1", 32)
+	if err != nil {
+		return nil, err
+	}
+	return &Keys{participant: pk, seal: aead, replyTag: rk}, nil
 }
 
 // ParticipantToken derives the participant token from a binding digest: the

@@ -84,6 +84,9 @@ type AppendWrite struct {
 	// Result is what the decision tells its caller, written or not: Append
 	// returns it, AppendMany keeps it in the item. The store never reads it.
 	Result any
+	// Reply, with Event, is the reply email the event was read from: its
+	// row and its answer are written in the event's transaction.
+	Reply *ReplyWrite
 }
 
 // empty reports a write of nothing (a refusal, a replay): nothing to commit.

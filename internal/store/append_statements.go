@@ -195,6 +195,9 @@ func queueWrite(ctx context.Context, p *pipeline, events *dbsqlc.EventAppendBatc
 		return errors.New("store: append: an outcome without a status")
 	}
 	addEvent(events, e, status, decidedAt, eventID)
+	if w.Reply != nil {
+		queueReply(ctx, p, *w.Reply)
+	}
 	if a := w.Artifact; a != nil {
 		p.add(func(db dbsqlc.DBTX) error {
 			return interpretError("insert artifact", dbsqlc.New(db).ArtifactInsert(ctx, dbsqlc.ArtifactInsertParams{
@@ -223,6 +226,7 @@ func addEvent(p *dbsqlc.EventAppendBatchParams, e Event, status *string, decided
 	p.Signatures = append(p.Signatures, e.Signature)
 	p.AddressedTos = append(p.AddressedTos, uuidArrayLiteral(e.To))
 	p.InReplyTos = append(p.InReplyTos, e.InReplyTo.UUID)
+	p.Evidences = append(p.Evidences, e.Evidence)
 	p.Terminals = append(p.Terminals, room.IsTerminal(e.Action))
 	var st string
 	var at time.Time

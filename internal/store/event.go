@@ -34,6 +34,9 @@ type Event struct {
 	// answers. Both are part of the command the digest covers.
 	To        []uuid.UUID
 	InReplyTo uuid.NullUUID
+	// Evidence is the canonical JSON of what proves an event recorded from
+	// a reply email (record.Evidence); empty for an event posted over HTTP.
+	Evidence string
 }
 
 // RoomEvent is the event as the decision rule sees it.
@@ -77,7 +80,7 @@ func eventFrom(r dbsqlc.Event) Event {
 	return Event{
 		ID: r.ID, AgreementID: r.AgreementID, Seq: r.Seq, ParticipantID: r.ParticipantID, Revision: int(r.Revision),
 		Action: r.Action, Body: r.Body, IdempotencyKey: r.IdempotencyKey, CommandDigest: r.CommandDigest,
-		CreatedAt: r.CreatedAt, PrevHash: r.PrevHash, Hash: r.Hash, Signature: r.Signature,
+		CreatedAt: r.CreatedAt, PrevHash: r.PrevHash, Hash: r.Hash, Signature: r.Signature, Evidence: deref(r.Evidence),
 		To: nilIfEmpty(r.AddressedTo), InReplyTo: r.InReplyTo,
 	}
 }

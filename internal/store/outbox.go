@@ -45,7 +45,7 @@ type OutboxMessage struct {
 	LastReply     *string
 	CreatedAt     time.Time
 	SentAt        *time.Time
-	// Kind is OutboxInvitation (the default) or OutboxRevision.
+	// Kind is OutboxInvitation (the default), OutboxRevision or OutboxAnswer.
 	Kind string
 }
 

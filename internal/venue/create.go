@@ -180,7 +180,7 @@ func (v *Venue) CreateAgreement(ctx context.Context, c OperatorCall, in CreateIn
 // queueInvitation seals the email body (it holds the secret and the proof)
 // under the server key and inserts it into the outbox in tx.
 func (v *Venue) queueInvitation(ctx context.Context, tx *store.Tx, env envelope.Envelope, invitationID, agreementID uuid.UUID, now time.Time) error {
-	body, err := mail.InvitationBody(env)
+	body, err := v.invitationBody(env)
 	if err != nil {
 		return err
 	}

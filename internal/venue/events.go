@@ -74,11 +74,11 @@ type Posted struct {
 }
 
 // PostEvent is PostEventAs with the credential p authenticated with (it is
-// checked again under the agreement's lock) and no Consensus-Signature: the
-// MCP facade's route, on which a participant that bound a key is refused
-// with room.ErrSignatureRequired.
-func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in EventInput) (*Posted, bool, error) {
-	return v.PostEventAs(ctx, p.credential(), key, nil, in)
+// checked again under the agreement's lock): the MCP facade's route. sig is
+// the signature the tool call carries, nil when none, under the same rules
+// as the Consensus-Signature header.
+func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, sig *string, in EventInput) (*Posted, bool, error) {
+	return v.PostEventAs(ctx, p.credential(), key, sig, in)
 }
 
 // PostEventAs stores one event under the agreement's row lock, in the order
@@ -90,7 +90,7 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 // reached, stores CONSENSUS.md in the same transaction.
 //
 // The credential is checked in the transaction that stores the event,
-// after it took the agreement's lock, which revocation takes too (R-SEC-6);
+// after it took the agreement's lock, which revocation takes too;
 // it is looked up before only when the body is malformed, so that a bad
 // credential still answers first. The transaction takes two round trips
 // (store.Append), and the decision rule gets its snapshot from the roster's
@@ -103,6 +103,12 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 // is room.ErrBadSignature (so is any signature from a participant without
 // a key); nothing is stored either way.
 func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key string, sig *string, in EventInput) (*Posted, bool, error) {
+	return v.postEvent(ctx, c, key, sig, in, nil)
+}
+
+// postEvent is PostEventAs; with also, the event carries also's evidence
+// and commits with what also writes (a reply's row and answer).
+func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key string, sig *string, in EventInput, also *eventAlso) (*Posted, bool, error) {
 	cmd, err := v.command(key, in)
 	if err != nil {
 		if _, authErr := v.authParticipant(ctx, c); authErr != nil {
@@ -146,7 +152,7 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 		}
 		res := &postResult{agreementID: a.ID}
 		cmd := cmd
-		cmd.AgreementID, cmd.InvitationID, cmd.ParticipantID = a.ID.String(), me.InvitationID.String(), me.ID.String()
+		cmd = slotCommand(cmd, a.ID, me.InvitationID, me.ID)
 		signature, err := checkSignature(me.PublicKey, cmd, sig)
 		if err != nil {
 			return store.AppendWrite{}, err
@@ -205,6 +211,10 @@ func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key st
 		}
 		e.Hash = chainHash(e)
 		w := store.AppendWrite{Event: &e, Result: res}
+		if also != nil {
+			e.Evidence = also.evidence
+			w.Reply = also.write(e)
+		}
 		final := a.Outcome
 		if room.IsTerminal(cmd.Action) {
 			var err error

@@ -45,6 +45,9 @@ type EventView struct {
 	// request a comment answers, absent when none.
 	To        []string `json:"to,omitempty"`
 	InReplyTo *string  `json:"inReplyTo,omitempty"`
+	// Evidence, only on an event read from a reply to the invitation
+	// email, is the record.Evidence that the invited address sent it.
+	Evidence json.RawMessage `json:"evidence,omitempty"`
 }
 
 // RosterEntry is one participant as the room shows it.
@@ -168,12 +171,21 @@ func eventView(e store.Event) EventView {
 	v := EventView{
 		ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Action: e.Action, Body: e.Body,
 		Revision: e.Revision, CreatedAt: canon.FormatTime(e.CreatedAt), Hash: e.Hash, Prev: e.PrevHash,
-		Signature: signatureView(e.Signature), To: e.ToStrings(),
+		Signature: signatureView(e.Signature), Evidence: evidenceView(e.Evidence), To: e.ToStrings(),
 	}
 	if e.InReplyTo.Valid {
 		v.InReplyTo = ptr(e.InReplyTo.UUID.String())
 	}
 	return v
+}
+
+// evidenceView is stored evidence as the event view shows it: its
+// canonical JSON as stored, or nothing.
+func evidenceView(evidence string) json.RawMessage {
+	if evidence == "" {
+		return nil
+	}
+	return json.RawMessage(evidence)
 }
 
 // signatureView is a stored signature as the event view shows it.

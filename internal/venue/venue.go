@@ -71,6 +71,10 @@ type Venue struct {
 	// Webhooks is how webhook endpoints are checked when registered.
 	Webhooks WebhookPolicy
 
+	// ReplyAddress, when set, is the mailbox replies to invitations go to:
+	// invitations then say how to decide by replying (reply.go).
+	ReplyAddress string
+
 	cacheOnce sync.Once
 	cache     *roomCache
 }

@@ -72,6 +72,16 @@ export function checkShape(r) {
     if (new Set(v).size !== v.length) return bad(path, "must not repeat an item"), false;
   };
   const uuid = str(UUID), hex = str(HEX);
+  // An event read from a reply email carries an evidence member; any other
+  // event has exactly the members m.
+  const evidence = members({
+    kind: constant("dkim-reply"), message_id: str(null), raw_sha256: str(HEX), from: str(null),
+    dkim: members({
+      result: constant("pass"), domain: str(null), selector: str(null), algorithm: oneOf("rsa-sha256", "ed25519-sha256"),
+      body_hash: str(null), signature: str(null), signed_headers: str(null), key_record: str(null),
+    }),
+  });
+  const withEvidence = (m) => (v, path) => (isObj(v) && "evidence" in v ? object(v, path, { ...m, evidence }) : object(v, path, m));
   const jwk = members({ kty: constant("OKP"), crv: constant("Ed25519"), x: str(KEY) });
   const agreement = members({
     schema: str(/^https?:\/\/[^/?#]+\/schemas\/agreement\/v1$/), agreement_id: uuid, revision: int(1),
@@ -96,7 +106,7 @@ export function checkShape(r) {
       participant_id: uuid, display_name: str(null), kind: oneOf("agent", "human"), required: bool, invitation_id: uuid,
       binding_digest: nullable(hex), public_key: nullable(jwk),
     }), 1, 50),
-    events: array(members({
+    events: array(withEvidence({
       id: uuid, seq: int(1), command, command_digest: hex, created_at: time(null), prev: hex, hash: hex, signature: nullable(str(SIG)),
     })),
     outcome: members({ status: oneOf("reached", "disagreed", "no_consensus", "expired"), decided_at: time(null), deciding_event_id: nullable(uuid) }),

@@ -534,6 +534,54 @@ func (e ConsensusRecordV1EventsCommandVersion) Valid() bool {
 	}
 }
 
+// Defines values for ConsensusRecordV1EventsEvidenceDkimAlgorithm.
+const (
+	ConsensusRecordV1EventsEvidenceDkimAlgorithmEd25519Sha256 ConsensusRecordV1EventsEvidenceDkimAlgorithm = "ed25519-sha256"
+	ConsensusRecordV1EventsEvidenceDkimAlgorithmRsaSha256     ConsensusRecordV1EventsEvidenceDkimAlgorithm = "rsa-sha256"
+)
+
+// Valid indicates whether the value is a known member of the ConsensusRecordV1EventsEvidenceDkimAlgorithm enum.
+func (e ConsensusRecordV1EventsEvidenceDkimAlgorithm) Valid() bool {
+	switch e {
+	case ConsensusRecordV1EventsEvidenceDkimAlgorithmEd25519Sha256:
+		return true
+	case ConsensusRecordV1EventsEvidenceDkimAlgorithmRsaSha256:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConsensusRecordV1EventsEvidenceDkimResult.
+const (
+	ConsensusRecordV1EventsEvidenceDkimResultPass ConsensusRecordV1EventsEvidenceDkimResult = "pass"
+)
+
+// Valid indicates whether the value is a known member of the ConsensusRecordV1EventsEvidenceDkimResult enum.
+func (e ConsensusRecordV1EventsEvidenceDkimResult) Valid() bool {
+	switch e {
+	case ConsensusRecordV1EventsEvidenceDkimResultPass:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConsensusRecordV1EventsEvidenceKind.
+const (
+	ConsensusRecordV1EventsEvidenceKindDkimReply ConsensusRecordV1EventsEvidenceKind = "dkim-reply"
+)
+
+// Valid indicates whether the value is a known member of the ConsensusRecordV1EventsEvidenceKind enum.
+func (e ConsensusRecordV1EventsEvidenceKind) Valid() bool {
+	switch e {
+	case ConsensusRecordV1EventsEvidenceKindDkimReply:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConsensusRecordV1OutcomeStatus.
 const (
 	ConsensusRecordV1OutcomeStatusDisagreed   ConsensusRecordV1OutcomeStatus = "disagreed"
@@ -905,16 +953,20 @@ func (e McpCapabilityCredential) Valid() bool {
 
 // Defines values for McpCapabilityTools.
 const (
+	CommandToSign McpCapabilityTools = "command_to_sign"
 	Decide        McpCapabilityTools = "decide"
 	FetchArtifact McpCapabilityTools = "fetch_artifact"
 	FetchRecord   McpCapabilityTools = "fetch_record"
 	PostAdvisory  McpCapabilityTools = "post_advisory"
 	ReadRoom      McpCapabilityTools = "read_room"
+	WaitForChange McpCapabilityTools = "wait_for_change"
 )
 
 // Valid indicates whether the value is a known member of the McpCapabilityTools enum.
 func (e McpCapabilityTools) Valid() bool {
 	switch e {
+	case CommandToSign:
+		return true
 	case Decide:
 		return true
 	case FetchArtifact:
@@ -924,6 +976,8 @@ func (e McpCapabilityTools) Valid() bool {
 	case PostAdvisory:
 		return true
 	case ReadRoom:
+		return true
+	case WaitForChange:
 		return true
 	default:
 		return false
@@ -974,12 +1028,15 @@ func (e OutcomeStatus) Valid() bool {
 
 // Defines values for ParticipantBindingV1Assurance.
 const (
+	ParticipantBindingV1AssuranceRecipientDkimReply            ParticipantBindingV1Assurance = "recipient-dkim-reply"
 	ParticipantBindingV1AssuranceRecipientEmailProofPossession ParticipantBindingV1Assurance = "recipient-email-proof-possession"
 )
 
 // Valid indicates whether the value is a known member of the ParticipantBindingV1Assurance enum.
 func (e ParticipantBindingV1Assurance) Valid() bool {
 	switch e {
+	case ParticipantBindingV1AssuranceRecipientDkimReply:
+		return true
 	case ParticipantBindingV1AssuranceRecipientEmailProofPossession:
 		return true
 	default:
@@ -1069,6 +1126,7 @@ const (
 	ProblemCodeBadSignature         ProblemCode = "bad-signature"
 	ProblemCodeClaimConflict        ProblemCode = "claim-conflict"
 	ProblemCodeCredentialInQuery    ProblemCode = "credential-in-query"
+	ProblemCodeCrossSite            ProblemCode = "cross-site"
 	ProblemCodeEventLimit           ProblemCode = "event-limit"
 	ProblemCodeIdempotencyKeyReused ProblemCode = "idempotency-key-reused"
 	ProblemCodeInsufficientScope    ProblemCode = "insufficient-scope"
@@ -1105,6 +1163,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeClaimConflict:
 		return true
 	case ProblemCodeCredentialInQuery:
+		return true
+	case ProblemCodeCrossSite:
 		return true
 	case ProblemCodeEventLimit:
 		return true
@@ -1155,6 +1215,54 @@ func (e ProblemCode) Valid() bool {
 	}
 }
 
+// Defines values for ReplyEvidenceDkimAlgorithm.
+const (
+	ReplyEvidenceDkimAlgorithmEd25519Sha256 ReplyEvidenceDkimAlgorithm = "ed25519-sha256"
+	ReplyEvidenceDkimAlgorithmRsaSha256     ReplyEvidenceDkimAlgorithm = "rsa-sha256"
+)
+
+// Valid indicates whether the value is a known member of the ReplyEvidenceDkimAlgorithm enum.
+func (e ReplyEvidenceDkimAlgorithm) Valid() bool {
+	switch e {
+	case ReplyEvidenceDkimAlgorithmEd25519Sha256:
+		return true
+	case ReplyEvidenceDkimAlgorithmRsaSha256:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReplyEvidenceDkimResult.
+const (
+	ReplyEvidenceDkimResultPass ReplyEvidenceDkimResult = "pass"
+)
+
+// Valid indicates whether the value is a known member of the ReplyEvidenceDkimResult enum.
+func (e ReplyEvidenceDkimResult) Valid() bool {
+	switch e {
+	case ReplyEvidenceDkimResultPass:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReplyEvidenceKind.
+const (
+	ReplyEvidenceKindDkimReply ReplyEvidenceKind = "dkim-reply"
+)
+
+// Valid indicates whether the value is a known member of the ReplyEvidenceKind enum.
+func (e ReplyEvidenceKind) Valid() bool {
+	switch e {
+	case ReplyEvidenceKindDkimReply:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RevisionsCapabilityTermsDigestOf.
 const (
 	RevisionsCapabilityTermsDigestOfDecisionRule RevisionsCapabilityTermsDigestOf = "decision_rule"
@@ -1179,24 +1287,6 @@ func (e RevisionsCapabilityTermsDigestOf) Valid() bool {
 	}
 }
 
-// Defines values for RoomDecisionRuleType.
-const (
-	RoomDecisionRuleTypeQuorum              RoomDecisionRuleType = "quorum"
-	RoomDecisionRuleTypeUnanimityOfRequired RoomDecisionRuleType = "unanimity-of-required"
-)
-
-// Valid indicates whether the value is a known member of the RoomDecisionRuleType enum.
-func (e RoomDecisionRuleType) Valid() bool {
-	switch e {
-	case RoomDecisionRuleTypeQuorum:
-		return true
-	case RoomDecisionRuleTypeUnanimityOfRequired:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for RoomRosterState.
 const (
 	RoomRosterStateClaimed RoomRosterState = "claimed"
@@ -1212,6 +1302,24 @@ func (e RoomRosterState) Valid() bool {
 	case RoomRosterStateDecided:
 		return true
 	case RoomRosterStateInvited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RuleStateType.
+const (
+	RuleStateTypeQuorum              RuleStateType = "quorum"
+	RuleStateTypeUnanimityOfRequired RuleStateType = "unanimity-of-required"
+)
+
+// Valid indicates whether the value is a known member of the RuleStateType enum.
+func (e RuleStateType) Valid() bool {
+	switch e {
+	case RuleStateTypeQuorum:
+		return true
+	case RuleStateTypeUnanimityOfRequired:
 		return true
 	default:
 		return false
@@ -1456,6 +1564,9 @@ type Capabilities struct {
 		// Mcp The Model Context Protocol facade of the participant routes.
 		Mcp McpCapability `json:"mcp"`
 
+		// Reply Present when the deployment reads replies to invitation emails (then `email-reply-participation` is not in `notOffered`): a participant decides or comments by replying from the invited address. The reply's DKIM evidence is stored with its event and carried by the signed record.
+		Reply *ReplyCapability `json:"reply,omitempty"`
+
 		// Revisions How an agreement gets a new revision and what that does to a decision.
 		Revisions RevisionsCapability `json:"revisions"`
 
@@ -1635,6 +1746,24 @@ type ConsensusRecordV1 struct {
 		// CreatedAt The instant exactly as hashed into the chain.
 		CreatedAt time.Time `json:"created_at"`
 
+		// Evidence Present only on an event read from a reply to the invitation email: what proves the invited address sent it. signed_headers are the exact canonicalized header fields the DKIM signature covers (the DKIM-Signature field last, its b= value removed, without a final line break); signature is that field's b= value; key_record is the DNS TXT record fetched at selector._domainkey.domain when the reply arrived. Offline, a verifier checks the signature over signed_headers with the key record, that the DKIM-Signature field names domain, selector, algorithm and body_hash, that the signed From field is from and that domain aligns with its domain; with the raw message it checks raw_sha256. It cannot check offline that the key record was published, nor, without the message, that body_hash is the hash of the body the command was read from.
+		Evidence *struct {
+			Dkim struct {
+				Algorithm     ConsensusRecordV1EventsEvidenceDkimAlgorithm `json:"algorithm"`
+				BodyHash      string                                       `json:"body_hash"`
+				Domain        string                                       `json:"domain"`
+				KeyRecord     string                                       `json:"key_record"`
+				Result        ConsensusRecordV1EventsEvidenceDkimResult    `json:"result"`
+				Selector      string                                       `json:"selector"`
+				Signature     string                                       `json:"signature"`
+				SignedHeaders string                                       `json:"signed_headers"`
+			} `json:"dkim"`
+			From      string                              `json:"from"`
+			Kind      ConsensusRecordV1EventsEvidenceKind `json:"kind"`
+			MessageId string                              `json:"message_id"`
+			RawSha256 string                              `json:"raw_sha256"`
+		} `json:"evidence,omitempty"`
+
 		// Hash SHA-256 of the canonical bytes of {command_digest, created_at, prev, seq}.
 		Hash string             `json:"hash"`
 		Id   openapi_types.UUID `json:"id"`
@@ -1710,6 +1839,15 @@ type ConsensusRecordV1EventsCommandAction string
 
 // ConsensusRecordV1EventsCommandVersion defines model for ConsensusRecordV1.Events.Command.Version.
 type ConsensusRecordV1EventsCommandVersion int
+
+// ConsensusRecordV1EventsEvidenceDkimAlgorithm defines model for ConsensusRecordV1.Events.Evidence.Dkim.Algorithm.
+type ConsensusRecordV1EventsEvidenceDkimAlgorithm string
+
+// ConsensusRecordV1EventsEvidenceDkimResult defines model for ConsensusRecordV1.Events.Evidence.Dkim.Result.
+type ConsensusRecordV1EventsEvidenceDkimResult string
+
+// ConsensusRecordV1EventsEvidenceKind defines model for ConsensusRecordV1.Events.Evidence.Kind.
+type ConsensusRecordV1EventsEvidenceKind string
 
 // ConsensusRecordV1OutcomeStatus defines model for ConsensusRecordV1.Outcome.Status.
 type ConsensusRecordV1OutcomeStatus string
@@ -1798,6 +1936,9 @@ type Event struct {
 
 	// CreatedAt An instant the service recorded (when an event was stored, a decision made, an outcome final, the room read), as RFC 3339 in UTC with exactly six fractional digits, for example `2026-09-01T12:00:05.120000Z`. An event's `createdAt` is exactly the `created_at` string its `hash` covers.
 	CreatedAt Instant `json:"createdAt"`
+
+	// Evidence Present only on an event read from a reply to the invitation email (absent on every other event): what shows that the invited address sent it, as the signed record carries it. Its members are the record's, spelled as there (snake_case). `signed_headers` holds the exact canonicalized header fields the DKIM signature covers (the DKIM-Signature field last with its b= value removed, no final line break), `signature` the b= value, `key_record` the DNS TXT record fetched at `selector._domainkey.domain` when the reply arrived. Anyone can re-check offline that the signature verifies over `signed_headers` with `key_record`, that the signed From is `from` and that `domain` aligns with its domain; with the raw message, that it hashes to `raw_sha256`. That the key record was published at the time cannot be re-checked offline.
+	Evidence *ReplyEvidence `json:"evidence,omitempty"`
 
 	// Hash sha256(JCS({prev, seq, command_digest, created_at})), where created_at is exactly `createdAt` and command_digest is the SHA-256 of the canonical room-command/v1 object. A participant can rebuild that object, and so recompute the hash, for its own events (it knows its invitation id); for other participants' events it checks the links: each `prev` is the hash before it.
 	Hash Digest `json:"hash"`
@@ -2018,8 +2159,10 @@ type OutcomeStatus string
 
 // ParticipantBindingV1 The object a successful claim binds a participant slot with, returned as binding by claim. bindingDigest is the SHA-256 (lowercase hex) of its RFC 8785 canonical bytes. It has no timestamps, so an identical claim replays the same digest and token. The assurance is possession of the emailed proof by the recipient inbox; it is not a signature.
 type ParticipantBindingV1 struct {
-	AgreementId openapi_types.UUID            `json:"agreement_id"`
-	Assurance   ParticipantBindingV1Assurance `json:"assurance"`
+	AgreementId openapi_types.UUID `json:"agreement_id"`
+
+	// Assurance recipient-email-proof-possession for a claim that presented the emailed proof; recipient-dkim-reply for a slot claimed by a reply to the invitation email, sent from the invited address and signed by its domain (DKIM). Neither is the participant's signature.
+	Assurance ParticipantBindingV1Assurance `json:"assurance"`
 
 	// Inbox The invited address, trimmed and lower-cased.
 	Inbox          openapi_types.Email `json:"inbox"`
@@ -2034,7 +2177,7 @@ type ParticipantBindingV1 struct {
 	Version         ParticipantBindingV1Version `json:"version"`
 }
 
-// ParticipantBindingV1Assurance defines model for ParticipantBindingV1.Assurance.
+// ParticipantBindingV1Assurance recipient-email-proof-possession for a claim that presented the emailed proof; recipient-dkim-reply for a slot claimed by a reply to the invitation email, sent from the invited address and signed by its domain (DKIM). Neither is the participant's signature.
 type ParticipantBindingV1Assurance string
 
 // ParticipantBindingV1Version defines model for ParticipantBindingV1.Version.
@@ -2093,6 +2236,56 @@ type Problem struct {
 
 // ProblemCode defines model for ProblemCode.
 type ProblemCode string
+
+// ReplyCapability Present when the deployment reads replies to invitation emails (then `email-reply-participation` is not in `notOffered`): a participant decides or comments by replying from the invited address. The reply's DKIM evidence is stored with its event and carried by the signed record.
+type ReplyCapability struct {
+	Accepted  string   `json:"accepted"`
+	Assurance string   `json:"assurance"`
+	Evidence  string   `json:"evidence"`
+	FirstLine string   `json:"firstLine"`
+	Ignored   []string `json:"ignored"`
+	Otherwise string   `json:"otherwise"`
+	ReplyTo   string   `json:"replyTo"`
+}
+
+// ReplyEvidence Present only on an event read from a reply to the invitation email (absent on every other event): what shows that the invited address sent it, as the signed record carries it. Its members are the record's, spelled as there (snake_case). `signed_headers` holds the exact canonicalized header fields the DKIM signature covers (the DKIM-Signature field last with its b= value removed, no final line break), `signature` the b= value, `key_record` the DNS TXT record fetched at `selector._domainkey.domain` when the reply arrived. Anyone can re-check offline that the signature verifies over `signed_headers` with `key_record`, that the signed From is `from` and that `domain` aligns with its domain; with the raw message, that it hashes to `raw_sha256`. That the key record was published at the time cannot be re-checked offline.
+type ReplyEvidence struct {
+	Dkim struct {
+		Algorithm ReplyEvidenceDkimAlgorithm `json:"algorithm"`
+
+		// BodyHash The body hash as signed (bh=).
+		BodyHash string `json:"body_hash"`
+
+		// Domain The signing domain (d=); equal to the From domain or a parent or child of it.
+		Domain    string                  `json:"domain"`
+		KeyRecord string                  `json:"key_record"`
+		Result    ReplyEvidenceDkimResult `json:"result"`
+		Selector  string                  `json:"selector"`
+
+		// Signature The signature (b=) in base64.
+		Signature     string `json:"signature"`
+		SignedHeaders string `json:"signed_headers"`
+	} `json:"dkim"`
+
+	// From The invited address the reply came from.
+	From string            `json:"from"`
+	Kind ReplyEvidenceKind `json:"kind"`
+
+	// MessageId The reply's Message-ID field.
+	MessageId string `json:"message_id"`
+
+	// RawSha256 SHA-256 (lowercase hex) of the raw message as received.
+	RawSha256 string `json:"raw_sha256"`
+}
+
+// ReplyEvidenceDkimAlgorithm defines model for ReplyEvidence.Dkim.Algorithm.
+type ReplyEvidenceDkimAlgorithm string
+
+// ReplyEvidenceDkimResult defines model for ReplyEvidence.Dkim.Result.
+type ReplyEvidenceDkimResult string
+
+// ReplyEvidenceKind defines model for ReplyEvidence.Kind.
+type ReplyEvidenceKind string
 
 // RevisionSummary One locked revision of the agreement.
 type RevisionSummary struct {
@@ -2181,23 +2374,7 @@ type Room struct {
 	Deadline Deadline `json:"deadline"`
 
 	// DecisionRule The current revision's decision rule, stated in words, and how far the room is from it. Under unanimity `agree` equals `requiredParticipants`.
-	DecisionRule struct {
-		// Agree How many required participants must agree.
-		Agree int `json:"agree"`
-
-		// Agreed Required participants whose agreement counts on the current revision.
-		Agreed int `json:"agreed"`
-
-		// AgreementsNeeded How many more counting agreements the outcome needs (0 once it has them); the `blocking` list names who could give them.
-		AgreementsNeeded int `json:"agreementsNeeded"`
-
-		// RequiredParticipants How many participants are required.
-		RequiredParticipants int `json:"requiredParticipants"`
-
-		// Statement The rule in words, for example "2 of the 3 required participants must agree".
-		Statement string               `json:"statement"`
-		Type      RoomDecisionRuleType `json:"type"`
-	} `json:"decisionRule"`
+	DecisionRule RuleState `json:"decisionRule"`
 
 	// Events Every event in sequence order.
 	Events       []Event `json:"events"`
@@ -2257,11 +2434,30 @@ type Room struct {
 	} `json:"you"`
 }
 
-// RoomDecisionRuleType defines model for Room.DecisionRule.Type.
-type RoomDecisionRuleType string
-
 // RoomRosterState defines model for Room.Roster.State.
 type RoomRosterState string
+
+// RuleState The current revision's decision rule, stated in words, and how far the room is from it. Under unanimity `agree` equals `requiredParticipants`.
+type RuleState struct {
+	// Agree How many required participants must agree.
+	Agree int `json:"agree"`
+
+	// Agreed Required participants whose agreement counts on the current revision.
+	Agreed int `json:"agreed"`
+
+	// AgreementsNeeded How many more counting agreements the outcome needs (0 once it has them); the `blocking` list names who could give them.
+	AgreementsNeeded int `json:"agreementsNeeded"`
+
+	// RequiredParticipants How many participants are required.
+	RequiredParticipants int `json:"requiredParticipants"`
+
+	// Statement The rule in words, for example "2 of the 3 required participants must agree".
+	Statement string        `json:"statement"`
+	Type      RuleStateType `json:"type"`
+}
+
+// RuleStateType defines model for RuleState.Type.
+type RuleStateType string
 
 // SignaturesCapability Participant-held Ed25519 keys and the signed record (SPEC R-SIGN).
 type SignaturesCapability struct {
@@ -2269,6 +2465,9 @@ type SignaturesCapability struct {
 
 	// BindingSchema Bind a key at claim with publicKey and keyProof; the binding is then this schema.
 	BindingSchema string `json:"bindingSchema"`
+
+	// Conformance The index of the conformance vectors the verifier is tested with.
+	Conformance string `json:"conformance"`
 
 	// Keys The JWKS that verifies records.
 	Keys string `json:"keys"`
@@ -2281,6 +2480,12 @@ type SignaturesCapability struct {
 
 	// Verifier How to check a record offline.
 	Verifier string `json:"verifier"`
+
+	// VerifierSha256 SHA-256 of the verifier's exact bytes; check a downloaded copy against it.
+	VerifierSha256 Digest `json:"verifierSha256"`
+
+	// VerifierUrl The standard-library Node verifier as one file.
+	VerifierUrl string `json:"verifierUrl"`
 }
 
 // SignaturesCapabilityAlgorithm defines model for SignaturesCapability.Algorithm.

@@ -29,15 +29,16 @@ WITH e AS (
            unnest($13::bytea[]) AS signature,
            unnest($14::text[]) AS addressed_to,
            unnest($15::uuid[]) AS in_reply_to,
-           unnest($16::boolean[]) AS terminal,
-           unnest($17::text[]) AS outcome_status,
-           unnest($18::timestamptz[]) AS outcome_decided_at,
-           unnest($19::uuid[]) AS outcome_event_id
+           unnest($16::text[]) AS evidence,
+           unnest($17::boolean[]) AS terminal,
+           unnest($18::text[]) AS outcome_status,
+           unnest($19::timestamptz[]) AS outcome_decided_at,
+           unnest($20::uuid[]) AS outcome_event_id
 ), inserted AS (
     INSERT INTO events (id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-                        command_digest, created_at, prev_hash, hash, signature, addressed_to, in_reply_to, workspace_id)
+                        command_digest, created_at, prev_hash, hash, signature, evidence, addressed_to, in_reply_to, workspace_id)
     SELECT e.id, e.agreement_id, e.seq, e.participant_id, e.revision, e.action, e.body, e.idempotency_key,
-           e.command_digest, e.created_at, e.prev_hash, e.hash, e.signature,
+           e.command_digest, e.created_at, e.prev_hash, e.hash, e.signature, nullif(e.evidence, ''),
            nullif(e.addressed_to, '')::uuid[], nullif(e.in_reply_to, '00000000-0000-0000-0000-000000000000'),
            (SELECT a.workspace_id FROM agreements a WHERE a.id = e.agreement_id)
     FROM e
@@ -81,6 +82,7 @@ type EventAppendBatchParams struct {
 	Signatures        [][]byte
 	AddressedTos      []string
 	InReplyTos        []uuid.UUID
+	Evidences         []string
 	Terminals         []bool
 	OutcomeStatuses   []string
 	OutcomeDecidedAts []time.Time
@@ -119,6 +121,7 @@ func (q *Queries) EventAppendBatch(ctx context.Context, arg EventAppendBatchPara
 		arg.Signatures,
 		arg.AddressedTos,
 		arg.InReplyTos,
+		arg.Evidences,
 		arg.Terminals,
 		arg.OutcomeStatuses,
 		arg.OutcomeDecidedAts,
@@ -128,7 +131,7 @@ func (q *Queries) EventAppendBatch(ctx context.Context, arg EventAppendBatchPara
 }
 
 const eventGetByKey = `-- name: EventGetByKey :one
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, addressed_to, in_reply_to FROM events WHERE participant_id = $1 AND idempotency_key = $2
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence, addressed_to, in_reply_to FROM events WHERE participant_id = $1 AND idempotency_key = $2
 `
 
 type EventGetByKeyParams struct {
@@ -154,6 +157,7 @@ func (q *Queries) EventGetByKey(ctx context.Context, arg EventGetByKeyParams) (E
 		&i.Hash,
 		&i.Signature,
 		&i.WorkspaceID,
+		&i.Evidence,
 		&i.AddressedTo,
 		&i.InReplyTo,
 	)
@@ -204,7 +208,7 @@ func (q *Queries) EventInsert(ctx context.Context, arg EventInsertParams) error 
 }
 
 const eventListAfter = `-- name: EventListAfter :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, addressed_to, in_reply_to FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence, addressed_to, in_reply_to FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq
 `
 
 type EventListAfterParams struct {
@@ -238,6 +242,7 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 			&i.Hash,
 			&i.Signature,
 			&i.WorkspaceID,
+			&i.Evidence,
 			&i.AddressedTo,
 			&i.InReplyTo,
 		); err != nil {
@@ -252,7 +257,7 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 }
 
 const eventListByAgreement = `-- name: EventListByAgreement :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, addressed_to, in_reply_to FROM events WHERE agreement_id = $1 ORDER BY seq
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence, addressed_to, in_reply_to FROM events WHERE agreement_id = $1 ORDER BY seq
 `
 
 func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Event, error) {
@@ -279,6 +284,7 @@ func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUI
 			&i.Hash,
 			&i.Signature,
 			&i.WorkspaceID,
+			&i.Evidence,
 			&i.AddressedTo,
 			&i.InReplyTo,
 		); err != nil {
@@ -293,7 +299,7 @@ func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUI
 }
 
 const eventPage = `-- name: EventPage :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, addressed_to, in_reply_to FROM events
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence, addressed_to, in_reply_to FROM events
 WHERE agreement_id = $1 AND seq > $2 AND seq <= $3
 ORDER BY seq
 LIMIT $4
@@ -337,6 +343,7 @@ func (q *Queries) EventPage(ctx context.Context, arg EventPageParams) ([]Event, 
 			&i.Hash,
 			&i.Signature,
 			&i.WorkspaceID,
+			&i.Evidence,
 			&i.AddressedTo,
 			&i.InReplyTo,
 		); err != nil {
@@ -351,11 +358,11 @@ func (q *Queries) EventPage(ctx context.Context, arg EventPageParams) ([]Event, 
 }
 
 const eventPriorsByToken = `-- name: EventPriorsByToken :many
-SELECT t.n::integer AS n, events.id, events.agreement_id, events.seq, events.participant_id, events.revision, events.action, events.body, events.idempotency_key, events.command_digest, events.created_at, events.prev_hash, events.hash, events.signature, events.workspace_id, events.addressed_to, events.in_reply_to
+SELECT t.n::integer AS n, events.id, events.agreement_id, events.seq, events.participant_id, events.revision, events.action, events.body, events.idempotency_key, events.command_digest, events.created_at, events.prev_hash, events.hash, events.signature, events.workspace_id, events.evidence, events.addressed_to, events.in_reply_to
 FROM (SELECT unnest($1::bytea[]) AS token_hash, unnest($2::text[]) AS idempotency_key,
              generate_subscripts($1::bytea[], 1) AS n) AS t
 CROSS JOIN LATERAL (SELECT id FROM participants WHERE participants.token_hash = t.token_hash LIMIT 1) AS p
-CROSS JOIN LATERAL (SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, addressed_to, in_reply_to FROM events e
+CROSS JOIN LATERAL (SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence, addressed_to, in_reply_to FROM events e
                     WHERE e.participant_id = p.id AND e.idempotency_key = t.idempotency_key LIMIT 1) AS events
 `
 
@@ -399,6 +406,7 @@ func (q *Queries) EventPriorsByToken(ctx context.Context, arg EventPriorsByToken
 			&i.Event.Hash,
 			&i.Event.Signature,
 			&i.Event.WorkspaceID,
+			&i.Event.Evidence,
 			&i.Event.AddressedTo,
 			&i.Event.InReplyTo,
 		); err != nil {
