@@ -152,17 +152,23 @@ type MCPCapability struct {
 
 // CapabilityProtocol names the protocol and its version.
 type CapabilityProtocol struct {
-	Name      string `json:"name"`
-	Version   string `json:"version"`
-	Revisions []int  `json:"revisions"`
-	Transport string `json:"transport"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// FirstAgreementRevision is the revision number every agreement starts
+	// at; Revisions is the same number under its older name, kept for the
+	// clients that read it.
+	FirstAgreementRevision int    `json:"firstAgreementRevision"`
+	Revisions              []int  `json:"revisions"`
+	Transport              string `json:"transport"`
 }
 
 // Endpoint is one agent route as a URL template.
 type Endpoint struct {
-	Method     string `json:"method"`
-	Href       string `json:"href"`
-	Credential string `json:"credential"`
+	// Method is the route's first method; Methods lists them all.
+	Method     string   `json:"method"`
+	Methods    []string `json:"methods"`
+	Href       string   `json:"href"`
+	Credential string   `json:"credential"`
 }
 
 // CredentialScheme says where a credential comes from and which routes take it.
@@ -198,22 +204,23 @@ type ReadLimits struct {
 
 func (s *Server) capabilities() Capabilities {
 	u := agentroute.For(s.origin, "{"+agentroute.IDParam+"}")
+	uses := participantRoutes(s.routeShapes())
+	base := s.origin + agentroute.Prefix + "{" + agentroute.IDParam + "}"
+	endpoints := map[string]Endpoint{}
+	for _, use := range uses {
+		if use.Name != "mcp" {
+			endpoints[use.Name] = Endpoint{Method: use.Methods[0], Methods: use.Methods, Href: base + use.Path, Credential: use.Scheme}
+		}
+	}
 	return Capabilities{
-		Protocol: CapabilityProtocol{Name: "consensus-invitation-rest", Version: "1", Revisions: []int{1}, Transport: "https-rest-json"},
-		Service:  "consensus",
-		Origin:   s.origin,
-		Endpoints: map[string]Endpoint{
-			"exchange": {"POST", u.Exchange, venue.SchemeInvite},
-			"claim":    {"POST", u.Claim, venue.SchemeSession},
-			"room":     {"GET", u.Room, venue.SchemeParticipant},
-			"events":   {"POST", u.Events, venue.SchemeParticipant},
-			"artifact": {"GET", u.Artifact, venue.SchemeParticipant},
-			"record":   {"GET", u.Record, venue.SchemeParticipant},
-		},
+		Protocol:  CapabilityProtocol{Name: "consensus-invitation-rest", Version: "1", FirstAgreementRevision: 1, Revisions: []int{1}, Transport: "https-rest-json"},
+		Service:   "consensus",
+		Origin:    s.origin,
+		Endpoints: endpoints,
 		Credentials: []CredentialScheme{
-			{venue.SchemeInvite, "the secret fragment of invite_uri in the invitation email; also accepted as the JSON secret member of the exchange body", []string{"exchange"}, "until the agreement deadline"},
-			{venue.SchemeSession, "sessionToken from exchange", []string{"claim"}, "at most 20 minutes, never past the deadline"},
-			{venue.SchemeParticipant, "participantToken from claim", []string{"room", "events", "artifact", "record"}, "durable; revocable by the operator"},
+			{venue.SchemeInvite, "the secret fragment of invite_uri in the invitation email; also accepted as the JSON secret member of the exchange body", acceptedBy(uses, venue.SchemeInvite), "until the agreement deadline"},
+			{venue.SchemeSession, "sessionToken from exchange", acceptedBy(uses, venue.SchemeSession), "at most 20 minutes, never past the deadline"},
+			{venue.SchemeParticipant, "participantToken from claim", acceptedBy(uses, venue.SchemeParticipant), "durable; revocable by the operator"},
 		},
 		Limits: Limits{
 			ExchangeBodyBytes: int(limitExchange.Bytes), ClaimBodyBytes: int(limitClaim.Bytes), EventsBodyBytes: int(limitEvents.Bytes),

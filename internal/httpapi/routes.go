@@ -66,10 +66,20 @@ type Route struct {
 // routes is every route the server answers, with its credential and its
 // middleware in the order they run. Handlers live in their resource files.
 func (s *Server) routes() []Route {
+	return s.routesServing(s.discoveryDocuments(), s.webPages())
+}
+
+// routeShapes is the table as the documents describing it read it: every
+// row but with unrendered discovery documents and pages, so that the
+// discovery documents can be derived from it.
+func (s *Server) routeShapes() []Route {
+	return s.routesServing(discoveryDocs{}, webPages{})
+}
+
+// routesServing is the table, serving docs and pages.
+func (s *Server) routesServing(docs discoveryDocs, pages webPages) []Route {
 	type mw = func(http.Handler) http.Handler
 	chain := func(m ...mw) []mw { return m }
-	docs := s.discoveryDocuments()
-	pages := s.webPages()
 	kit := s.kitDocuments()
 	operator := chain(noStore, s.boundDatabase)
 

@@ -15,11 +15,13 @@ import (
 // SignInput is what command_to_sign takes: the arguments post_advisory or
 // decide will be called with.
 type SignInput struct {
-	Action         string `json:"action" jsonschema:"comment, question, change_request, agree, disagree or abstain"`
-	Body           string `json:"body,omitempty" jsonschema:"the body you will post (empty for a decision without one)"`
-	Revision       int    `json:"revision" jsonschema:"the current revision number, from read_room"`
-	Digest         string `json:"digest" jsonschema:"the current revisionDigest, from read_room"`
-	IdempotencyKey string `json:"idempotencyKey" jsonschema:"the idempotencyKey you will post with"`
+	Action         string   `json:"action" jsonschema:"comment, question, change_request, agree, disagree or abstain"`
+	Body           string   `json:"body,omitempty" jsonschema:"the body you will post (empty for a decision without one)"`
+	Revision       int      `json:"revision" jsonschema:"the current revision number, from read_room"`
+	Digest         string   `json:"digest" jsonschema:"the current revisionDigest, from read_room"`
+	IdempotencyKey string   `json:"idempotencyKey" jsonschema:"the idempotencyKey you will post with"`
+	To             []string `json:"to,omitempty" jsonschema:"the to you will post with, if any (question or change_request)"`
+	InReplyTo      *string  `json:"inReplyTo,omitempty" jsonschema:"the inReplyTo you will post with, if any (comment)"`
 }
 
 // SignResult is what command_to_sign returns.
@@ -34,7 +36,7 @@ type SignResult struct {
 // same use case code that checks the signature when the event is posted.
 func (f *facade) commandToSign(ctx context.Context, p *venue.Principal, in SignInput) *mcp.CallToolResult {
 	body := in.Body
-	b, err := f.o.Venue.CommandToSign(p, in.IdempotencyKey, venue.EventInput{Action: &in.Action, Body: &body, Revision: &in.Revision, Digest: &in.Digest})
+	b, err := f.o.Venue.CommandToSign(p, in.IdempotencyKey, venue.EventInput{Action: &in.Action, Body: &body, Revision: &in.Revision, Digest: &in.Digest, To: in.To, InReplyTo: in.InReplyTo})
 	if err != nil {
 		return f.refuse(ctx, err)
 	}

@@ -57,6 +57,11 @@ type Command struct {
 	RevisionDigest string `json:"revision_digest"`
 	Action         string `json:"action"`
 	Body           string `json:"body"`
+	// To and InReplyTo are present only when the event carries them (see
+	// ValidateAddressing), so a command without them hashes and signs as
+	// before they existed.
+	To        []string `json:"to,omitempty"`
+	InReplyTo string   `json:"in_reply_to,omitempty"`
 }
 
 // Snapshot is what Admit needs to know about the room at the moment a command

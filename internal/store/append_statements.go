@@ -224,6 +224,8 @@ func addEvent(p *dbsqlc.EventAppendBatchParams, e Event, status *string, decided
 	p.PrevHashes = append(p.PrevHashes, e.PrevHash)
 	p.Hashes = append(p.Hashes, e.Hash)
 	p.Signatures = append(p.Signatures, e.Signature)
+	p.AddressedTos = append(p.AddressedTos, uuidArrayLiteral(e.To))
+	p.InReplyTos = append(p.InReplyTos, e.InReplyTo.UUID)
 	p.Evidences = append(p.Evidences, e.Evidence)
 	p.Terminals = append(p.Terminals, room.IsTerminal(e.Action))
 	var st string
@@ -237,4 +239,20 @@ func addEvent(p *dbsqlc.EventAppendBatchParams, e Event, status *string, decided
 	p.OutcomeStatuses = append(p.OutcomeStatuses, st)
 	p.OutcomeDecidedAts = append(p.OutcomeDecidedAts, at)
 	p.OutcomeEventIds = append(p.OutcomeEventIds, outcomeEvent.UUID)
+}
+
+// uuidArrayLiteral is ids as a PostgreSQL array literal, "" for none.
+func uuidArrayLiteral(ids []uuid.UUID) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	b := make([]byte, 0, 2+37*len(ids))
+	b = append(b, '{')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, id.String()...)
+	}
+	return string(append(b, '}'))
 }

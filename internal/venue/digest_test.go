@@ -62,11 +62,20 @@ func checkCommandDigest(t *testing.T, body, action string) {
 	c := room.Command{Schema: "https://consensus.test/schemas/room-command/v1", Version: 1, AgreementID: uuid.NewString(),
 		InvitationID: uuid.NewString(), ParticipantID: uuid.NewString(), Revision: 7, RevisionDigest: canon.Digest([]byte(body)),
 		Action: action, Body: body}
-	_, want, err := canon.DigestOf(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := commandDigest(c); got != want {
-		t.Fatalf("commandDigest(%q) = %s, canon.DigestOf %s", body, got, want)
+	for _, addressing := range []func(*room.Command){
+		func(*room.Command) {},
+		func(c *room.Command) { c.To = []string{uuid.NewString()} },
+		func(c *room.Command) { c.To = []string{uuid.NewString(), uuid.NewString(), uuid.NewString()} },
+		func(c *room.Command) { c.InReplyTo = uuid.NewString() },
+	} {
+		c := c
+		addressing(&c)
+		_, want, err := canon.DigestOf(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := commandDigest(c); got != want {
+			t.Fatalf("commandDigest(%q, to %v, in_reply_to %q) = %s, canon.DigestOf %s", body, c.To, c.InReplyTo, got, want)
+		}
 	}
 }

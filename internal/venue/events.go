@@ -21,6 +21,10 @@ type EventInput struct {
 	Body     *string `json:"body"`
 	Revision *int    `json:"revision"`
 	Digest   *string `json:"digest"`
+	// To names the participants a question or change request asks;
+	// InReplyTo the question or change request a comment answers.
+	To        []string `json:"to"`
+	InReplyTo *string  `json:"inReplyTo"`
 }
 
 // command checks the key and the body's syntax and returns the normalized
@@ -46,14 +50,21 @@ func (v *Venue) command(key string, in EventInput) (room.Command, error) {
 	if err := room.ValidateCommand(*in.Action, body); err != nil {
 		return room.Command{}, err
 	}
+	if err := room.ValidateAddressing(*in.Action, in.To, in.InReplyTo); err != nil {
+		return room.Command{}, err
+	}
 	digest, err := canon.ParseDigest(*in.Digest)
 	if err != nil {
 		return room.Command{}, &room.ValidationError{Field: "digest", Reason: err.Error()}
 	}
-	return room.Command{
+	cmd := room.Command{
 		Schema: fmt.Sprintf(room.RoomCommandSchemaFmt, v.Origin), Version: 1, Revision: *in.Revision,
-		RevisionDigest: digest, Action: *in.Action, Body: body,
-	}, nil
+		RevisionDigest: digest, Action: *in.Action, Body: body, To: in.To,
+	}
+	if in.InReplyTo != nil {
+		cmd.InReplyTo = *in.InReplyTo
+	}
+	return cmd, nil
 }
 
 // Posted is the result of posting (or replaying) an event.
@@ -104,6 +115,23 @@ func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key stri
 			return nil, false, authErr
 		}
 		return nil, false, err
+	}
+	// The event a reply names is looked up before the append: events are
+	// never changed or removed, so one found now is there under the lock,
+	// and it is earlier than the reply. decide checks it is in the room.
+	var target struct {
+		found       bool
+		agreementID uuid.UUID
+		action      string
+	}
+	if cmd.InReplyTo != "" {
+		tid, _ := uuid.Parse(cmd.InReplyTo)
+		switch aid, action, err := v.Store.EventReplyTarget(ctx, tid); {
+		case err == nil:
+			target.found, target.agreementID, target.action = true, aid, action
+		case !errors.Is(err, room.ErrNotFound):
+			return nil, false, err
+		}
 	}
 	var rev *revisionBlock
 	id, known := v.rooms().agreementOf(c.invitationID)
@@ -163,10 +191,23 @@ func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key stri
 			}
 			return store.AppendWrite{Result: res}, nil
 		}
+		if err := room.CheckAddressees(cmd.To, cmd.ParticipantID, rev.members); err != nil {
+			res.refusal = err
+			return store.AppendWrite{Result: res}, nil
+		}
+		if cmd.InReplyTo != "" {
+			if err := room.CheckReplyTarget(target.found && target.agreementID == a.ID, target.action); err != nil {
+				res.refusal = err
+				return store.AppendWrite{Result: res}, nil
+			}
+		}
 		e := store.Event{
 			ID: uuid.New(), AgreementID: a.ID, Seq: a.Head.Seq + 1, ParticipantID: me.ID, Revision: a.CurrentRevision,
 			Action: cmd.Action, Body: cmd.Body, IdempotencyKey: key, CommandDigest: cmdDigest, CreatedAt: now, PrevHash: a.Head.Hash,
-			Signature: signature,
+			Signature: signature, To: uuids(cmd.To),
+		}
+		if cmd.InReplyTo != "" {
+			e.InReplyTo = uuid.NullUUID{UUID: uuid.MustParse(cmd.InReplyTo), Valid: true}
 		}
 		e.Hash = chainHash(e)
 		w := store.AppendWrite{Event: &e, Result: res}
@@ -233,4 +274,16 @@ func finalize(rev store.Revision, snap room.Snapshot, last store.Event, now time
 		return outcome, nil, err
 	}
 	return outcome, &store.Artifact{AgreementID: last.AgreementID, Revision: snap.Revision, Body: md, SHA256: canon.Digest(md), FinalizedAt: now}, nil
+}
+
+// uuids parses ids that ValidateAddressing accepted; nil for none.
+func uuids(ids []string) []uuid.UUID {
+	if len(ids) == 0 {
+		return nil
+	}
+	out := make([]uuid.UUID, len(ids))
+	for i, id := range ids {
+		out[i] = uuid.MustParse(id)
+	}
+	return out
 }

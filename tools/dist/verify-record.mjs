@@ -282,13 +282,15 @@ function checkShape(r) {
   const errs = [];
   const bad = (path, msg) => errs.push(`at ${path}: ${msg}`);
   const isObj = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
-  // object checks that v is an object with exactly the members listed.
+  // object checks that v is an object with exactly the members listed;
+  // a member marked optional may be missing.
   function object(v, path, members) {
     if (!isObj(v)) return bad(path, "must be an object"), false;
     for (const k of Object.keys(v)) if (!(k in members)) bad(path, `unknown member ${k}`);
     let ok = true;
     for (const [k, check] of Object.entries(members)) {
       if (!(k in v)) {
+        if (check.optional) continue;
         bad(path, `missing member ${k}`);
         ok = false;
       } else if (check(v[k], `${path}/${k}`) === false) ok = false;
@@ -331,6 +333,11 @@ function checkShape(r) {
     return ok;
   };
   const members = (m) => (v, path) => object(v, path, m);
+  const optional = (check) => Object.assign((v, path) => check(v, path), { optional: true });
+  const distinct = (check) => (v, path) => {
+    if (check(v, path) === false) return false;
+    if (new Set(v).size !== v.length) return bad(path, "must not repeat an item"), false;
+  };
   const uuid = str(UUID), hex = str(HEX);
   // An event read from a reply email carries an evidence member; any other
   // event has exactly the members m.
@@ -354,6 +361,7 @@ function checkShape(r) {
     schema: str(/^https?:\/\/[^/?#]+\/schemas\/room-command\/v1$/), version: constant(1), agreement_id: uuid, invitation_id: uuid,
     participant_id: uuid, revision: int(1), revision_digest: hex,
     action: oneOf("comment", "question", "change_request", "agree", "disagree", "abstain"), body: str(null, 0, 4000),
+    to: optional(distinct(array(uuid, 1, 50))), in_reply_to: optional(uuid),
   });
   object(r, "", {
     schema: str(/^https?:\/\/[^/?#]+\/schemas\/consensus-record\/v1$/), version: constant(1), agreement_id: uuid,
@@ -681,6 +689,7 @@ export function verifyRecord(recordBytes, { artifact = null, keys = null, messag
   n = rep.failed.length;
   let prev = ZERO, signed = 0, lastRevision = 0;
   const decisions = [];
+  const actionsById = new Map(); // the action of each earlier event
   r.events.forEach((e, i) => {
     const at = `event ${i + 1} (seq ${e.seq}, id ${e.id})`;
     const c = e.command, p = roster.get(c.participant_id);
@@ -698,6 +707,24 @@ export function verifyRecord(recordBytes, { artifact = null, keys = null, messag
     else if (p.binding_digest === null) fail("command", `${at}: participant ${c.participant_id} never claimed its slot, so it cannot have posted`);
     const bodyErr = checkCommandBody(c.action, c.body);
     if (bodyErr) fail("command", `${at}: ${bodyErr}`);
+    // to: on a question or change_request only, participants of the named
+    // revision other than the author; in_reply_to: on a comment only, an
+    // earlier question or change_request of the record
+    if ("to" in c) {
+      if (c.action !== "question" && c.action !== "change_request") fail("command", `${at}: carries to, which only a question or change_request may`);
+      else if (named && named.number === c.revision) {
+        for (const id of c.to) {
+          if (id === c.participant_id) fail("command", `${at}: to names its own author ${id}`);
+          else if (!named.canonical.participants.some((x) => x.participant_id === id)) fail("command", `${at}: to names ${id}, not on revision ${c.revision}'s roster`);
+        }
+      }
+    }
+    if ("in_reply_to" in c) {
+      const target = actionsById.get(c.in_reply_to);
+      if (c.action !== "comment") fail("command", `${at}: carries in_reply_to, which only a comment may`);
+      else if (target !== "question" && target !== "change_request") fail("command", `${at}: in_reply_to ${c.in_reply_to} names no earlier question or change_request of the record`);
+    }
+    actionsById.set(e.id, c.action);
     if (isTerminal(c.action)) {
       // admitted only when no earlier decision of the participant counts on this revision
       const standing = decisions.find((d) => d.participant === c.participant_id && carriesOver(terms, d.revision, c.revision));

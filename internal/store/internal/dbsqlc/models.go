@@ -81,6 +81,8 @@ type Event struct {
 	Signature      []byte
 	WorkspaceID    uuid.UUID
 	Evidence       *string
+	AddressedTo    []uuid.UUID
+	InReplyTo      uuid.NullUUID
 }
 
 type Invitation struct {
