@@ -169,7 +169,7 @@ func run(ctx context.Context, cfg config) (err error) {
 	}
 	defer b.lookup.stop()
 
-	steps := []func(context.Context) error{b.warmup, b.readRounds, b.notModifiedRounds, b.flatRounds, b.appendRounds, b.busyRounds, b.listenerPhase, b.longAppend}
+	steps := []func(context.Context) error{b.warmup, b.readRounds, b.notModifiedRounds, b.flatRounds, b.appendRounds, b.busyRounds, b.longAppend, b.listenerPhase}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			return err

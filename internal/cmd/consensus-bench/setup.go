@@ -40,6 +40,9 @@ type agreement struct {
 	next     int          // rotation over participants (under picker.mu)
 	body     []byte       // the comment command every event of this room posts
 	readSize int          // when one of the three read rooms: its size
+	// listenFrom: the room's last seq when the listeners attached (its
+	// events are numbered from 1, none is ever removed)
+	listenFrom int64
 }
 
 // commentText is about as long as a short rationale an agent would post.
