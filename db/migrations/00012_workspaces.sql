@@ -138,12 +138,14 @@ CREATE TRIGGER audit_entries_no_truncate
     BEFORE TRUNCATE ON audit_entries
     FOR EACH STATEMENT EXECUTE FUNCTION audit_entries_refuse_change();
 
--- The webhook trigger writes its deliveries in the agreement's workspace.
+-- The webhook trigger writes its deliveries (and their River jobs, as
+-- 00011 does) in the agreement's workspace.
 -- +goose StatementBegin
 CREATE OR REPLACE FUNCTION webhooks_enqueue() RETURNS trigger
     LANGUAGE plpgsql AS $$
 DECLARE
     kinds text[] := '{}';
+    queued bigint;
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM webhooks WHERE agreement_id = NEW.id AND disabled_at IS NULL) THEN
         RETURN NULL;
@@ -157,13 +159,25 @@ BEGIN
     IF NEW.current_revision IS DISTINCT FROM OLD.current_revision THEN
         kinds := kinds || 'room.revision'::text;
     END IF;
-    INSERT INTO webhook_deliveries (id, participant_id, agreement_id, invitation_id, type, seq, outcome, created_at, next_attempt_at, workspace_id)
-    SELECT gen_random_uuid(), w.participant_id, NEW.id, p.invitation_id, k.kind, NEW.head_seq, NEW.outcome_status, clock_timestamp(), clock_timestamp(), NEW.workspace_id
-    FROM participants p
-    JOIN webhooks w ON w.participant_id = p.id AND w.disabled_at IS NULL
-    CROSS JOIN unnest(kinds) WITH ORDINALITY AS k(kind, n)
-    WHERE p.agreement_id = NEW.id AND p.revoked_at IS NULL
-    ORDER BY k.n;
+    WITH d AS (
+        INSERT INTO webhook_deliveries (id, participant_id, agreement_id, invitation_id, type, seq, outcome, created_at, next_attempt_at, workspace_id)
+        SELECT gen_random_uuid(), w.participant_id, NEW.id, p.invitation_id, k.kind, NEW.head_seq, NEW.outcome_status, clock_timestamp(), clock_timestamp(), NEW.workspace_id
+        FROM participants p
+        JOIN webhooks w ON w.participant_id = p.id AND w.disabled_at IS NULL
+        CROSS JOIN unnest(kinds) WITH ORDINALITY AS k(kind, n)
+        WHERE p.agreement_id = NEW.id AND p.revoked_at IS NULL
+        ORDER BY k.n
+        RETURNING id, participant_id, created_at
+    ), j AS (
+        INSERT INTO river_job (args, kind, max_attempts, queue)
+        SELECT jsonb_build_object('delivery_id', d.id, 'participant_id', d.participant_id), 'webhook_delivery', 7, 'webhook'
+        FROM d ORDER BY d.created_at
+        RETURNING 1
+    )
+    SELECT count(*) INTO queued FROM j;
+    IF queued > 0 THEN
+        PERFORM pg_notify(current_schema() || '.river_insert', '{"queue": "webhook"}');
+    END IF;
     RETURN NULL;
 END;
 $$;
@@ -226,6 +240,7 @@ CREATE OR REPLACE FUNCTION webhooks_enqueue() RETURNS trigger
     LANGUAGE plpgsql AS $$
 DECLARE
     kinds text[] := '{}';
+    queued bigint;
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM webhooks WHERE agreement_id = NEW.id AND disabled_at IS NULL) THEN
         RETURN NULL;
@@ -239,13 +254,25 @@ BEGIN
     IF NEW.current_revision IS DISTINCT FROM OLD.current_revision THEN
         kinds := kinds || 'room.revision'::text;
     END IF;
-    INSERT INTO webhook_deliveries (id, participant_id, agreement_id, invitation_id, type, seq, outcome, created_at, next_attempt_at)
-    SELECT gen_random_uuid(), w.participant_id, NEW.id, p.invitation_id, k.kind, NEW.head_seq, NEW.outcome_status, clock_timestamp(), clock_timestamp()
-    FROM participants p
-    JOIN webhooks w ON w.participant_id = p.id AND w.disabled_at IS NULL
-    CROSS JOIN unnest(kinds) WITH ORDINALITY AS k(kind, n)
-    WHERE p.agreement_id = NEW.id AND p.revoked_at IS NULL
-    ORDER BY k.n;
+    WITH d AS (
+        INSERT INTO webhook_deliveries (id, participant_id, agreement_id, invitation_id, type, seq, outcome, created_at, next_attempt_at)
+        SELECT gen_random_uuid(), w.participant_id, NEW.id, p.invitation_id, k.kind, NEW.head_seq, NEW.outcome_status, clock_timestamp(), clock_timestamp()
+        FROM participants p
+        JOIN webhooks w ON w.participant_id = p.id AND w.disabled_at IS NULL
+        CROSS JOIN unnest(kinds) WITH ORDINALITY AS k(kind, n)
+        WHERE p.agreement_id = NEW.id AND p.revoked_at IS NULL
+        ORDER BY k.n
+        RETURNING id, participant_id, created_at
+    ), j AS (
+        INSERT INTO river_job (args, kind, max_attempts, queue)
+        SELECT jsonb_build_object('delivery_id', d.id, 'participant_id', d.participant_id), 'webhook_delivery', 7, 'webhook'
+        FROM d ORDER BY d.created_at
+        RETURNING 1
+    )
+    SELECT count(*) INTO queued FROM j;
+    IF queued > 0 THEN
+        PERFORM pg_notify(current_schema() || '.river_insert', '{"queue": "webhook"}');
+    END IF;
     RETURN NULL;
 END;
 $$;

@@ -36,7 +36,7 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// TestOperationsHTTPSTrial is issue 10's "tried as a new user": it runs
+// TestOperationsHTTPSTrial is the "tried as a new user" check: it runs
 // the bash blocks of docs/operations.md's one-machine trial unchanged (a
 // PostgreSQL, TLS files from deploy/local/tls.sh, two replicas on two
 // ports with every setting in the environment), with the README

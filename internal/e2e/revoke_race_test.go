@@ -23,7 +23,7 @@ func lockWaiters(t *testing.T, db *pgx.Conn) int {
 	return n
 }
 
-// TestRevokeIsAtomicWithWrites (R-SEC-6, issue 14 defect 1): while a test
+// TestRevokeIsAtomicWithWrites: while a test
 // transaction holds the agreement's row lock, A posts agree and the
 // operator revokes A. The revoke must not be acknowledged while the agree
 // can still be stored: it waits for the same lock. Once the lock is

@@ -87,7 +87,7 @@ func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request) {
 // alone (the room's ETag derives from the version it read); otherwise it
 // writes the room (writeRoom) from the parts the venue keeps per version. With
 // Prefer: wait=N a matching If-None-Match is held until the room changes
-// for this reader or the wait ends (then 304), R-LIVE-WAIT.
+// for this reader or the wait ends (then 304).
 func (s *Server) handleRoom(w http.ResponseWriter, r *http.Request) {
 	p := participantFrom(r.Context())
 	inm := r.Header.Get("If-None-Match")

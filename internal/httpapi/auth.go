@@ -96,7 +96,7 @@ func (s *Server) requireParticipant(next http.Handler) http.Handler {
 
 // participantCredential reads the Consensus-Participant token of a write
 // route without checking it: the venue checks it in the transaction that
-// writes, under the agreement's lock that revocation takes (R-SEC-6), which
+// writes, under the agreement's lock that revocation takes, which
 // spares a lookup. A missing token answers 401 here, as requireParticipant
 // would.
 func (s *Server) participantCredential(next http.Handler) http.Handler {

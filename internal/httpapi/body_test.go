@@ -16,7 +16,7 @@ import (
 // sentinel is a value no refusal may echo: it stands for a credential.
 const sentinel = "csi_SENTINELsecretvalue0123456789abcdefghijk"
 
-// TestDecodeObjectRefusesAmbiguity (defects 3 and 4 of issue 14): a body
+// TestDecodeObjectRefusesAmbiguity: a body
 // that two readers could take for two different documents is a 400 naming
 // the member at fault, and the detail never shows a value.
 func TestDecodeObjectRefusesAmbiguity(t *testing.T) {
@@ -193,7 +193,7 @@ func TestEtagMatches(t *testing.T) {
 	}
 }
 
-// TestJSONBodiesNeedJSONContentType (issue 14, defect 9): a body sent
+// TestJSONBodiesNeedJSONContentType: a body sent
 // without Content-Type, or as anything but application/json (charset, if
 // given, UTF-8), is 415 before it is parsed; an absent body needs none.
 // The bodies here are malformed on purpose, so a Content-Type that is

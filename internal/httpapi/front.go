@@ -45,7 +45,7 @@ func requestID(ctx context.Context) string {
 	return ""
 }
 
-// front is every request's first middleware, in one handler (issue 8: the
+// front is every request's first middleware, in one handler (the
 // chain of one-line middlewares cost a copy of the request and a context
 // value each, and two status recorders): it resolves the client's address
 // (resolveClient), sets Strict-Transport-Security (hstsValue) and a fresh
@@ -104,7 +104,7 @@ func (s *Server) logRequest(r *http.Request, rec *statusRecorder, start time.Tim
 		return
 	}
 	// The record is built here rather than through Logger.LogAttrs, which
-	// also walks the stack for a source location nobody logs (issue 8).
+	// also walks the stack for a source location nobody logs.
 	line := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
 	line.AddAttrs(
 		slog.String("method", r.Method), slog.String("route", info.routeOf(r)), slog.Int("status", rec.status),

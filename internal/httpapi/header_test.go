@@ -11,7 +11,7 @@ import (
 	"github.com/consensus-md/consensus/internal/contract"
 )
 
-// TestRepeatedCredentialHeaders (issue 14, defect 5): a second
+// TestRepeatedCredentialHeaders: a second
 // Authorization or Idempotency-Key header, in any spelling, is a 400 on
 // every route, before any credential is looked up; Go's server would
 // otherwise hand the handler the first and ignore the rest.
@@ -52,7 +52,7 @@ func TestRepeatedCredentialHeaders(t *testing.T) {
 	}
 }
 
-// TestCredentialInQueryAnyCase (issue 14, defect 9): a credential name in
+// TestCredentialInQueryAnyCase: a credential name in
 // the query string is refused whatever its case or Unicode folding, and
 // however the query is written (escaped, after a semicolon, with a blank
 // value), on every route.

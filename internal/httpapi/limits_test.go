@@ -92,7 +92,7 @@ func longestBodies() map[string]struct {
 	}
 }
 
-// TestBodyLimitsAdmitLongestLegalBodies (issue 14, defect 7): each route
+// TestBodyLimitsAdmitLongestLegalBodies: each route
 // reads at least the longest encoding of its longest legal body, and
 // decodes it; the limit a route states holds for the body's shortest
 // form, which for a legal body never exceeds it.

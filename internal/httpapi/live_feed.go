@@ -8,9 +8,9 @@ import (
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
-// handleEvents serves the feed (R-LIVE-FEED): the events after ?after=, at
+// handleEvents serves the feed: the events after ?after=, at
 // most ?limit=. With Prefer: wait=N an empty page of a room still pending
-// is held until the room changes for this reader (R-LIVE-WAIT); the page
+// is held until the room changes for this reader; the page
 // then answers with what changed, or stays empty when the wait ends.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	after, limit, err := feedQuery(r)

@@ -13,7 +13,7 @@ import (
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
-// handleStream serves the room as server-sent events (R-LIVE-STREAM): each
+// handleStream serves the room as server-sent events: each
 // stored event after Last-Event-ID (or ?after=, or 0) as "room.event" with
 // id = seq, the outcome as "room.outcome" when the stream opens and
 // whenever it changes, a new revision as "room.revision", and a comment

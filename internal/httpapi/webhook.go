@@ -9,8 +9,8 @@ import (
 // limitWebhook bounds PUT …/webhook: one URL of at most 2,048 bytes.
 var limitWebhook = bodyLimit{Bytes: 4096, Wire: 4096}
 
-// handleWebhookPut registers the participant's webhook endpoint
-// (R-LIVE-HOOK), separate from the binding's runtimeEndpoint.
+// handleWebhookPut registers the participant's webhook endpoint,
+// separate from the binding's runtimeEndpoint.
 func (s *Server) handleWebhookPut(w http.ResponseWriter, r *http.Request) {
 	in, err := decodeBody[venue.WebhookInput](r, limitWebhook)
 	if err != nil {

@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// MaxWait caps how long a request is held (R-LIVE-WAIT).
+// MaxWait caps how long a request is held.
 const MaxWait = 60 * time.Second
 
 // KeepAlive is the longest a stream stays silent: a comment line at least
-// this often keeps proxies from closing it (R-LIVE-STREAM).
+// this often keeps proxies from closing it.
 const KeepAlive = 15 * time.Second
 
 // PreferWait reads the RFC 7240 wait preference from the Prefer header

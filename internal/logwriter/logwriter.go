@@ -1,6 +1,6 @@
 // Package logwriter gathers log lines into fewer writes. The service logs
 // one line per request; written one by one, each costs a system call,
-// which made up a few percent of a 304's CPU (issue 8). A Writer keeps the
+// which made up a few percent of a 304's CPU. A Writer keeps the
 // lines in memory and writes them together at most every interval, or at
 // once when they fill the buffer, so a line may reach its destination up
 // to one interval late, and the last interval's lines are lost if the

@@ -108,7 +108,7 @@ func big(n, perEach int) scenario {
 	return sc
 }
 
-// TestRecordSize logs the record's size for the closing note of issue 12:
+// TestRecordSize logs the record's size for the performance notes:
 // 3 and 50 participants deciding without comments, and (RECORD_TIMING=1)
 // 50 participants with 5,000 events.
 func TestRecordSize(t *testing.T) {

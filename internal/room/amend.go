@@ -7,7 +7,7 @@ import (
 	"github.com/consensus-md/consensus/internal/canon"
 )
 
-// Amendment is what an operator changes in revision n+1 (R-REV-AMEND):
+// Amendment is what an operator changes in revision n+1:
 // nil fields keep the current value; Add appends participants to the
 // roster (with ids the caller assigned). Existing participants are never
 // changed or removed.

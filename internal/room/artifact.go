@@ -61,8 +61,8 @@ func RenderArtifact(in ArtifactInput) string {
 	return b.String()
 }
 
-// writeCanonical appends the canonical revision JSON verbatim (SPEC
-// R-SIGN-MD), so the file alone lets anyone recompute the revision digest.
+// writeCanonical appends the canonical revision JSON verbatim, so the file
+// alone lets anyone recompute the revision digest.
 // It is one line (RFC 8785 escapes line breaks), fenced by more backticks
 // than any run inside it, so no text of the revision can end the block.
 func writeCanonical(b *strings.Builder, canonical []byte) {

@@ -2,7 +2,7 @@ package room
 
 import "github.com/consensus-md/consensus/internal/jwk"
 
-// Binding constants of a keyed claim (participant-binding/v2, SPEC R-SIGN-BIND).
+// Binding constants of a keyed claim (participant-binding/v2).
 const (
 	AssuranceKey       = "recipient-email-proof-possession+key-possession"
 	BindingV2SchemaFmt = "%s/schemas/participant-binding/v2"

@@ -1,6 +1,6 @@
 package room
 
-// Reasons a participant appears in the room's blocking list (R-REV-ROOM).
+// Reasons a participant appears in the room's blocking list.
 const (
 	// ReasonNotClaimed: a required participant that has not claimed its slot.
 	ReasonNotClaimed = "not-claimed"

@@ -2,7 +2,7 @@ package room
 
 import "time"
 
-// Command limits (SPEC §4, R-API-EVENTS).
+// Command limits.
 const (
 	MaxBody                 = 4000
 	MaxEventsPerParticipant = 100

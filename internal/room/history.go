@@ -10,7 +10,7 @@ import (
 // revision, the roster and the participants' terminal events on any
 // revision (advisory events are ignored).
 //
-// The rule (R-REV-TERMS, R-API-OUTCOME): a terminal decision counts on the
+// The rule: a terminal decision counts on the
 // current revision exactly when it was made on a revision whose terms digest
 // equals the current one (the current revision itself included); a
 // participant's counting decision is its first such event, and is never

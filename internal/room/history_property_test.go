@@ -13,7 +13,7 @@ import (
 // TestHistoryProperty drives random revision sequences through the rule as
 // the venue uses it (Admit for every command, Amend for every revision,
 // History for outcome, standings and blocking) and compares every answer
-// with model, a separate restatement of R-REV and R-API-OUTCOME that never
+// with model, a separate restatement of the revision and outcome rules that never
 // calls the code under test: it keeps terms as plain labels instead of
 // digests, and decides the outcome incrementally, at the moment a command
 // or the clock makes it final, instead of replaying the history.

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// model restates R-REV-TERMS, R-REV-ROOM and R-API-OUTCOME from the spec's
+// model restates the terms, room and outcome rules from the spec's
 // sentences, without the code under test:
 //
 //   - terms are labels; a revision's terms are equal to another's when the

@@ -103,7 +103,7 @@ func TestEvaluateExhaustive(t *testing.T) {
 	}
 }
 
-// oracle restates R-API-OUTCOME directly.
+// oracle restates the outcome rule directly.
 func oracle(roster []Member, events []Event, now time.Time) Outcome {
 	req := map[string]bool{}
 	for _, m := range roster {

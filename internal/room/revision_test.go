@@ -134,7 +134,7 @@ func TestRenderArtifactStatesTheRecord(t *testing.T) {
 	}
 }
 
-// TestSingleLineFields (issue 14, defect 6): titles and display names
+// TestSingleLineFields: titles and display names
 // refuse every control character and line break (C0, DEL, C1 with NEL,
 // U+2028, U+2029) and the bidirectional overrides that reorder what
 // follows them; each refusal names the field.
@@ -177,7 +177,7 @@ func TestMultiLineFields(t *testing.T) {
 	}
 }
 
-// TestInboxMustBeDeliverable (issue 14, defect 8): the transports send
+// TestInboxMustBeDeliverable: the transports send
 // without SMTPUTF8, so a non-ASCII address (mailbox or domain) is refused
 // when it is given, not when its email fails.
 func TestInboxMustBeDeliverable(t *testing.T) {

@@ -2,7 +2,7 @@ package room
 
 import "errors"
 
-// Refusals of an event of a participant that bound a key (SPEC R-SIGN-EVENT).
+// Refusals of an event of a participant that bound a key.
 var (
 	// ErrSignatureRequired: the participant bound a key at claim, and the
 	// event carries no Consensus-Signature.

@@ -7,7 +7,7 @@ import (
 )
 
 // Terms is what a participant agrees to: the part of a locked revision whose
-// change makes earlier decisions stale (R-REV-TERMS). The deadline, the
+// change makes earlier decisions stale. The deadline, the
 // roster, the revision number and the lock time are deliberately absent, so
 // a later deadline or an added participant keeps every decision.
 type Terms struct {

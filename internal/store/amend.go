@@ -11,7 +11,7 @@ import (
 	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
 )
 
-// The statements a new revision runs (R-REV-AMEND), in the transaction
+// The statements a new revision runs, in the transaction
 // that holds the agreement's lock.
 
 // AgreementAmend makes revision number current with deadline and bumps the

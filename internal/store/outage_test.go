@@ -13,7 +13,7 @@ import (
 	"github.com/consensus-md/consensus/internal/store"
 )
 
-// TestOutageIsUnavailableAndBounded (issue 14, defect 2): with the
+// TestOutageIsUnavailableAndBounded: with the
 // database stopped, and then frozen (SIGSTOP), a read, a transaction and
 // a ping under a request deadline each fail with room.ErrUnavailable
 // within that deadline, never room.ErrNotFound; and the same Store works

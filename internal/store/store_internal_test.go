@@ -49,7 +49,7 @@ func TestInterpretError(t *testing.T) {
 	}
 }
 
-// TestInterpretErrorUnavailable (issue 14, defect 2): every way a database
+// TestInterpretErrorUnavailable: every way a database
 // can be down, unreachable or too slow is room.ErrUnavailable, keeping its
 // cause for the log; a query's own failure is not.
 func TestInterpretErrorUnavailable(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-// TestDataAtRest (R-SEC-1): after a full flow — create, exchange, claim,
+// TestDataAtRest: after a full flow — create, exchange, claim,
 // comments, decisions, the artifact, a resend after a claim and a revoke —
 // every row of every table (SELECT of every column, and pg_dump when it is
 // installed) and every replica's log holds no invitation secret, email

@@ -4,7 +4,7 @@
 // service package but the pure ones (room, canon) to recompute outcomes,
 // command digests and hash chains.
 //
-// Each numbered defect of issue 14 has a test named TestDefectN…; the
+// Each numbered defect a red team found has a test named TestDefectN…; the
 // stress tests are TestStressReplicas, TestStressCrash,
 // TestStressDatabaseOutage, TestHostileInput and TestDataAtRest. They run
 // at a small size in `make test` and at full size with STRESS=1 (`make

@@ -96,7 +96,7 @@ func expectRefused(t *testing.T, v *venue, cases []refusal) {
 	}
 }
 
-// TestDefect3AmbiguousDocumentsAreRefused (R-SEC-2): a body with a
+// TestDefect3AmbiguousDocumentsAreRefused: a body with a
 // duplicate member name (at any depth) or a member name that matches a
 // contract field only by case or Unicode folding is a 400 and decides
 // nothing. Today encoding/json takes the last duplicate and folds names:
@@ -129,7 +129,7 @@ func TestDefect3AmbiguousDocumentsAreRefused(t *testing.T) {
 	checkInvariants(t, f.v)
 }
 
-// TestDefect4InvalidUTF8IsRefused (R-SEC-2): invalid UTF-8 and lone
+// TestDefect4InvalidUTF8IsRefused: invalid UTF-8 and lone
 // surrogates (raw or \ud800-escaped) anywhere in a body are a 400, never
 // repaired to U+FFFD; two different invalid bodies under one key are not
 // one command. Today they are stored as U+FFFD, inside a hashed revision
@@ -166,7 +166,7 @@ func TestDefect4InvalidUTF8IsRefused(t *testing.T) {
 	checkInvariants(t, f.v)
 }
 
-// TestDefect5RepeatedHeadersAreRefused (R-SEC-2): a repeated Authorization
+// TestDefect5RepeatedHeadersAreRefused: a repeated Authorization
 // or Idempotency-Key header (any spelling of the name) is a 400. Today the
 // first one wins: two credentials are served as the first, two keys store
 // under the first.
@@ -196,7 +196,7 @@ func TestDefect5RepeatedHeadersAreRefused(t *testing.T) {
 // forgedRowMarker names the participant of every forged table row.
 const forgedRowMarker = "Mallory"
 
-// TestDefect6OperatorTextCannotForgeStructure (R-SEC-2): single-line
+// TestDefect6OperatorTextCannotForgeStructure: single-line
 // operator fields (display names, titles) refuse control characters and
 // line breaks with a 400; multi-line text (objective, rules) is rendered
 // into CONSENSUS.md so that it forges no heading and no table row. Today a

@@ -31,7 +31,7 @@ func escapeAll(s string) string {
 	return b.String()
 }
 
-// TestDefect7LongestLegalCommentIsAccepted (R-SEC-2): a legal comment of
+// TestDefect7LongestLegalCommentIsAccepted: a legal comment of
 // 4,000 characters is accepted however it is encoded; here every character
 // is a \u00e9 escape (24 KB) or a surrogate-pair escape of an emoji
 // (48 KB). Today both are 413: the limit counts bytes of one encoding.
@@ -53,8 +53,8 @@ func TestDefect7LongestLegalCommentIsAccepted(t *testing.T) {
 	checkInvariants(t, f.v)
 }
 
-// TestDefect7LongestLegalCreateIsAccepted (R-SEC-2: "size limits must admit
-// the longest legal encoding of every legal body"): an agreement with every
+// TestDefect7LongestLegalCreateIsAccepted (size limits must admit
+// the longest legal encoding of every legal body): an agreement with every
 // field at its maximum (200-character title, 4,000-character objective, 50
 // rules of 1,000 characters, 50 participants with 200-character names and
 // long addresses), every member name and string written in \uXXXX escapes
@@ -126,7 +126,7 @@ func expectRefusedOrDelivered(t *testing.T, v *venue, address string) {
 	}
 }
 
-// TestDefect8UndeliverableAddressIsRefused (R-SEC-2): an address the
+// TestDefect8UndeliverableAddressIsRefused: an address the
 // configured transport cannot deliver (a non-ASCII mailbox without
 // SMTPUTF8) is a 400 at creation; a transport that can deliver it must
 // deliver it. Today the agreement is created and the email fails later in
@@ -156,7 +156,7 @@ func TestDefect8UndeliverableAddressIsRefused(t *testing.T) {
 	})
 }
 
-// TestDefect9CredentialQueryNamesAnyCase (R-API-QUERY, R-SEC-2): a
+// TestDefect9CredentialQueryNamesAnyCase: a
 // credential name in the query string is refused whatever its case, on
 // every route, before anything is done. Today only the exact spellings are
 // refused: ?Secret= exchanges, ?Token= reads the room.

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// The exact marker lines of an invitation email (SPEC R-MAIL-OUT).
+// The exact marker lines of an invitation email.
 const (
 	beginMarker = "---BEGIN CONSENSUS INVITATION V1---"
 	endMarker   = "---END CONSENSUS INVITATION V1---"

@@ -12,7 +12,7 @@ import (
 	"github.com/consensus-md/consensus/internal/proctest"
 )
 
-// The database-failure bound of R-SEC-7: 5 s by default. The tests set
+// The database-failure bound: 5 s by default. The tests set
 // CONSENSUS_DB_TIMEOUT=2s (the setting the fix is expected to add) but
 // hold the service only to the default, so a differently named setting
 // still passes; the log says whether 2 s was honoured.
@@ -80,7 +80,7 @@ func (f *outageFixture) dbRoutes(base, tag string) []namedRequest {
 	}
 }
 
-// unavailableMismatch says how r differs from the R-SEC-7 answer: a 503
+// unavailableMismatch says how r differs from the outage answer: a 503
 // problem with code unavailable and a Retry-After, within the bound.
 func unavailableMismatch(r *reply) string {
 	var why []string
@@ -195,7 +195,7 @@ func awaitRecovery(t *testing.T, f *outageFixture, base, after string) time.Dura
 	return d
 }
 
-// TestDefect2DatabaseOutageIsUnavailable (R-SEC-7): with PostgreSQL
+// TestDefect2DatabaseOutageIsUnavailable: with PostgreSQL
 // stopped, and then frozen (SIGSTOP), every route that needs the database
 // answers 503 problem+json code unavailable with Retry-After within the
 // bound (and, once the database has been seen to time out, in under a

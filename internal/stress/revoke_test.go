@@ -84,7 +84,7 @@ func revokeRace(t *testing.T, v *venue, base, agreementID, participantID string,
 	return req, rev, revokedFirst, false
 }
 
-// TestDefect1RevokedDecisionNeverCounts (R-SEC-6): with the agreement lock
+// TestDefect1RevokedDecisionNeverCounts: with the agreement lock
 // busy, participant A posts agree, the operator revokes A. A revoke that is
 // acknowledged while the agree waits means the agree must then be refused
 // (401) and nothing of A's stored; if the revoke waits for the same lock,
@@ -109,7 +109,7 @@ func TestDefect1RevokedDecisionNeverCounts(t *testing.T) {
 	outcome := s.Agreements[ag.AgreementID].Status
 	if revokedFirst {
 		if agree.OK() || stored {
-			t.Errorf("the revoke was acknowledged (200) while A's agree waited for the agreement lock; the agree then answered %d and stored: %v; outcome %s. Once a revoke is answered nothing more from A may be stored (R-SEC-6)",
+			t.Errorf("the revoke was acknowledged (200) while A's agree waited for the agreement lock; the agree then answered %d and stored: %v; outcome %s. Once a revoke is answered nothing more from A may be stored",
 				agree.Status, stored, outcome)
 		}
 		if !agree.OK() {
@@ -137,7 +137,7 @@ func TestDefect1RevokedDecisionNeverCounts(t *testing.T) {
 	checkInvariants(t, v)
 }
 
-// TestRevokeWhileClaimInFlight (R-SEC-6, claim side): a claim held back
+// TestRevokeWhileClaimInFlight (claim side): a claim held back
 // by the agreement lock when the revoke is acknowledged must be refused and
 // bind nothing. Today's claim takes no agreement lock, so it commits before
 // the revoke is sent; the test then checks that the revoke still wins

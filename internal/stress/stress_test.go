@@ -34,7 +34,7 @@ func replicaLoad(agreements, fullAgreements int) loadConfig {
 	return cfg
 }
 
-// TestStressReplicas (R-SEC-3, R-SEC-6): three consensusd processes on one
+// TestStressReplicas: three consensusd processes on one
 // PostgreSQL; clients pick a replica at random per request and retry
 // timeouts (some forced with a 1–40 ms client timeout) with the same
 // Idempotency-Key; revocations and resends are interleaved with the
@@ -60,7 +60,7 @@ func TestStressReplicas(t *testing.T) {
 	}
 }
 
-// TestStressCrash (R-SEC-4): the same load, while replicas are SIGKILLed
+// TestStressCrash: the same load, while replicas are SIGKILLed
 // mid-load and restarted on their address (three kills, six with
 // STRESS=1). Clients retry
 // on refused and broken connections with the same Idempotency-Key.

@@ -78,6 +78,7 @@ type AgreementDetail struct {
 	AgreementSummary
 	RevisionDigest string             `json:"revisionDigest"`
 	MarkdownDigest string             `json:"markdownDigest"`
+	DecisionRule   RuleView           `json:"decisionRule"`
 	ChainHead      string             `json:"chainHead"`
 	EventCount     int                `json:"eventCount"`
 	Participants   []AdminParticipant `json:"participants"`
@@ -218,7 +219,7 @@ func (v *Venue) GetAgreement(ctx context.Context, c OperatorCall, agreementID st
 		invByParticipant[inv.ParticipantID] = inv.ID
 	}
 	d := &AgreementDetail{AgreementSummary: summary(a, revision.Title, v.now()), RevisionDigest: rev.RevisionDigest,
-		MarkdownDigest: rev.MarkdownDigest, ChainHead: a.Head.Hash, EventCount: int(a.Head.Seq)}
+		MarkdownDigest: rev.MarkdownDigest, DecisionRule: ruleView(rule), ChainHead: a.Head.Hash, EventCount: int(a.Head.Seq)}
 	for _, p := range parts {
 		ap := AdminParticipant{ParticipantID: p.ID.String(), InvitationID: invByParticipant[p.ID].String(), DisplayName: p.DisplayName,
 			Kind: p.Kind, Email: p.Email, Required: p.Required, State: p.State, Revoked: p.RevokedAt != nil, Deliveries: []Delivery{}}
@@ -257,7 +258,7 @@ type Revoked struct {
 // working at once, on every replica (each request reads revoked_at). It
 // takes the agreement's row lock, which every write of an event or a claim
 // holds while it checks its credential, so once it returns nothing more
-// from the participant is stored (R-SEC-6): a write in flight either
+// from the participant is stored: a write in flight either
 // committed before or is refused. Its webhook is removed, with the
 // deliveries still queued for it. It is a new version of the room.
 // Revoking twice keeps the first time. Returns room.ErrNotFound.

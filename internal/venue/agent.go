@@ -182,7 +182,7 @@ func (v *Venue) AuthSession(ctx context.Context, kind, invitationID, sessionToke
 // session again (*UnauthorizedError), the invitation again (room.ErrNotFound
 // once revoked or expired), the proof again (a resend replaced it) and
 // room.ErrClaimConflict. Checking under the lock that revocation takes
-// means a claim either commits before a revoke or is refused (R-SEC-6).
+// means a claim either commits before a revoke or is refused.
 // A person's claim (a human invitation) takes the proof alone and binds
 // the invited address, with no runtime endpoint.
 func (v *Venue) Claim(ctx context.Context, g *SessionGrant, in ClaimInput) (*Claimed, error) {
@@ -364,7 +364,7 @@ func NewParticipantCredential(kind, invitationID, token string) ParticipantCrede
 // so a token says nothing on the other family's routes; a database failure
 // (room.ErrUnavailable) comes back as it is, never as a verdict on the
 // token. It is one indexed lookup. A write checks the token again under the
-// agreement's lock (R-SEC-6); a read is answered as of this check.
+// agreement's lock; a read is answered as of this check.
 func (v *Venue) AuthParticipant(ctx context.Context, kind, invitationID, token string) (*Principal, error) {
 	return v.authParticipant(ctx, NewParticipantCredential(kind, invitationID, token))
 }
@@ -376,7 +376,7 @@ func (v *Venue) authParticipant(ctx context.Context, c ParticipantCredential) (*
 		if errors.Is(err, room.ErrNotFound) {
 			return nil, unauthorized
 		}
-		// The database failed: that is not a bad credential (R-SEC-7).
+		// The database failed: that is not a bad credential.
 		return nil, fmt.Errorf("venue: authenticate participant: %w", err)
 	}
 	if o.InvitationID != c.invitationID || o.RevokedAt != nil || o.Kind != c.kind || !secret.Equal(o.TokenHash, c.tokenHash) {

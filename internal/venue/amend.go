@@ -45,7 +45,7 @@ type Notified struct {
 	Delivery      string `json:"delivery"`
 }
 
-// AmendAgreement locks revision n+1 of a pending agreement (R-REV-AMEND) in
+// AmendAgreement locks revision n+1 of a pending agreement in
 // one transaction under the agreement's lock: the new revision becomes
 // current with its deadline (every invitation expires with it), added
 // participants get their slots, invitations and emails, every participant's

@@ -79,7 +79,7 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in Even
 // reached, stores CONSENSUS.md in the same transaction.
 //
 // The credential is checked in the transaction that stores the event,
-// after it took the agreement's lock, which revocation takes too (R-SEC-6);
+// after it took the agreement's lock, which revocation takes too;
 // it is looked up before only when the body is malformed, so that a bad
 // credential still answers first. The transaction takes two round trips
 // (store.Append), and the decision rule gets its snapshot from the roster's

@@ -6,7 +6,7 @@ import (
 	"github.com/consensus-md/consensus/internal/room"
 )
 
-// Feed page sizes (R-LIVE-FEED).
+// Feed page sizes.
 const (
 	FeedDefaultLimit = 100
 	FeedMaxLimit     = 500

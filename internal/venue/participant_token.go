@@ -18,7 +18,7 @@ func (v *Venue) AuthParticipantToken(ctx context.Context, token string) (*Princi
 	hash := secret.Hash(token)
 	o, err := v.tokenOwner(ctx, hash)
 	if err != nil && !errors.Is(err, room.ErrNotFound) {
-		// The database failed: that is not a bad credential (R-SEC-7).
+		// The database failed: that is not a bad credential.
 		return nil, fmt.Errorf("venue: authenticate participant: %w", err)
 	}
 	if err != nil || o.RevokedAt != nil || !secret.Equal(o.TokenHash, hash) {

@@ -1,5 +1,5 @@
-// Package webhook holds the rules of the opt-in webhooks of SPEC
-// R-LIVE-HOOK, free of the database: which https:// endpoints and
+// Package webhook holds the rules of the opt-in webhooks, free of the
+// database: which https:// endpoints and
 // addresses may receive them (checked at registration and again when
 // connecting), the Standard Webhooks v1 signature with the service's
 // Ed25519 key (v1a) and its verification, and the retry schedule. The API

@@ -2,7 +2,7 @@ package webhook
 
 import "time"
 
-// Schedule is the pause before each retry (SPEC R-LIVE-HOOK): after the
+// Schedule is the pause before each retry: after the
 // first attempt fails, 5 s; then 5 min, 30 min, 2 h, 5 h and 10 h. A
 // delivery that fails all seven attempts is failed.
 var Schedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour}

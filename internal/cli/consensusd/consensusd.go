@@ -65,7 +65,7 @@ one is wrong. The settings are listed below and in docs/configuration.md.`,
 			}
 			cfg.Version = command.Version("consensusd").Short()
 			// Lines are written together at most every 100 ms: one write
-			// per request line cost a system call each (issue 8).
+			// per request line cost a system call each.
 			lines := logwriter.New(env.Stderr, 100*time.Millisecond, 64<<10)
 			defer lines.Close()
 			log := slog.New(slog.NewJSONHandler(lines, nil))

@@ -60,6 +60,10 @@ func TestStartRefusesEachSetting(t *testing.T) {
 		"CONSENSUS_SIGNING_KEY":            {"CONSENSUS_SIGNING_KEY": ""},
 		"CONSENSUS_WEBHOOK_ALLOW_LOOPBACK": {"CONSENSUS_WEBHOOK_ALLOW_LOOPBACK": "true"},
 		"CONSENSUS_WEBHOOK_CA_FILE":        {"CONSENSUS_WEBHOOK_CA_FILE": garbage},
+		"CONSENSUS_REPLY_ADDRESS":          {"CONSENSUS_REPLY_ADDRESS": "Replies <replies@consensus.example>"},
+		"CONSENSUS_REPLY_IMAP_URL":         {"CONSENSUS_REPLY_ADDRESS": "replies@consensus.example"},
+		"CONSENSUS_REPLY_IMAP_PASSWORD":    {"CONSENSUS_REPLY_IMAP_PASSWORD_FILE": missing},
+		"CONSENSUS_DNS_RESOLVER":           {"CONSENSUS_DNS_RESOLVER": "127.0.0.1"},
 	}
 	// Settings no value can make wrong.
 	free := map[string]bool{"CONSENSUS_MAIL_FROM": true}

@@ -1,6 +1,6 @@
 // Command consensus-bench is `make bench`: a black-box benchmark of the
 // service's hot paths over its public HTTP API, each measured side by side
-// with a baseline that shows what the machine can do (SPEC §16, issue 8).
+// with a baseline that shows what the machine can do (the performance contract).
 //
 // It starts everything itself: a private PostgreSQL (fsync on) through
 // deploy/local/pg.sh, a freshly built consensusd as a separate process (local

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Targets from SPEC §16 and issue 8.
+// Targets of the performance contract.
 const (
 	targetAppend       = 0.6
 	targetRead         = 0.3 // full read of the 300-event room (the middle size)
@@ -109,7 +109,7 @@ func (b *bench) report() report {
 		w("  (%s; `go tool pprof -top bench/profiles/<file>`)", strings.Join(names, ", "))
 	}
 	w("")
-	w("## Ratios against the targets (SPEC §16, issue 8)")
+	w("## Ratios against the targets (the performance contract)")
 	w("")
 	md.WriteString(rt.String())
 	w("")

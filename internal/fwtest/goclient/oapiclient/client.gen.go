@@ -1218,24 +1218,6 @@ func (e RevisionsCapabilityTermsDigestOf) Valid() bool {
 	}
 }
 
-// Defines values for RoomDecisionRuleType.
-const (
-	RoomDecisionRuleTypeQuorum              RoomDecisionRuleType = "quorum"
-	RoomDecisionRuleTypeUnanimityOfRequired RoomDecisionRuleType = "unanimity-of-required"
-)
-
-// Valid indicates whether the value is a known member of the RoomDecisionRuleType enum.
-func (e RoomDecisionRuleType) Valid() bool {
-	switch e {
-	case RoomDecisionRuleTypeQuorum:
-		return true
-	case RoomDecisionRuleTypeUnanimityOfRequired:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for RoomRosterState.
 const (
 	RoomRosterStateClaimed RoomRosterState = "claimed"
@@ -1251,6 +1233,24 @@ func (e RoomRosterState) Valid() bool {
 	case RoomRosterStateDecided:
 		return true
 	case RoomRosterStateInvited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RuleStateType.
+const (
+	RuleStateTypeQuorum              RuleStateType = "quorum"
+	RuleStateTypeUnanimityOfRequired RuleStateType = "unanimity-of-required"
+)
+
+// Valid indicates whether the value is a known member of the RuleStateType enum.
+func (e RuleStateType) Valid() bool {
+	switch e {
+	case RuleStateTypeQuorum:
+		return true
+	case RuleStateTypeUnanimityOfRequired:
 		return true
 	default:
 		return false
@@ -2256,23 +2256,7 @@ type Room struct {
 	Deadline Deadline `json:"deadline"`
 
 	// DecisionRule The current revision's decision rule, stated in words, and how far the room is from it. Under unanimity `agree` equals `requiredParticipants`.
-	DecisionRule struct {
-		// Agree How many required participants must agree.
-		Agree int `json:"agree"`
-
-		// Agreed Required participants whose agreement counts on the current revision.
-		Agreed int `json:"agreed"`
-
-		// AgreementsNeeded How many more counting agreements the outcome needs (0 once it has them); the `blocking` list names who could give them.
-		AgreementsNeeded int `json:"agreementsNeeded"`
-
-		// RequiredParticipants How many participants are required.
-		RequiredParticipants int `json:"requiredParticipants"`
-
-		// Statement The rule in words, for example "2 of the 3 required participants must agree".
-		Statement string               `json:"statement"`
-		Type      RoomDecisionRuleType `json:"type"`
-	} `json:"decisionRule"`
+	DecisionRule RuleState `json:"decisionRule"`
 
 	// Events Every event in sequence order.
 	Events       []Event `json:"events"`
@@ -2329,11 +2313,30 @@ type Room struct {
 	} `json:"you"`
 }
 
-// RoomDecisionRuleType defines model for Room.DecisionRule.Type.
-type RoomDecisionRuleType string
-
 // RoomRosterState defines model for Room.Roster.State.
 type RoomRosterState string
+
+// RuleState The current revision's decision rule, stated in words, and how far the room is from it. Under unanimity `agree` equals `requiredParticipants`.
+type RuleState struct {
+	// Agree How many required participants must agree.
+	Agree int `json:"agree"`
+
+	// Agreed Required participants whose agreement counts on the current revision.
+	Agreed int `json:"agreed"`
+
+	// AgreementsNeeded How many more counting agreements the outcome needs (0 once it has them); the `blocking` list names who could give them.
+	AgreementsNeeded int `json:"agreementsNeeded"`
+
+	// RequiredParticipants How many participants are required.
+	RequiredParticipants int `json:"requiredParticipants"`
+
+	// Statement The rule in words, for example "2 of the 3 required participants must agree".
+	Statement string        `json:"statement"`
+	Type      RuleStateType `json:"type"`
+}
+
+// RuleStateType defines model for RuleState.Type.
+type RuleStateType string
 
 // SignaturesCapability Participant-held Ed25519 keys and the signed record (SPEC R-SIGN).
 type SignaturesCapability struct {
