@@ -201,7 +201,10 @@ func TestAppendBatchJudgesAnAgreementsAppendsInOrder(t *testing.T) {
 	decides := []store.Decide{
 		nextComment("a"), nextComment("x"), nextComment("b"),
 		func(*store.AppendState) (store.AppendWrite, error) { return store.AppendWrite{}, refused },
-		func(s *store.AppendState) (store.AppendWrite, error) { replayPrior = s.Prior; return store.AppendWrite{}, nil },
+		func(s *store.AppendState) (store.AppendWrite, error) {
+			replayPrior = s.Prior
+			return store.AppendWrite{}, nil
+		},
 		nextComment("d"),
 	}
 	errs, locked, err := appendTogether(st, reqs, decides)
