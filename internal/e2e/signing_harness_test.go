@@ -118,6 +118,13 @@ func (k *keyed) sign(signer ed25519.PrivateKey, action, body string) string {
 	return b64.EncodeToString(ed25519.Sign(signer, jcs(k.s.t, k.command(action, body))))
 }
 
+// signV1 is the Consensus-Signature of the room-command/v1 of a command,
+// by signer: what keyed agents signed before commands bound their
+// Idempotency-Key.
+func (k *keyed) signV1(signer ed25519.PrivateKey, action, body string) string {
+	return b64.EncodeToString(ed25519.Sign(signer, jcs(k.s.t, k.command(action, body))))
+}
+
 // postSigned posts with the given Consensus-Signature ("" sends none).
 func (k *keyed) postSigned(key, action, body, signature string) *response {
 	h := k.auth()
