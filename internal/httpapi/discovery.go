@@ -128,6 +128,7 @@ type SignaturesCapability struct {
 	Algorithm       string `json:"algorithm"`
 	BindingSchema   string `json:"bindingSchema"`
 	SignatureHeader string `json:"signatureHeader"`
+	CommandSchema   string `json:"commandSchema"`
 	Record          string `json:"record"`
 	Keys            string `json:"keys"`
 	Verifier        string `json:"verifier"`
@@ -220,6 +221,7 @@ func (s *Server) capabilities() Capabilities {
 			"invitationEmail":      s.origin + "/schemas/invitation-email/v1",
 			"agreement":            s.origin + "/schemas/agreement/v1",
 			"roomCommand":          s.origin + "/schemas/room-command/v1",
+			"roomCommandV2":        s.origin + "/schemas/room-command/v2",
 			"participantBinding":   s.origin + "/schemas/participant-binding/v1",
 			"participantBindingV2": s.origin + "/schemas/participant-binding/v2",
 			"consensusRecord":      s.origin + "/schemas/consensus-record/v1",
@@ -246,6 +248,7 @@ func (s *Server) capabilities() Capabilities {
 			Live:      s.liveCapability(),
 			Signatures: SignaturesCapability{
 				Algorithm: "Ed25519", BindingSchema: s.origin + "/schemas/participant-binding/v2", SignatureHeader: "Consensus-Signature",
+				CommandSchema: s.origin + "/schemas/room-command/v2",
 				Record: u.Record, Keys: s.origin + "/.well-known/consensus-keys",
 				Verifier: "consensus verify record RECORD.json --artifact CONSENSUS.md --keys JWKS, or tools/verify-record.mjs (Node standard library only); by hand: see llms-full.txt",
 			},

@@ -26,12 +26,7 @@ func scenarioNamed(t testing.TB, name string) scenario {
 func TestVerifyRefusesRepeatedSignature(t *testing.T) {
 	t.Parallel()
 	r, _, _ := scenarioNamed(t, "reached-mixed").signed(t)
-	again := r.Events[0]
-	again.ID = fixedID("ada's comment again")
-	r.Events = append(r.Events[:1:1], append([]Event{again}, r.Events[1:]...)...)
-	for i := range r.Events {
-		r.Events[i].Seq = int64(i + 1)
-	}
+	r.Events = repeatEvent(r.Events, 0, 1, "")
 	b := reseal(t, r)
 	rep := Verify(b, Options{Keys: testKeys(serviceKey)})
 	if got := rep.FailedChecks(); !slices.Equal(got, []string{CheckParticipantSignature}) {

@@ -69,4 +69,11 @@ func checkCommandDigest(t *testing.T, body, action string) {
 	if got := commandDigest(c); got != want {
 		t.Fatalf("commandDigest(%q) = %s, canon.DigestOf %s", body, got, want)
 	}
+	v2 := c.Signed("https://consensus.test", "key-"+uuid.NewString())
+	if _, want, err = canon.DigestOf(v2); err != nil {
+		t.Fatal(err)
+	}
+	if got := commandDigest(v2); got != want {
+		t.Fatalf("room-command/v2 commandDigest(%q) = %s, canon.DigestOf %s", body, got, want)
+	}
 }

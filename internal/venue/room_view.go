@@ -37,8 +37,9 @@ type EventView struct {
 	Hash          string `json:"hash"`
 	Prev          string `json:"prev"`
 	// Signature is the participant's Ed25519 signature over the canonical
-	// room-command/v1 bytes (unpadded base64url); null for a participant
-	// that bound no key.
+	// room-command/v2 bytes (room-command/v1 for an event stored before
+	// version 2), unpadded base64url; null for a participant that bound no
+	// key.
 	Signature *string `json:"signature"`
 	// Evidence, only on an event read from a reply to the invitation
 	// email, is the record.Evidence that the invited address sent it.
