@@ -249,7 +249,7 @@ func (s *Server) capabilities() Capabilities {
 			Signatures: SignaturesCapability{
 				Algorithm: "Ed25519", BindingSchema: s.origin + "/schemas/participant-binding/v2", SignatureHeader: "Consensus-Signature",
 				CommandSchema: s.origin + "/schemas/room-command/v2",
-				Record: u.Record, Keys: s.origin + "/.well-known/consensus-keys",
+				Record:        u.Record, Keys: s.origin + "/.well-known/consensus-keys",
 				Verifier: "consensus verify record RECORD.json --artifact CONSENSUS.md --keys JWKS, or tools/verify-record.mjs (Node standard library only); by hand: see llms-full.txt",
 			},
 		},
