@@ -40,3 +40,16 @@ var OpenAPIAgent []byte
 //
 //go:embed web
 var Web embed.FS
+
+// VerifyRecord is tools/dist/verify-record.mjs, the standard-library record
+// verifier bundled into one file by `make generate`: the bytes the service
+// publishes at /tools/verify-record.mjs and the conformance run executes.
+//
+//go:embed tools/dist/verify-record.mjs
+var VerifyRecord []byte
+
+// Conformance holds the record conformance vectors under
+// conformance/records, published under /conformance/.
+//
+//go:embed conformance/records
+var Conformance embed.FS

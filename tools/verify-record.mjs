@@ -132,6 +132,7 @@ export function verifyRecord(recordBytes, { artifact = null, keys = null, messag
   let prev = ZERO, signed = 0, lastRevision = 0;
   const decisions = [];
   const signatures = new Map(); // each signature seen, to the event that first carried it
+  const actionsById = new Map(); // the action of each earlier event
   r.events.forEach((e, i) => {
     const at = `event ${i + 1} (seq ${e.seq}, id ${e.id})`;
     const c = e.command, p = roster.get(c.participant_id);
@@ -151,6 +152,24 @@ export function verifyRecord(recordBytes, { artifact = null, keys = null, messag
     else if (p.binding_digest === null) fail("command", `${at}: participant ${c.participant_id} never claimed its slot, so it cannot have posted`);
     const bodyErr = checkCommandBody(c.action, c.body);
     if (bodyErr) fail("command", `${at}: ${bodyErr}`);
+    // to: on a question or change_request only, participants of the named
+    // revision other than the author; in_reply_to: on a comment only, an
+    // earlier question or change_request of the record
+    if ("to" in c) {
+      if (c.action !== "question" && c.action !== "change_request") fail("command", `${at}: carries to, which only a question or change_request may`);
+      else if (named && named.number === c.revision) {
+        for (const id of c.to) {
+          if (id === c.participant_id) fail("command", `${at}: to names its own author ${id}`);
+          else if (!named.canonical.participants.some((x) => x.participant_id === id)) fail("command", `${at}: to names ${id}, not on revision ${c.revision}'s roster`);
+        }
+      }
+    }
+    if ("in_reply_to" in c) {
+      const target = actionsById.get(c.in_reply_to);
+      if (c.action !== "comment") fail("command", `${at}: carries in_reply_to, which only a comment may`);
+      else if (target !== "question" && target !== "change_request") fail("command", `${at}: in_reply_to ${c.in_reply_to} names no earlier question or change_request of the record`);
+    }
+    actionsById.set(e.id, c.action);
     if (isTerminal(c.action)) {
       // admitted only when no earlier decision of the participant counts on this revision
       const standing = decisions.find((d) => d.participant === c.participant_id && carriesOver(terms, d.revision, c.revision));

@@ -1,7 +1,7 @@
 -- name: EventInsert :exec
 INSERT INTO events (id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-                    command_digest, created_at, prev_hash, hash, workspace_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, (SELECT workspace_id FROM agreements WHERE id = $2));
+                    command_digest, created_at, prev_hash, hash, addressed_to, in_reply_to, workspace_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, (SELECT workspace_id FROM agreements WHERE id = $2));
 
 -- name: EventGetByKey :one
 SELECT * FROM events WHERE participant_id = $1 AND idempotency_key = $2;
@@ -39,8 +39,9 @@ LIMIT 1;
 
 -- name: EventAppendBatch :exec
 -- Appends events, each to its own agreement, in one statement: each event,
--- its participant's counters (and decision, when terminal), and its
--- agreement's chain head, version and, when the event decided it, outcome.
+-- its participant's counters (and decision with its evidence, when
+-- terminal), and its agreement's chain head, version and, when the event
+-- decided it, outcome.
 -- The caller holds each agreement's lock and has seen its outcome pending.
 -- One statement for a batch costs the server one executor start and one
 -- pass over each table's constraints, where a statement per event paid
@@ -48,7 +49,9 @@ LIMIT 1;
 --
 -- The arrays are parallel, one element per event (unnest in the select
 -- list zips them); outcome_statuses holds '' and outcome_event_ids the nil
--- UUID where an event sets no outcome. Each update finds its rows by
+-- UUID where an event sets no outcome; addressed_tos holds each event's
+-- addressees as an array literal ('' for none) and in_reply_tos the nil
+-- UUID where an event answers nothing. Each update finds its rows by
 -- = ANY, an index scan even in the generic plan, which guesses 1,000
 -- events: from the join alone, it would scan the whole table.
 WITH e AS (
@@ -65,6 +68,8 @@ WITH e AS (
            unnest(@prev_hashes::text[]) AS prev_hash,
            unnest(@hashes::text[]) AS hash,
            unnest(@signatures::bytea[]) AS signature,
+           unnest(@addressed_tos::text[]) AS addressed_to,
+           unnest(@in_reply_tos::uuid[]) AS in_reply_to,
            unnest(@evidences::text[]) AS evidence,
            unnest(@terminals::boolean[]) AS terminal,
            unnest(@outcome_statuses::text[]) AS outcome_status,
@@ -72,9 +77,10 @@ WITH e AS (
            unnest(@outcome_event_ids::uuid[]) AS outcome_event_id
 ), inserted AS (
     INSERT INTO events (id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-                        command_digest, created_at, prev_hash, hash, signature, evidence, workspace_id)
+                        command_digest, created_at, prev_hash, hash, signature, evidence, addressed_to, in_reply_to, workspace_id)
     SELECT e.id, e.agreement_id, e.seq, e.participant_id, e.revision, e.action, e.body, e.idempotency_key,
            e.command_digest, e.created_at, e.prev_hash, e.hash, e.signature, nullif(e.evidence, ''),
+           nullif(e.addressed_to, '')::uuid[], nullif(e.in_reply_to, '00000000-0000-0000-0000-000000000000'),
            (SELECT a.workspace_id FROM agreements a WHERE a.id = e.agreement_id)
     FROM e
 ), counted AS (
@@ -86,7 +92,8 @@ WITH e AS (
         decision_event_id = CASE WHEN e.terminal THEN e.id ELSE p.decision_event_id END,
         decision_seq      = CASE WHEN e.terminal THEN e.seq ELSE p.decision_seq END,
         decision_revision = CASE WHEN e.terminal THEN e.revision ELSE p.decision_revision END,
-        decided_at        = CASE WHEN e.terminal THEN e.created_at ELSE p.decided_at END
+        decided_at        = CASE WHEN e.terminal THEN e.created_at ELSE p.decided_at END,
+        decision_evidence = CASE WHEN e.terminal THEN nullif(e.evidence, '') ELSE p.decision_evidence END
     FROM e
     WHERE p.id = e.participant_id AND p.id = ANY(@participant_ids::uuid[])
 )
@@ -103,7 +110,7 @@ WHERE a.id = e.agreement_id AND a.id = ANY(@agreement_ids::uuid[]);
 -- name: EventTerminalListByAgreement :many
 -- Every terminal decision of an agreement in order, on any revision: what a
 -- new revision reads to find each participant's standing decision.
-SELECT id, seq, participant_id, revision, action, created_at
+SELECT id, seq, participant_id, revision, action, created_at, coalesce(evidence, '')::text AS evidence
 FROM events
 WHERE agreement_id = $1 AND action IN ('agree', 'disagree', 'abstain')
 ORDER BY seq;
@@ -115,3 +122,7 @@ SELECT * FROM events
 WHERE agreement_id = $1 AND seq > sqlc.arg('after') AND seq <= sqlc.arg('through')
 ORDER BY seq
 LIMIT sqlc.arg('max');
+
+-- name: EventReplyTarget :one
+-- The agreement and action of an event: what a reply naming it checks.
+SELECT agreement_id, action FROM events WHERE id = $1;

@@ -29,7 +29,7 @@ JOIN agreements a ON a.id = p.agreement_id;
 -- name: ParticipantRoster :many
 -- The roster with its counters, in position order.
 SELECT id, display_name, kind, required, state, revoked_at, events_revision, event_count,
-       decision, decision_event_id, decision_seq, decision_revision, decided_at
+       decision, decision_event_id, decision_seq, decision_revision, decided_at, decision_evidence
 FROM participants
 WHERE agreement_id = $1
 ORDER BY position;
@@ -46,7 +46,7 @@ ORDER BY position;
 -- pulled up, so it is one index probe per element in every plan.
 SELECT t.n::integer AS n,
        p.id, p.agreement_id, p.invitation_id, p.token_hash, p.revoked_at, p.kind, p.required, p.events_revision, p.event_count,
-       p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at, p.public_key
+       p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at, p.decision_evidence, p.public_key
 FROM (SELECT unnest(@token_hashes::bytea[]) AS token_hash, generate_subscripts(@token_hashes::bytea[], 1) AS n) AS t
 CROSS JOIN LATERAL (SELECT * FROM participants WHERE participants.token_hash = t.token_hash LIMIT 1) AS p;
 
@@ -61,7 +61,8 @@ SELECT array_agg(id ORDER BY position)::uuid[] AS ids,
        array_agg(coalesce(decision_event_id, '00000000-0000-0000-0000-000000000000') ORDER BY position)::uuid[] AS decision_event_ids,
        array_agg(coalesce(decision_seq, 0) ORDER BY position)::bigint[] AS decision_seqs,
        array_agg(coalesce(decision_revision, 0) ORDER BY position)::integer[] AS decision_revisions,
-       array_agg(coalesce(decided_at, 'epoch') ORDER BY position)::timestamptz[] AS decided_at
+       array_agg(coalesce(decided_at, 'epoch') ORDER BY position)::timestamptz[] AS decided_at,
+       array_agg(coalesce(decision_evidence, '') ORDER BY position)::text[] AS decision_evidences
 FROM participants
 WHERE agreement_id = (SELECT t.agreement_id FROM participants t WHERE t.token_hash = $1)
   AND (required OR decision IS NOT NULL);
@@ -77,7 +78,7 @@ RETURNING *;
 UPDATE participants
 SET decision = sqlc.narg('decision'), decision_event_id = sqlc.narg('decision_event_id'),
     decision_seq = sqlc.narg('decision_seq'), decision_revision = sqlc.narg('decision_revision'),
-    decided_at = sqlc.narg('decided_at'),
+    decided_at = sqlc.narg('decided_at'), decision_evidence = sqlc.narg('decision_evidence'),
     state = CASE WHEN sqlc.arg('counts')::boolean THEN 'decided'
                  WHEN claimed_at IS NOT NULL THEN 'claimed'
                  ELSE 'invited' END

@@ -47,8 +47,9 @@ go vet ./...
 echo "== contract lint (redocly, ajv)"
 tools/lint.sh
 
-echo "== record conformance vectors, standard-library Node verifier (tools/verify-record.mjs)"
+echo "== record conformance vectors, standard-library Node verifier (tools/verify-record.mjs and its published bundle)"
 node tools/verify-record.mjs --conformance conformance/records
+node tools/dist/verify-record.mjs --conformance conformance/records
 
 echo "== deploy artifacts (make test-deploy)"
 make --no-print-directory test-deploy

@@ -165,3 +165,13 @@ func Secret(getenv func(string) string, name string) (string, error) {
 	}
 	return strings.TrimSpace(v), nil
 }
+
+// TokenKey reads CONSENSUS_TOKEN_KEY (or its _FILE) alone, decoded, for a
+// command that seals mail without loading the whole configuration.
+func TokenKey(getenv func(string) string) ([]byte, error) {
+	v, err := Lookup(getenv, "CONSENSUS_TOKEN_KEY")
+	if err != nil {
+		return nil, err
+	}
+	return decodeKey(v)
+}

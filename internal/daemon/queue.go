@@ -40,13 +40,17 @@ func newQueue(st *store.Store, mail *outbox.Worker, hooks *deliver.Worker, poll 
 	workers := river.NewWorkers()
 	river.AddWorker(workers, mail)
 	river.AddWorker(workers, hooks)
+	river.AddWorker(workers, &outbox.EnrollmentWorker{Mail: mail})
 	river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, _ *river.Job[jobs.DeadlineSweep]) error {
 		_, err := st.AgreementExpireDue(ctx, now())
 		return err
 	}))
 	river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, _ *river.Job[jobs.SessionSweep]) error {
-		_, err := st.SessionDeleteExpired(ctx, now())
-		return err
+		if _, err := st.SessionDeleteExpired(ctx, now()); err != nil {
+			return err
+		}
+		// Console sessions idle for twelve hours, and stale passkey ceremonies.
+		return st.ConsoleSweep(ctx, now().Add(-12*time.Hour), now())
 	}))
 	if poll <= 0 {
 		poll = time.Second

@@ -3,6 +3,8 @@ package e2e
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/mail"
 	"os"
@@ -25,8 +27,8 @@ import (
 // invitation email. The daemon reads the reply from a real Dovecot
 // mailbox, checks its DKIM signature against a key a DNS server on
 // loopback publishes, and the agreement shows in the room with its
-// evidence; once the agent agrees too, both record verifiers re-check the
-// DKIM signature offline.
+// evidence; once the agent agrees too, CONSENSUS.md states the reply's
+// evidence and both record verifiers re-check the DKIM signature offline.
 func TestReplyDecidesThroughTheDaemon(t *testing.T) {
 	t.Parallel()
 	const box, password = "replies@consensus.test", "dovecot-e2e-password"
@@ -105,6 +107,14 @@ func TestReplyDecidesThroughTheDaemon(t *testing.T) {
 	expect(t, rec, 200, "")
 	art := bob.agent.artifact("GET")
 	expect(t, art, 200, "")
+	// CONSENSUS.md states Alice's decision came from her reply, with the
+	// evidence the record carries; Bob's, posted over HTTP, has no line.
+	sum := sha256.Sum256(signed)
+	line := fmt.Sprintf("- Participant Alice (`%s`): recorded from a reply email: From `%s`, DKIM d=`agents.example` s=`s1`, "+
+		"Message-ID `<agree-1@agents.example>`, SHA-256 of the message `%s`\n", alice.ParticipantID, alice.Email, hex.EncodeToString(sum[:]))
+	if !strings.Contains(string(art.body), line) || strings.Count(string(art.body), "recorded from a reply email") != 1 {
+		t.Fatalf("CONSENSUS.md lacks the reply line %q:\n%s", line, art.body)
+	}
 	jwks := s.do("GET", "/.well-known/consensus-keys", nil, nil)
 	goFailed, nodeFailed := verifyBoth(t, rec.body, art.body, jwks.body)
 	if len(goFailed) != 0 || len(nodeFailed) != 0 {

@@ -132,6 +132,12 @@ type SignaturesCapability struct {
 	Record          string `json:"record"`
 	Keys            string `json:"keys"`
 	Verifier        string `json:"verifier"`
+	// VerifierURL is the standard-library verifier as one file, and
+	// VerifierSHA256 the SHA-256 of its bytes; Conformance indexes the
+	// vectors it is tested with.
+	VerifierURL    string `json:"verifierUrl"`
+	VerifierSHA256 string `json:"verifierSha256"`
+	Conformance    string `json:"conformance"`
 }
 
 // MCPCapability describes the MCP facade and what it is not.
@@ -147,17 +153,23 @@ type MCPCapability struct {
 
 // CapabilityProtocol names the protocol and its version.
 type CapabilityProtocol struct {
-	Name      string `json:"name"`
-	Version   string `json:"version"`
-	Revisions []int  `json:"revisions"`
-	Transport string `json:"transport"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// FirstAgreementRevision is the revision number every agreement starts
+	// at; Revisions is the same number under its older name, kept for the
+	// clients that read it.
+	FirstAgreementRevision int    `json:"firstAgreementRevision"`
+	Revisions              []int  `json:"revisions"`
+	Transport              string `json:"transport"`
 }
 
 // Endpoint is one agent route as a URL template.
 type Endpoint struct {
-	Method     string `json:"method"`
-	Href       string `json:"href"`
-	Credential string `json:"credential"`
+	// Method is the route's first method; Methods lists them all.
+	Method     string   `json:"method"`
+	Methods    []string `json:"methods"`
+	Href       string   `json:"href"`
+	Credential string   `json:"credential"`
 }
 
 // CredentialScheme says where a credential comes from and which routes take it.
@@ -193,22 +205,23 @@ type ReadLimits struct {
 
 func (s *Server) capabilities() Capabilities {
 	u := agentroute.For(s.origin, "{"+agentroute.IDParam+"}")
+	uses := participantRoutes(s.routeShapes())
+	base := s.origin + agentroute.Prefix + "{" + agentroute.IDParam + "}"
+	endpoints := map[string]Endpoint{}
+	for _, use := range uses {
+		if use.Name != "mcp" {
+			endpoints[use.Name] = Endpoint{Method: use.Methods[0], Methods: use.Methods, Href: base + use.Path, Credential: use.Scheme}
+		}
+	}
 	return Capabilities{
-		Protocol: CapabilityProtocol{Name: "consensus-invitation-rest", Version: "1", Revisions: []int{1}, Transport: "https-rest-json"},
-		Service:  "consensus",
-		Origin:   s.origin,
-		Endpoints: map[string]Endpoint{
-			"exchange": {"POST", u.Exchange, venue.SchemeInvite},
-			"claim":    {"POST", u.Claim, venue.SchemeSession},
-			"room":     {"GET", u.Room, venue.SchemeParticipant},
-			"events":   {"POST", u.Events, venue.SchemeParticipant},
-			"artifact": {"GET", u.Artifact, venue.SchemeParticipant},
-			"record":   {"GET", u.Record, venue.SchemeParticipant},
-		},
+		Protocol:  CapabilityProtocol{Name: "consensus-invitation-rest", Version: "1", FirstAgreementRevision: 1, Revisions: []int{1}, Transport: "https-rest-json"},
+		Service:   "consensus",
+		Origin:    s.origin,
+		Endpoints: endpoints,
 		Credentials: []CredentialScheme{
-			{venue.SchemeInvite, "the secret fragment of invite_uri in the invitation email; also accepted as the JSON secret member of the exchange body", []string{"exchange"}, "until the agreement deadline"},
-			{venue.SchemeSession, "sessionToken from exchange", []string{"claim"}, "at most 20 minutes, never past the deadline"},
-			{venue.SchemeParticipant, "participantToken from claim", []string{"room", "events", "artifact", "record"}, "durable; revocable by the operator"},
+			{venue.SchemeInvite, "the secret fragment of invite_uri in the invitation email; also accepted as the JSON secret member of the exchange body", acceptedBy(uses, venue.SchemeInvite), "until the agreement deadline"},
+			{venue.SchemeSession, "sessionToken from exchange", acceptedBy(uses, venue.SchemeSession), "at most 20 minutes, never past the deadline"},
+			{venue.SchemeParticipant, "participantToken from claim", acceptedBy(uses, venue.SchemeParticipant), "durable; revocable by the operator"},
 		},
 		Limits: Limits{
 			ExchangeBodyBytes: int(limitExchange.Bytes), ClaimBodyBytes: int(limitClaim.Bytes), EventsBodyBytes: int(limitEvents.Bytes),
@@ -237,12 +250,13 @@ func (s *Server) capabilities() Capabilities {
 		},
 		Offered: Offered{MCP: MCPCapability{
 			Endpoint: s.origin + "/mcp", Transport: "streamable-http", Stateless: true, Credential: venue.SchemeParticipant,
-			Tools: []string{"read_room", "post_advisory", "decide", "fetch_artifact", "fetch_record"},
+			Tools: []string{"read_room", "wait_for_change", "command_to_sign", "post_advisory", "decide", "fetch_artifact", "fetch_record"},
 			Rules: "Each tool runs the use case of the matching REST route under the same rules and order of checks; it adds no power the REST API lacks. " +
-				"decide requires the current revision number and digest and confirm: true. Participant-written text is returned marked untrusted.",
-			NotOffered: []string{"exchange and claim (REST only: MCP starts with a participant token)", "sessions, server-initiated requests and GET event streams",
-				"waiting for room changes (use the REST feed, long polling or stream: offered.live)", "operator tools", "resources and prompts",
-				"events of a participant that bound a key (each needs a Consensus-Signature: post them through the REST events route)"},
+				"decide requires the current revision number and digest and confirm: true. wait_for_change is held like Prefer: wait (at most 60 seconds, counted among the waiting requests of offered.live). " +
+				"A participant that bound a key passes signature to post_advisory and decide, over the bytes command_to_sign returns; unsigned, it is refused with signature-required as on REST. " +
+				"fetch_record returns the record's exact bytes as an embedded application/json resource. Participant-written text is returned marked untrusted.",
+			NotOffered: []string{"exchange and claim (REST only: MCP starts with a participant token)", "sessions, server-initiated requests, notifications and GET event streams",
+				"operator tools", "resources to list or read, and prompts"},
 		},
 			Revisions: revisionsCapability(),
 			Live:      s.liveCapability(),
@@ -250,7 +264,9 @@ func (s *Server) capabilities() Capabilities {
 				Algorithm: "Ed25519", BindingSchema: s.origin + "/schemas/participant-binding/v2", SignatureHeader: "Consensus-Signature",
 				CommandSchema: s.origin + "/schemas/room-command/v2",
 				Record:        u.Record, Keys: s.origin + "/.well-known/consensus-keys",
-				Verifier: "consensus verify record RECORD.json --artifact CONSENSUS.md --keys JWKS, or tools/verify-record.mjs (Node standard library only); by hand: see llms-full.txt",
+				Verifier: "node verify-record.mjs RECORD.json --artifact CONSENSUS.md --keys JWKS, with the file from verifierUrl (Node standard library only; check its SHA-256 against verifierSha256), " +
+					"or consensus verify record with the same arguments; by hand: see llms-full.txt",
+				VerifierURL: s.origin + VerifierPath, VerifierSHA256: verifierSHA256(), Conformance: s.origin + ConformancePath,
 			},
 		},
 		NotOffered: []string{"a2a", "agent-initiation", "email-reply-participation",

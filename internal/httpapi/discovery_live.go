@@ -42,7 +42,7 @@ func (s *Server) liveCapability() LiveCapability {
 	perParticipant, perReplica := s.hub.Bounds()
 	return LiveCapability{
 		Feed: "GET " + base + agentroute.Events + "?after={seq}&limit={n}", Stream: "GET " + base + agentroute.Stream,
-		Wait:           "Prefer: wait=<seconds> on GET room (with If-None-Match) and GET events",
+		Wait:           "Prefer: wait=<seconds> on GET room (with If-None-Match) and GET events; over MCP, the wait_for_change tool",
 		MaxWaitSeconds: int(live.MaxWait.Seconds()), KeepAliveSeconds: int(live.KeepAlive.Seconds()),
 		FeedDefaultLimit: venue.FeedDefaultLimit, FeedMaxLimit: venue.FeedMaxLimit,
 		Webhook:             "PUT|GET|DELETE " + base + agentroute.Webhook + ` {"url": "https://…"}`,

@@ -82,7 +82,14 @@ func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration
 	}
 	defer waiter.Leave()
 	holdDeadline(w, wait+holdSlack)
-	ctx := requestContext(r)
+	return s.awaitChange(requestContext(r), waiter, p, wait, tag, func() (*venue.Principal, error) { return s.reauthenticate(r) })
+}
+
+// awaitChange waits, joined to the hub as waiter, for up to wait while the
+// reader's room tag is tag, checking the credential again (reauthenticate)
+// before each comparison. It returns as hold does.
+func (s *Server) awaitChange(ctx context.Context, waiter *live.Waiter, p *venue.Principal, wait time.Duration, tag venue.RoomTag,
+	reauthenticate func() (*venue.Principal, error)) (*venue.Principal, bool, error) {
 	timeout := time.NewTimer(wait)
 	defer timeout.Stop()
 	// A change committed between the first read and joining the hub is not
@@ -91,7 +98,7 @@ func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration
 	for {
 		if check {
 			var err error
-			if p, err = s.reauthenticate(r); err != nil {
+			if p, err = reauthenticate(); err != nil {
 				return nil, false, err
 			}
 			if s.venue.RoomTag(p) != tag {

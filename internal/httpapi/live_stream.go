@@ -54,8 +54,12 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return // a failed database or a gone client: the client resumes
 		}
+		awaiting := make(map[string]bool, len(page.AwaitingReply))
+		for _, id := range page.AwaitingReply {
+			awaiting[id] = true
+		}
 		for _, e := range page.Events {
-			out.message(strconv.FormatInt(e.Seq, 10), "room.event", e)
+			out.message(strconv.FormatInt(e.Seq, 10), "room.event", streamEvent{e, awaiting[e.ID]})
 		}
 		after = page.Next
 		if revision != 0 && page.Revision != revision {
@@ -95,6 +99,14 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// streamEvent is a room.event message: the event, marked awaitingReply
+// when it asks the reader and the reader had not answered it when it was
+// sent.
+type streamEvent struct {
+	venue.EventView
+	AwaitingReply bool `json:"awaitingReply,omitempty"`
 }
 
 // streamPage reads the next page with a fresh database bound.

@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/consensus-md/consensus/internal/mcpfacade"
 	"github.com/consensus-md/consensus/internal/room"
@@ -15,14 +17,61 @@ import (
 // invitation in its path: the token names its invitation.
 func (s *Server) requireParticipantToken(next http.Handler) http.Handler {
 	return authenticate(s, venue.SchemeParticipant, participantKey{}, func(ctx context.Context, _, token string) (*venue.Principal, error) {
-		p, err := s.venue.AuthParticipantToken(ctx, token)
-		// /mcp is an agent's way into its room, as the agent routes are: a
-		// person's token is refused like a token of the other kind there.
-		if err == nil && p.Kind != room.KindAgent {
-			return nil, &venue.UnauthorizedError{Scheme: venue.SchemeParticipant}
-		}
-		return p, err
+		return s.authAgentToken(ctx, token)
 	}, next)
+}
+
+// authAgentToken looks up a participant token on /mcp. /mcp is an agent's
+// way into its room, as the agent routes are: a person's token is refused
+// like a token of the other kind there.
+func (s *Server) authAgentToken(ctx context.Context, token string) (*venue.Principal, error) {
+	p, err := s.venue.AuthParticipantToken(ctx, token)
+	if err == nil && p.Kind != room.KindAgent {
+		return nil, &venue.UnauthorizedError{Scheme: venue.SchemeParticipant}
+	}
+	return p, err
+}
+
+// mcpExchangeKey carries the HTTP exchange a tool call arrived in, for the
+// tool that is held (wait_for_change).
+type mcpExchangeKey struct{}
+
+type mcpExchange struct {
+	w http.ResponseWriter
+	r *http.Request
+}
+
+// mcpContext is the context the MCP handler runs in: the values of the
+// request's (the principal, the request id), the cancellation of the
+// request itself without the database deadline, which the facade puts on
+// each tool call instead (Options.Bound) and which a held call outlives.
+type mcpContext struct {
+	context.Context // the request's own, unbounded
+	values          context.Context
+}
+
+func (c mcpContext) Value(key any) any { return c.values.Value(key) }
+
+// mcpWait holds wait_for_change as a held read of the room is held: joined
+// to the live hub, checking the token again on each wake-up, for up to
+// wait. It returns the freshest principal and whether the room changed.
+func (s *Server) mcpWait(ctx context.Context, p *venue.Principal, tag venue.RoomTag, wait time.Duration) (*venue.Principal, bool, error) {
+	x, ok := ctx.Value(mcpExchangeKey{}).(mcpExchange)
+	if !ok {
+		return nil, false, errors.New("httpapi: a held MCP tool call outside an MCP request")
+	}
+	waiter, err := s.hub.Join(p.AgreementID, p.ParticipantID)
+	if err != nil {
+		return nil, false, err
+	}
+	defer waiter.Leave()
+	holdDeadline(x.w, wait+holdSlack)
+	token := credential(x.r, venue.SchemeParticipant)
+	return s.awaitChange(ctx, waiter, p, wait, tag, func() (*venue.Principal, error) {
+		fresh, cancel := s.freshDatabase(x.r)
+		defer cancel()
+		return s.authAgentToken(fresh, token)
+	})
 }
 
 // refusal describes err for a tool result with the row of the problem

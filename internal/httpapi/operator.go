@@ -38,7 +38,7 @@ type auditHook struct {
 type auditHookKey struct{}
 
 // auditTargets are the path parameters an audit entry names.
-var auditTargets = []string{"agreementId", "participantId", "invitationId", "keyId"}
+var auditTargets = []string{"agreementId", "participantId", "invitationId", "keyId", "operatorId"}
 
 // requireOperatorFor authenticates an operator route (the route table's
 // CredentialOperator): the Bearer token is

@@ -42,8 +42,8 @@ func pageHeaders(h http.Header) {
 }
 
 type webPages struct {
-	index, invite document
-	assets        map[string]document
+	index, invite, console document
+	assets                 map[string]document
 }
 
 // webPages loads the embedded pages once. The home page is the same for
@@ -56,7 +56,7 @@ func (s *Server) webPages() webPages {
 		pageHeaders(h)
 		return document{body: s.webDocument(name), contentType: "text/html; charset=utf-8", extra: h}
 	}
-	p := webPages{index: page("index.html", publicCache), invite: page("invite.html", "no-store"), assets: map[string]document{}}
+	p := webPages{index: page("index.html", publicCache), invite: page("invite.html", "no-store"), console: page("console.html", "no-store"), assets: map[string]document{}}
 	entries, err := fs.ReadDir(consensus.Web, "web/assets")
 	if err != nil {
 		panic("httpapi: embedded web/assets is missing")
@@ -98,6 +98,22 @@ func (s *Server) handleInvitePage(page document) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := chi.URLParam(r, "invitationId")
 		if u, err := uuid.Parse(id); err != nil || u.String() != id {
+			s.writeProblem(w, r, room.ErrNotFound)
+			return
+		}
+		page.serve(w, r)
+	}
+}
+
+// consolePages are the console's page names under /console/: one page
+// that shows the view its path names.
+var consolePages = map[string]bool{"signin": true, "enroll": true, "agreements": true, "new": true, "keys": true, "operators": true, "audit": true}
+
+// handleConsolePage serves the console's page for a view it has; any
+// other path is not found.
+func (s *Server) handleConsolePage(page document) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !consolePages[chi.URLParam(r, "page")] {
 			s.writeProblem(w, r, room.ErrNotFound)
 			return
 		}

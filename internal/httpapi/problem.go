@@ -68,6 +68,7 @@ const (
 	ProblemKeyRevoked
 	ProblemKeyExpired
 	ProblemInsufficientScope
+	ProblemCrossSite
 	ProblemProofMismatch
 	ProblemNotFound
 	ProblemArtifactNotReady
@@ -102,12 +103,12 @@ var problemTypes = [problemCodeCount]ProblemType{
 		Explanation: "This participant bound an Ed25519 key when it claimed its slot, so every event it posts must carry the header Consensus-Signature: its signature (unpadded base64url) over the RFC 8785 canonical bytes of the room-command/v2 object of the command, which holds the request's Idempotency-Key. Nothing was stored. A participant token alone cannot speak for a keyed participant.",
 		Errors:      []error{room.ErrSignatureRequired}},
 	ProblemBadSignature: {Code: "bad-signature", Status: 400, Title: "Signature does not verify",
-		Explanation: "The Consensus-Signature is not an Ed25519 signature in unpadded base64url, does not verify with the key this participant bound over the canonical room-command/v2 bytes the service built from the request, signs the room-command/v1 object (no longer accepted for a new event), repeats a signature this participant already stored, or was sent by a participant that bound no key. Nothing was stored. Rebuild the command object (schema room-command/v2, version 2, agreement_id, invitation_id, participant_id, revision, revision_digest as bare hex, action, body, and idempotency_key, the Idempotency-Key of the request), canonicalize it and sign those bytes: a signature speaks for one event.",
+		Explanation: "The Consensus-Signature is not an Ed25519 signature in unpadded base64url, does not verify with the key this participant bound over the canonical room-command/v2 bytes the service built from the request, signs the room-command/v1 object (no longer accepted for a new event), repeats a signature this participant already stored, or was sent by a participant that bound no key. Nothing was stored. Rebuild the command object (schema room-command/v2, version 2, agreement_id, invitation_id, participant_id, revision, revision_digest as bare hex, action, body, to or in_reply_to when the request carries them, and idempotency_key, the Idempotency-Key of the request), canonicalize it and sign those bytes: a signature speaks for one event.",
 		Errors:      []error{room.ErrBadSignature}},
 	ProblemCredentialInQuery: {Code: "credential-in-query", Status: 400, Title: "Credential in query string",
 		Explanation: "A credential (secret, token, sessionToken, participantToken or emailProof) was sent in the URL query string. The request was refused and not logged, but treat that credential as exposed: URLs end up in proxy logs and histories. Stop using it. For an invitation secret or email proof, ask the operator who invited you to resend the invitation: a resend issues a fresh secret and proof and the old ones stop working. For a participant token, ask the operator to revoke it. A session token expires within 20 minutes by itself. If you cannot reach the operator, write to consensus@agentmail.to. Credentials travel only in the Authorization header or the JSON body."},
 	ProblemUnauthorized: {Code: "unauthorized", Status: 401, Title: "Credential required",
-		Explanation: "The route's credential is missing, expired, revoked, of another kind, or belongs to another invitation. The WWW-Authenticate header names the scheme this route accepts: Consensus-Session for claim, Consensus-Participant for room, events and artifact, Bearer for the operator API.",
+		Explanation: "The route's credential is missing, expired, revoked, of another kind, or belongs to another invitation. The WWW-Authenticate header names the scheme this route accepts: Consensus-Session for claim, Consensus-Participant for room, events, stream, webhook, artifact, record and MCP, Bearer for the operator API.",
 		Errors:      []error{venue.ErrUnauthorized}},
 	ProblemKeyRevoked: {Code: "key-revoked", Status: 401, Title: "API key revoked",
 		Explanation: "The Bearer credential is an API key that was revoked: it will never work again. Ask an owner of the workspace for a new key. If you did not revoke it yourself, someone did on purpose, often because it leaked: the workspace's audit log says who and when.",
@@ -118,6 +119,8 @@ var problemTypes = [problemCodeCount]ProblemType{
 	ProblemInsufficientScope: {Code: "insufficient-scope", Status: 403, Title: "Insufficient scope",
 		Explanation: "The credential is valid but lacks the scope this request needs; the detail names it. The scopes are agreements:read, agreements:write, participants:manage, keys:manage, operators:manage and audit:read, and the contract states each operator route's scope (x-required-scope). Use a key that holds the scope, or ask an owner of the workspace for one: a key can only be given scopes its creator holds. The refusal is recorded in the workspace's audit log.",
 		Errors:      []error{venue.ErrInsufficientScope}},
+	ProblemCrossSite: {Code: "cross-site", Status: 403, Title: "Cross-site console request",
+		Explanation: "A request of the web console that changes something must come from a page of this service's own origin (its Origin header, and Sec-Fetch-Site when the browser sends it) and carry the X-Consensus-CSRF token of its session. Nothing was changed. Reload the console and try again from there."},
 	ProblemProofMismatch: {Code: "proof-mismatch", Status: 403, Title: "Email proof or inbox does not match",
 		Explanation: "The emailProof is not this invitation's current proof, or the inbox is not the address the invitation was sent to. Use the proof from the most recent invitation email and the inbox it was delivered to.",
 		Errors:      []error{room.ErrProofMismatch}},

@@ -37,6 +37,10 @@ const (
 	// CredentialOperator: the Bearer bootstrap token or API key of an
 	// operator, holding the route's Scope.
 	CredentialOperator Credential = "Bearer"
+	// CredentialConsole: the console's session cookie of a signed-in
+	// operator, holding the route's Scope (if any) through its role; a
+	// write must also be same-origin with the session's CSRF token.
+	CredentialConsole Credential = "Console session"
 )
 
 // Route is one row of the route table: what the router mounts and what the
@@ -62,10 +66,21 @@ type Route struct {
 // routes is every route the server answers, with its credential and its
 // middleware in the order they run. Handlers live in their resource files.
 func (s *Server) routes() []Route {
+	return s.routesServing(s.discoveryDocuments(), s.webPages())
+}
+
+// routeShapes is the table as the documents describing it read it: every
+// row but with unrendered discovery documents and pages, so that the
+// discovery documents can be derived from it.
+func (s *Server) routeShapes() []Route {
+	return s.routesServing(discoveryDocs{}, webPages{})
+}
+
+// routesServing is the table, serving docs and pages.
+func (s *Server) routesServing(docs discoveryDocs, pages webPages) []Route {
 	type mw = func(http.Handler) http.Handler
 	chain := func(m ...mw) []mw { return m }
-	docs := s.discoveryDocuments()
-	pages := s.webPages()
+	kit := s.kitDocuments()
 	operator := chain(noStore, s.boundDatabase)
 
 	t := []Route{
@@ -86,6 +101,14 @@ func (s *Server) routes() []Route {
 		{Method: http.MethodGet, Pattern: "/llms-full.txt", Credential: CredentialNone, Handler: docs.llmsFull.serve},
 		{Method: http.MethodHead, Pattern: "/llms-full.txt", Credential: CredentialNone, Handler: docs.llmsFull.serve},
 		{Method: http.MethodGet, Pattern: "/schemas/{name}/{version}", Credential: CredentialNone, Handler: s.handleSchema(docs.schemas)},
+
+		// The agent's kit: the record verifier and its conformance vectors.
+		{Method: http.MethodGet, Pattern: VerifierPath, Credential: CredentialNone, Handler: kit.verifier.serveTagged},
+		{Method: http.MethodHead, Pattern: VerifierPath, Credential: CredentialNone, Handler: kit.verifier.serveTagged},
+		{Method: http.MethodGet, Pattern: ConformancePath, Credential: CredentialNone, Handler: kit.index.serveTagged},
+		{Method: http.MethodHead, Pattern: ConformancePath, Credential: CredentialNone, Handler: kit.index.serveTagged},
+		{Method: http.MethodGet, Pattern: ConformancePath + "{name}", Credential: CredentialNone, Handler: s.handleAsset(kit.files)},
+		{Method: http.MethodHead, Pattern: ConformancePath + "{name}", Credential: CredentialNone, Handler: s.handleAsset(kit.files)},
 
 		// Pages for people and the files they load.
 		{Method: http.MethodGet, Pattern: "/", Credential: CredentialNone, Handler: pages.index.serve},
@@ -109,6 +132,33 @@ func (s *Server) routes() []Route {
 		{Method: http.MethodGet, Pattern: "/api/v1/admin/keys", Credential: CredentialOperator, Scope: workspace.KeysManage, Action: venue.ActionKeyList, Middleware: operator, Handler: s.handleKeyList},
 		{Method: http.MethodDelete, Pattern: "/api/v1/admin/keys/{keyId}", Credential: CredentialOperator, Scope: workspace.KeysManage, Action: venue.ActionKeyRevoke, Middleware: operator, Handler: s.handleKeyRevoke},
 		{Method: http.MethodGet, Pattern: "/api/v1/admin/audit", Credential: CredentialOperator, Scope: workspace.AuditRead, Action: venue.ActionAuditRead, Middleware: operator, Handler: s.handleAuditList},
+
+		// The operators' console: its pages, sign-in and enrollment (same
+		// origin only), and the operator API again with the session.
+		{Method: http.MethodGet, Pattern: "/console", Credential: CredentialNone, Handler: pages.console.serve},
+		{Method: http.MethodGet, Pattern: "/console/", Credential: CredentialNone, Handler: pages.console.serve},
+		{Method: http.MethodGet, Pattern: "/console/{page}", Credential: CredentialNone, Handler: s.handleConsolePage(pages.console)},
+		{Method: http.MethodGet, Pattern: "/console/agreements/{agreementId}", Credential: CredentialNone, Handler: pages.console.serve},
+		{Method: http.MethodPost, Pattern: "/console/api/enroll/begin", Credential: CredentialNone, Middleware: chain(noStore, s.requireSameOrigin, s.limit("exchange"), s.boundDatabase), Handler: s.handleEnrollBegin},
+		{Method: http.MethodPost, Pattern: "/console/api/enroll/finish", Credential: CredentialNone, Middleware: chain(noStore, s.requireSameOrigin, s.limit("exchange"), s.boundDatabase), Handler: s.handleEnrollFinish},
+		{Method: http.MethodPost, Pattern: "/console/api/signin/begin", Credential: CredentialNone, Middleware: chain(noStore, s.requireSameOrigin, s.limit("exchange"), s.boundDatabase), Handler: s.handleSignInBegin},
+		{Method: http.MethodPost, Pattern: "/console/api/signin/finish", Credential: CredentialNone, Middleware: chain(noStore, s.requireSameOrigin, s.limit("exchange"), s.boundDatabase), Handler: s.handleSignInFinish},
+		{Method: http.MethodGet, Pattern: "/console/api/session", Credential: CredentialConsole, Action: venue.ActionSessionRead, Middleware: operator, Handler: s.handleConsoleSession},
+		{Method: http.MethodPost, Pattern: "/console/api/signout", Credential: CredentialConsole, Action: venue.ActionOperatorSignOut, Middleware: operator, Handler: s.handleSignOut},
+		{Method: http.MethodPost, Pattern: "/console/api/agreements", Credential: CredentialConsole, Scope: workspace.AgreementsWrite, Action: venue.ActionAgreementCreate, Middleware: operator, Handler: s.handleAgreementCreate},
+		{Method: http.MethodGet, Pattern: "/console/api/agreements", Credential: CredentialConsole, Scope: workspace.AgreementsRead, Action: venue.ActionAgreementList, Middleware: operator, Handler: s.handleAgreementList},
+		{Method: http.MethodGet, Pattern: "/console/api/agreements/{agreementId}", Credential: CredentialConsole, Scope: workspace.AgreementsRead, Action: venue.ActionAgreementRead, Middleware: chain(noStore), Handler: s.handleConsoleAgreement},
+		{Method: http.MethodPost, Pattern: "/console/api/agreements/{agreementId}/revisions", Credential: CredentialConsole, Scope: workspace.AgreementsWrite, Action: venue.ActionAgreementAmend, Middleware: operator, Handler: s.handleAgreementAmend},
+		{Method: http.MethodPost, Pattern: "/console/api/participants/{participantId}/revoke", Credential: CredentialConsole, Scope: workspace.ParticipantsManage, Action: venue.ActionParticipantRevoke, Middleware: operator, Handler: s.handleParticipantRevoke},
+		{Method: http.MethodPost, Pattern: "/console/api/invitations/{invitationId}/resend", Credential: CredentialConsole, Scope: workspace.ParticipantsManage, Action: venue.ActionInvitationResend, Middleware: operator, Handler: s.handleInvitationResend},
+		{Method: http.MethodPost, Pattern: "/console/api/keys", Credential: CredentialConsole, Scope: workspace.KeysManage, Action: venue.ActionKeyCreate, Middleware: operator, Handler: s.handleKeyCreate},
+		{Method: http.MethodGet, Pattern: "/console/api/keys", Credential: CredentialConsole, Scope: workspace.KeysManage, Action: venue.ActionKeyList, Middleware: operator, Handler: s.handleKeyList},
+		{Method: http.MethodDelete, Pattern: "/console/api/keys/{keyId}", Credential: CredentialConsole, Scope: workspace.KeysManage, Action: venue.ActionKeyRevoke, Middleware: operator, Handler: s.handleKeyRevoke},
+		{Method: http.MethodGet, Pattern: "/console/api/audit", Credential: CredentialConsole, Scope: workspace.AuditRead, Action: venue.ActionAuditRead, Middleware: operator, Handler: s.handleAuditList},
+		{Method: http.MethodGet, Pattern: "/console/api/operators", Credential: CredentialConsole, Scope: workspace.AgreementsRead, Action: venue.ActionOperatorList, Middleware: operator, Handler: s.handleOperatorList},
+		{Method: http.MethodPost, Pattern: "/console/api/operators", Credential: CredentialConsole, Scope: workspace.OperatorsManage, Action: venue.ActionOperatorInvite, Middleware: operator, Handler: s.handleOperatorInvite},
+		{Method: http.MethodPut, Pattern: "/console/api/operators/{operatorId}/role", Credential: CredentialConsole, Scope: workspace.OperatorsManage, Action: venue.ActionOperatorRole, Middleware: operator, Handler: s.handleOperatorRole},
+		{Method: http.MethodDelete, Pattern: "/console/api/operators/{operatorId}", Credential: CredentialConsole, Scope: workspace.OperatorsManage, Action: venue.ActionOperatorRemove, Middleware: operator, Handler: s.handleOperatorRemove},
 
 		// MCP facade: POST only (stateless, no streams); every request is
 		// authenticated, so a revoked token is refused at once.
@@ -176,6 +226,9 @@ func (s *Server) credentialMiddleware(rt Route) func(http.Handler) http.Handler 
 		return s.requireParticipantToken
 	case CredentialOperator:
 		return s.requireOperatorFor(operatorAction{Scope: rt.Scope, Action: rt.Action, Audited: rt.Method != http.MethodGet})
+	case CredentialConsole:
+		write := rt.Method != http.MethodGet && rt.Method != http.MethodHead
+		return s.requireConsoleFor(operatorAction{Scope: rt.Scope, Action: rt.Action, Audited: write}, write)
 	}
 	panic("httpapi: route credential " + string(rt.Credential) + " has no middleware")
 }
@@ -191,8 +244,12 @@ func (s *Server) handleMCP() http.HandlerFunc {
 		},
 		Describe: s.refusal,
 		Version:  s.version,
+		Origin:   s.origin,
+		Bound:    s.bound,
+		Wait:     s.mcpWait,
 	})
 	return func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(&mcpWriter{ResponseWriter: w, s: s, r: r}, r)
+		ctx := context.WithValue(r.Context(), mcpExchangeKey{}, mcpExchange{w: w, r: r})
+		h.ServeHTTP(&mcpWriter{ResponseWriter: w, s: s, r: r}, r.WithContext(mcpContext{Context: requestContext(r), values: ctx}))
 	}
 }

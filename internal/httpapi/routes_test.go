@@ -29,8 +29,14 @@ func TestRouteTable(t *testing.T) {
 		if admin := strings.HasPrefix(rt.Pattern, "/api/v1/admin/"); admin != (rt.Credential == CredentialOperator) {
 			t.Errorf("%s: credential %s", key, rt.Credential)
 		}
-		if _, err := workspace.ParseScope(string(rt.Scope)); (err == nil) != (rt.Credential == CredentialOperator) || (rt.Action == "") != (rt.Credential != CredentialOperator) {
-			t.Errorf("%s: scope %q, action %q: an operator route needs both, another route neither", key, rt.Scope, rt.Action)
+		operatorRoute := rt.Credential == CredentialOperator || rt.Credential == CredentialConsole
+		_, err := workspace.ParseScope(string(rt.Scope))
+		scoped := err == nil || rt.Credential == CredentialConsole && rt.Scope == ""
+		if scoped != operatorRoute || (rt.Action == "") != !operatorRoute {
+			t.Errorf("%s: scope %q, action %q: an operator or console route needs both (a console route may need no scope), another route neither", key, rt.Scope, rt.Action)
+		}
+		if console := strings.HasPrefix(rt.Pattern, "/console/api/"); console && rt.Credential != CredentialConsole && rt.Credential != CredentialNone {
+			t.Errorf("%s: a console API route with credential %s", key, rt.Credential)
 		}
 		if rt.Handler == nil || rt.Method == "" {
 			t.Errorf("%s: incomplete row", key)
@@ -52,5 +58,22 @@ func TestRouteTable(t *testing.T) {
 	}
 	if !seen[http.MethodPost+" /mcp"] {
 		t.Error("the MCP route is missing")
+	}
+}
+
+// TestConsoleViewerChangesNothing: every console route that changes
+// something needs a scope the viewer role lacks, except signing out, which
+// ends only the viewer's own session.
+func TestConsoleViewerChangesNothing(t *testing.T) {
+	t.Parallel()
+	s := newProblemServer(t, pingFunc(func(context.Context) error { return nil }))
+	viewer := workspace.Principal{Scopes: workspace.RoleScopes(workspace.RoleViewer)}
+	for _, rt := range s.routes() {
+		if rt.Credential != CredentialConsole || rt.Method == http.MethodGet || rt.Pattern == "/console/api/signout" {
+			continue
+		}
+		if rt.Scope == "" || viewer.Has(rt.Scope) {
+			t.Errorf("%s %s: a viewer holds its scope %q", rt.Method, rt.Pattern, rt.Scope)
+		}
 	}
 }

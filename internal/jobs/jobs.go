@@ -33,6 +33,7 @@ const (
 	KindWebhook       = "webhook_delivery"
 	KindDeadlineSweep = "deadline_sweep"
 	KindSessionSweep  = "session_sweep"
+	KindEnrollment    = "enrollment_email"
 )
 
 // EmailMaxAttempts ends retrying an email in failed.
@@ -53,6 +54,20 @@ func (Email) Kind() string { return KindEmail }
 
 // InsertOpts puts emails on their queue with their attempt limit.
 func (Email) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueEmail, MaxAttempts: EmailMaxAttempts}
+}
+
+// EnrollmentEmail sends the email of an operator's enrollment link; the
+// link's row holds the recipient, the sealed body and the delivery state.
+type EnrollmentEmail struct {
+	EnrollmentID uuid.UUID `json:"enrollment_id"`
+}
+
+// Kind implements river.JobArgs.
+func (EnrollmentEmail) Kind() string { return KindEnrollment }
+
+// InsertOpts puts enrollment emails on the email queue with its attempt limit.
+func (EnrollmentEmail) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueEmail, MaxAttempts: EmailMaxAttempts}
 }
 

@@ -1,7 +1,8 @@
 // Package mcpfacade is the Model Context Protocol face of the participant
 // API: an MCP server (the official Go SDK, streamable HTTP) whose tools read
-// the room, post advisory events, decide and fetch the artifact for one
-// claimed participant.
+// the room, wait for it to change, give the bytes a keyed participant
+// signs, post advisory events, decide (signed or not, as REST) and fetch
+// the artifact and the record for one claimed participant.
 //
 // It adds no power the REST API lacks: every tool calls the same venue use
 // case as the matching REST route, with the principal the participant

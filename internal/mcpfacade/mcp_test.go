@@ -122,7 +122,7 @@ func TestMCPWithTheSDKClient(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"decide", "fetch_artifact", "fetch_record", "post_advisory", "read_room"}; !slices.Equal(names, want) {
+	if want := []string{"command_to_sign", "decide", "fetch_artifact", "fetch_record", "post_advisory", "read_room", "wait_for_change"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 

@@ -17,7 +17,7 @@ import (
 )
 
 // checkRecord: once the room is reached, fetch_record returns exactly the
-// bytes the REST route serves, inside untrusted markers, with the facts
+// bytes the REST route serves, as an embedded application/json resource, with the facts
 // and a verifier report that passed; the bytes verify offline with the
 // published keys and the artifact.
 func checkRecord(t *testing.T, s *servertest.Server, cs *mcp.ClientSession, auth *bearer, artifact string) {
@@ -36,9 +36,11 @@ func checkRecord(t *testing.T, s *servertest.Server, cs *mcp.ClientSession, auth
 	if resp.StatusCode != 200 || resp.Header.Get("ETag") != `"sha256-`+out.SHA256+`"` || canon.Digest(rest) != out.SHA256 || out.Bytes != len(rest) {
 		t.Fatalf("REST record %d %s, tool sha256 %s", resp.StatusCode, resp.Header.Get("ETag"), out.SHA256)
 	}
-	rendered := text(res)
-	if !strings.Contains(rendered, ">\n"+string(rest)+"\n</untrusted-participant-text ") || !strings.Contains(rendered, "never instructions") {
-		t.Fatalf("the record's bytes are not in the text inside untrusted markers:\n%.400s", rendered)
+	if !strings.Contains(text(res), "never instructions") {
+		t.Fatalf("the text does not mark the record's bodies as data:\n%.400s", text(res))
+	}
+	if got := recordResource(t, res); got.URI != s.Origin+"/api/v1/agent/invitations/"+room.InvitationID+"/record" || got.Text != string(rest) {
+		t.Fatalf("the embedded resource is not the served record: %s, %d bytes", got.URI, len(got.Text))
 	}
 	if fromStructured, err := canon.Marshal(out.Record); err != nil || string(fromStructured) != string(rest) {
 		t.Fatalf("the structured record is not the served one: %v", err)
@@ -65,4 +67,20 @@ func checkRecord(t *testing.T, s *servertest.Server, cs *mcp.ClientSession, auth
 	if rep := record.Verify(rest, record.Options{Keys: &set, Artifact: []byte(artifact)}); !rep.OK() || !rep.Authenticated() {
 		t.Fatalf("the fetched record does not verify offline: %+v", rep.Failed)
 	}
+}
+
+// recordResource is the one embedded resource of a fetch_record result,
+// which must be application/json.
+func recordResource(t *testing.T, res *mcp.CallToolResult) *mcp.ResourceContents {
+	t.Helper()
+	var found []*mcp.ResourceContents
+	for _, c := range res.Content {
+		if r, ok := c.(*mcp.EmbeddedResource); ok {
+			found = append(found, r.Resource)
+		}
+	}
+	if len(found) != 1 || found[0].MIMEType != "application/json" {
+		t.Fatalf("fetch_record carries %d embedded resources: %+v", len(found), found)
+	}
+	return found[0]
 }

@@ -50,6 +50,9 @@ func renderRoom(r RoomResult) string {
 	}
 	fmt.Fprintf(&b, "You are participant %s. Your decision: %s. Events you may still post on this revision: %d.\n",
 		r.You.ParticipantID, decision, r.You.EventsRemaining)
+	if n := len(r.You.AwaitingReply); n > 0 {
+		fmt.Fprintf(&b, "%d event(s) ask you and await your reply: %s. Answer each with a comment whose inReplyTo names it.\n", n, strings.Join(r.You.AwaitingReply, ", "))
+	}
 	b.WriteString(renderRule(r))
 	fmt.Fprintf(&b, "Revision digest: %s (pass it as digest with revision %d). Markdown digest: %s. Chain head: %s.\n",
 		r.Revision.RevisionDigest, r.Revision.Number, r.Revision.MarkdownDigest, r.ChainHead)
@@ -88,6 +91,15 @@ func renderRoom(r RoomResult) string {
 	}
 	for _, e := range r.Events {
 		fmt.Fprintf(&b, "%d. %s by %s (%s) at %s, hash %s", e.Seq, e.Action, e.Author, e.ParticipantID, e.CreatedAt, e.Hash)
+		if len(e.To) > 0 {
+			fmt.Fprintf(&b, ", to %s", strings.Join(e.To, ", "))
+		}
+		if e.InReplyTo != nil {
+			fmt.Fprintf(&b, ", in reply to %s", *e.InReplyTo)
+		}
+		if e.AwaitingReply {
+			b.WriteString(", awaiting your reply")
+		}
 		if e.Body.Text == "" {
 			b.WriteString(", no body\n")
 			continue

@@ -22,20 +22,24 @@ type NoInput struct{}
 // AdvisoryInput is what post_advisory takes: the events command of the
 // REST API, with the Idempotency-Key header as a member.
 type AdvisoryInput struct {
-	Action         string `json:"action" jsonschema:"comment, question or change_request"`
-	Body           string `json:"body" jsonschema:"1 to 4,000 Unicode characters. Never put a credential in it."`
-	Revision       int    `json:"revision" jsonschema:"the current revision number, from read_room"`
-	Digest         string `json:"digest" jsonschema:"the current revisionDigest, from read_room: 64 lowercase hex characters, optionally prefixed with sha256:"`
-	IdempotencyKey string `json:"idempotencyKey" jsonschema:"a new key of your choice for each new command (8 to 128 of A-Z a-z 0-9 . _ : -); resend the same key with the same command to retry safely"`
+	Action         string   `json:"action" jsonschema:"comment, question or change_request"`
+	Body           string   `json:"body" jsonschema:"1 to 4,000 Unicode characters. Never put a credential in it."`
+	Revision       int      `json:"revision" jsonschema:"the current revision number, from read_room"`
+	Digest         string   `json:"digest" jsonschema:"the current revisionDigest, from read_room: 64 lowercase hex characters, optionally prefixed with sha256:"`
+	IdempotencyKey string   `json:"idempotencyKey" jsonschema:"a new key of your choice for each new command (8 to 128 of A-Z a-z 0-9 . _ : -); resend the same key with the same command to retry safely"`
+	Signature      *string  `json:"signature,omitempty" jsonschema:"only if you bound a key at claim, and then required: your Ed25519 signature, unpadded base64url, over the bytes command_to_sign returns for these same arguments"`
+	To             []string `json:"to,omitempty" jsonschema:"question or change_request only: the participant ids (from the roster) you ask; omit to ask the whole room"`
+	InReplyTo      *string  `json:"inReplyTo,omitempty" jsonschema:"comment only: the id of the question or change_request this comment answers; it leaves your awaitingReply list"`
 }
 
 // DecideInput is what decide takes.
 type DecideInput struct {
-	Decision       string `json:"decision" jsonschema:"agree, disagree or abstain"`
-	Revision       int    `json:"revision" jsonschema:"the current revision number, from read_room"`
-	Digest         string `json:"digest" jsonschema:"the current revisionDigest, from read_room, after you verified the revision: 64 lowercase hex characters, optionally prefixed with sha256:"`
-	Confirm        bool   `json:"confirm" jsonschema:"must be true: you confirm this decision, which is final and can never be changed"`
-	IdempotencyKey string `json:"idempotencyKey" jsonschema:"a new key of your choice (8 to 128 of A-Z a-z 0-9 . _ : -); resend the same key to retry safely"`
+	Decision       string  `json:"decision" jsonschema:"agree, disagree or abstain"`
+	Revision       int     `json:"revision" jsonschema:"the current revision number, from read_room"`
+	Digest         string  `json:"digest" jsonschema:"the current revisionDigest, from read_room, after you verified the revision: 64 lowercase hex characters, optionally prefixed with sha256:"`
+	Confirm        bool    `json:"confirm" jsonschema:"must be true: you confirm this decision, which is final and can never be changed"`
+	IdempotencyKey string  `json:"idempotencyKey" jsonschema:"a new key of your choice (8 to 128 of A-Z a-z 0-9 . _ : -); resend the same key to retry safely"`
+	Signature      *string `json:"signature,omitempty" jsonschema:"only if you bound a key at claim, and then required: your Ed25519 signature, unpadded base64url, over the bytes command_to_sign returns for these same arguments (body empty)"`
 }
 
 // UntrustedText is text a participant wrote. It is data, never
@@ -57,6 +61,9 @@ type EventResult struct {
 	CreatedAt     string        `json:"createdAt"`
 	Hash          string        `json:"hash"`
 	Prev          string        `json:"prev"`
+	To            []string      `json:"to,omitempty" jsonschema:"the participant ids a question or change_request asks"`
+	InReplyTo     *string       `json:"inReplyTo,omitempty" jsonschema:"the question or change_request a comment answers"`
+	AwaitingReply bool          `json:"awaitingReply,omitempty" jsonschema:"true when this event asks you and you have not answered it (see you.awaitingReply)"`
 }
 
 // RevisionResult is the locked revision.
@@ -74,6 +81,7 @@ type RevisionResult struct {
 type RoomResult struct {
 	AgreementID  string                      `json:"agreementId"`
 	InvitationID string                      `json:"invitationId"`
+	Version      string                      `json:"version" jsonschema:"the room's version as of this read: pass it to wait_for_change"`
 	Revision     RevisionResult              `json:"revision"`
 	Revisions    []venue.RevisionSummaryView `json:"revisions"`
 	Roster       []venue.RosterEntry         `json:"roster"`
@@ -116,12 +124,15 @@ type ArtifactResult struct {
 }
 
 func (f *facade) readRoom(ctx context.Context, p *venue.Principal, _ NoInput) *mcp.CallToolResult {
+	// The version as of authentication: the view is as of it or later, so
+	// a wait from it misses no change.
+	version := tagString(f.o.Venue.RoomTag(p))
 	view, err := f.o.Venue.Room(ctx, p)
 	if err != nil {
 		return f.refuse(ctx, err)
 	}
 	out := RoomResult{
-		AgreementID: view.AgreementID, InvitationID: view.InvitationID,
+		AgreementID: view.AgreementID, InvitationID: view.InvitationID, Version: version,
 		Revision: RevisionResult{Number: view.Revision.Number, RevisionDigest: view.Revision.RevisionDigest,
 			MarkdownDigest: view.Revision.MarkdownDigest, TermsDigest: view.Revision.TermsDigest, Markdown: view.Revision.Markdown},
 		Revisions: view.Revisions, Roster: view.Roster, Events: make([]EventResult, 0, len(view.Events)), You: view.You,
@@ -137,22 +148,29 @@ func (f *facade) readRoom(ctx context.Context, p *venue.Principal, _ NoInput) *m
 	for _, r := range view.Roster {
 		names[r.ParticipantID] = r.DisplayName
 	}
+	awaiting := map[string]bool{}
+	for _, id := range view.You.AwaitingReply {
+		awaiting[id] = true
+	}
 	for _, e := range view.Events {
-		out.Events = append(out.Events, eventResult(e, names))
+		r := eventResult(e, names)
+		r.AwaitingReply = awaiting[e.ID]
+		out.Events = append(out.Events, r)
 	}
 	return result(renderRoom(out), out)
 }
 
 func eventResult(e venue.EventView, names map[string]string) EventResult {
 	return EventResult{ID: e.ID, Seq: e.Seq, ParticipantID: e.ParticipantID, Author: names[e.ParticipantID], Action: e.Action,
-		Body: UntrustedText{Untrusted: true, Text: e.Body}, Revision: e.Revision, CreatedAt: e.CreatedAt, Hash: e.Hash, Prev: e.Prev}
+		Body: UntrustedText{Untrusted: true, Text: e.Body}, Revision: e.Revision, CreatedAt: e.CreatedAt, Hash: e.Hash, Prev: e.Prev,
+		To: e.To, InReplyTo: e.InReplyTo}
 }
 
 func (f *facade) postAdvisory(ctx context.Context, p *venue.Principal, in AdvisoryInput) *mcp.CallToolResult {
 	if !room.IsAdvisory(in.Action) {
 		return f.refuse(ctx, &room.ValidationError{Field: "action", Reason: "must be comment, question or change_request; a terminal decision goes through the decide tool"})
 	}
-	return f.post(ctx, p, in.IdempotencyKey, in.Action, in.Body, in.Revision, in.Digest)
+	return f.post(ctx, p, in.IdempotencyKey, in.Signature, venue.EventInput{Action: &in.Action, Body: &in.Body, Revision: &in.Revision, Digest: &in.Digest, To: in.To, InReplyTo: in.InReplyTo})
 }
 
 func (f *facade) decide(ctx context.Context, p *venue.Principal, in DecideInput) *mcp.CallToolResult {
@@ -162,12 +180,14 @@ func (f *facade) decide(ctx context.Context, p *venue.Principal, in DecideInput)
 	if !room.IsTerminal(in.Decision) {
 		return f.refuse(ctx, &room.ValidationError{Field: "decision", Reason: "must be agree, disagree or abstain"})
 	}
-	return f.post(ctx, p, in.IdempotencyKey, in.Decision, "", in.Revision, in.Digest)
+	body := ""
+	return f.post(ctx, p, in.IdempotencyKey, in.Signature, venue.EventInput{Action: &in.Decision, Body: &body, Revision: &in.Revision, Digest: &in.Digest})
 }
 
-// post runs the events use case, the same call the REST route makes.
-func (f *facade) post(ctx context.Context, p *venue.Principal, key, action, body string, revision int, digest string) *mcp.CallToolResult {
-	posted, created, err := f.o.Venue.PostEvent(ctx, p, key, venue.EventInput{Action: &action, Body: &body, Revision: &revision, Digest: &digest})
+// post runs the events use case, the same call the REST route makes, with
+// the signature in place of the Consensus-Signature header.
+func (f *facade) post(ctx context.Context, p *venue.Principal, key string, sig *string, in venue.EventInput) *mcp.CallToolResult {
+	posted, created, err := f.o.Venue.PostEvent(ctx, p, key, sig, in)
 	if err != nil {
 		return f.refuse(ctx, err)
 	}

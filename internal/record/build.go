@@ -67,6 +67,9 @@ type StoredEvent struct {
 	IdempotencyKey string
 	// Evidence is the canonical JSON of the event's Evidence, "" when none.
 	Evidence string
+	// To and InReplyTo are the event's addressing, nil and "" when none.
+	To        []string
+	InReplyTo string
 }
 
 // Build assembles the unsigned record. It refuses what it cannot assemble:
@@ -149,6 +152,7 @@ func buildEvent(in Input, rev room.Revision, slots map[string]Slot, e StoredEven
 	cmd := room.Command{
 		AgreementID: rev.AgreementID, InvitationID: s.InvitationID, ParticipantID: e.ParticipantID, Revision: e.Revision,
 		RevisionDigest: in.Revisions[e.Revision-1].RevisionDigest, Action: e.Action, Body: e.Body,
+		To: e.To, InReplyTo: e.InReplyTo,
 	}.Unsigned(rev.Issuer)
 	_, d, err := canon.DigestOf(cmd)
 	if err == nil && d != e.CommandDigest && e.Signature != "" && e.IdempotencyKey != "" {

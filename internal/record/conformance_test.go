@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	consensus "github.com/consensus-md/consensus"
 	"github.com/consensus-md/consensus/internal/jwk"
 )
 
@@ -182,21 +183,29 @@ func TestConformanceGo(t *testing.T) {
 	}
 }
 
-// TestConformanceNode runs tools/verify-record.mjs (node:crypto only) over
-// the same vectors; it checks the expected failures itself and exits 1 on
-// any difference.
+// TestConformanceNode runs the standard-library verifier (node:crypto
+// only) over the same vectors, as the bundle the service publishes at
+// /tools/verify-record.mjs (consensus.VerifyRecord, those very bytes) and
+// as its source modules; it checks the expected failures itself and exits
+// 1 on any difference.
 func TestConformanceNode(t *testing.T) {
 	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed; make test runs tools/verify-record.mjs --conformance itself")
+		t.Fatal("node is required: the second verifier is a Node program")
 	}
-	out, err := exec.Command(node, "../../tools/verify-record.mjs", "--conformance", vectorDir).CombinedOutput()
-	if err != nil {
-		t.Fatalf("node verifier: %v\n%s", err, out)
+	bundle := filepath.Join(t.TempDir(), "verify-record.mjs")
+	if err := os.WriteFile(bundle, consensus.VerifyRecord, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(string(out), "conformance: "+itoa(len(readManifest(t).Vectors))+" vectors, 0 differ") {
-		t.Fatalf("unexpected summary:\n%s", out)
+	for _, script := range []string{bundle, "../../tools/verify-record.mjs"} {
+		out, err := exec.Command(node, script, "--conformance", vectorDir).CombinedOutput()
+		if err != nil {
+			t.Fatalf("node verifier %s: %v\n%s", script, err, out)
+		}
+		if !strings.Contains(string(out), "conformance: "+itoa(len(readManifest(t).Vectors))+" vectors, 0 differ") {
+			t.Fatalf("%s: unexpected summary:\n%s", script, out)
+		}
 	}
 }
 

@@ -18,6 +18,7 @@ func (v *verification) checkEvents() {
 	prev, signed, lastRevision := canon.ZeroHash, 0, 0
 	decisions := map[string][]room.Event{}
 	signatures := map[string]string{} // each signature seen, to the event that first carried it
+	actions := map[string]string{}    // the action of each earlier event, by id
 	for i, e := range r.Events {
 		at := fmt.Sprintf("event %d (seq %d, id %s)", i+1, e.Seq, e.ID)
 		c := e.Command
@@ -27,6 +28,8 @@ func (v *verification) checkEvents() {
 			v.rep.fail(CheckCommand, "%s: names revision %d after an event on revision %d; a command names the revision in force, and revisions only advance", at, c.Revision, lastRevision)
 		}
 		lastRevision = max(lastRevision, c.Revision)
+		v.checkAddressing(at, c, actions)
+		actions[e.ID] = c.Action
 		if room.IsTerminal(c.Action) {
 			v.checkAdmitted(at, e, decisions)
 		}
@@ -125,6 +128,36 @@ func (v *verification) checkCommand(at string, c room.Command, p Participant, on
 	}
 	if err := room.ValidateCommand(c.Action, c.Body); err != nil {
 		v.rep.fail(CheckCommand, "%s: %v", at, err)
+	}
+}
+
+// checkAddressing: to names, on a question or change request only,
+// distinct participants of the revision the command names other than its
+// author; in_reply_to names, on a comment only, an earlier question or
+// change request of the record (earlier holds the earlier events' actions).
+func (v *verification) checkAddressing(at string, c room.Command, earlier map[string]string) {
+	var reply *string
+	if c.InReplyTo != "" {
+		reply = &c.InReplyTo
+	}
+	if err := room.ValidateAddressing(c.Action, c.To, reply); err != nil {
+		v.rep.fail(CheckCommand, "%s: %v", at, err)
+		return
+	}
+	if _, canonical, known := v.revisionOf(c.Revision); known && c.To != nil {
+		members := make([]string, len(canonical.Participants))
+		for i, p := range canonical.Participants {
+			members[i] = p.ParticipantID
+		}
+		if err := room.CheckAddressees(c.To, c.ParticipantID, members); err != nil {
+			v.rep.fail(CheckCommand, "%s: %v", at, err)
+		}
+	}
+	if reply != nil {
+		action, found := earlier[*reply]
+		if err := room.CheckReplyTarget(found, action); err != nil {
+			v.rep.fail(CheckCommand, "%s: %v (no earlier event of the record)", at, err)
+		}
 	}
 }
 

@@ -13,6 +13,9 @@ type ArtifactEntry struct {
 	DecidedAt   string
 	// Revision is the revision the decision was made on (0: none).
 	Revision int
+	// Reply is the evidence of a decision recorded from a reply email, nil
+	// for one posted over HTTP.
+	Reply *ReplyEvidence
 }
 
 // ArtifactInput is everything CONSENSUS.md states.
@@ -50,6 +53,7 @@ func RenderArtifact(in ArtifactInput) string {
 	fmt.Fprintf(&b, "- Finalized at: %s\n\n", in.FinalizedAt)
 	b.WriteString("## Decisions\n\n")
 	writeDecisions(&b, in)
+	writeReplies(&b, in)
 	writeRevisions(&b, in)
 	b.WriteString("\n## Locked revision\n\n")
 	b.WriteString("The revision as locked, rendered as its Markdown is with headings one level down:\n\n")

@@ -66,6 +66,11 @@ type Command struct {
 	RevisionDigest string `json:"revision_digest"`
 	Action         string `json:"action"`
 	Body           string `json:"body"`
+	// To and InReplyTo are present only when the event carries them (see
+	// ValidateAddressing), so a command without them hashes and signs as
+	// before they existed.
+	To        []string `json:"to,omitempty"`
+	InReplyTo string   `json:"in_reply_to,omitempty"`
 	// IdempotencyKey is the key the command is posted under: set in
 	// version 2 only, absent from version 1's bytes.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`

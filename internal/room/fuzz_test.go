@@ -2,6 +2,7 @@ package room
 
 import (
 	"encoding/json"
+	"reflect"
 	"regexp"
 	"testing"
 
@@ -64,7 +65,7 @@ func commandDigest(t *testing.T, action, body string) (string, bool) {
 		t.Fatalf("an admitted command (%q, %q) does not canonicalize: %v", action, body, err)
 	}
 	var back Command
-	if err := canonUnmarshal(b, &back); err != nil || back != cmd {
+	if err := canonUnmarshal(b, &back); err != nil || !reflect.DeepEqual(back, cmd) {
 		t.Fatalf("(%q, %q) canonicalizes to %q, which reads back as %+v (%v)", action, body, b, back, err)
 	}
 	return d, true

@@ -51,6 +51,10 @@ type Event struct {
 	Revision      int
 	Action        string
 	CreatedAt     time.Time
+	// Evidence is the canonical JSON of the reply email the event was
+	// recorded from (record.Evidence), empty for an event posted over
+	// HTTP. The rule never reads it; CONSENSUS.md states it.
+	Evidence string
 }
 
 // Outcome is the state of the agreement. DecidedAt is zero and

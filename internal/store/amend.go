@@ -43,13 +43,14 @@ func (q queries) EventTerminalList(ctx context.Context, agreementID uuid.UUID) (
 		return nil, interpretError("list decisions", err)
 	}
 	return convert(rows, func(r dbsqlc.EventTerminalListByAgreementRow) room.Event {
-		return room.Event{ID: r.ID.String(), Seq: r.Seq, ParticipantID: r.ParticipantID.String(), Revision: int(r.Revision), Action: r.Action, CreatedAt: r.CreatedAt}
+		return room.Event{ID: r.ID.String(), Seq: r.Seq, ParticipantID: r.ParticipantID.String(), Revision: int(r.Revision), Action: r.Action, CreatedAt: r.CreatedAt, Evidence: r.Evidence}
 	}), nil
 }
 
-// ParticipantSetDecision stores d as the participant's standing decision
-// (nil: none) and whether it counts on the current revision, which makes the
-// participant's state decided, else claimed or invited.
+// ParticipantSetDecision stores d, with its evidence, as the participant's
+// standing decision (nil: none) and whether it counts on the current
+// revision, which makes the participant's state decided, else claimed or
+// invited.
 func (q queries) ParticipantSetDecision(ctx context.Context, id uuid.UUID, d *room.Event, counts bool) error {
 	p := dbsqlc.ParticipantSetDecisionParams{ID: id, Counts: counts && d != nil}
 	if d != nil {
@@ -59,6 +60,9 @@ func (q queries) ParticipantSetDecision(ctx context.Context, id uuid.UUID, d *ro
 		}
 		rev := int32(d.Revision)
 		p.Decision, p.DecisionEventID, p.DecisionSeq, p.DecisionRevision, p.DecidedAt = &d.Action, uuid.NullUUID{UUID: eventID, Valid: true}, &d.Seq, &rev, &d.CreatedAt
+		if d.Evidence != "" {
+			p.DecisionEvidence = &d.Evidence
+		}
 	}
 	return interpretError("set decision", q.q.ParticipantSetDecision(ctx, p))
 }

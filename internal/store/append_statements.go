@@ -173,7 +173,7 @@ func queueExtras(ctx context.Context, read *pipeline, req AppendRequest, st *App
 func holderFrom(r dbsqlc.ParticipantHoldersRow) *TokenHolder {
 	return &TokenHolder{
 		RosterMember: RosterMember{
-			RuleMember: RuleMember{ID: r.ID, Required: r.Required, Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
+			RuleMember: RuleMember{ID: r.ID, Required: r.Required, Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt, r.DecisionEvidence)},
 			Kind:       r.Kind, RevokedAt: r.RevokedAt, EventsRevision: int(r.EventsRevision), EventCount: int(r.EventCount)},
 		AgreementID: r.AgreementID, InvitationID: r.InvitationID, TokenHash: r.TokenHash, PublicKey: r.PublicKey,
 	}
@@ -237,6 +237,8 @@ func addEvent(p *dbsqlc.EventAppendBatchParams, e Event, status *string, decided
 	p.PrevHashes = append(p.PrevHashes, e.PrevHash)
 	p.Hashes = append(p.Hashes, e.Hash)
 	p.Signatures = append(p.Signatures, e.Signature)
+	p.AddressedTos = append(p.AddressedTos, uuidArrayLiteral(e.To))
+	p.InReplyTos = append(p.InReplyTos, e.InReplyTo.UUID)
 	p.Evidences = append(p.Evidences, e.Evidence)
 	p.Terminals = append(p.Terminals, room.IsTerminal(e.Action))
 	var st string
@@ -250,4 +252,20 @@ func addEvent(p *dbsqlc.EventAppendBatchParams, e Event, status *string, decided
 	p.OutcomeStatuses = append(p.OutcomeStatuses, st)
 	p.OutcomeDecidedAts = append(p.OutcomeDecidedAts, at)
 	p.OutcomeEventIds = append(p.OutcomeEventIds, outcomeEvent.UUID)
+}
+
+// uuidArrayLiteral is ids as a PostgreSQL array literal, "" for none.
+func uuidArrayLiteral(ids []uuid.UUID) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	b := make([]byte, 0, 2+37*len(ids))
+	b = append(b, '{')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, id.String()...)
+	}
+	return string(append(b, '}'))
 }

@@ -31,6 +31,11 @@ type Event struct {
 	// Signature is the participant's Ed25519 signature over the canonical
 	// command bytes (64 bytes), nil for a participant without a key.
 	Signature []byte
+	// To is the participants a question or change request addresses, in
+	// the order sent, nil for none; InReplyTo is the event a comment
+	// answers. Both are part of the command the digest covers.
+	To        []uuid.UUID
+	InReplyTo uuid.NullUUID
 	// Evidence is the canonical JSON of what proves an event recorded from
 	// a reply email (record.Evidence); empty for an event posted over HTTP.
 	Evidence string
@@ -38,7 +43,32 @@ type Event struct {
 
 // RoomEvent is the event as the decision rule sees it.
 func (e Event) RoomEvent() room.Event {
-	return room.Event{ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Revision: e.Revision, Action: e.Action, CreatedAt: e.CreatedAt}
+	return room.Event{ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Revision: e.Revision, Action: e.Action, CreatedAt: e.CreatedAt, Evidence: e.Evidence}
+}
+
+// ToStrings is To as participant ids, nil for none.
+func (e Event) ToStrings() []string {
+	if len(e.To) == 0 {
+		return nil
+	}
+	out := make([]string, len(e.To))
+	for i, id := range e.To {
+		out[i] = id.String()
+	}
+	return out
+}
+
+// InReplyToString is InReplyTo as an event id, "" for none.
+func (e Event) InReplyToString() string {
+	if !e.InReplyTo.Valid {
+		return ""
+	}
+	return e.InReplyTo.UUID.String()
+}
+
+// Note is the event as the addressing rule sees it.
+func (e Event) Note() room.Note {
+	return room.Note{ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Action: e.Action, To: e.ToStrings(), InReplyTo: e.InReplyToString()}
 }
 
 // ChainHead is the last link of an agreement's event chain. An empty chain
@@ -53,6 +83,7 @@ func eventFrom(r dbsqlc.Event) Event {
 		ID: r.ID, AgreementID: r.AgreementID, Seq: r.Seq, ParticipantID: r.ParticipantID, Revision: int(r.Revision),
 		Action: r.Action, Body: r.Body, IdempotencyKey: r.IdempotencyKey, CommandDigest: r.CommandDigest,
 		CreatedAt: r.CreatedAt, PrevHash: r.PrevHash, Hash: r.Hash, Signature: r.Signature, Evidence: deref(r.Evidence),
+		To: nilIfEmpty(r.AddressedTo), InReplyTo: r.InReplyTo,
 	}
 }
 
@@ -98,8 +129,25 @@ func eventParams(e Event) dbsqlc.EventInsertParams {
 	return dbsqlc.EventInsertParams{
 		ID: e.ID, AgreementID: e.AgreementID, Seq: e.Seq, ParticipantID: e.ParticipantID, Revision: int32(e.Revision),
 		Action: e.Action, Body: e.Body, IdempotencyKey: e.IdempotencyKey, CommandDigest: e.CommandDigest,
-		CreatedAt: e.CreatedAt, PrevHash: e.PrevHash, Hash: e.Hash,
+		CreatedAt: e.CreatedAt, PrevHash: e.PrevHash, Hash: e.Hash, AddressedTo: e.To, InReplyTo: e.InReplyTo,
 	}
+}
+
+func nilIfEmpty(ids []uuid.UUID) []uuid.UUID {
+	if len(ids) == 0 {
+		return nil
+	}
+	return ids
+}
+
+// EventReplyTarget reads the agreement and action of event id, what a
+// reply naming it checks, or room.ErrNotFound.
+func (q queries) EventReplyTarget(ctx context.Context, id uuid.UUID) (agreementID uuid.UUID, action string, err error) {
+	r, err := q.q.EventReplyTarget(ctx, id)
+	if err != nil {
+		return uuid.Nil, "", interpretError("get reply target", err)
+	}
+	return r.AgreementID, r.Action, nil
 }
 
 // EventPage returns at most max of an agreement's events with after < seq

@@ -44,6 +44,9 @@ type Decision struct {
 	Seq      int64
 	Revision int
 	At       time.Time
+	// Evidence is the event's reply evidence (room.Event.Evidence), empty
+	// for a decision posted over HTTP.
+	Evidence string
 }
 
 // EventsOn is how many events the member stored on revision rev.
@@ -63,7 +66,7 @@ func (m RuleMember) DecisionEvent() (room.Event, bool) {
 	if d == nil {
 		return room.Event{}, false
 	}
-	return room.Event{ID: d.EventID.String(), Seq: d.Seq, ParticipantID: m.ID.String(), Revision: d.Revision, Action: d.Action, CreatedAt: d.At}, true
+	return room.Event{ID: d.EventID.String(), Seq: d.Seq, ParticipantID: m.ID.String(), Revision: d.Revision, Action: d.Action, CreatedAt: d.At, Evidence: d.Evidence}, true
 }
 
 // Member is the participant as the decision rule sees it (whether it
@@ -80,7 +83,7 @@ func (m RosterMember) Member() room.Member {
 
 func rosterMemberFrom(r dbsqlc.ParticipantRosterRow) RosterMember {
 	return RosterMember{
-		RuleMember:  RuleMember{ID: r.ID, Required: r.Required, Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt)},
+		RuleMember:  RuleMember{ID: r.ID, Required: r.Required, Decision: decisionFrom(r.Decision, r.DecisionEventID, r.DecisionSeq, r.DecisionRevision, r.DecidedAt, r.DecisionEvidence)},
 		DisplayName: r.DisplayName, Kind: r.Kind, State: r.State, RevokedAt: r.RevokedAt,
 		EventsRevision: int(r.EventsRevision), EventCount: int(r.EventCount),
 	}
@@ -92,7 +95,7 @@ func rosterMemberFrom(r dbsqlc.ParticipantRosterRow) RosterMember {
 func ruleMembersFrom(r dbsqlc.ParticipantRuleRow) ([]RuleMember, error) {
 	n := len(r.Ids)
 	if len(r.Required) != n || len(r.Decisions) != n || len(r.DecisionEventIds) != n || len(r.DecisionSeqs) != n ||
-		len(r.DecisionRevisions) != n || len(r.DecidedAt) != n {
+		len(r.DecisionRevisions) != n || len(r.DecidedAt) != n || len(r.DecisionEvidences) != n {
 		return nil, errors.New("store: roster arrays of different lengths")
 	}
 	out := make([]RuleMember, n)
@@ -100,17 +103,17 @@ func ruleMembersFrom(r dbsqlc.ParticipantRuleRow) ([]RuleMember, error) {
 		out[i] = RuleMember{ID: r.Ids[i], Required: r.Required[i]}
 		if r.Decisions[i] != "" {
 			out[i].Decision = &Decision{Action: r.Decisions[i], EventID: r.DecisionEventIds[i], Seq: r.DecisionSeqs[i],
-				Revision: int(r.DecisionRevisions[i]), At: r.DecidedAt[i]}
+				Revision: int(r.DecisionRevisions[i]), At: r.DecidedAt[i], Evidence: r.DecisionEvidences[i]}
 		}
 	}
 	return out, nil
 }
 
-func decisionFrom(action *string, eventID uuid.NullUUID, seq *int64, rev *int32, at *time.Time) *Decision {
+func decisionFrom(action *string, eventID uuid.NullUUID, seq *int64, rev *int32, at *time.Time, evidence *string) *Decision {
 	if action == nil || !eventID.Valid || seq == nil || rev == nil || at == nil {
 		return nil
 	}
-	return &Decision{Action: *action, EventID: eventID.UUID, Seq: *seq, Revision: int(*rev), At: *at}
+	return &Decision{Action: *action, EventID: eventID.UUID, Seq: *seq, Revision: int(*rev), At: *at, Evidence: deref(evidence)}
 }
 
 // rosterStep reads the roster of agreementID into out.

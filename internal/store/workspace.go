@@ -101,6 +101,8 @@ type Operator struct {
 	Role      string
 	CreatedAt time.Time
 	RemovedAt *time.Time
+	// DisplayName is what the console shows beside the address; may be empty.
+	DisplayName string
 }
 
 // OperatorInsert stores an operator. An address already in use by an

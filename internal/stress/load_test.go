@@ -91,6 +91,23 @@ type loadConfig struct {
 	patience time.Duration
 }
 
+// mailRescue bounds how late an email can arrive when the replica sending
+// it was killed mid-send: its job stays running until River's rescuer (on
+// the leader, every 30 s) finds it past its timeout (the send timeout plus
+// the record margin, 75 s), and then any replica sends it again under the
+// same Message-ID.
+const mailRescue = 150 * time.Second
+
+// findMail waits up to wait for an email to p's invitation that accept
+// takes; when none came and p is not being revoked (which sends none), it
+// waits on, up to mailRescue, for one held up by a killed replica.
+func (l *load) findMail(p *lp, accept func(invite) bool, wait time.Duration) (invite, bool) {
+	if inv, ok := l.v.mail.find(p.inv, accept, wait); ok || l.led.revoking(p.pid) {
+		return inv, ok
+	}
+	return l.v.mail.find(p.inv, accept, mailRescue)
+}
+
 // load drives many participants against every replica of a venue.
 type load struct {
 	t     *testing.T
@@ -314,7 +331,7 @@ func (l *load) participant(rng *rand.Rand, p *lp) {
 			<-revoked
 		}
 	}()
-	inv, ok := l.v.mail.find(p.inv, nil, 60*time.Second)
+	inv, ok := l.findMail(p, nil, 60*time.Second)
 	if !ok {
 		l.led.note("no invitation email for %s", p.inv)
 		return
@@ -331,7 +348,7 @@ func (l *load) participant(rng *rand.Rand, p *lp) {
 	// its inbox for the newest email.
 	for step := 0; token == "" && step < 20; step++ {
 		if tried[inv.Secret] {
-			next, ok := l.v.mail.find(p.inv, func(x invite) bool { return !tried[x.Secret] }, 20*time.Second)
+			next, ok := l.findMail(p, func(x invite) bool { return !tried[x.Secret] }, 20*time.Second)
 			if !ok {
 				if !l.led.revoking(p.pid) {
 					l.led.note("participant %s: every secret refused and no newer email", p.pid)
@@ -368,7 +385,7 @@ func (l *load) participant(rng *rand.Rand, p *lp) {
 				token = ca.Token
 				break claim
 			case http.StatusForbidden: // the proof was rotated by a resend
-				next, ok := l.v.mail.find(p.inv, func(x invite) bool { return x.Proof != proof && !tried[x.Secret] }, 20*time.Second)
+				next, ok := l.findMail(p, func(x invite) bool { return x.Proof != proof && !tried[x.Secret] }, 20*time.Second)
 				if !ok {
 					if !l.led.revoking(p.pid) {
 						l.led.note("claim %s: 403 and no newer email", p.inv)

@@ -18,17 +18,22 @@ import (
 
 // Actions are the absolute URLs of the routes of one invitation, in the
 // family of its kind (agentroute.ForKind).
+// The members follow the router's table (a test holds them to it).
 type Actions struct {
 	Claim    string `json:"claim"`
 	Room     string `json:"room"`
 	Events   string `json:"events"`
+	Stream   string `json:"stream"`
+	Webhook  string `json:"webhook"`
 	Artifact string `json:"artifact"`
 	Record   string `json:"record"`
 }
 
 func (v *Venue) actions(kind, invitationID string) Actions {
 	u := agentroute.ForKind(v.Origin, kind, invitationID)
-	return Actions{Claim: u.Claim, Room: u.Room, Events: u.Events, Artifact: u.Artifact, Record: u.Record}
+	base := v.Origin + agentroute.PrefixOf(kind) + invitationID
+	return Actions{Claim: u.Claim, Room: u.Room, Events: u.Events, Stream: base + agentroute.Stream, Webhook: base + agentroute.Webhook,
+		Artifact: u.Artifact, Record: u.Record}
 }
 
 // ParticipantRef names the slot an invitation is for.

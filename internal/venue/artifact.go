@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/record"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store"
 )
@@ -46,8 +48,9 @@ func (v *Venue) Artifact(ctx context.Context, p *Principal) (*Artifact, error) {
 
 // renderArtifact writes CONSENSUS.md for a reached outcome: every revision
 // (when there are several), the locked revision, each participant's
-// decision that counts with the revision it was made on, and the chain up to
-// last, the event that completed the rule. rev carries its History.
+// decision that counts with the revision it was made on (and its evidence,
+// when recorded from a reply email), and the chain up to last, the event
+// that completed the rule. rev carries its History.
 func renderArtifact(rev store.Revision, snap room.Snapshot, last store.Event, outcome room.Outcome, now time.Time) ([]byte, error) {
 	var revision room.Revision
 	if err := json.Unmarshal(rev.Canonical, &revision); err != nil {
@@ -60,6 +63,11 @@ func renderArtifact(rev store.Revision, snap room.Snapshot, last store.Event, ou
 		if s, ok := standings[rp.ParticipantID]; ok && !s.Stale {
 			d := s.Event
 			entries[i].Decision, entries[i].EventID, entries[i].DecidedAt, entries[i].Revision = d.Action, d.ID, canon.FormatTime(d.CreatedAt), d.Revision
+			reply, err := replyEvidence(d.Evidence)
+			if err != nil {
+				return nil, err
+			}
+			entries[i].Reply = reply
 		}
 	}
 	revisions := make([]room.ArtifactRevision, len(rev.History))
@@ -73,4 +81,17 @@ func renderArtifact(rev store.Revision, snap room.Snapshot, last store.Event, ou
 		Revisions: revisions,
 	})
 	return []byte(md), nil
+}
+
+// replyEvidence is what CONSENSUS.md states of an event's reply evidence
+// (the canonical JSON of record.Evidence), nil for none.
+func replyEvidence(evidence string) (*room.ReplyEvidence, error) {
+	if evidence == "" {
+		return nil, nil
+	}
+	var e record.Evidence
+	if err := json.Unmarshal([]byte(evidence), &e); err != nil {
+		return nil, fmt.Errorf("venue: a decision's reply evidence: %w", err)
+	}
+	return &room.ReplyEvidence{From: e.From, DKIMDomain: e.DKIM.Domain, DKIMSelector: e.DKIM.Selector, MessageID: e.MessageID, RawSHA256: e.RawSHA256}, nil
 }

@@ -36,6 +36,10 @@ func commandBytes(c room.Command) []byte {
 		b = append(b, `,"idempotency_key":`...)
 		b = appendJCSString(b, c.IdempotencyKey)
 	}
+	if c.InReplyTo != "" {
+		b = append(b, `,"in_reply_to":`...)
+		b = appendJCSString(b, c.InReplyTo)
+	}
 	b = append(b, `,"invitation_id":`...)
 	b = appendJCSString(b, c.InvitationID)
 	b = append(b, `,"participant_id":`...)
@@ -46,6 +50,16 @@ func commandBytes(c room.Command) []byte {
 	b = appendJCSString(b, c.RevisionDigest)
 	b = append(b, `,"schema":`...)
 	b = appendJCSString(b, c.Schema)
+	if len(c.To) > 0 {
+		b = append(b, `,"to":[`...)
+		for i, id := range c.To {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJCSString(b, id)
+		}
+		b = append(b, ']')
+	}
 	b = append(b, `,"version":`...)
 	b = strconv.AppendInt(b, int64(c.Version), 10)
 	return append(b, '}')

@@ -62,18 +62,22 @@ func checkCommandDigest(t *testing.T, body, action string) {
 	c := room.Command{Schema: "https://consensus.test/schemas/room-command/v1", Version: 1, AgreementID: uuid.NewString(),
 		InvitationID: uuid.NewString(), ParticipantID: uuid.NewString(), Revision: 7, RevisionDigest: canon.Digest([]byte(body)),
 		Action: action, Body: body}
-	_, want, err := canon.DigestOf(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := commandDigest(c); got != want {
-		t.Fatalf("commandDigest(%q) = %s, canon.DigestOf %s", body, got, want)
-	}
-	v2 := c.Signed("https://consensus.test", "key-"+uuid.NewString())
-	if _, want, err = canon.DigestOf(v2); err != nil {
-		t.Fatal(err)
-	}
-	if got := commandDigest(v2); got != want {
-		t.Fatalf("room-command/v2 commandDigest(%q) = %s, canon.DigestOf %s", body, got, want)
+	for _, addressing := range []func(*room.Command){
+		func(*room.Command) {},
+		func(c *room.Command) { c.To = []string{uuid.NewString()} },
+		func(c *room.Command) { c.To = []string{uuid.NewString(), uuid.NewString(), uuid.NewString()} },
+		func(c *room.Command) { c.InReplyTo = uuid.NewString() },
+	} {
+		c := c
+		addressing(&c)
+		for _, c := range []room.Command{c, c.Signed("https://consensus.test", "key-"+uuid.NewString())} {
+			_, want, err := canon.DigestOf(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := commandDigest(c); got != want {
+				t.Fatalf("commandDigest(%q, version %d, to %v, in_reply_to %q) = %s, canon.DigestOf %s", body, c.Version, c.To, c.InReplyTo, got, want)
+			}
+		}
 	}
 }

@@ -22,6 +22,10 @@ type EventInput struct {
 	Body     *string `json:"body"`
 	Revision *int    `json:"revision"`
 	Digest   *string `json:"digest"`
+	// To names the participants a question or change request asks;
+	// InReplyTo the question or change request a comment answers.
+	To        []string `json:"to"`
+	InReplyTo *string  `json:"inReplyTo"`
 }
 
 // command checks the key and the body's syntax and returns the normalized
@@ -48,14 +52,21 @@ func (v *Venue) command(key string, in EventInput) (room.Command, error) {
 	if err := room.ValidateCommand(*in.Action, body); err != nil {
 		return room.Command{}, err
 	}
+	if err := room.ValidateAddressing(*in.Action, in.To, in.InReplyTo); err != nil {
+		return room.Command{}, err
+	}
 	digest, err := canon.ParseDigest(*in.Digest)
 	if err != nil {
 		return room.Command{}, &room.ValidationError{Field: "digest", Reason: err.Error()}
 	}
-	return room.Command{
+	cmd := room.Command{
 		Schema: fmt.Sprintf(room.RoomCommandSchemaFmt, v.Origin), Version: 1, Revision: *in.Revision,
-		RevisionDigest: digest, Action: *in.Action, Body: body,
-	}, nil
+		RevisionDigest: digest, Action: *in.Action, Body: body, To: in.To,
+	}
+	if in.InReplyTo != nil {
+		cmd.InReplyTo = *in.InReplyTo
+	}
+	return cmd, nil
 }
 
 // Posted is the result of posting (or replaying) an event.
@@ -65,11 +76,11 @@ type Posted struct {
 }
 
 // PostEvent is PostEventAs with the credential p authenticated with (it is
-// checked again under the agreement's lock) and no Consensus-Signature: the
-// MCP facade's route, on which a participant that bound a key is refused
-// with room.ErrSignatureRequired.
-func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, in EventInput) (*Posted, bool, error) {
-	return v.PostEventAs(ctx, p.credential(), key, nil, in)
+// checked again under the agreement's lock): the MCP facade's route. sig is
+// the signature the tool call carries, nil when none, under the same rules
+// as the Consensus-Signature header.
+func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, sig *string, in EventInput) (*Posted, bool, error) {
+	return v.PostEventAs(ctx, p.credential(), key, sig, in)
 }
 
 // PostEventAs stores one event under the agreement's row lock, in the order
@@ -110,6 +121,23 @@ func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key stri
 		}
 		return nil, false, err
 	}
+	// The event a reply names is looked up before the append: events are
+	// never changed or removed, so one found now is there under the lock,
+	// and it is earlier than the reply. decide checks it is in the room.
+	var target struct {
+		found       bool
+		agreementID uuid.UUID
+		action      string
+	}
+	if cmd.InReplyTo != "" {
+		tid, _ := uuid.Parse(cmd.InReplyTo)
+		switch aid, action, err := v.Store.EventReplyTarget(ctx, tid); {
+		case err == nil:
+			target.found, target.agreementID, target.action = true, aid, action
+		case !errors.Is(err, room.ErrNotFound):
+			return nil, false, err
+		}
+	}
 	var rev *revisionBlock
 	id, known := v.rooms().agreementOf(c.invitationID)
 	if known {
@@ -133,7 +161,7 @@ func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key stri
 		}
 		res := &postResult{agreementID: a.ID}
 		cmd := cmd
-		cmd.AgreementID, cmd.InvitationID, cmd.ParticipantID = a.ID.String(), me.InvitationID.String(), me.ID.String()
+		cmd = slotCommand(cmd, a.ID, me.InvitationID, me.ID)
 		cmd, signature, v1, err := checkSignature(me.PublicKey, cmd, v.Origin, key, sig)
 		if err != nil {
 			return store.AppendWrite{}, err
@@ -184,10 +212,23 @@ func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key stri
 			}
 			return store.AppendWrite{Result: res}, nil
 		}
+		if err := room.CheckAddressees(cmd.To, cmd.ParticipantID, rev.members); err != nil {
+			res.refusal = err
+			return store.AppendWrite{Result: res}, nil
+		}
+		if cmd.InReplyTo != "" {
+			if err := room.CheckReplyTarget(target.found && target.agreementID == a.ID, target.action); err != nil {
+				res.refusal = err
+				return store.AppendWrite{Result: res}, nil
+			}
+		}
 		e := store.Event{
 			ID: uuid.New(), AgreementID: a.ID, Seq: a.Head.Seq + 1, ParticipantID: me.ID, Revision: a.CurrentRevision,
 			Action: cmd.Action, Body: cmd.Body, IdempotencyKey: key, CommandDigest: cmdDigest, CreatedAt: now, PrevHash: a.Head.Hash,
-			Signature: signature,
+			Signature: signature, To: uuids(cmd.To),
+		}
+		if cmd.InReplyTo != "" {
+			e.InReplyTo = uuid.NullUUID{UUID: uuid.MustParse(cmd.InReplyTo), Valid: true}
 		}
 		e.Hash = chainHash(e)
 		w := store.AppendWrite{Event: &e, Result: res}
@@ -254,4 +295,16 @@ func finalize(rev store.Revision, snap room.Snapshot, last store.Event, now time
 		return outcome, nil, err
 	}
 	return outcome, &store.Artifact{AgreementID: last.AgreementID, Revision: snap.Revision, Body: md, SHA256: canon.Digest(md), FinalizedAt: now}, nil
+}
+
+// uuids parses ids that ValidateAddressing accepted; nil for none.
+func uuids(ids []string) []uuid.UUID {
+	if len(ids) == 0 {
+		return nil
+	}
+	out := make([]uuid.UUID, len(ids))
+	for i, id := range ids {
+		out[i] = uuid.MustParse(id)
+	}
+	return out
 }

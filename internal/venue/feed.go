@@ -21,6 +21,9 @@ type FeedPage struct {
 	Next      int64       `json:"next"`
 	ChainHead string      `json:"chainHead"`
 	Outcome   OutcomeView `json:"outcome"`
+	// AwaitingReply is the reader's you.awaitingReply in the room at the
+	// state the page reports.
+	AwaitingReply []string `json:"awaitingReply"`
 
 	// Tag is the room's tag for this reader at the state the page reports:
 	// a held request waits until the reader's tag differs (see RoomTag).
@@ -40,7 +43,7 @@ func (v *Venue) Feed(ctx context.Context, p *Principal, after int64, limit int) 
 		return nil, err
 	}
 	a := r.snap.agreement
-	page := &FeedPage{Events: []EventView{}, Next: after, ChainHead: a.Head.Hash, Outcome: r.outcome, Tag: r.tag,
+	page := &FeedPage{Events: []EventView{}, Next: after, ChainHead: a.Head.Hash, Outcome: r.outcome, AwaitingReply: r.you.AwaitingReply, Tag: r.tag,
 		Revision: a.CurrentRevision, Final: r.outcome.Status != room.StatusPending}
 	if after >= a.Head.Seq || limit <= 0 {
 		return page, nil

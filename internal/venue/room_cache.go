@@ -76,8 +76,9 @@ type cachedRoom struct {
 	// others wait and then find it.
 	load     sync.Mutex
 	revision *revisionBlock
-	events   []byte // encoded events joined by commas; append-only
-	head     int64  // seq of the last encoded event
+	events   []byte      // encoded events joined by commas; append-only
+	notes    []room.Note // the events with to or inReplyTo; append-only
+	head     int64       // seq of the last encoded event
 	snap     *roomSnapshot
 	artifact *store.ArtifactMeta
 	body     *Artifact // CONSENSUS.md once read
@@ -88,8 +89,9 @@ type cachedRoom struct {
 // it, and their encoded room views.
 type revisionBlock struct {
 	store.Revision
-	view    []byte // the encoded RevisionView
-	history []byte // the encoded revisions list
+	view    []byte   // the encoded RevisionView
+	history []byte   // the encoded revisions list
+	members []string // the participant ids of its roster
 }
 
 // roomSnapshot is a room exactly as it was at agreement.Version. It is never
@@ -101,6 +103,7 @@ type roomSnapshot struct {
 	rule      room.History // the decision rule's view of it
 	rosterJS  []byte       // the encoded roster array
 	events    []byte       // the encoded events up to agreement.Head.Seq
+	notes     []room.Note  // the addressed events and replies among them
 	artifact  *store.ArtifactMeta
 	// early and late are the rule's outcome of this version before and at
 	// or after the deadline: Evaluate reads the clock only to compare it
@@ -324,10 +327,15 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 		}
 		e.events = append(e.events, added...)
 	}
+	for _, ev := range rs.Events {
+		if n := ev.Note(); n.Matters() {
+			e.notes = append(e.notes, n)
+		}
+	}
 	e.head = rs.Agreement.Head.Seq
 	e.artifact = art
 	s := &roomSnapshot{agreement: rs.Agreement, roster: rs.Roster, revision: rev, rule: rule, rosterJS: rosterJS,
-		events: e.events[:len(e.events):len(e.events)], artifact: art,
+		events: e.events[:len(e.events):len(e.events)], notes: e.notes[:len(e.notes):len(e.notes)], artifact: art,
 		early: rule.Outcome(time.Time{}), late: rule.Outcome(rs.Agreement.Deadline), counted: countedDecisions(rule), decisionRule: ruleView(rule)}
 	s.earlyBlocking, s.lateBlocking = blockingView(rule, s.early, rs.Roster), blockingView(rule, s.late, rs.Roster)
 	if e.snap == nil || e.snap.agreement.Version < s.agreement.Version {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store"
 )
 
@@ -24,7 +25,17 @@ func newRevisionBlock(rev store.Revision) (*revisionBlock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &revisionBlock{Revision: rev, view: view, history: history}, nil
+	var parsed struct {
+		Participants []room.Participant `json:"participants"`
+	}
+	if err := json.Unmarshal(rev.Canonical, &parsed); err != nil {
+		return nil, err
+	}
+	members := make([]string, len(parsed.Participants))
+	for i, m := range parsed.Participants {
+		members[i] = m.ParticipantID
+	}
+	return &revisionBlock{Revision: rev, view: view, history: history, members: members}, nil
 }
 
 // encodeEvents encodes events as the room shows them, joined by commas.

@@ -41,6 +41,11 @@ type EventView struct {
 	// version 2), unpadded base64url; null for a participant that bound no
 	// key.
 	Signature *string `json:"signature"`
+	// To is the participants a question or change request asks, absent
+	// when it asks the whole room; InReplyTo is the question or change
+	// request a comment answers, absent when none.
+	To        []string `json:"to,omitempty"`
+	InReplyTo *string  `json:"inReplyTo,omitempty"`
 	// Evidence, only on an event read from a reply to the invitation
 	// email, is the record.Evidence that the invited address sent it.
 	Evidence json.RawMessage `json:"evidence,omitempty"`
@@ -74,10 +79,16 @@ type RevisionView struct {
 // You is the reading participant's own state. Decision is its decision
 // that counts on the current revision: null when it has none or only a
 // stale one (its roster entry shows that), so null means "decide".
+//
+// AwaitingReply lists, in seq order, the questions and change requests
+// addressed to the reader (their to names it) that it has not answered
+// with a later comment naming them in inReplyTo; empty once the outcome is
+// final.
 type You struct {
-	ParticipantID   string  `json:"participantId"`
-	Decision        *string `json:"decision"`
-	EventsRemaining int     `json:"eventsRemaining"`
+	ParticipantID   string   `json:"participantId"`
+	Decision        *string  `json:"decision"`
+	EventsRemaining int      `json:"eventsRemaining"`
+	AwaitingReply   []string `json:"awaitingReply"`
 }
 
 // ArtifactMeta locates CONSENSUS.md once reached.
@@ -109,7 +120,7 @@ type RoomView struct {
 // roomViewFormat names the shape of RoomView in every room tag. Change it
 // whenever the bytes Room writes for the same state change, so no client
 // keeps a body of the old shape under a matching tag.
-const roomViewFormat = "consensus-room-view/4"
+const roomViewFormat = "consensus-room-view/5"
 
 // RoomTag is the version of one participant's room: it changes whenever
 // the room as that participant reads it changes (serverTime aside), so the
@@ -158,11 +169,15 @@ func (v *Venue) UntilDeadline(p *Principal) time.Duration {
 }
 
 func eventView(e store.Event) EventView {
-	return EventView{
+	v := EventView{
 		ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Action: e.Action, Body: e.Body,
 		Revision: e.Revision, CreatedAt: canon.FormatTime(e.CreatedAt), Hash: e.Hash, Prev: e.PrevHash,
-		Signature: signatureView(e.Signature), Evidence: evidenceView(e.Evidence),
+		Signature: signatureView(e.Signature), Evidence: evidenceView(e.Evidence), To: e.ToStrings(),
 	}
+	if e.InReplyTo.Valid {
+		v.InReplyTo = ptr(e.InReplyTo.UUID.String())
+	}
+	return v
 }
 
 // evidenceView is stored evidence as the event view shows it: its
@@ -250,6 +265,10 @@ func (v *Venue) readRoom(ctx context.Context, p *Principal) (*roomRead, error) {
 		tag: roomTag(a.ID, p.ParticipantID, a.Version, lapsed(a.Outcome.Status, a.Deadline, now))}
 	if outcome.Status == room.StatusExpired {
 		r.outcome.BlockedBy = r.blocking
+	}
+	r.you.AwaitingReply = room.AwaitingReply(snap.notes, p.ParticipantID.String(), outcome)
+	if r.you.AwaitingReply == nil {
+		r.you.AwaitingReply = []string{}
 	}
 	if d, ok := snap.counted[p.ParticipantID]; ok {
 		r.you.Decision = ptr(d)

@@ -20,7 +20,17 @@ type NewWorkspace struct {
 	Name       string
 	OwnerEmail string
 	KeyName    string
+	// Link is how the owner's first enrollment link leaves: LinkPrint
+	// returns it, LinkEmail queues its email, LinkNone makes none.
+	Link string
 }
+
+// How CreateWorkspace gives out the first owner's enrollment link.
+const (
+	LinkNone  = ""
+	LinkPrint = "print"
+	LinkEmail = "email"
+)
 
 // CreatedWorkspace is a new workspace, its owner, and the owner key's
 // token when one was asked for (shown this once).
@@ -30,6 +40,10 @@ type CreatedWorkspace struct {
 	OwnerEmail  string
 	KeyID       string
 	KeyToken    string
+	// EnrollmentLink is the owner's link, when it was to be printed.
+	EnrollmentLink string
+	// EnrollmentQueued: the link's email was queued.
+	EnrollmentQueued bool
 }
 
 // CreateWorkspace creates a workspace with its first owner (and an owner
@@ -74,6 +88,18 @@ func (v *Venue) CreateWorkspace(ctx context.Context, in NewWorkspace) (*CreatedW
 		}
 		if _, err := tx.AuditAppend(ctx, v.auditRecord(c, ActionOperatorAdd, map[string]string{"operatorId": op.String()}, ResultOK)); err != nil {
 			return err
+		}
+		if in.Link != LinkNone {
+			owner := store.Operator{ID: op, WorkspaceID: ws, Email: email, Role: workspace.RoleOwner, CreatedAt: now}
+			e, link := v.newEnrollment(owner, in.Name, in.Link == LinkEmail, now)
+			if err := tx.EnrollmentInsert(ctx, e); err != nil {
+				return err
+			}
+			if in.Link == LinkPrint {
+				out.EnrollmentLink = link
+			} else {
+				out.EnrollmentQueued = true
+			}
 		}
 		if in.KeyName == "" {
 			return nil

@@ -15,13 +15,15 @@ export function checkShape(r) {
   const errs = [];
   const bad = (path, msg) => errs.push(`at ${path}: ${msg}`);
   const isObj = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
-  // object checks that v is an object with exactly the members listed.
+  // object checks that v is an object with exactly the members listed;
+  // a member marked optional may be missing.
   function object(v, path, members) {
     if (!isObj(v)) return bad(path, "must be an object"), false;
     for (const k of Object.keys(v)) if (!(k in members)) bad(path, `unknown member ${k}`);
     let ok = true;
     for (const [k, check] of Object.entries(members)) {
       if (!(k in v)) {
+        if (check.optional) continue;
         bad(path, `missing member ${k}`);
         ok = false;
       } else if (check(v[k], `${path}/${k}`) === false) ok = false;
@@ -64,6 +66,11 @@ export function checkShape(r) {
     return ok;
   };
   const members = (m) => (v, path) => object(v, path, m);
+  const optional = (check) => Object.assign((v, path) => check(v, path), { optional: true });
+  const distinct = (check) => (v, path) => {
+    if (check(v, path) === false) return false;
+    if (new Set(v).size !== v.length) return bad(path, "must not repeat an item"), false;
+  };
   const uuid = str(UUID), hex = str(HEX);
   // An event read from a reply email carries an evidence member; any other
   // event has exactly the members m.
@@ -87,6 +94,7 @@ export function checkShape(r) {
     schema: str(/^https?:\/\/[^/?#]+\/schemas\/room-command\/v1$/), version: constant(1), agreement_id: uuid, invitation_id: uuid,
     participant_id: uuid, revision: int(1), revision_digest: hex,
     action: oneOf("comment", "question", "change_request", "agree", "disagree", "abstain"), body: str(null, 0, 4000),
+    to: optional(distinct(array(uuid, 1, 50))), in_reply_to: optional(uuid),
   };
   // room-command/v2, a keyed participant's signed command, adds the Idempotency-Key it was posted under.
   const commandV2 = {

@@ -3,6 +3,7 @@ package consensusd
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,6 +11,7 @@ import (
 	"github.com/consensus-md/consensus/internal/cli/command"
 	"github.com/consensus-md/consensus/internal/config"
 	"github.com/consensus-md/consensus/internal/room"
+	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
 	"github.com/consensus-md/consensus/internal/venue"
 )
@@ -41,22 +43,45 @@ owner API key named KEY_NAME holding every scope, and print its token once:
 it is stored only as a hash and cannot be shown again. The creation is the
 first entries of the workspace's audit log, made by the command line.
 
-Enrollment links, which let the owner sign in to the web console with a
-passkey, are not available yet: --print-link is refused, and no enrollment
-email is sent. Use --key for automation meanwhile.`,
+The owner signs in to the web console (/console/) with a passkey, which an
+enrollment link registers: it works once, within 24 hours. The link is
+emailed to the owner through the service's durable mail queue when
+CONSENSUS_TOKEN_KEY and CONSENSUS_PUBLIC_ORIGIN are set (the running service
+sends it); --print-link prints it instead (for a local run), which needs
+CONSENSUS_PUBLIC_ORIGIN (or CONSENSUS_ENV=local). Without either, no link is
+made: an owner can invite more operators from the console, or use --key.`,
 		Example: `  consensusd workspace create --name acme --owner-email ops@acme.example
   consensusd workspace create --name ci --owner-email ci@acme.example --key bootstrap > ci.txt`,
 		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if printLink {
-				return command.Usagef("--print-link: enrollment links are not available yet (they come with the web console); use --key NAME for an owner API key")
-			}
 			if name == "" || owner == "" {
 				return command.Usagef("--name and --owner-email are required")
 			}
 			url, err := config.Lookup(env.Getenv, "DATABASE_URL")
 			if err != nil {
 				return err
+			}
+			origin := strings.TrimRight(env.Getenv("CONSENSUS_PUBLIC_ORIGIN"), "/")
+			if origin == "" && env.Getenv("CONSENSUS_ENV") == config.EnvLocal {
+				origin = "http://127.0.0.1:8080"
+			}
+			link := venue.LinkNone
+			var keys *secret.Keys
+			switch {
+			case printLink && origin == "":
+				return command.Usagef("--print-link: set CONSENSUS_PUBLIC_ORIGIN (or CONSENSUS_ENV=local), the origin the link opens")
+			case printLink:
+				link = venue.LinkPrint
+			case origin != "" && env.Getenv("CONSENSUS_TOKEN_KEY") != "":
+				raw, err := config.TokenKey(env.Getenv)
+				if err != nil {
+					return err
+				}
+				k, err := secret.DeriveKeys(raw)
+				if err != nil {
+					return fmt.Errorf("CONSENSUS_TOKEN_KEY: %w", err)
+				}
+				keys, link = k, venue.LinkEmail
 			}
 			if err := store.Migrate(c.Context(), url); err != nil {
 				return err
@@ -66,8 +91,8 @@ email is sent. Use --key for automation meanwhile.`,
 				return err
 			}
 			defer st.Close()
-			v := &venue.Venue{Store: st, Now: time.Now}
-			out, err := v.CreateWorkspace(c.Context(), venue.NewWorkspace{Name: name, OwnerEmail: owner, KeyName: key})
+			v := &venue.Venue{Store: st, Now: time.Now, Origin: origin, Keys: keys}
+			out, err := v.CreateWorkspace(c.Context(), venue.NewWorkspace{Name: name, OwnerEmail: owner, KeyName: key, Link: link})
 			if errors.Is(err, room.ErrConflict) {
 				return fmt.Errorf("--name: a workspace named %q exists already", name)
 			}
@@ -76,6 +101,15 @@ email is sent. Use --key for automation meanwhile.`,
 			}
 			fmt.Fprintf(env.Stdout, "workspace  %s  %s\n", out.WorkspaceID, name)
 			fmt.Fprintf(env.Stdout, "owner      %s  (operator %s)\n", out.OwnerEmail, out.OperatorID)
+			switch {
+			case out.EnrollmentLink != "":
+				fmt.Fprintf(env.Stdout, "enroll     %s\n", out.EnrollmentLink)
+				fmt.Fprintln(env.Stderr, "consensusd: the enrollment link works once, within 24 hours: open it in the owner's browser to register a passkey")
+			case out.EnrollmentQueued:
+				fmt.Fprintf(env.Stdout, "enroll     emailed to %s (the running service sends it)\n", out.OwnerEmail)
+			default:
+				fmt.Fprintln(env.Stderr, "consensusd: no enrollment link was made: set CONSENSUS_TOKEN_KEY and CONSENSUS_PUBLIC_ORIGIN to email one, or use --print-link")
+			}
 			if out.KeyToken != "" {
 				fmt.Fprintf(env.Stdout, "key        %s  %s  (every scope)\n", out.KeyID, key)
 				fmt.Fprintf(env.Stdout, "token      %s\n", out.KeyToken)
@@ -87,7 +121,7 @@ email is sent. Use --key for automation meanwhile.`,
 	create.Flags().StringVar(&name, "name", "", "the workspace's `NAME`, unique in the deployment (required)")
 	create.Flags().StringVar(&owner, "owner-email", "", "the first owner's `EMAIL` (required)")
 	create.Flags().StringVar(&key, "key", "", "also create an owner API key named `KEY_NAME` and print its token once")
-	create.Flags().BoolVar(&printLink, "print-link", false, "not available yet: enrollment links come with the web console")
+	create.Flags().BoolVar(&printLink, "print-link", false, "print the owner's enrollment link instead of emailing it")
 	group.AddCommand(create)
 	return group
 }

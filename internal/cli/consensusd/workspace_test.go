@@ -9,8 +9,9 @@ import (
 )
 
 // TestWorkspaceCreate: a workspace with its owner, and an owner key
-// printed once; a name in use, a bad address and --print-link are refused
-// (the last before anything is written, until enrollment links exist).
+// printed once; a name in use and a bad address are refused; the owner's
+// enrollment link is printed with --print-link (given an origin) or
+// emailed when the token key and origin are set.
 func TestWorkspaceCreate(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"DATABASE_URL": pgtest.URL(t)}
@@ -29,10 +30,17 @@ func TestWorkspaceCreate(t *testing.T) {
 		t.Fatalf("a bad address: exit %d %s", code, errOut)
 	}
 	code, out, errOut = run(env, "workspace", "create", "--name", "linked", "--owner-email", "ops@linked.example", "--print-link")
-	if code != 2 || out != "" || !strings.Contains(errOut, "not available yet") {
+	if code != 2 || out != "" || !strings.Contains(errOut, "CONSENSUS_PUBLIC_ORIGIN") {
+		t.Fatalf("--print-link without an origin: exit %d\n%s%s", code, out, errOut)
+	}
+	env["CONSENSUS_PUBLIC_ORIGIN"] = "https://venue.example"
+	code, out, errOut = run(env, "workspace", "create", "--name", "linked", "--owner-email", "ops@linked.example", "--print-link")
+	if code != 0 || !regexp.MustCompile(`(?m)^enroll\s+https://venue\.example/console/enroll#coe_[A-Za-z0-9_-]{43}$`).MatchString(out) {
 		t.Fatalf("--print-link: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, _, _ := run(env, "workspace", "create", "--name", "linked", "--owner-email", "ops@linked.example"); code != 0 {
-		t.Fatal("--print-link left the name taken")
+	env["CONSENSUS_TOKEN_KEY"] = strings.Repeat("ab", 32)
+	code, out, errOut = run(env, "workspace", "create", "--name", "mailed", "--owner-email", "ops@mailed.example")
+	if code != 0 || !strings.Contains(out, "emailed to ops@mailed.example") || strings.Contains(out, "coe_") {
+		t.Fatalf("an emailed link: exit %d\n%s%s", code, out, errOut)
 	}
 }

@@ -30,46 +30,53 @@ const schemaOrigin = "https://consensus.md"
 // cannot otherwise pick a Go or TypeScript type). Each change keeps the
 // set of valid instances the same.
 func embedSchemas(doc *yaml.Node, schemasDir string) error {
-	names := map[string]bool{}
-	if err := walkRefs(doc, func(ref *yaml.Node) error {
-		rest, ok := strings.CutPrefix(ref.Value, schemaOrigin+"/schemas/")
-		if !ok {
+	// A published schema may reference another (the record's revisions
+	// hold agreements): each round embeds what the last one reached.
+	embedded := map[string]bool{}
+	for {
+		names := map[string]bool{}
+		if err := walkRefs(doc, func(ref *yaml.Node) error {
+			rest, ok := strings.CutPrefix(ref.Value, schemaOrigin+"/schemas/")
+			if !ok {
+				return nil
+			}
+			name, version, ok := strings.Cut(rest, "/")
+			if !ok || !schemaVersionRE.MatchString(version) {
+				return fmt.Errorf("line %d: unknown schema reference %q", ref.Line, ref.Value)
+			}
+			if !embedded[rest] {
+				names[rest] = true
+			}
+			ref.Value = "#/components/schemas/" + componentName(name, version)
 			return nil
-		}
-		name, version, ok := strings.Cut(rest, "/")
-		if !ok || !schemaVersionRE.MatchString(version) {
-			return fmt.Errorf("line %d: unknown schema reference %q", ref.Line, ref.Value)
-		}
-		names[rest] = true
-		ref.Value = "#/components/schemas/" + componentName(name, version)
-		return nil
-	}); err != nil {
-		return err
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	schemas := child(child(doc, "components"), "schemas")
-	if schemas == nil {
-		return fmt.Errorf("components/schemas is missing")
-	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
-	for _, path := range sorted {
-		name, version, _ := strings.Cut(path, "/")
-		s, err := loadSchema(filepath.Join(schemasDir, name, version+".json"))
-		if err != nil {
+		}); err != nil {
 			return err
 		}
-		if find(schemas, componentName(name, version)) >= 0 {
-			return fmt.Errorf("components/schemas/%s is defined in api/ and generated from schemas/", componentName(name, version))
+		if len(names) == 0 {
+			return nil
 		}
-		schemas.Content = append(schemas.Content, scalar(componentName(name, version)), s)
+		schemas := child(child(doc, "components"), "schemas")
+		if schemas == nil {
+			return fmt.Errorf("components/schemas is missing")
+		}
+		sorted := make([]string, 0, len(names))
+		for n := range names {
+			sorted = append(sorted, n)
+		}
+		sort.Strings(sorted)
+		for _, path := range sorted {
+			name, version, _ := strings.Cut(path, "/")
+			s, err := loadSchema(filepath.Join(schemasDir, name, version+".json"))
+			if err != nil {
+				return err
+			}
+			if find(schemas, componentName(name, version)) >= 0 {
+				return fmt.Errorf("components/schemas/%s is defined in api/ and generated from schemas/", componentName(name, version))
+			}
+			schemas.Content = append(schemas.Content, scalar(componentName(name, version)), s)
+			embedded[path] = true
+		}
 	}
-	return nil
 }
 
 // schemaVersionRE is the version segment of a schema URL: v1, v2, ...

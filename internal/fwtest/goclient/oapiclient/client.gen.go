@@ -126,8 +126,12 @@ const (
 	CapabilitiesCredentialsAcceptedByClaim    CapabilitiesCredentialsAcceptedBy = "claim"
 	CapabilitiesCredentialsAcceptedByEvents   CapabilitiesCredentialsAcceptedBy = "events"
 	CapabilitiesCredentialsAcceptedByExchange CapabilitiesCredentialsAcceptedBy = "exchange"
+	CapabilitiesCredentialsAcceptedByFeed     CapabilitiesCredentialsAcceptedBy = "feed"
+	CapabilitiesCredentialsAcceptedByMcp      CapabilitiesCredentialsAcceptedBy = "mcp"
 	CapabilitiesCredentialsAcceptedByRecord   CapabilitiesCredentialsAcceptedBy = "record"
 	CapabilitiesCredentialsAcceptedByRoom     CapabilitiesCredentialsAcceptedBy = "room"
+	CapabilitiesCredentialsAcceptedByStream   CapabilitiesCredentialsAcceptedBy = "stream"
+	CapabilitiesCredentialsAcceptedByWebhook  CapabilitiesCredentialsAcceptedBy = "webhook"
 )
 
 // Valid indicates whether the value is a known member of the CapabilitiesCredentialsAcceptedBy enum.
@@ -141,9 +145,17 @@ func (e CapabilitiesCredentialsAcceptedBy) Valid() bool {
 		return true
 	case CapabilitiesCredentialsAcceptedByExchange:
 		return true
+	case CapabilitiesCredentialsAcceptedByFeed:
+		return true
+	case CapabilitiesCredentialsAcceptedByMcp:
+		return true
 	case CapabilitiesCredentialsAcceptedByRecord:
 		return true
 	case CapabilitiesCredentialsAcceptedByRoom:
+		return true
+	case CapabilitiesCredentialsAcceptedByStream:
+		return true
+	case CapabilitiesCredentialsAcceptedByWebhook:
 		return true
 	default:
 		return false
@@ -348,6 +360,21 @@ func (e CapabilitiesNotOffered) Valid() bool {
 	case RuntimeCallback:
 		return true
 	case SelfServiceTokenRevocation:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CapabilitiesProtocolFirstAgreementRevision.
+const (
+	CapabilitiesProtocolFirstAgreementRevisionN1 CapabilitiesProtocolFirstAgreementRevision = 1
+)
+
+// Valid indicates whether the value is a known member of the CapabilitiesProtocolFirstAgreementRevision enum.
+func (e CapabilitiesProtocolFirstAgreementRevision) Valid() bool {
+	switch e {
+	case CapabilitiesProtocolFirstAgreementRevisionN1:
 		return true
 	default:
 		return false
@@ -743,19 +770,52 @@ func (e DecisionRule1Type) Valid() bool {
 
 // Defines values for EndpointMethod.
 const (
-	GET  EndpointMethod = "GET"
-	HEAD EndpointMethod = "HEAD"
-	POST EndpointMethod = "POST"
+	EndpointMethodDELETE EndpointMethod = "DELETE"
+	EndpointMethodGET    EndpointMethod = "GET"
+	EndpointMethodHEAD   EndpointMethod = "HEAD"
+	EndpointMethodPOST   EndpointMethod = "POST"
+	EndpointMethodPUT    EndpointMethod = "PUT"
 )
 
 // Valid indicates whether the value is a known member of the EndpointMethod enum.
 func (e EndpointMethod) Valid() bool {
 	switch e {
-	case GET:
+	case EndpointMethodDELETE:
 		return true
-	case HEAD:
+	case EndpointMethodGET:
 		return true
-	case POST:
+	case EndpointMethodHEAD:
+		return true
+	case EndpointMethodPOST:
+		return true
+	case EndpointMethodPUT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointMethods.
+const (
+	EndpointMethodsDELETE EndpointMethods = "DELETE"
+	EndpointMethodsGET    EndpointMethods = "GET"
+	EndpointMethodsHEAD   EndpointMethods = "HEAD"
+	EndpointMethodsPOST   EndpointMethods = "POST"
+	EndpointMethodsPUT    EndpointMethods = "PUT"
+)
+
+// Valid indicates whether the value is a known member of the EndpointMethods enum.
+func (e EndpointMethods) Valid() bool {
+	switch e {
+	case EndpointMethodsDELETE:
+		return true
+	case EndpointMethodsGET:
+		return true
+	case EndpointMethodsHEAD:
+		return true
+	case EndpointMethodsPOST:
+		return true
+	case EndpointMethodsPUT:
 		return true
 	default:
 		return false
@@ -926,16 +986,20 @@ func (e McpCapabilityCredential) Valid() bool {
 
 // Defines values for McpCapabilityTools.
 const (
+	CommandToSign McpCapabilityTools = "command_to_sign"
 	Decide        McpCapabilityTools = "decide"
 	FetchArtifact McpCapabilityTools = "fetch_artifact"
 	FetchRecord   McpCapabilityTools = "fetch_record"
 	PostAdvisory  McpCapabilityTools = "post_advisory"
 	ReadRoom      McpCapabilityTools = "read_room"
+	WaitForChange McpCapabilityTools = "wait_for_change"
 )
 
 // Valid indicates whether the value is a known member of the McpCapabilityTools enum.
 func (e McpCapabilityTools) Valid() bool {
 	switch e {
+	case CommandToSign:
+		return true
 	case Decide:
 		return true
 	case FetchArtifact:
@@ -945,6 +1009,8 @@ func (e McpCapabilityTools) Valid() bool {
 	case PostAdvisory:
 		return true
 	case ReadRoom:
+		return true
+	case WaitForChange:
 		return true
 	default:
 		return false
@@ -1093,6 +1159,7 @@ const (
 	ProblemCodeBadSignature         ProblemCode = "bad-signature"
 	ProblemCodeClaimConflict        ProblemCode = "claim-conflict"
 	ProblemCodeCredentialInQuery    ProblemCode = "credential-in-query"
+	ProblemCodeCrossSite            ProblemCode = "cross-site"
 	ProblemCodeEventLimit           ProblemCode = "event-limit"
 	ProblemCodeIdempotencyKeyReused ProblemCode = "idempotency-key-reused"
 	ProblemCodeInsufficientScope    ProblemCode = "insufficient-scope"
@@ -1129,6 +1196,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeClaimConflict:
 		return true
 	case ProblemCodeCredentialInQuery:
+		return true
+	case ProblemCodeCrossSite:
 		return true
 	case ProblemCodeEventLimit:
 		return true
@@ -1365,13 +1434,15 @@ func (e WebhookState) Valid() bool {
 // Action defines model for Action.
 type Action string
 
-// Actions Absolute action URLs of this invitation, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person).
+// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact` and `record`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
 type Actions struct {
 	Artifact string `json:"artifact"`
 	Claim    string `json:"claim"`
 	Events   string `json:"events"`
 	Record   string `json:"record"`
 	Room     string `json:"room"`
+	Stream   string `json:"stream"`
+	Webhook  string `json:"webhook"`
 }
 
 // AgreementV1 The canonical object of one locked agreement revision, returned as canonicalRevision by exchange and the room. revisionDigest is the SHA-256 (lowercase hex) of its RFC 8785 canonical bytes: keys sorted at every level, no insignificant whitespace, integers only, raw UTF-8 strings. It is immutable once locked. Participants' inboxes are deliberately absent.
@@ -1458,6 +1529,7 @@ type BlockerReason string
 // Capabilities defines model for Capabilities.
 type Capabilities struct {
 	Credentials []struct {
+		// AcceptedBy The routes that take this credential, by their key in `endpoints` (and `mcp`, the MCP endpoint), from the table the router mounts.
 		AcceptedBy []CapabilitiesCredentialsAcceptedBy `json:"acceptedBy"`
 		Lifetime   string                              `json:"lifetime"`
 		Scheme     CapabilitiesCredentialsScheme       `json:"scheme"`
@@ -1476,13 +1548,18 @@ type Capabilities struct {
 		// SigningKeys The JWKS of the service's Ed25519 signing keys, every key that has signed included.
 		SigningKeys string `json:"signingKeys"`
 	} `json:"documents"`
+
+	// Endpoints Every route of one invitation, from the table the router mounts; `events` is POST, `feed` the GET of the same URL. The MCP endpoint is under `offered.mcp`.
 	Endpoints struct {
 		Artifact Endpoint `json:"artifact"`
 		Claim    Endpoint `json:"claim"`
 		Events   Endpoint `json:"events"`
 		Exchange Endpoint `json:"exchange"`
+		Feed     Endpoint `json:"feed"`
 		Record   Endpoint `json:"record"`
 		Room     Endpoint `json:"room"`
+		Stream   Endpoint `json:"stream"`
+		Webhook  Endpoint `json:"webhook"`
 	} `json:"endpoints"`
 	Limits struct {
 		// ClaimBodyBytes Claim body limit, counted as sent less what optional `\u` escapes add to strings.
@@ -1531,12 +1608,17 @@ type Capabilities struct {
 	} `json:"offered"`
 	Origin   string `json:"origin"`
 	Protocol struct {
-		Name CapabilitiesProtocolName `json:"name"`
+		// FirstAgreementRevision The revision number every agreement starts at. An operator may lock later ones (2, 3, ...) while the outcome is pending; see `offered.revisions`. It is about agreements, not about this protocol, whose version is `version`.
+		FirstAgreementRevision CapabilitiesProtocolFirstAgreementRevision `json:"firstAgreementRevision"`
+		Name                   CapabilitiesProtocolName                   `json:"name"`
 
-		// Revisions The revision number every agreement starts at. An operator may lock later ones (2, 3, ...) while the outcome is pending; see `offered.revisions`.
+		// Revisions Deprecated: `[firstAgreementRevision]` under its older name, kept for clients that read it. It lists agreement revision numbers, not protocol versions; read `firstAgreementRevision` instead.
+		// Deprecated: this property has been marked as deprecated upstream, but no `x-deprecated-reason` was set
 		Revisions []int                         `json:"revisions"`
 		Transport CapabilitiesProtocolTransport `json:"transport"`
-		Version   CapabilitiesProtocolVersion   `json:"version"`
+
+		// Version The version of this protocol.
+		Version CapabilitiesProtocolVersion `json:"version"`
 	} `json:"protocol"`
 	Schemas struct {
 		Agreement          string `json:"agreement"`
@@ -1593,13 +1675,16 @@ type CapabilitiesLimitsSessionLifetimeSeconds int
 // CapabilitiesNotOffered defines model for Capabilities.NotOffered.
 type CapabilitiesNotOffered string
 
+// CapabilitiesProtocolFirstAgreementRevision The revision number every agreement starts at. An operator may lock later ones (2, 3, ...) while the outcome is pending; see `offered.revisions`. It is about agreements, not about this protocol, whose version is `version`.
+type CapabilitiesProtocolFirstAgreementRevision int
+
 // CapabilitiesProtocolName defines model for Capabilities.Protocol.Name.
 type CapabilitiesProtocolName string
 
 // CapabilitiesProtocolTransport defines model for Capabilities.Protocol.Transport.
 type CapabilitiesProtocolTransport string
 
-// CapabilitiesProtocolVersion defines model for Capabilities.Protocol.Version.
+// CapabilitiesProtocolVersion The version of this protocol.
 type CapabilitiesProtocolVersion string
 
 // CapabilitiesService defines model for Capabilities.Service.
@@ -1635,7 +1720,7 @@ type ClaimRequestPublicKeyKty string
 
 // ClaimResponse defines model for ClaimResponse.
 type ClaimResponse struct {
-	// Actions Absolute action URLs of this invitation, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person).
+	// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact` and `record`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
 	Actions   Actions                `json:"actions"`
 	Assurance ClaimResponseAssurance `json:"assurance"`
 
@@ -1744,7 +1829,7 @@ type ConsensusRecordV1 struct {
 	// Revisions Every locked revision of the agreement, in order: revisions[i] is revision i+1, and the last one is the revision in force when the outcome became final, whose roster, deadline and terms the outcome is evaluated on. An agreement that was never amended has exactly one. The record lists them all, rather than only the final one, because after an amendment events name earlier revisions: each event's command is checked against the revision it names (number and revision_digest), and a decision made on an earlier revision counts exactly when that revision's terms_digest equals the final one's, otherwise it is stale and does not count. A revision only adds participants: each one's roster begins with the previous one's.
 	Revisions []struct {
 		// Canonical The agreement/v1 object exactly as locked; revision_digest is the SHA-256 of its canonical bytes.
-		Canonical map[string]interface{} `json:"canonical"`
+		Canonical AgreementV1 `json:"canonical"`
 
 		// Markdown The revision's Markdown; markdown_digest is the SHA-256 of its UTF-8 bytes.
 		Markdown       string `json:"markdown"`
@@ -1757,6 +1842,7 @@ type ConsensusRecordV1 struct {
 	} `json:"revisions"`
 	Schema    string `json:"schema"`
 	Signature struct {
+		// Alg Ed25519, the algorithm of the key the JWKS publishes under kid; the JWKS names the same algorithm EdDSA (its JOSE name, RFC 8037) with crv Ed25519.
 		Alg ConsensusRecordV1SignatureAlg `json:"alg"`
 
 		// Kid The RFC 7638 thumbprint of the service key, as published in its JWKS.
@@ -1776,8 +1862,9 @@ type ConsensusRecordV1EventsCommandVersion int
 
 // ConsensusRecordV1EventsCommand0 defines model for ConsensusRecordV1.Events.Command.0.
 type ConsensusRecordV1EventsCommand0 struct {
-	Schema  interface{}                             `json:"schema,omitempty"`
-	Version *ConsensusRecordV1EventsCommand0Version `json:"version,omitempty"`
+	IdempotencyKey interface{}                             `json:"idempotency_key,omitempty"`
+	Schema         *string                                 `json:"schema,omitempty"`
+	Version        *ConsensusRecordV1EventsCommand0Version `json:"version,omitempty"`
 }
 
 // ConsensusRecordV1EventsCommand0Version defines model for ConsensusRecordV1.Events.Command.0.Version.
@@ -1785,7 +1872,7 @@ type ConsensusRecordV1EventsCommand0Version int
 
 // ConsensusRecordV1EventsCommand1 defines model for ConsensusRecordV1.Events.Command.1.
 type ConsensusRecordV1EventsCommand1 struct {
-	Schema  interface{}                             `json:"schema,omitempty"`
+	Schema  *string                                 `json:"schema,omitempty"`
 	Version *ConsensusRecordV1EventsCommand1Version `json:"version,omitempty"`
 }
 
@@ -1794,17 +1881,23 @@ type ConsensusRecordV1EventsCommand1Version int
 
 // ConsensusRecordV1_Events_Command The room-command object; command_digest is the SHA-256 of its canonical bytes, which a keyed participant's signature covers. Version 2 (a keyed participant's event) adds idempotency_key, the Idempotency-Key the event was posted under, so that its signature speaks for this event only; version 1 has none.
 type ConsensusRecordV1_Events_Command struct {
-	Action         ConsensusRecordV1EventsCommandAction  `json:"action"`
-	AgreementId    openapi_types.UUID                    `json:"agreement_id"`
-	Body           string                                `json:"body"`
-	IdempotencyKey *string                               `json:"idempotency_key,omitempty"`
-	InvitationId   openapi_types.UUID                    `json:"invitation_id"`
-	ParticipantId  openapi_types.UUID                    `json:"participant_id"`
-	Revision       int                                   `json:"revision"`
-	RevisionDigest string                                `json:"revision_digest"`
-	Schema         string                                `json:"schema"`
-	Version        ConsensusRecordV1EventsCommandVersion `json:"version"`
-	union          json.RawMessage
+	Action         ConsensusRecordV1EventsCommandAction `json:"action"`
+	AgreementId    openapi_types.UUID                   `json:"agreement_id"`
+	Body           string                               `json:"body"`
+	IdempotencyKey *string                              `json:"idempotency_key,omitempty"`
+
+	// InReplyTo Present on a comment that answers a question or change_request: that event's id, an earlier event of this record.
+	InReplyTo      *openapi_types.UUID `json:"in_reply_to,omitempty"`
+	InvitationId   openapi_types.UUID  `json:"invitation_id"`
+	ParticipantId  openapi_types.UUID  `json:"participant_id"`
+	Revision       int                 `json:"revision"`
+	RevisionDigest string              `json:"revision_digest"`
+	Schema         string              `json:"schema"`
+
+	// To Present on a question or change_request that names the participants it asks: 1 to 50 distinct participant ids of the revision the command names, other than its author, in the order sent.
+	To      *[]openapi_types.UUID                 `json:"to,omitempty"`
+	Version ConsensusRecordV1EventsCommandVersion `json:"version"`
+	union   json.RawMessage
 }
 
 // ConsensusRecordV1EventsEvidenceDkimAlgorithm defines model for ConsensusRecordV1.Events.Evidence.Dkim.Algorithm.
@@ -1828,7 +1921,7 @@ type ConsensusRecordV1ParticipantsPublicKeyCrv string
 // ConsensusRecordV1ParticipantsPublicKeyKty defines model for ConsensusRecordV1.Participants.PublicKey.Kty.
 type ConsensusRecordV1ParticipantsPublicKeyKty string
 
-// ConsensusRecordV1SignatureAlg defines model for ConsensusRecordV1.Signature.Alg.
+// ConsensusRecordV1SignatureAlg Ed25519, the algorithm of the key the JWKS publishes under kid; the JWKS names the same algorithm EdDSA (its JOSE name, RFC 8037) with crv Ed25519.
 type ConsensusRecordV1SignatureAlg string
 
 // ConsensusRecordV1Version defines model for ConsensusRecordV1.Version.
@@ -1878,17 +1971,28 @@ type Endpoint struct {
 	Credential string `json:"credential"`
 
 	// Href URL template; `{invitationId}` is the invitation UUID.
-	Href   string         `json:"href"`
+	Href string `json:"href"`
+
+	// Method The route's first method (as listed in `methods`).
 	Method EndpointMethod `json:"method"`
+
+	// Methods Every method the route answers.
+	Methods []EndpointMethods `json:"methods"`
 }
 
-// EndpointMethod defines model for Endpoint.Method.
+// EndpointMethod The route's first method (as listed in `methods`).
 type EndpointMethod string
+
+// EndpointMethods defines model for Endpoint.Methods.
+type EndpointMethods string
 
 // Event defines model for Event.
 type Event struct {
 	Action Action `json:"action"`
-	Body   string `json:"body"`
+
+	// AwaitingReply Only in the stream's `room.event` messages, and only when true: the event asks you (its `to` names you) and you had not answered it when the message was sent. The room's and the feed's `awaitingReply` lists give the current state.
+	AwaitingReply *bool  `json:"awaitingReply,omitempty"`
+	Body          string `json:"body"`
 
 	// CreatedAt An instant the service recorded (when an event was stored, a decision made, an outcome final, the room read), as RFC 3339 in UTC with exactly six fractional digits, for example `2026-09-01T12:00:05.120000Z`. An event's `createdAt` is exactly the `created_at` string its `hash` covers.
 	CreatedAt Instant `json:"createdAt"`
@@ -1897,9 +2001,12 @@ type Event struct {
 	Evidence *ReplyEvidence `json:"evidence,omitempty"`
 
 	// Hash sha256(JCS({prev, seq, command_digest, created_at})), where created_at is exactly `createdAt` and command_digest is the SHA-256 of the canonical room-command object: version 1, or version 2 (with the Idempotency-Key) for the event of a participant that bound a key. A participant can rebuild that object, and so recompute the hash, for its own events (it knows its invitation id); for other participants' events it checks the links: each `prev` is the hash before it.
-	Hash          Digest `json:"hash"`
-	Id            Uuid   `json:"id"`
-	ParticipantId Uuid   `json:"participantId"`
+	Hash Digest `json:"hash"`
+	Id   Uuid   `json:"id"`
+
+	// InReplyTo Present on a comment that answers a question or change_request: that event's id.
+	InReplyTo     *Uuid `json:"inReplyTo,omitempty"`
+	ParticipantId Uuid  `json:"participantId"`
 
 	// Prev The previous event's hash, or 64 zeros for the first event.
 	Prev     Digest `json:"prev"`
@@ -1910,6 +2017,9 @@ type Event struct {
 
 	// Signature The author's Ed25519 signature (unpadded base64url) over the canonical room-command/v2 bytes of the event (room-command/v1 for an event stored before version 2), as sent in `Consensus-Signature`; null when the author bound no key. It speaks for this event only; the same value on another event is a replay.
 	Signature *string `json:"signature"`
+
+	// To Present on a question or change_request that names the participants it asks: their participant ids, in the order sent. Absent when it asks the whole room.
+	To *[]Uuid `json:"to,omitempty"`
 }
 
 // EventRequest defines model for EventRequest.
@@ -1922,8 +2032,14 @@ type EventRequest struct {
 	// Digest The current revisionDigest, as lowercase hex or `sha256:`-prefixed lowercase hex.
 	Digest string `json:"digest"`
 
+	// InReplyTo comment only, optional: the id of the question or change_request of this room that this comment answers; it leaves your `you.awaitingReply` when it was there. Any participant may reply to any question or change request. An id that names no event of this room, or names another kind of event, or `inReplyTo` on another action, is refused with 400 naming `inReplyTo`. It becomes the `in_reply_to` member of the room-command/v1 object, so a keyed participant signs it.
+	InReplyTo *Uuid `json:"inReplyTo,omitempty"`
+
 	// Revision The current revision number.
 	Revision int `json:"revision"`
+
+	// To question and change_request only, optional: the participants you ask, 1 to 50 distinct participant ids from the current revision's roster, not your own. The event then appears in each one's `you.awaitingReply` until that participant answers it. Omit it to ask the whole room; an empty array, an unknown or repeated id, your own id, or `to` on another action is refused with 400 naming `to`. It becomes the `to` member of the room-command/v1 object, so a keyed participant signs it.
+	To *[]Uuid `json:"to,omitempty"`
 }
 
 // EventResponse defines model for EventResponse.
@@ -1940,7 +2056,7 @@ type ExchangeRequest struct {
 
 // ExchangeResponse defines model for ExchangeResponse.
 type ExchangeResponse struct {
-	// Actions Absolute action URLs of this invitation, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person).
+	// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact` and `record`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
 	Actions     Actions `json:"actions"`
 	AgreementId Uuid    `json:"agreementId"`
 
@@ -1979,6 +2095,9 @@ type ExchangeResponse struct {
 
 // FeedPage defines model for FeedPage.
 type FeedPage struct {
+	// AwaitingReply The questions and change requests addressed to you (their `to` names you) that you have not answered, by event id in seq order. You answer one by posting a later comment whose `inReplyTo` names it; only your own reply counts (another participant's reply answers it for them, not for you), and a decision does not answer it (agreeing says nothing about what was asked). Empty when nothing awaits you, and always empty once the outcome is final, since the room then accepts no events. The same list as the room's `you.awaitingReply` at the state this page reports.
+	AwaitingReply []Uuid `json:"awaitingReply"`
+
 	// ChainHead SHA-256 as 64 lowercase hex characters.
 	ChainHead Digest `json:"chainHead"`
 
@@ -2365,6 +2484,9 @@ type Room struct {
 	// ServerTime The service clock when the room was read; excluded from the ETag.
 	ServerTime Instant `json:"serverTime"`
 	You        struct {
+		// AwaitingReply The questions and change requests addressed to you (their `to` names you) that you have not answered, by event id in seq order. You answer one by posting a later comment whose `inReplyTo` names it; only your own reply counts (another participant's reply answers it for them, not for you), and a decision does not answer it (agreeing says nothing about what was asked). Empty when nothing awaits you, and always empty once the outcome is final, since the room then accepts no events.
+		AwaitingReply []Uuid `json:"awaitingReply"`
+
 		// Decision Your decision that counts on the current revision; null when you have none, or only one made on a revision whose terms differ (stale, shown in your roster entry), so null means you may decide.
 		Decision        *TerminalAction `json:"decision"`
 		EventsRemaining int             `json:"eventsRemaining"`
@@ -2407,6 +2529,9 @@ type SignaturesCapability struct {
 	// CommandSchema The object each Consensus-Signature covers: the room command with the Idempotency-Key it is posted under, so that one signature speaks for one event.
 	CommandSchema string `json:"commandSchema"`
 
+	// Conformance The index of the conformance vectors the verifier is tested with.
+	Conformance string `json:"conformance"`
+
 	// Keys The JWKS that verifies records.
 	Keys string `json:"keys"`
 
@@ -2418,6 +2543,12 @@ type SignaturesCapability struct {
 
 	// Verifier How to check a record offline.
 	Verifier string `json:"verifier"`
+
+	// VerifierSha256 SHA-256 of the verifier's exact bytes; check a downloaded copy against it.
+	VerifierSha256 Digest `json:"verifierSha256"`
+
+	// VerifierUrl The standard-library Node verifier as one file.
+	VerifierUrl string `json:"verifierUrl"`
 }
 
 // SignaturesCapabilityAlgorithm defines model for SignaturesCapability.Algorithm.
@@ -2490,6 +2621,9 @@ type LastEventId = string
 
 // PreferWait Examples: wait=30
 type PreferWait = string
+
+// ArtifactNotReady RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
+type ArtifactNotReady = Problem
 
 // BadRequest RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
 type BadRequest = Problem
@@ -2804,6 +2938,13 @@ func (t ConsensusRecordV1_Events_Command) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if t.InReplyTo != nil {
+		object["in_reply_to"], err = json.Marshal(t.InReplyTo)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'in_reply_to': %w", err)
+		}
+	}
+
 	object["invitation_id"], err = json.Marshal(t.InvitationId)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'invitation_id': %w", err)
@@ -2827,6 +2968,13 @@ func (t ConsensusRecordV1_Events_Command) MarshalJSON() ([]byte, error) {
 	object["schema"], err = json.Marshal(t.Schema)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'schema': %w", err)
+	}
+
+	if t.To != nil {
+		object["to"], err = json.Marshal(t.To)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'to': %w", err)
+		}
 	}
 
 	object["version"], err = json.Marshal(t.Version)
@@ -2877,6 +3025,13 @@ func (t *ConsensusRecordV1_Events_Command) UnmarshalJSON(b []byte) error {
 		}
 	}
 
+	if raw, found := object["in_reply_to"]; found {
+		err = json.Unmarshal(raw, &t.InReplyTo)
+		if err != nil {
+			return fmt.Errorf("error reading 'in_reply_to': %w", err)
+		}
+	}
+
 	if raw, found := object["invitation_id"]; found {
 		err = json.Unmarshal(raw, &t.InvitationId)
 		if err != nil {
@@ -2909,6 +3064,13 @@ func (t *ConsensusRecordV1_Events_Command) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.Schema)
 		if err != nil {
 			return fmt.Errorf("error reading 'schema': %w", err)
+		}
+	}
+
+	if raw, found := object["to"]; found {
+		err = json.Unmarshal(raw, &t.To)
+		if err != nil {
+			return fmt.Errorf("error reading 'to': %w", err)
 		}
 	}
 
@@ -3164,6 +3326,10 @@ type ClientInterface interface {
 	//
 	// Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
 	// terminal `agree`, `disagree` and `abstain` carry an empty body, once per participant.
+	// A `question` or `change_request` may name the participants it asks (`to`); a `comment`
+	// may name the question or change request it answers (`inReplyTo`). An addressed event
+	// is listed in each addressee's `you.awaitingReply` until that addressee answers it
+	// with such a comment.
 	// `revision` and `digest` must name the current revision. The server normalizes the
 	// command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 	// and hashes it: the same `Idempotency-Key` with the same command replays the original
@@ -3202,6 +3368,10 @@ type ClientInterface interface {
 	//
 	// Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
 	// terminal `agree`, `disagree` and `abstain` carry an empty body, once per participant.
+	// A `question` or `change_request` may name the participants it asks (`to`); a `comment`
+	// may name the question or change request it answers (`inReplyTo`). An addressed event
+	// is listed in each addressee's `you.awaitingReply` until that addressee answers it
+	// with such a comment.
 	// `revision` and `digest` must name the current revision. The server normalizes the
 	// command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 	// and hashes it: the same `Idempotency-Key` with the same command replays the original
@@ -3298,7 +3468,8 @@ type ClientInterface interface {
 	//
 	// A `text/event-stream` (SSE). Each stored event after `Last-Event-ID` (or `?after=`, or
 	// from the start) is one message `id: <seq>`, `event: room.event`, `data: <Event JSON>`,
-	// in order. `event: room.outcome` (data: the Outcome) comes when the stream opens and
+	// in order; an event that asks you and that you had not answered is marked
+	// `"awaitingReply": true`. `event: room.outcome` (data: the Outcome) comes when the stream opens and
 	// whenever the outcome changes; `event: room.revision` (data: `{"revision": n}`) when a
 	// new revision is locked: read the room then. A comment line comes at least every 15
 	// seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
@@ -3550,6 +3721,10 @@ func (c *Client) ReadEvents(ctx context.Context, invitationId InvitationId, para
 //
 // Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
 // terminal `agree`, `disagree` and `abstain` carry an empty body, once per participant.
+// A `question` or `change_request` may name the participants it asks (`to`); a `comment`
+// may name the question or change request it answers (`inReplyTo`). An addressed event
+// is listed in each addressee's `you.awaitingReply` until that addressee answers it
+// with such a comment.
 // `revision` and `digest` must name the current revision. The server normalizes the
 // command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 // and hashes it: the same `Idempotency-Key` with the same command replays the original
@@ -3598,6 +3773,10 @@ func (c *Client) PostEventWithBody(ctx context.Context, invitationId InvitationI
 //
 // Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
 // terminal `agree`, `disagree` and `abstain` carry an empty body, once per participant.
+// A `question` or `change_request` may name the participants it asks (`to`); a `comment`
+// may name the question or change request it answers (`inReplyTo`). An addressed event
+// is listed in each addressee's `you.awaitingReply` until that addressee answers it
+// with such a comment.
 // `revision` and `digest` must name the current revision. The server normalizes the
 // command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 // and hashes it: the same `Idempotency-Key` with the same command replays the original
@@ -3744,7 +3923,8 @@ func (c *Client) ReadRoom(ctx context.Context, invitationId InvitationId, params
 //
 // A `text/event-stream` (SSE). Each stored event after `Last-Event-ID` (or `?after=`, or
 // from the start) is one message `id: <seq>`, `event: room.event`, `data: <Event JSON>`,
-// in order. `event: room.outcome` (data: the Outcome) comes when the stream opens and
+// in order; an event that asks you and that you had not answered is marked
+// `"awaitingReply": true`. `event: room.outcome` (data: the Outcome) comes when the stream opens and
 // whenever the outcome changes; `event: room.revision` (data: `{"revision": n}`) when a
 // new revision is locked: read the room then. A comment line comes at least every 15
 // seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
@@ -4734,6 +4914,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
 	// terminal `agree`, `disagree` and `abstain` carry an empty body, once per participant.
+	// A `question` or `change_request` may name the participants it asks (`to`); a `comment`
+	// may name the question or change request it answers (`inReplyTo`). An addressed event
+	// is listed in each addressee's `you.awaitingReply` until that addressee answers it
+	// with such a comment.
 	// `revision` and `digest` must name the current revision. The server normalizes the
 	// command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 	// and hashes it: the same `Idempotency-Key` with the same command replays the original
@@ -4772,6 +4956,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
 	// terminal `agree`, `disagree` and `abstain` carry an empty body, once per participant.
+	// A `question` or `change_request` may name the participants it asks (`to`); a `comment`
+	// may name the question or change request it answers (`inReplyTo`). An addressed event
+	// is listed in each addressee's `you.awaitingReply` until that addressee answers it
+	// with such a comment.
 	// `revision` and `digest` must name the current revision. The server normalizes the
 	// command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 	// and hashes it: the same `Idempotency-Key` with the same command replays the original
@@ -4872,7 +5060,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// A `text/event-stream` (SSE). Each stored event after `Last-Event-ID` (or `?after=`, or
 	// from the start) is one message `id: <seq>`, `event: room.event`, `data: <Event JSON>`,
-	// in order. `event: room.outcome` (data: the Outcome) comes when the stream opens and
+	// in order; an event that asks you and that you had not answered is marked
+	// `"awaitingReply": true`. `event: room.outcome` (data: the Outcome) comes when the stream opens and
 	// whenever the outcome changes; `event: room.revision` (data: `{"revision": n}`) when a
 	// new revision is locked: read the room then. A comment line comes at least every 15
 	// seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
@@ -5187,7 +5376,7 @@ type GetArtifactResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
-	ApplicationproblemJSON404 *NotFound
+	ApplicationproblemJSON404 *ArtifactNotReady
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -5219,7 +5408,7 @@ func (r GetArtifactResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r GetArtifactResponse) GetApplicationproblemJSON404() *NotFound {
+func (r GetArtifactResponse) GetApplicationproblemJSON404() *ArtifactNotReady {
 	return r.ApplicationproblemJSON404
 }
 
@@ -5322,7 +5511,7 @@ type HeadArtifactResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
-	ApplicationproblemJSON404 *NotFound
+	ApplicationproblemJSON404 *ArtifactNotReady
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -5354,7 +5543,7 @@ func (r HeadArtifactResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r HeadArtifactResponse) GetApplicationproblemJSON404() *NotFound {
+func (r HeadArtifactResponse) GetApplicationproblemJSON404() *ArtifactNotReady {
 	return r.ApplicationproblemJSON404
 }
 
@@ -6963,6 +7152,10 @@ func (c *ClientWithResponses) ReadEventsWithResponse(ctx context.Context, invita
 //
 // Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
 // terminal `agree`, `disagree` and `abstain` carry an empty body, once per participant.
+// A `question` or `change_request` may name the participants it asks (`to`); a `comment`
+// may name the question or change request it answers (`inReplyTo`). An addressed event
+// is listed in each addressee's `you.awaitingReply` until that addressee answers it
+// with such a comment.
 // `revision` and `digest` must name the current revision. The server normalizes the
 // command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 // and hashes it: the same `Idempotency-Key` with the same command replays the original
@@ -7007,6 +7200,10 @@ func (c *ClientWithResponses) PostEventWithBodyWithResponse(ctx context.Context,
 //
 // Advisory `comment`, `question` and `change_request` carry 1 to 4,000 characters;
 // terminal `agree`, `disagree` and `abstain` carry an empty body, once per participant.
+// A `question` or `change_request` may name the participants it asks (`to`); a `comment`
+// may name the question or change request it answers (`inReplyTo`). An addressed event
+// is listed in each addressee's `you.awaitingReply` until that addressee answers it
+// with such a comment.
 // `revision` and `digest` must name the current revision. The server normalizes the
 // command into a room-command/v1 object (https://consensus.md/schemas/room-command/v1)
 // and hashes it: the same `Idempotency-Key` with the same command replays the original
@@ -7137,7 +7334,8 @@ func (c *ClientWithResponses) ReadRoomWithResponse(ctx context.Context, invitati
 //
 // A `text/event-stream` (SSE). Each stored event after `Last-Event-ID` (or `?after=`, or
 // from the start) is one message `id: <seq>`, `event: room.event`, `data: <Event JSON>`,
-// in order. `event: room.outcome` (data: the Outcome) comes when the stream opens and
+// in order; an event that asks you and that you had not answered is marked
+// `"awaitingReply": true`. `event: room.outcome` (data: the Outcome) comes when the stream opens and
 // whenever the outcome changes; `event: room.revision` (data: `{"revision": n}`) when a
 // new revision is locked: read the room then. A comment line comes at least every 15
 // seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
@@ -7492,7 +7690,7 @@ func ParseGetArtifactResponse(rsp *http.Response) (*GetArtifactResponse, error) 
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest ArtifactNotReady
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -7741,7 +7939,7 @@ func ParseHeadArtifactResponse(rsp *http.Response) (*HeadArtifactResponse, error
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest ArtifactNotReady
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -27,16 +27,19 @@ WITH e AS (
            unnest($11::text[]) AS prev_hash,
            unnest($12::text[]) AS hash,
            unnest($13::bytea[]) AS signature,
-           unnest($14::text[]) AS evidence,
-           unnest($15::boolean[]) AS terminal,
-           unnest($16::text[]) AS outcome_status,
-           unnest($17::timestamptz[]) AS outcome_decided_at,
-           unnest($18::uuid[]) AS outcome_event_id
+           unnest($14::text[]) AS addressed_to,
+           unnest($15::uuid[]) AS in_reply_to,
+           unnest($16::text[]) AS evidence,
+           unnest($17::boolean[]) AS terminal,
+           unnest($18::text[]) AS outcome_status,
+           unnest($19::timestamptz[]) AS outcome_decided_at,
+           unnest($20::uuid[]) AS outcome_event_id
 ), inserted AS (
     INSERT INTO events (id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-                        command_digest, created_at, prev_hash, hash, signature, evidence, workspace_id)
+                        command_digest, created_at, prev_hash, hash, signature, evidence, addressed_to, in_reply_to, workspace_id)
     SELECT e.id, e.agreement_id, e.seq, e.participant_id, e.revision, e.action, e.body, e.idempotency_key,
            e.command_digest, e.created_at, e.prev_hash, e.hash, e.signature, nullif(e.evidence, ''),
+           nullif(e.addressed_to, '')::uuid[], nullif(e.in_reply_to, '00000000-0000-0000-0000-000000000000'),
            (SELECT a.workspace_id FROM agreements a WHERE a.id = e.agreement_id)
     FROM e
 ), counted AS (
@@ -48,7 +51,8 @@ WITH e AS (
         decision_event_id = CASE WHEN e.terminal THEN e.id ELSE p.decision_event_id END,
         decision_seq      = CASE WHEN e.terminal THEN e.seq ELSE p.decision_seq END,
         decision_revision = CASE WHEN e.terminal THEN e.revision ELSE p.decision_revision END,
-        decided_at        = CASE WHEN e.terminal THEN e.created_at ELSE p.decided_at END
+        decided_at        = CASE WHEN e.terminal THEN e.created_at ELSE p.decided_at END,
+        decision_evidence = CASE WHEN e.terminal THEN nullif(e.evidence, '') ELSE p.decision_evidence END
     FROM e
     WHERE p.id = e.participant_id AND p.id = ANY($4::uuid[])
 )
@@ -77,6 +81,8 @@ type EventAppendBatchParams struct {
 	PrevHashes        []string
 	Hashes            []string
 	Signatures        [][]byte
+	AddressedTos      []string
+	InReplyTos        []uuid.UUID
 	Evidences         []string
 	Terminals         []bool
 	OutcomeStatuses   []string
@@ -85,8 +91,9 @@ type EventAppendBatchParams struct {
 }
 
 // Appends events, each to its own agreement, in one statement: each event,
-// its participant's counters (and decision, when terminal), and its
-// agreement's chain head, version and, when the event decided it, outcome.
+// its participant's counters (and decision with its evidence, when
+// terminal), and its agreement's chain head, version and, when the event
+// decided it, outcome.
 // The caller holds each agreement's lock and has seen its outcome pending.
 // One statement for a batch costs the server one executor start and one
 // pass over each table's constraints, where a statement per event paid
@@ -94,7 +101,9 @@ type EventAppendBatchParams struct {
 //
 // The arrays are parallel, one element per event (unnest in the select
 // list zips them); outcome_statuses holds ” and outcome_event_ids the nil
-// UUID where an event sets no outcome. Each update finds its rows by
+// UUID where an event sets no outcome; addressed_tos holds each event's
+// addressees as an array literal (” for none) and in_reply_tos the nil
+// UUID where an event answers nothing. Each update finds its rows by
 // = ANY, an index scan even in the generic plan, which guesses 1,000
 // events: from the join alone, it would scan the whole table.
 func (q *Queries) EventAppendBatch(ctx context.Context, arg EventAppendBatchParams) error {
@@ -112,6 +121,8 @@ func (q *Queries) EventAppendBatch(ctx context.Context, arg EventAppendBatchPara
 		arg.PrevHashes,
 		arg.Hashes,
 		arg.Signatures,
+		arg.AddressedTos,
+		arg.InReplyTos,
 		arg.Evidences,
 		arg.Terminals,
 		arg.OutcomeStatuses,
@@ -158,7 +169,7 @@ func (q *Queries) EventBySignature(ctx context.Context, arg EventBySignaturePara
 }
 
 const eventGetByKey = `-- name: EventGetByKey :one
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence FROM events WHERE participant_id = $1 AND idempotency_key = $2
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence, addressed_to, in_reply_to FROM events WHERE participant_id = $1 AND idempotency_key = $2
 `
 
 type EventGetByKeyParams struct {
@@ -185,14 +196,16 @@ func (q *Queries) EventGetByKey(ctx context.Context, arg EventGetByKeyParams) (E
 		&i.Signature,
 		&i.WorkspaceID,
 		&i.Evidence,
+		&i.AddressedTo,
+		&i.InReplyTo,
 	)
 	return i, err
 }
 
 const eventInsert = `-- name: EventInsert :exec
 INSERT INTO events (id, agreement_id, seq, participant_id, revision, action, body, idempotency_key,
-                    command_digest, created_at, prev_hash, hash, workspace_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, (SELECT workspace_id FROM agreements WHERE id = $2))
+                    command_digest, created_at, prev_hash, hash, addressed_to, in_reply_to, workspace_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, (SELECT workspace_id FROM agreements WHERE id = $2))
 `
 
 type EventInsertParams struct {
@@ -208,6 +221,8 @@ type EventInsertParams struct {
 	CreatedAt      time.Time
 	PrevHash       string
 	Hash           string
+	AddressedTo    []uuid.UUID
+	InReplyTo      uuid.NullUUID
 }
 
 func (q *Queries) EventInsert(ctx context.Context, arg EventInsertParams) error {
@@ -224,12 +239,14 @@ func (q *Queries) EventInsert(ctx context.Context, arg EventInsertParams) error 
 		arg.CreatedAt,
 		arg.PrevHash,
 		arg.Hash,
+		arg.AddressedTo,
+		arg.InReplyTo,
 	)
 	return err
 }
 
 const eventListAfter = `-- name: EventListAfter :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence, addressed_to, in_reply_to FROM events WHERE agreement_id = $1 AND seq > $2 ORDER BY seq
 `
 
 type EventListAfterParams struct {
@@ -264,6 +281,8 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 			&i.Signature,
 			&i.WorkspaceID,
 			&i.Evidence,
+			&i.AddressedTo,
+			&i.InReplyTo,
 		); err != nil {
 			return nil, err
 		}
@@ -276,7 +295,7 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 }
 
 const eventListByAgreement = `-- name: EventListByAgreement :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence FROM events WHERE agreement_id = $1 ORDER BY seq
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence, addressed_to, in_reply_to FROM events WHERE agreement_id = $1 ORDER BY seq
 `
 
 func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Event, error) {
@@ -304,6 +323,8 @@ func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUI
 			&i.Signature,
 			&i.WorkspaceID,
 			&i.Evidence,
+			&i.AddressedTo,
+			&i.InReplyTo,
 		); err != nil {
 			return nil, err
 		}
@@ -316,7 +337,7 @@ func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUI
 }
 
 const eventPage = `-- name: EventPage :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence FROM events
+SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence, addressed_to, in_reply_to FROM events
 WHERE agreement_id = $1 AND seq > $2 AND seq <= $3
 ORDER BY seq
 LIMIT $4
@@ -361,6 +382,8 @@ func (q *Queries) EventPage(ctx context.Context, arg EventPageParams) ([]Event, 
 			&i.Signature,
 			&i.WorkspaceID,
 			&i.Evidence,
+			&i.AddressedTo,
+			&i.InReplyTo,
 		); err != nil {
 			return nil, err
 		}
@@ -373,11 +396,11 @@ func (q *Queries) EventPage(ctx context.Context, arg EventPageParams) ([]Event, 
 }
 
 const eventPriorsByToken = `-- name: EventPriorsByToken :many
-SELECT t.n::integer AS n, events.id, events.agreement_id, events.seq, events.participant_id, events.revision, events.action, events.body, events.idempotency_key, events.command_digest, events.created_at, events.prev_hash, events.hash, events.signature, events.workspace_id, events.evidence
+SELECT t.n::integer AS n, events.id, events.agreement_id, events.seq, events.participant_id, events.revision, events.action, events.body, events.idempotency_key, events.command_digest, events.created_at, events.prev_hash, events.hash, events.signature, events.workspace_id, events.evidence, events.addressed_to, events.in_reply_to
 FROM (SELECT unnest($1::bytea[]) AS token_hash, unnest($2::text[]) AS idempotency_key,
              generate_subscripts($1::bytea[], 1) AS n) AS t
 CROSS JOIN LATERAL (SELECT id FROM participants WHERE participants.token_hash = t.token_hash LIMIT 1) AS p
-CROSS JOIN LATERAL (SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence FROM events e
+CROSS JOIN LATERAL (SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence, addressed_to, in_reply_to FROM events e
                     WHERE e.participant_id = p.id AND e.idempotency_key = t.idempotency_key LIMIT 1) AS events
 `
 
@@ -422,6 +445,8 @@ func (q *Queries) EventPriorsByToken(ctx context.Context, arg EventPriorsByToken
 			&i.Event.Signature,
 			&i.Event.WorkspaceID,
 			&i.Event.Evidence,
+			&i.Event.AddressedTo,
+			&i.Event.InReplyTo,
 		); err != nil {
 			return nil, err
 		}
@@ -433,8 +458,25 @@ func (q *Queries) EventPriorsByToken(ctx context.Context, arg EventPriorsByToken
 	return items, nil
 }
 
+const eventReplyTarget = `-- name: EventReplyTarget :one
+SELECT agreement_id, action FROM events WHERE id = $1
+`
+
+type EventReplyTargetRow struct {
+	AgreementID uuid.UUID
+	Action      string
+}
+
+// The agreement and action of an event: what a reply naming it checks.
+func (q *Queries) EventReplyTarget(ctx context.Context, id uuid.UUID) (EventReplyTargetRow, error) {
+	row := q.db.QueryRow(ctx, eventReplyTarget, id)
+	var i EventReplyTargetRow
+	err := row.Scan(&i.AgreementID, &i.Action)
+	return i, err
+}
+
 const eventTerminalListByAgreement = `-- name: EventTerminalListByAgreement :many
-SELECT id, seq, participant_id, revision, action, created_at
+SELECT id, seq, participant_id, revision, action, created_at, coalesce(evidence, '')::text AS evidence
 FROM events
 WHERE agreement_id = $1 AND action IN ('agree', 'disagree', 'abstain')
 ORDER BY seq
@@ -447,6 +489,7 @@ type EventTerminalListByAgreementRow struct {
 	Revision      int32
 	Action        string
 	CreatedAt     time.Time
+	Evidence      string
 }
 
 // Every terminal decision of an agreement in order, on any revision: what a
@@ -467,6 +510,7 @@ func (q *Queries) EventTerminalListByAgreement(ctx context.Context, agreementID 
 			&i.Revision,
 			&i.Action,
 			&i.CreatedAt,
+			&i.Evidence,
 		); err != nil {
 			return nil, err
 		}

@@ -81,6 +81,8 @@ type Event struct {
 	Signature      []byte
 	WorkspaceID    uuid.UUID
 	Evidence       *string
+	AddressedTo    []uuid.UUID
+	InReplyTo      uuid.NullUUID
 }
 
 type Invitation struct {
@@ -101,6 +103,50 @@ type Operator struct {
 	Role        string
 	CreatedAt   time.Time
 	RemovedAt   *time.Time
+	DisplayName string
+}
+
+type OperatorCeremony struct {
+	ID           uuid.UUID
+	Kind         string
+	EnrollmentID uuid.NullUUID
+	Data         []byte
+	ExpiresAt    time.Time
+}
+
+type OperatorEnrollment struct {
+	ID          uuid.UUID
+	WorkspaceID uuid.UUID
+	OperatorID  uuid.UUID
+	TokenHash   []byte
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+	UsedAt      *time.Time
+	Recipient   *string
+	Subject     *string
+	MessageID   *string
+	SealedBody  []byte
+	State       *string
+	Attempts    int32
+	LastReply   *string
+	SentAt      *time.Time
+}
+
+type OperatorPasskey struct {
+	CredentialID []byte
+	WorkspaceID  uuid.UUID
+	OperatorID   uuid.UUID
+	Credential   []byte
+	CreatedAt    time.Time
+	LastUsedAt   *time.Time
+}
+
+type OperatorSession struct {
+	TokenHash   []byte
+	WorkspaceID uuid.UUID
+	OperatorID  uuid.UUID
+	CreatedAt   time.Time
+	LastSeenAt  time.Time
 }
 
 type Outbox struct {
@@ -154,6 +200,7 @@ type Participant struct {
 	InvitationID     uuid.UUID
 	PublicKey        []byte
 	WorkspaceID      uuid.UUID
+	DecisionEvidence *string
 }
 
 type Record struct {

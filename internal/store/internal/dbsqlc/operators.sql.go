@@ -36,7 +36,7 @@ func (q *Queries) OperatorInsert(ctx context.Context, arg OperatorInsertParams) 
 }
 
 const operatorList = `-- name: OperatorList :many
-SELECT id, workspace_id, email, role, created_at, removed_at FROM operators WHERE workspace_id = $1 AND removed_at IS NULL ORDER BY created_at, id
+SELECT id, workspace_id, email, role, created_at, removed_at, display_name FROM operators WHERE workspace_id = $1 AND removed_at IS NULL ORDER BY created_at, id
 `
 
 func (q *Queries) OperatorList(ctx context.Context, workspaceID uuid.UUID) ([]Operator, error) {
@@ -55,6 +55,7 @@ func (q *Queries) OperatorList(ctx context.Context, workspaceID uuid.UUID) ([]Op
 			&i.Role,
 			&i.CreatedAt,
 			&i.RemovedAt,
+			&i.DisplayName,
 		); err != nil {
 			return nil, err
 		}

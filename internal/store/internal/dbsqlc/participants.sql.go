@@ -101,7 +101,7 @@ func (q *Queries) ParticipantClaim(ctx context.Context, arg ParticipantClaimPara
 }
 
 const participantGet = `-- name: ParticipantGet :one
-SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key, workspace_id FROM participants WHERE id = $1
+SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key, workspace_id, decision_evidence FROM participants WHERE id = $1
 `
 
 func (q *Queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant, error) {
@@ -131,6 +131,7 @@ func (q *Queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant
 		&i.InvitationID,
 		&i.PublicKey,
 		&i.WorkspaceID,
+		&i.DecisionEvidence,
 	)
 	return i, err
 }
@@ -138,9 +139,9 @@ func (q *Queries) ParticipantGet(ctx context.Context, id uuid.UUID) (Participant
 const participantHolders = `-- name: ParticipantHolders :many
 SELECT t.n::integer AS n,
        p.id, p.agreement_id, p.invitation_id, p.token_hash, p.revoked_at, p.kind, p.required, p.events_revision, p.event_count,
-       p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at, p.public_key
+       p.decision, p.decision_event_id, p.decision_seq, p.decision_revision, p.decided_at, p.decision_evidence, p.public_key
 FROM (SELECT unnest($1::bytea[]) AS token_hash, generate_subscripts($1::bytea[], 1) AS n) AS t
-CROSS JOIN LATERAL (SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key, workspace_id FROM participants WHERE participants.token_hash = t.token_hash LIMIT 1) AS p
+CROSS JOIN LATERAL (SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key, workspace_id, decision_evidence FROM participants WHERE participants.token_hash = t.token_hash LIMIT 1) AS p
 `
 
 type ParticipantHoldersRow struct {
@@ -159,6 +160,7 @@ type ParticipantHoldersRow struct {
 	DecisionSeq      *int64
 	DecisionRevision *int32
 	DecidedAt        *time.Time
+	DecisionEvidence *string
 	PublicKey        []byte
 }
 
@@ -196,6 +198,7 @@ func (q *Queries) ParticipantHolders(ctx context.Context, tokenHashes [][]byte) 
 			&i.DecisionSeq,
 			&i.DecisionRevision,
 			&i.DecidedAt,
+			&i.DecisionEvidence,
 			&i.PublicKey,
 		); err != nil {
 			return nil, err
@@ -239,7 +242,7 @@ func (q *Queries) ParticipantInsert(ctx context.Context, arg ParticipantInsertPa
 }
 
 const participantListByAgreement = `-- name: ParticipantListByAgreement :many
-SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key, workspace_id FROM participants WHERE agreement_id = $1 ORDER BY position
+SELECT id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key, workspace_id, decision_evidence FROM participants WHERE agreement_id = $1 ORDER BY position
 `
 
 func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]Participant, error) {
@@ -275,6 +278,7 @@ func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uu
 			&i.InvitationID,
 			&i.PublicKey,
 			&i.WorkspaceID,
+			&i.DecisionEvidence,
 		); err != nil {
 			return nil, err
 		}
@@ -288,7 +292,7 @@ func (q *Queries) ParticipantListByAgreement(ctx context.Context, agreementID uu
 
 const participantRevoke = `-- name: ParticipantRevoke :one
 UPDATE participants SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1
-RETURNING id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key, workspace_id
+RETURNING id, agreement_id, position, display_name, kind, email, required, state, binding_json, binding_digest, token_hash, claimed_at, revoked_at, events_revision, event_count, decision, decision_event_id, decision_seq, decision_revision, decided_at, invitation_id, public_key, workspace_id, decision_evidence
 `
 
 type ParticipantRevokeParams struct {
@@ -323,13 +327,14 @@ func (q *Queries) ParticipantRevoke(ctx context.Context, arg ParticipantRevokePa
 		&i.InvitationID,
 		&i.PublicKey,
 		&i.WorkspaceID,
+		&i.DecisionEvidence,
 	)
 	return i, err
 }
 
 const participantRoster = `-- name: ParticipantRoster :many
 SELECT id, display_name, kind, required, state, revoked_at, events_revision, event_count,
-       decision, decision_event_id, decision_seq, decision_revision, decided_at
+       decision, decision_event_id, decision_seq, decision_revision, decided_at, decision_evidence
 FROM participants
 WHERE agreement_id = $1
 ORDER BY position
@@ -349,6 +354,7 @@ type ParticipantRosterRow struct {
 	DecisionSeq      *int64
 	DecisionRevision *int32
 	DecidedAt        *time.Time
+	DecisionEvidence *string
 }
 
 // The roster with its counters, in position order.
@@ -375,6 +381,7 @@ func (q *Queries) ParticipantRoster(ctx context.Context, agreementID uuid.UUID) 
 			&i.DecisionSeq,
 			&i.DecisionRevision,
 			&i.DecidedAt,
+			&i.DecisionEvidence,
 		); err != nil {
 			return nil, err
 		}
@@ -393,7 +400,8 @@ SELECT array_agg(id ORDER BY position)::uuid[] AS ids,
        array_agg(coalesce(decision_event_id, '00000000-0000-0000-0000-000000000000') ORDER BY position)::uuid[] AS decision_event_ids,
        array_agg(coalesce(decision_seq, 0) ORDER BY position)::bigint[] AS decision_seqs,
        array_agg(coalesce(decision_revision, 0) ORDER BY position)::integer[] AS decision_revisions,
-       array_agg(coalesce(decided_at, 'epoch') ORDER BY position)::timestamptz[] AS decided_at
+       array_agg(coalesce(decided_at, 'epoch') ORDER BY position)::timestamptz[] AS decided_at,
+       array_agg(coalesce(decision_evidence, '') ORDER BY position)::text[] AS decision_evidences
 FROM participants
 WHERE agreement_id = (SELECT t.agreement_id FROM participants t WHERE t.token_hash = $1)
   AND (required OR decision IS NOT NULL)
@@ -407,6 +415,7 @@ type ParticipantRuleRow struct {
 	DecisionSeqs      []int64
 	DecisionRevisions []int32
 	DecidedAt         []time.Time
+	DecisionEvidences []string
 }
 
 // What the decision rule reads of the roster of the agreement of a token's
@@ -424,6 +433,7 @@ func (q *Queries) ParticipantRule(ctx context.Context, tokenHash []byte) (Partic
 		&i.DecisionSeqs,
 		&i.DecisionRevisions,
 		&i.DecidedAt,
+		&i.DecisionEvidences,
 	)
 	return i, err
 }
@@ -432,11 +442,11 @@ const participantSetDecision = `-- name: ParticipantSetDecision :exec
 UPDATE participants
 SET decision = $1, decision_event_id = $2,
     decision_seq = $3, decision_revision = $4,
-    decided_at = $5,
-    state = CASE WHEN $6::boolean THEN 'decided'
+    decided_at = $5, decision_evidence = $6,
+    state = CASE WHEN $7::boolean THEN 'decided'
                  WHEN claimed_at IS NOT NULL THEN 'claimed'
                  ELSE 'invited' END
-WHERE id = $7
+WHERE id = $8
 `
 
 type ParticipantSetDecisionParams struct {
@@ -445,6 +455,7 @@ type ParticipantSetDecisionParams struct {
 	DecisionSeq      *int64
 	DecisionRevision *int32
 	DecidedAt        *time.Time
+	DecisionEvidence *string
 	Counts           bool
 	ID               uuid.UUID
 }
@@ -459,6 +470,7 @@ func (q *Queries) ParticipantSetDecision(ctx context.Context, arg ParticipantSet
 		arg.DecisionSeq,
 		arg.DecisionRevision,
 		arg.DecidedAt,
+		arg.DecisionEvidence,
 		arg.Counts,
 		arg.ID,
 	)

@@ -1,0 +1,102 @@
+-- name: OperatorGet :one
+SELECT * FROM operators WHERE id = $1;
+
+-- name: OperatorInsertNamed :exec
+INSERT INTO operators (id, workspace_id, email, role, created_at, display_name) VALUES ($1, $2, $3, $4, $5, $6);
+
+-- name: OperatorListAll :many
+-- A workspace's operators, removed ones included, oldest first.
+SELECT * FROM operators WHERE workspace_id = $1 ORDER BY created_at, id;
+
+-- name: OperatorSetRole :one
+UPDATE operators SET role = $3 WHERE workspace_id = $1 AND id = $2 AND removed_at IS NULL RETURNING *;
+
+-- name: OperatorSetName :exec
+UPDATE operators SET display_name = $2 WHERE id = $1 AND removed_at IS NULL;
+
+-- name: OperatorRemove :one
+UPDATE operators SET removed_at = $3 WHERE workspace_id = $1 AND id = $2 AND removed_at IS NULL RETURNING *;
+
+-- name: OperatorOwnerCount :one
+SELECT count(*) FROM operators WHERE workspace_id = $1 AND role = 'owner' AND removed_at IS NULL;
+
+-- name: EnrollmentInsert :exec
+INSERT INTO operator_enrollments (id, workspace_id, operator_id, token_hash, created_at, expires_at, recipient, subject, message_id, sealed_body, state)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11);
+
+-- name: EnrollmentGetByTokenHash :one
+SELECT * FROM operator_enrollments WHERE token_hash = $1;
+
+-- name: EnrollmentGet :one
+SELECT * FROM operator_enrollments WHERE id = $1;
+
+-- name: EnrollmentUse :execrows
+-- Uses a link once: a second use, or one past its expiry, changes nothing.
+UPDATE operator_enrollments SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2;
+
+-- name: EnrollmentRevokeForOperator :exec
+-- A removed operator's unused links stop working.
+UPDATE operator_enrollments SET used_at = $2, sealed_body = NULL WHERE operator_id = $1 AND used_at IS NULL;
+
+-- name: EnrollmentMarkSent :execrows
+UPDATE operator_enrollments SET state = 'sent', attempts = attempts + 1, last_reply = $2, sent_at = $3, sealed_body = NULL
+WHERE id = $1 AND state IN ('queued', 'retrying');
+
+-- name: EnrollmentMarkRetry :execrows
+UPDATE operator_enrollments SET state = 'retrying', attempts = attempts + 1, last_reply = $2
+WHERE id = $1 AND state IN ('queued', 'retrying');
+
+-- name: EnrollmentMarkFailed :execrows
+UPDATE operator_enrollments SET state = 'failed', attempts = attempts + 1, last_reply = $2, sealed_body = NULL
+WHERE id = $1 AND state IN ('queued', 'retrying');
+
+-- name: EnrollmentLatest :many
+-- Each operator's newest link, for the operators' page.
+SELECT DISTINCT ON (operator_id) * FROM operator_enrollments WHERE workspace_id = $1 ORDER BY operator_id, created_at DESC;
+
+-- name: PasskeyInsert :exec
+INSERT INTO operator_passkeys (credential_id, workspace_id, operator_id, credential, created_at) VALUES ($1, $2, $3, $4, $5);
+
+-- name: PasskeyGet :one
+SELECT * FROM operator_passkeys WHERE credential_id = $1;
+
+-- name: PasskeyListForOperator :many
+SELECT * FROM operator_passkeys WHERE operator_id = $1 ORDER BY created_at;
+
+-- name: PasskeyUpdate :exec
+UPDATE operator_passkeys SET credential = $2, last_used_at = $3 WHERE credential_id = $1;
+
+-- name: ConsoleSessionInsert :exec
+INSERT INTO operator_sessions (token_hash, workspace_id, operator_id, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $4);
+
+-- name: ConsoleSessionGet :one
+-- A session with its operator, read on every console request, so that a
+-- removal or a change of role counts at once on every replica.
+SELECT s.token_hash, s.workspace_id, s.operator_id, s.created_at, s.last_seen_at,
+       o.email, o.display_name, o.role, o.removed_at, w.name AS workspace_name
+FROM operator_sessions s
+JOIN operators o ON o.id = s.operator_id
+JOIN workspaces w ON w.id = s.workspace_id
+WHERE s.token_hash = $1;
+
+-- name: ConsoleSessionTouch :exec
+UPDATE operator_sessions SET last_seen_at = $2 WHERE token_hash = $1;
+
+-- name: ConsoleSessionDelete :exec
+DELETE FROM operator_sessions WHERE token_hash = $1;
+
+-- name: ConsoleSessionDeleteForOperator :execrows
+DELETE FROM operator_sessions WHERE operator_id = $1;
+
+-- name: ConsoleSessionDeleteIdle :execrows
+DELETE FROM operator_sessions WHERE last_seen_at < $1;
+
+-- name: CeremonyInsert :exec
+INSERT INTO operator_ceremonies (id, kind, enrollment_id, data, expires_at) VALUES ($1, $2, $3, $4, $5);
+
+-- name: CeremonyTake :one
+-- A ceremony is finished once: taking it deletes it.
+DELETE FROM operator_ceremonies WHERE id = $1 AND kind = $2 RETURNING *;
+
+-- name: CeremonyDeleteExpired :execrows
+DELETE FROM operator_ceremonies WHERE expires_at < $1;
