@@ -57,7 +57,7 @@ lint-contract: ## redocly lint openapi.json, ajv-compile schemas/ (installs tool
 BENCH_DURATION ?= 4s
 BENCH_ROUNDS ?= 3
 
-bench: ## hot paths vs baselines over the HTTP API (3-5 min): bench/results.md; BENCH_DURATION=4s BENCH_ROUNDS=3
+bench: ## hot paths vs baselines over the HTTP API (6-8 min): bench/results.md; BENCH_DURATION=4s BENCH_ROUNDS=3
 	@command -v wrk >/dev/null 2>&1 || { \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "make bench: installing wrk (Debian package wrk), the load generator for append, read and 304"; \

@@ -186,3 +186,58 @@ func TestCloseAnswersEveryAppend(t *testing.T) {
 		t.Fatal("appends still waiting 15 s after the store closed")
 	}
 }
+
+// Many concurrent appends into one agreement share transactions: each is
+// judged after the previous one of the batch and reads what it wrote, so
+// the chain is whole, every seq follows the last, and an idempotency key
+// sent twice (by two writers at once) stores one event.
+func TestAppendsToOneAgreementShareACommit(t *testing.T) {
+	t.Parallel()
+	st, b := open(t)
+	ctx := context.Background()
+	id, pid := agreement(t, st)
+	hash := claim(t, st, pid)
+	const writers, each = 16, 12
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*writers*each)
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range each {
+				// Writers 2k and 2k+1 send the same keys: a replay, perhaps in the same batch.
+				key := fmt.Sprintf("w%d-%d", i/2, n)
+				if err := post(ctx, b, store.AppendRequest{TokenHash: hash, AgreementID: id, IdempotencyKey: key, SkipRoster: true}, nextComment(key)); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	events, err := st.EventListByAgreement(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := writers / 2 * each; len(events) != want {
+		t.Fatalf("%d events, want %d (one per key)", len(events), want)
+	}
+	prev := canon.ZeroHash
+	keys := map[string]bool{}
+	for i, e := range events {
+		if e.Seq != int64(i+1) || e.PrevHash != prev {
+			t.Fatalf("event %d has seq %d and prev %s, want %d after %s", i, e.Seq, e.PrevHash, i+1, prev)
+		}
+		if keys[e.IdempotencyKey] {
+			t.Fatalf("key %s stored twice", e.IdempotencyKey)
+		}
+		keys[e.IdempotencyKey] = true
+		prev = e.Hash
+	}
+	if n := batch.LargestBatch(b); n < 2 {
+		t.Errorf("%d concurrent appends into one agreement never shared a transaction (largest batch %d)", writers, n)
+	}
+}

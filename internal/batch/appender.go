@@ -11,17 +11,21 @@ import (
 	"github.com/consensus-md/consensus/internal/store"
 )
 
-// The appender runs concurrent appends to different agreements as one
-// transaction (store.AppendMany). An append is mostly fixed cost: two round
+// The appender runs concurrent appends as one transaction
+// (store.AppendMany), whether to different agreements or to the same one. An append is mostly fixed cost: two round
 // trips, BEGIN, COMMIT and its WAL flush, and the wake-ups around each; a
 // batch of n pays them once. Each append in a batch still takes its own
 // agreement's row lock, reads its own state after the lock, and is judged
 // by its own decide, exactly as alone.
 //
 // Rules that keep a batch equivalent to its appends one after the other:
-//   - At most one append per agreement is in flight across the replica's
-//     batches: the next one waits in the queue, and then reads what the
-//     previous committed (its chain head, counters and outcome).
+//   - The appends of one agreement are in flight in one batch at a time:
+//     a batch takes up to maxPerAgreement of them, oldest first, and the
+//     store judges them one after the other under the lock the first one
+//     took, each reading what the previous one wrote (its chain head,
+//     counters, idempotency keys and outcome); they share the commit. The
+//     later ones wait in the queue until that batch ended, and then read
+//     what it committed.
 //   - A batch never waits for a lock another transaction holds: that
 //     append leaves the batch (store.AppendItem.Locked) and runs alone
 //     (and waits there), so one held lock stalls no other agreement.
@@ -45,9 +49,9 @@ type appender struct {
 	turn sync.Mutex
 	// queue holds appends not yet taken, oldest first.
 	queue []*job
-	// busy holds the agreements of the appends in the batches running now,
-	// and of the appends sent from a batch to run alone (held) until they end.
-	busy map[uuid.UUID]bool
+	// busy counts, per agreement, the appends in the batch running now and
+	// those sent from a batch to run alone (held) until they end.
+	busy map[uuid.UUID]int
 	// largest is the most appends one batch has held, aloneRuns how many
 	// appends its batches sent to run alone (both for tests).
 	largest, aloneRuns int
@@ -62,9 +66,15 @@ type appender struct {
 // 284-349 µs per append) but idled the machine during each commit; two
 // free workers made batches of 2.6 and reached 0.54 (409-550 µs); two
 // taking turns, 2.7 and 0.56-0.59 (367-494 µs).
+//
+// maxPerAgreement bounds the appends of one agreement in a batch: each
+// after the first costs the batch a round trip (its reads must see the
+// previous one's writes), but not a commit, which with fsync on is most
+// of an append's time while it holds the agreement's lock.
 const (
-	appendWorkers = 2
-	maxBatch      = 32
+	appendWorkers   = 2
+	maxBatch        = 32
+	maxPerAgreement = 16
 )
 
 // job is one append waiting for, or in, a batch. Its AppendItem carries
@@ -82,7 +92,7 @@ type job struct {
 }
 
 func newAppender(st *store.Store) *appender {
-	a := &appender{st: st, busy: map[uuid.UUID]bool{}}
+	a := &appender{st: st, busy: map[uuid.UUID]int{}}
 	a.start(appendWorkers, a.work)
 	return a
 }
@@ -161,7 +171,7 @@ func (a *appender) release(j *job) {
 	held := j.held
 	if held {
 		j.held = false
-		delete(a.busy, j.Request.AgreementID)
+		a.free(j.Request.AgreementID)
 	}
 	waiting := len(a.queue) > 0
 	a.mu.Unlock()
@@ -170,18 +180,31 @@ func (a *appender) release(j *job) {
 	}
 }
 
+// free counts one append of agreement id as ended.
+func (a *appender) free(id uuid.UUID) {
+	if a.busy[id]--; a.busy[id] <= 0 {
+		delete(a.busy, id)
+	}
+}
+
 // take removes the next batch from the queue: the oldest appends whose
-// agreements no running batch holds, one per agreement, at most maxBatch.
+// agreements no running batch or lone run holds, at most maxPerAgreement
+// per agreement and maxBatch in all. An append is taken only when every
+// older one of its agreement is (they stay in order).
 func (a *appender) take() []*job {
 	var batch []*job
+	mine := map[uuid.UUID]int{}
+	left := map[uuid.UUID]bool{} // agreements with an append left in the queue
 	kept := a.queue[:0]
 	for _, j := range a.queue {
 		id := j.Request.AgreementID
-		if len(batch) < maxBatch && !a.busy[id] {
-			a.busy[id] = true
+		if len(batch) < maxBatch && (a.busy[id] == 0 || mine[id] > 0) && mine[id] < maxPerAgreement && !left[id] {
+			a.busy[id]++
+			mine[id]++
 			batch = append(batch, j)
 			continue
 		}
+		left[id] = true
 		kept = append(kept, j)
 	}
 	clear(a.queue[len(kept):])
@@ -263,7 +286,7 @@ func (a *appender) runBatch(batch []*job, items []*store.AppendItem) {
 		if j.alone && !j.Withdrawn.Load() {
 			j.held = true
 		} else {
-			delete(a.busy, j.Request.AgreementID)
+			a.free(j.Request.AgreementID)
 		}
 	}
 	a.mu.Unlock()

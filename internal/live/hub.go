@@ -13,7 +13,7 @@ const (
 	// waiting at once on one replica.
 	DefaultPerParticipant = 4
 	// DefaultPerReplica is how many readers one replica keeps waiting.
-	DefaultPerReplica = 2000
+	DefaultPerReplica = 4000
 )
 
 // ErrBusy: the participant or the replica already has as many waiting

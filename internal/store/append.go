@@ -157,16 +157,22 @@ func (s *Store) Append(ctx context.Context, req AppendRequest, decide Decide) (a
 	return nil, err
 }
 
-// AppendMany runs items, for distinct agreements each named by
-// Request.AgreementID, in one transaction of two round trips, as Append
-// runs one: each locks and reads its own agreement and is judged by its own
-// Decide, exactly as alone. An item whose agreement another transaction
-// holds is not waited for: it is left out (Locked), so one held lock never
-// stalls the others. A refusal (Decide's error, a panic in Decide, a write
-// of nothing) touches only its own item. The error is the transaction's:
-// nothing was committed, and no item's Result counts. decided, if not nil,
-// is called once every item is judged, before the writes are sent. There
-// is no retry.
+// AppendMany runs items, each naming its agreement in
+// Request.AgreementID, in one transaction, as Append runs one: each locks
+// and reads its own agreement and is judged by its own Decide, exactly as
+// alone. Items of the same agreement are judged one after the other in
+// their order in items, each in a round trip of its own that sends the
+// previous one's writes and then reads the state they left (its chain
+// head, counters, idempotency keys, outcome) under the lock the first one
+// took; they share the transaction's commit. An item whose agreement
+// another transaction holds is not waited for: it is left out (Locked),
+// and so is every later item of that agreement, so one held lock never
+// stalls the others and no item is judged before an earlier one of its
+// agreement. A refusal (Decide's error, a panic in Decide, a write of
+// nothing) touches only its own item. The error is the transaction's:
+// nothing was committed, and no item's Result counts. decided, if not
+// nil, is called once every item is judged, before the last writes are
+// sent. There is no retry.
 func (s *Store) AppendMany(ctx context.Context, items []*AppendItem, decided func()) error {
 	return s.appendItems(ctx, items, true, decided)
 }
@@ -174,8 +180,9 @@ func (s *Store) AppendMany(ctx context.Context, items []*AppendItem, decided fun
 // appendItems runs items in one transaction; skipLocked (AppendMany) leaves
 // out an item whose agreement another transaction holds.
 func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked bool, decided func()) error {
-	// Locks in agreement order: transactions never wait for each other in a cycle.
-	slices.SortFunc(items, func(a, b *AppendItem) int {
+	// Locks in agreement order: transactions never wait for each other in a
+	// cycle. The sort is stable: items of one agreement keep their order.
+	slices.SortStableFunc(items, func(a, b *AppendItem) int {
 		return bytes.Compare(a.Request.AgreementID[:], b.Request.AgreementID[:])
 	})
 	tx, err := s.beginPiped(ctx)
@@ -188,56 +195,79 @@ func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked
 	for i := range states {
 		states[i] = &AppendState{}
 	}
-	var read pipeline
-	read.exec("BEGIN")
+	writes := make([]AppendWrite, len(items))
+	// pending holds the writes not sent yet: each round trip sends them
+	// before its reads, which then see them.
+	var pending pipeline
+	var events dbsqlc.EventAppendBatchParams
+	wrote := false
+	pending.exec("BEGIN")
 	// The statements take arrays, and PostgreSQL would plan each execution
 	// anew for its arrays' values (see TokenOwners): the generic plan is
 	// the same nested loop of index probes.
-	read.exec("SET LOCAL plan_cache_mode = force_generic_plan")
-	queueReads(ctx, &read, items, skipLocked, states)
-	if err := tx.send(ctx, &read); err != nil {
-		return err
-	}
-	writes := make([]AppendWrite, len(items))
-	var write pipeline
-	var events dbsqlc.EventAppendBatchParams
-	for i, it := range items {
-		st := states[i]
-		if skipLocked && st.Agreement.ID == uuid.Nil {
-			it.Locked = true // locked elsewhere (or unknown): for the caller to run alone, after a wait
-			continue
+	pending.exec("SET LOCAL plan_cache_mode = force_generic_plan")
+	waves, waveStates := appendWaves(items, states)
+	locked := map[uuid.UUID]bool{} // agreements another transaction held
+	for w, wave := range waves {
+		if w > 0 {
+			// The wave's items come after one of their agreement in an
+			// earlier wave: an agreement held elsewhere stays so for them.
+			kept, keptStates := wave[:0], waveStates[w][:0]
+			for i, it := range wave {
+				if locked[it.Request.AgreementID] {
+					it.Locked = true
+					continue
+				}
+				kept, keptStates = append(kept, it), append(keptStates, waveStates[w][i])
+			}
+			wave, waveStates[w] = kept, keptStates
+			if len(wave) == 0 {
+				continue
+			}
 		}
-		if st.Holder != nil && st.Holder.AgreementID != st.Agreement.ID {
-			st.Holder = nil // a token's owner never moves, but a caller's AgreementID may be wrong: refuse rather than write across agreements
+		read := pending
+		pending = pipeline{}
+		flushEvents(ctx, &read, &events)
+		queueReads(ctx, &read, wave, skipLocked, waveStates[w])
+		if err := tx.send(ctx, &read); err != nil {
+			return err
 		}
-		w, err := decideSafely(it, st)
-		if err != nil {
-			it.Err = err
-			continue
+		for i, it := range wave {
+			st := waveStates[w][i]
+			if skipLocked && st.Agreement.ID == uuid.Nil {
+				it.Locked = true // locked elsewhere (or unknown): for the caller to run alone, after a wait
+				locked[it.Request.AgreementID] = true
+				continue
+			}
+			if st.Holder != nil && st.Holder.AgreementID != st.Agreement.ID {
+				st.Holder = nil // a token's owner never moves, but a caller's AgreementID may be wrong: refuse rather than write across agreements
+			}
+			wr, err := decideSafely(it, st)
+			if err != nil {
+				it.Err = err
+				continue
+			}
+			it.Result = wr.Result
+			if wr.empty() {
+				continue
+			}
+			if err := queueWrite(ctx, &pending, &events, st.Agreement.ID, wr); err != nil {
+				it.Err = err
+				continue
+			}
+			writes[slices.Index(items, it)] = wr
+			wrote = true
 		}
-		it.Result = w.Result
-		if w.empty() {
-			continue
-		}
-		if err := queueWrite(ctx, &write, &events, st.Agreement.ID, w); err != nil {
-			it.Err = err
-			continue
-		}
-		writes[i] = w
 	}
 	if decided != nil {
 		decided()
 	}
-	if len(events.Ids) > 0 {
-		write.add(func(db dbsqlc.DBTX) error {
-			return interpretError("append event", dbsqlc.New(db).EventAppendBatch(ctx, events))
-		})
-	}
-	if len(write.steps) == 0 {
+	if !wrote {
 		return nil // nothing written: close rolls back, which costs what a commit would
 	}
-	write.exec("COMMIT")
-	if err := tx.send(ctx, &write); err != nil {
+	flushEvents(ctx, &pending, &events)
+	pending.exec("COMMIT")
+	if err := tx.send(ctx, &pending); err != nil {
 		return err
 	}
 	// Committed: each room has a new version, and the observer hears what
@@ -257,6 +287,39 @@ func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked
 		}
 	}
 	return nil
+}
+
+// appendWaves splits items (sorted by agreement, stably) into waves: wave
+// k holds the k+1-th item of each agreement, with its state.
+func appendWaves(items []*AppendItem, states []*AppendState) ([][]*AppendItem, [][]*AppendState) {
+	var waves [][]*AppendItem
+	var ws [][]*AppendState
+	rank := 0
+	for i, it := range items {
+		if i > 0 && it.Request.AgreementID == items[i-1].Request.AgreementID && it.Request.AgreementID != uuid.Nil {
+			rank++
+		} else {
+			rank = 0
+		}
+		if rank == len(waves) {
+			waves, ws = append(waves, nil), append(ws, nil)
+		}
+		waves[rank], ws[rank] = append(waves[rank], it), append(ws[rank], states[i])
+	}
+	return waves, ws
+}
+
+// flushEvents adds the events gathered so far to p as one statement, and
+// empties them.
+func flushEvents(ctx context.Context, p *pipeline, events *dbsqlc.EventAppendBatchParams) {
+	if len(events.Ids) == 0 {
+		return
+	}
+	batch := *events
+	*events = dbsqlc.EventAppendBatchParams{}
+	p.add(func(db dbsqlc.DBTX) error {
+		return interpretError("append event", dbsqlc.New(db).EventAppendBatch(ctx, batch))
+	})
 }
 
 // decideSafely runs it.Decide unless it was withdrawn, turning a panic

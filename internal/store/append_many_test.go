@@ -157,13 +157,18 @@ func TestAppendBatchLeavesALockedAgreementOut(t *testing.T) {
 	release := make(chan struct{})
 	held := holdLock(t, st, idA, release)
 	start := time.Now()
-	errs, alone, err := appendTogether(st, reqs, []store.Decide{nextComment("k"), nextComment("k")})
+	// A second append to the held agreement is left out too, never judged
+	// before the first.
+	second := reqs[0]
+	second.IdempotencyKey = "k2"
+	reqs = append(reqs, second)
+	errs, alone, err := appendTogether(st, reqs, []store.Decide{nextComment("k"), nextComment("k"), nextComment("k2")})
 	took := time.Since(start)
 	close(release)
 	if e := <-held; e != nil {
 		t.Fatal(e)
 	}
-	if err != nil || errs[1] != nil || !alone[0] || alone[1] {
+	if err != nil || errs[1] != nil || !alone[0] || alone[1] || !alone[2] {
 		t.Fatalf("batch %v, errors %v, alone %v", err, errs, alone)
 	}
 	if took > 2*time.Second {
@@ -173,5 +178,62 @@ func TestAppendBatchLeavesALockedAgreementOut(t *testing.T) {
 		if a, err := st.AgreementGet(ctx, id); err != nil || a.Head.Seq != want {
 			t.Fatalf("agreement head %d, want %d (%v)", a.Head.Seq, want, err)
 		}
+	}
+}
+
+// Appends to one agreement in one AppendMany are judged in their order,
+// each on the state the previous one wrote: seqs follow, the chain links,
+// a refusal in between touches nobody else, and a key already used in the
+// transaction is found as the prior event.
+func TestAppendBatchJudgesAnAgreementsAppendsInOrder(t *testing.T) {
+	t.Parallel()
+	st := pgtest.Store(t)
+	ctx := context.Background()
+	id, pid := agreement(t, st)
+	other, opid := agreement(t, st)
+	hash, ohash := claim(t, st, pid), claim(t, st, opid)
+	req := func(h []byte, ag uuid.UUID, key string) store.AppendRequest {
+		return store.AppendRequest{TokenHash: h, AgreementID: ag, IdempotencyKey: key, SkipRoster: true}
+	}
+	refused := errors.New("refused")
+	var replayPrior *store.Event
+	reqs := []store.AppendRequest{req(hash, id, "a"), req(ohash, other, "x"), req(hash, id, "b"), req(hash, id, "c"), req(hash, id, "a"), req(hash, id, "d")}
+	decides := []store.Decide{
+		nextComment("a"), nextComment("x"), nextComment("b"),
+		func(*store.AppendState) (store.AppendWrite, error) { return store.AppendWrite{}, refused },
+		func(s *store.AppendState) (store.AppendWrite, error) { replayPrior = s.Prior; return store.AppendWrite{}, nil },
+		nextComment("d"),
+	}
+	errs, locked, err := appendTogether(st, reqs, decides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range errs {
+		if want := error(nil); i == 3 {
+			if !errors.Is(e, refused) {
+				t.Errorf("append %d: %v, want refused", i, e)
+			}
+		} else if e != want || locked[i] {
+			t.Errorf("append %d: %v (locked %t)", i, e, locked[i])
+		}
+	}
+	if replayPrior == nil || replayPrior.IdempotencyKey != "a" || replayPrior.Seq != 1 {
+		t.Errorf("the replay of key a read prior %+v, want the event of seq 1 stored earlier in the transaction", replayPrior)
+	}
+	events, err := st.EventListByAgreement(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	prev := canon.ZeroHash
+	for i, e := range events {
+		if e.Seq != int64(i+1) || e.PrevHash != prev {
+			t.Fatalf("event %d: seq %d prev %s, want %d after %s", i, e.Seq, e.PrevHash, i+1, prev)
+		}
+		prev = e.Hash
+		got = append(got, e.IdempotencyKey)
+	}
+	if len(got) != 3 || got[0] != "a" || got[1] != "b" || got[2] != "d" {
+		t.Errorf("stored keys %v, want [a b d] in that order", got)
 	}
 }

@@ -45,10 +45,15 @@ type bench struct {
 	cl     *cluster
 	svc    *service
 	static *staticServer
-	world  *world
-	http   *http.Client
-	logDir string
-	wrk    string // wrk's path
+	lookup *lookupServer
+	// listeners is the listener phase's result; exhausted, the requests of
+	// the last append load that found their thread's participants used up.
+	listeners *listenerResult
+	exhausted int64
+	world     *world
+	http      *http.Client
+	logDir    string
+	wrk       string // wrk's path
 
 	// wrk's count of answers vs the /metrics delta, over every service load
 	wrkChecks              int
@@ -156,7 +161,15 @@ func run(ctx context.Context, cfg config) (err error) {
 	}
 	defer b.static.stop()
 
-	steps := []func(context.Context) error{b.warmup, b.readRounds, b.notModifiedRounds, b.flatRounds, b.appendRounds}
+	if err := b.setupExtra(ctx); err != nil {
+		return err
+	}
+	if b.lookup, err = startLookup(b.cl.url(baselineDB)); err != nil {
+		return err
+	}
+	defer b.lookup.stop()
+
+	steps := []func(context.Context) error{b.warmup, b.readRounds, b.notModifiedRounds, b.flatRounds, b.appendRounds, b.busyRounds, b.longAppend, b.listenerPhase}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			return err

@@ -14,7 +14,14 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// The smoke run re-executes this test binary as the static baseline server.
+	// The smoke run re-executes this test binary as the baseline servers.
+	if u := os.Getenv(lookupEnv); u != "" {
+		if err := serveLookup(u, os.Stdout); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if dir := os.Getenv(staticEnv); dir != "" {
 		if err := serveStatic(dir, os.Stdout); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")

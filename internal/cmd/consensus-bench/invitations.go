@@ -47,6 +47,15 @@ func (b *bench) operatorRequest(ctx context.Context, method, path string, body a
 // createAgreements locks cfg.Agreements agreements of cfg.Parts agent
 // participants each through the operator API.
 func (b *bench) createAgreements(ctx context.Context) error {
+	ags, err := b.createAgreementSet(ctx, 0, b.cfg.Agreements, b.cfg.Parts)
+	b.world.ags = ags
+	return err
+}
+
+// createAgreementSet locks n agreements of parts agent participants each,
+// numbered from first+1, and registers their invitations.
+func (b *bench) createAgreementSet(ctx context.Context, first, n, nparts int) ([]*agreement, error) {
+	var ags []*agreement
 	type pin struct {
 		DisplayName string `json:"displayName"`
 		Kind        string `json:"kind"`
@@ -64,8 +73,8 @@ func (b *bench) createAgreements(ctx context.Context) error {
 	}
 	deadline := time.Now().Add(7 * 24 * time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
 	w := b.world
-	for i := range b.cfg.Agreements {
-		parts := make([]pin, b.cfg.Parts)
+	for i := first; i < first+n; i++ {
+		parts := make([]pin, nparts)
 		for j := range parts {
 			parts[j] = pin{
 				DisplayName: fmt.Sprintf("Bench agent %d.%d", i+1, j+1),
@@ -83,10 +92,10 @@ func (b *bench) createAgreements(ctx context.Context) error {
 		}
 		var out created
 		if err := b.operatorRequest(ctx, http.MethodPost, "/api/v1/admin/agreements", in, &out); err != nil {
-			return fmt.Errorf("create agreement %d: %w", i+1, err)
+			return ags, fmt.Errorf("create agreement %d: %w", i+1, err)
 		}
-		if len(out.Participants) != b.cfg.Parts {
-			return fmt.Errorf("create agreement %d: %d participants in the answer, want %d", i+1, len(out.Participants), b.cfg.Parts)
+		if len(out.Participants) != nparts {
+			return ags, fmt.Errorf("create agreement %d: %d participants in the answer, want %d", i+1, len(out.Participants), nparts)
 		}
 		a := &agreement{index: i, id: out.AgreementID, revision: out.RevisionNumber}
 		for j, p := range out.Participants {
@@ -94,9 +103,9 @@ func (b *bench) createAgreements(ctx context.Context) error {
 			a.parts = append(a.parts, pt)
 			w.byInv[p.InvitationID] = pt
 		}
-		w.ags = append(w.ags, a)
+		ags = append(ags, a)
 	}
-	return nil
+	return ags, nil
 }
 
 // parseInvitation reads one Maildir file as an invited agent would, with
@@ -110,6 +119,11 @@ func parseInvitation(raw []byte, origin string) (*envelope.Invitation, error) {
 func (b *bench) readInvitations(ctx context.Context) error {
 	w := b.world
 	found := 0
+	for _, p := range w.byInv {
+		if p.secret != "" {
+			found++ // read by an earlier call
+		}
+	}
 	seen := map[string]bool{}
 	deadline := time.Now().Add(5 * time.Minute)
 	for found < len(w.byInv) {
@@ -158,9 +172,8 @@ func (b *bench) readInvitations(ctx context.Context) error {
 
 var jsonHeader = http.Header{"Content-Type": {"application/json"}}
 
-// exchangeAll exchanges every secret once, as one measured load.
-func (b *bench) exchangeAll(ctx context.Context) (figures, error) {
-	ps := b.world.all()
+// exchangeAll exchanges every secret of ps once, as one measured load.
+func (b *bench) exchangeAll(ctx context.Context, ps []*participant) (figures, error) {
 	ts := make([]vegeta.Target, len(ps))
 	for i, p := range ps {
 		body, _ := json.Marshal(map[string]string{"secret": p.secret})
@@ -185,9 +198,8 @@ func (b *bench) exchangeAll(ctx context.Context) (figures, error) {
 	})
 }
 
-// claimAll claims every slot with its session and email proof.
-func (b *bench) claimAll(ctx context.Context) (figures, error) {
-	ps := b.world.all()
+// claimAll claims every slot of ps with its session and email proof.
+func (b *bench) claimAll(ctx context.Context, ps []*participant) (figures, error) {
 	ts := make([]vegeta.Target, len(ps))
 	for i, p := range ps {
 		body, _ := json.Marshal(map[string]string{"emailProof": p.proof, "inbox": p.inbox})
@@ -208,7 +220,7 @@ func (b *bench) claimAll(ctx context.Context) (figures, error) {
 		return nil
 	})
 	if err == nil {
-		for _, a := range b.world.ags {
+		for _, a := range agreementsOf(ps) {
 			cmd, _ := json.Marshal(map[string]any{"action": "comment", "body": commentText(a.index), "revision": a.revision, "digest": a.digest})
 			a.body = cmd
 		}
@@ -240,4 +252,17 @@ func (b *bench) oncePerParticipant(ctx context.Context, name string, ts []vegeta
 		err = fmt.Errorf("%s: %d of %d succeeded (%s)", name, f.OK, len(ts), f.errorText())
 	}
 	return f, err
+}
+
+// agreementsOf lists the agreements of ps, each once, in order.
+func agreementsOf(ps []*participant) []*agreement {
+	var out []*agreement
+	seen := map[*agreement]bool{}
+	for _, p := range ps {
+		if !seen[p.agreement] {
+			seen[p.agreement] = true
+			out = append(out, p.agreement)
+		}
+	}
+	return out
 }

@@ -51,11 +51,19 @@ type config struct {
 	FlatConns  int    // connections for the flatness measurement
 	FlatRounds int
 	Pause      time.Duration // settle time between measurements
-	PProf      bool          // capture profiles when the ops listener serves pprof
-	KeepPG     bool          // leave the cluster running at the end
-	Smoke      bool
-	Invocation string // how the run was started, for the report
-	Stdout     io.Writer
+	// The busy room, the long run and the listeners (extra.go).
+	BusyDuration time.Duration // per busy-room measurement (a room holds Parts × 100 events)
+	LongDuration time.Duration // the long append run; 0 skips it
+	ListenRooms  int           // listener rooms; 0 skips the listeners
+	ListenParts  int           // participants per listener room
+	StreamsPer   int           // streams per listener participant
+	PollsPer     int           // held long polls per listener participant
+	Waves        int           // posts per listener room
+	PProf        bool          // capture profiles when the ops listener serves pprof
+	KeepPG       bool          // leave the cluster running at the end
+	Smoke        bool
+	Invocation   string // how the run was started, for the report
+	Stdout       io.Writer
 }
 
 func defaultConfig() config {
@@ -72,7 +80,16 @@ func defaultConfig() config {
 		FlatRounds: 5,
 		Pause:      500 * time.Millisecond,
 		PProf:      true,
-		Stdout:     os.Stdout,
+		// A participant holds at most 4 waiting readers: 200 rooms × 5
+		// participants × (2 streams + 2 polls) = 2,000 + 2,000.
+		BusyDuration: 2 * time.Second,
+		LongDuration: 20 * time.Second,
+		ListenRooms:  200,
+		ListenParts:  5,
+		StreamsPer:   2,
+		PollsPer:     2,
+		Waves:        5,
+		Stdout:       os.Stdout,
 	}
 }
 
@@ -92,10 +109,22 @@ func smokeConfig(c config) config {
 	c.FlatRounds = 1
 	c.Pause = 0
 	c.PProf = false
+	c.BusyDuration = time.Second
+	c.LongDuration = 2 * time.Second
+	c.ListenRooms = 4
+	c.Waves = 2
 	return c
 }
 
 func main() {
+	// The bench re-executes itself as the 304 path's lookup server.
+	if u := os.Getenv(lookupEnv); u != "" {
+		if err := serveLookup(u, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "consensus-bench lookup server:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	// The bench re-executes itself as the baseline's static HTTP server.
 	if dir := os.Getenv(staticEnv); dir != "" {
 		if err := serveStatic(dir, os.Stdout); err != nil {
@@ -139,6 +168,8 @@ func parseFlags(args []string) (config, error) {
 	out := fs.String("out", "", "results file (default ROOT/bench/results.md)")
 	profiles := fs.String("profiles", "", "pprof directory (default ROOT/bench/profiles)")
 	fs.IntVar(&cfg.Conns, "conns", cfg.Conns, "connections (wrk) and clients (pgbench) for append, read and 304; also vegeta's for exchange, claim and fill")
+	long := fs.String("long", envDefault("BENCH_LONG", cfg.LongDuration.String()), "length of the long append run for peak RSS, whole seconds; 0 skips it (env BENCH_LONG)")
+	fs.IntVar(&cfg.ListenRooms, "listen-rooms", envInt("BENCH_LISTEN_ROOMS", cfg.ListenRooms), "listener rooms (each 5 participants × 2 streams + 2 long polls); 0 skips the listeners (env BENCH_LISTEN_ROOMS)")
 	fs.BoolVar(&cfg.PProf, "pprof", cfg.PProf, "capture CPU and allocation profiles when the service serves /debug/pprof on its ops listener")
 	fs.BoolVar(&cfg.KeepPG, "keep-pg", false, "leave the private PostgreSQL running at the end")
 	fs.StringVar(&cfg.Invocation, "invocation", "", "how the run was started, recorded in the results (make bench sets it)")
@@ -157,6 +188,16 @@ func parseFlags(args []string) (config, error) {
 			return cfg, fmt.Errorf("-duration: want whole seconds such as 4s or 10s (pgbench -T counts seconds), got %q", *dur)
 		}
 		cfg.Duration = d
+	}
+	if !*smoke || isFlagSet(fs, "long") || os.Getenv("BENCH_LONG") != "" {
+		d, err := time.ParseDuration(*long)
+		if err != nil || d < 0 || d%time.Second != 0 {
+			return cfg, fmt.Errorf("-long: want whole seconds such as 20s, or 0, got %q", *long)
+		}
+		cfg.LongDuration = d
+	}
+	if *smoke && !isFlagSet(fs, "listen-rooms") && os.Getenv("BENCH_LISTEN_ROOMS") == "" {
+		cfg.ListenRooms = 4
 	}
 	if *rounds == 0 && !*smoke {
 		if v := os.Getenv("BENCH_ROUNDS"); v != "" {
@@ -216,6 +257,13 @@ func (c config) check() error {
 		return fmt.Errorf("a room of %d events needs more than %d participants (%d events each at most)", c.Sizes[2], c.Parts, eventLimit)
 	}
 	return nil
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(strings.TrimSpace(os.Getenv(name))); err == nil {
+		return v
+	}
+	return def
 }
 
 func isFlagSet(fs *flag.FlagSet, name string) bool {

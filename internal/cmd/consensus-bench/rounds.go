@@ -93,6 +93,12 @@ func (b *bench) lookupBaseline(ctx context.Context, r int) error {
 		return err
 	}
 	b.record(measurement{Path: path304, Side: sideBaseline, Round: r, F: f})
+	b.pause(ctx)
+	run, err := runWrk(ctx, b.wrk, b.wrkDir(), cpuWatch{serverPID: b.lookup.cmd.Process.Pid, cl: b.cl}, b.lookupLoad(fmt.Sprintf("lookup-r%d", r), b.cfg.Duration))
+	if err != nil {
+		return err
+	}
+	b.record(measurement{Path: path304, Side: sideLookup, Round: r, F: run.F})
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,9 @@ type agreement struct {
 	next     int          // rotation over participants (under picker.mu)
 	body     []byte       // the comment command every event of this room posts
 	readSize int          // when one of the three read rooms: its size
+	// listenFrom: the room's last seq when the listeners attached (its
+	// events are numbered from 1, none is ever removed)
+	listenFrom int64
 }
 
 // commentText is about as long as a short rationale an agent would post.
@@ -47,10 +51,13 @@ func commentText(a int) string {
 }
 
 type world struct {
-	ags   []*agreement
-	byInv map[string]*participant
-	runID string
-	keys  atomic.Int64
+	ags []*agreement // the main rooms
+	// busy: one room per round for the busy-room load; listen: the
+	// listener rooms (extra.go)
+	busy, listen []*agreement
+	byInv        map[string]*participant
+	runID        string
+	keys         atomic.Int64
 }
 
 // invitationOf finds the participant a result's URL belongs to.
@@ -67,6 +74,22 @@ func (w *world) invitationOf(u string) *participant {
 	return w.byInv[rest]
 }
 
+// allAgreements is every agreement of the run: the main ones, the busy
+// and the listener rooms.
+func (w *world) allAgreements() []*agreement {
+	return append(append(slices.Clone(w.ags), w.busy...), w.listen...)
+}
+
+// every is the participants of every agreement of the run.
+func (w *world) every() []*participant {
+	var ps []*participant
+	for _, a := range w.allAgreements() {
+		ps = append(ps, a.parts...)
+	}
+	return ps
+}
+
+// all is the participants of the main agreements.
 func (w *world) all() []*participant {
 	var ps []*participant
 	for _, a := range w.ags {
@@ -94,7 +117,7 @@ func (b *bench) setup(ctx context.Context) error {
 
 	cfg.logf("== exchange and claim every participant (measured)")
 	prof := b.startProfiles(ctx, pathExchange, int(cfg.Duration/time.Second))
-	f, err := b.exchangeAll(ctx)
+	f, err := b.exchangeAll(ctx, b.world.all())
 	if err != nil {
 		return err
 	}
@@ -103,7 +126,7 @@ func (b *bench) setup(ctx context.Context) error {
 	}
 	b.record(measurement{Path: pathExchange, Side: sideService, Round: 1, F: f})
 	prof = b.startProfiles(ctx, pathClaim, int(cfg.Duration/time.Second))
-	if f, err = b.claimAll(ctx); err != nil {
+	if f, err = b.claimAll(ctx, b.world.all()); err != nil {
 		return err
 	}
 	if err := prof.wait(); err != nil {

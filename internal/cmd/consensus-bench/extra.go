@@ -1,0 +1,471 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The loads of the busy room, the long append run and the listeners. They
+// use agreements of their own, made after the main set-up, so the main
+// loads measure what they always measured:
+//   - one fresh room of cfg.Parts participants per round for the busy room
+//     (a participant posts at most eventLimit events per revision, so a
+//     room holds at most cfg.Parts × eventLimit appends);
+//   - cfg.ListenRooms rooms of cfg.ListenParts participants for the
+//     listeners, whose event slots the long append run then spends.
+
+const (
+	pathBusy   = "append-busy"
+	pathLong   = "append-long"
+	pathListen = "append-listeners"
+	pathWake   = "wake"
+	// sideLookup is the 304 path's second baseline: a minimal Go server,
+	// one pgx lookup per request.
+	sideLookup = "Go lookup server"
+)
+
+// setupExtra makes the busy and listener rooms and claims their
+// participants (not measured).
+func (b *bench) setupExtra(ctx context.Context) error {
+	cfg := b.cfg
+	t := time.Now()
+	cfg.logf("== %d busy rooms × %d participants and %d listener rooms × %d participants", cfg.Rounds, cfg.Parts, cfg.ListenRooms, cfg.ListenParts)
+	busy, err := b.createAgreementSet(ctx, cfg.Agreements, cfg.Rounds, cfg.Parts)
+	if err != nil {
+		return err
+	}
+	listen, err := b.createAgreementSet(ctx, cfg.Agreements+cfg.Rounds, cfg.ListenRooms, cfg.ListenParts)
+	if err != nil {
+		return err
+	}
+	b.world.busy, b.world.listen = busy, listen
+	if err := b.readInvitations(ctx); err != nil {
+		return err
+	}
+	var ps []*participant
+	for _, a := range append(slices.Clone(busy), listen...) {
+		ps = append(ps, a.parts...)
+	}
+	if _, err := b.exchangeAll(ctx, ps); err != nil {
+		return fmt.Errorf("busy and listener rooms: %w", err)
+	}
+	if _, err := b.claimAll(ctx, ps); err != nil {
+		return fmt.Errorf("busy and listener rooms: %w", err)
+	}
+	b.setupTime[fmt.Sprintf("busy and listener rooms: create, deliver, exchange and claim %d participants", len(ps))] = time.Since(t)
+	return nil
+}
+
+// busyRounds: every connection posts into one room (a fresh one each
+// round) vs pgbench's minimal append with every client on one agreement
+// row. Both queue on one row lock; the service may share a commit between
+// the appends it holds, pgbench cannot.
+func (b *bench) busyRounds(ctx context.Context) error {
+	cfg := b.cfg
+	cfg.logf("== one busy room: %d connections into one room vs pgbench's %d clients on one row (%s each)", cfg.Conns, cfg.Conns, cfg.BusyDuration)
+	for r := 1; r <= cfg.Rounds; r++ {
+		room := b.world.busy[r-1]
+		for _, side := range sides(r) {
+			if err := b.cl.checkpoint(ctx); err != nil {
+				return err
+			}
+			b.pause(ctx)
+			if side == sideBaseline {
+				f, err := runPgbench(ctx, b.cl, b.logDir, pgbenchRun{
+					Name: fmt.Sprintf("busy-r%d", r), Script: b.appendSQL, Conns: cfg.Conns, Duration: cfg.BusyDuration,
+					Vars: map[string]string{"agreements": "1", "participants": fmt.Sprint(cfg.Parts)},
+				})
+				if err != nil {
+					return err
+				}
+				b.record(measurement{Path: pathBusy, Side: side, Round: r, F: f})
+				continue
+			}
+			from := int(room.stored.Load())
+			f, err := b.wrkAppendOf(ctx, fmt.Sprintf("busy-r%d", r), []*agreement{room}, cfg.BusyDuration)
+			if err != nil {
+				return err
+			}
+			if b.exhausted > 0 {
+				// Every participant of the room used up its events before
+				// the time was up: the rest went to a path that answers 404.
+				// The rate counts the appends stored over the whole time, a
+				// lower bound of the room's rate.
+				for k, v := range f.Unexpected {
+					if strings.HasPrefix(k, "404 ") {
+						delete(f.Unexpected, k)
+						f.Requests -= v
+					}
+				}
+				b.note("busy room, round %d: its %d participants used up their %d events each before %s were over; the rate is a lower bound", r, cfg.Parts, eventLimit, cfg.BusyDuration)
+			}
+			b.record(measurement{Path: pathBusy, Side: side, Round: r, F: f, RoomFrom: from, RoomTo: int(room.stored.Load())})
+		}
+	}
+	if len(b.world.busy) > 0 {
+		room := b.world.busy[len(b.world.busy)-1]
+		b.profilePass(ctx, "append-busy", func(ctx context.Context, name string, d time.Duration) error {
+			_, err := b.wrkAppendOf(ctx, name, []*agreement{room}, min(d, time.Second))
+			return err
+		})
+	}
+	return nil
+}
+
+// longAppend: appends over the listener rooms for cfg.LongDuration, for
+// the peak RSS of a long run (the Go heap grows with what a load leaves
+// behind, not only with what is in flight).
+func (b *bench) longAppend(ctx context.Context) error {
+	if b.cfg.LongDuration <= 0 {
+		return nil
+	}
+	b.cfg.logf("== long append run: %s over the %d listener rooms, %d connections (peak RSS)", b.cfg.LongDuration, len(b.world.listen), b.cfg.Conns)
+	if err := b.cl.checkpoint(ctx); err != nil {
+		return err
+	}
+	from := storedOf(b.world.listen)
+	f, err := b.wrkAppendOf(ctx, "append-long", b.world.listen, b.cfg.LongDuration)
+	if err != nil {
+		return err
+	}
+	b.record(measurement{Path: pathLong, Side: sideService, Round: 1, F: f, RoomFrom: from, RoomTo: storedOf(b.world.listen)})
+	return nil
+}
+
+func storedOf(ags []*agreement) int {
+	n := 0
+	for _, a := range ags {
+		n += int(a.stored.Load())
+	}
+	return n
+}
+
+// listenerResult is what the listener phase found.
+type listenerResult struct {
+	streams, polls  int // attached
+	attach          time.Duration
+	posts           int
+	wakes           int // listener wake-ups measured
+	missed          int // wake-ups that never came within the wave's time
+	p50, p99, worst time.Duration
+	peakRSS         int64
+	startRSS        int64
+	errors          map[string]int
+}
+
+// listener wake-ups: per room, per seq, when the post was sent.
+type wakeBook struct {
+	mu    sync.Mutex
+	sent  map[*agreement]map[int64]time.Time
+	lat   []time.Duration
+	late  map[*agreement]map[int64][]time.Time // arrivals before the post's seq was known
+	seen  atomic.Int64
+	errs  map[string]int
+	ready atomic.Int64
+}
+
+func (w *wakeBook) arrived(a *agreement, seq int64, at time.Time) {
+	if seq <= a.listenFrom {
+		return // stored before the listeners attached
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if t0, ok := w.sent[a][seq]; ok {
+		w.lat = append(w.lat, at.Sub(t0))
+	} else {
+		if w.late[a] == nil {
+			w.late[a] = map[int64][]time.Time{}
+		}
+		w.late[a][seq] = append(w.late[a][seq], at)
+	}
+	w.seen.Add(1)
+}
+
+func (w *wakeBook) posted(a *agreement, seq int64, t0 time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sent[a] == nil {
+		w.sent[a] = map[int64]time.Time{}
+	}
+	w.sent[a][seq] = t0
+	for _, at := range w.late[a][seq] {
+		w.lat = append(w.lat, at.Sub(t0))
+	}
+	delete(w.late[a], seq)
+}
+
+func (w *wakeBook) fail(what string) {
+	w.mu.Lock()
+	w.errs[what]++
+	w.mu.Unlock()
+}
+
+// listenerPhase attaches cfg.StreamsPer streams and cfg.PollsPer held long
+// polls per participant of every listener room (2,000 + 2,000 over 200
+// rooms by default), posts cfg.Waves events into every room, one per room
+// per wave, and takes, for every listener, the time from just before the
+// post was sent to the moment the listener received it. Then, with them
+// still attached, one append round over the main rooms against pgbench.
+func (b *bench) listenerPhase(ctx context.Context) error {
+	cfg := b.cfg
+	if cfg.ListenRooms == 0 {
+		return nil
+	}
+	rooms := b.world.listen
+	nStreams := len(rooms) * cfg.ListenParts * cfg.StreamsPer
+	nPolls := len(rooms) * cfg.ListenParts * cfg.PollsPer
+	cfg.logf("== listeners: %d streams and %d held long polls over %d rooms", nStreams, nPolls, len(rooms))
+	res := listenerResult{errors: map[string]int{}}
+	book := &wakeBook{sent: map[*agreement]map[int64]time.Time{}, late: map[*agreement]map[int64][]time.Time{}, errs: res.errors}
+	tr := &http.Transport{MaxIdleConns: 0, MaxIdleConnsPerHost: nStreams + nPolls + 64, DisableCompression: true, IdleConnTimeout: time.Minute}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	lctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+
+	w := b.serviceWatch()
+	startRSS, err := w.rssStart()
+	if err != nil {
+		return err
+	}
+	for _, a := range rooms {
+		a.listenFrom = a.stored.Load()
+	}
+	t := time.Now()
+	for _, a := range rooms {
+		for _, p := range a.parts {
+			for range cfg.StreamsPer {
+				wg.Add(1)
+				go func() { defer wg.Done(); b.stream(lctx, client, p, book) }()
+			}
+			for range cfg.PollsPer {
+				wg.Add(1)
+				go func() { defer wg.Done(); b.poll(lctx, client, p, book) }()
+			}
+		}
+	}
+	// Streams count themselves ready at their first line; polls once sent.
+	deadline := time.Now().Add(2 * time.Minute)
+	for book.ready.Load() < int64(nStreams+nPolls) && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // the last polls reach the server and are held
+	res.attach = time.Since(t)
+	res.streams, res.polls = nStreams, nPolls
+	cfg.logf("   %d of %d listeners attached in %s", book.ready.Load(), nStreams+nPolls, res.attach.Round(time.Millisecond))
+
+	// Waves: one post per room, 8 posters; the next wave once every
+	// listener got this one (or 10 s passed).
+	perRoom := cfg.ListenParts * (cfg.StreamsPer + cfg.PollsPer)
+	var posts atomic.Int64
+	for wave := 0; wave < cfg.Waves; wave++ {
+		want := book.seen.Load() + int64(len(rooms)*perRoom)
+		jobs := make(chan *agreement)
+		var pw sync.WaitGroup
+		for range 8 {
+			pw.Add(1)
+			go func() {
+				defer pw.Done()
+				for a := range jobs {
+					if err := b.postOne(ctx, a, book); err != nil {
+						book.fail("post: " + err.Error())
+					} else {
+						posts.Add(1)
+					}
+				}
+			}()
+		}
+		for _, a := range rooms {
+			jobs <- a
+		}
+		close(jobs)
+		pw.Wait()
+		end := time.Now().Add(10 * time.Second)
+		for book.seen.Load() < want && time.Now().Before(end) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := want - book.seen.Load(); n > 0 {
+			res.missed += int(n)
+		}
+	}
+	res.posts = int(posts.Load())
+	book.mu.Lock()
+	lat := slices.Clone(book.lat)
+	book.mu.Unlock()
+	slices.Sort(lat)
+	res.wakes = len(lat)
+	if len(lat) > 0 {
+		res.p50, res.p99, res.worst = quantile(lat, 0.5), quantile(lat, 0.99), lat[len(lat)-1]
+	}
+	cfg.logf("   %d wake-ups: p50 %s, p99 %s, worst %s; %d missed", res.wakes, fmtDur(res.p50), fmtDur(res.p99), fmtDur(res.worst), res.missed)
+
+	// The main append load with the listeners attached, against pgbench.
+	if err := b.cl.checkpoint(ctx); err != nil {
+		return err
+	}
+	b.pause(ctx)
+	from := b.storedTotal()
+	f, err := b.wrkAppend(ctx, "append-listeners", cfg.Duration)
+	if err != nil {
+		return err
+	}
+	// A listener's request that ends meanwhile (a poll's wait running out)
+	// is counted by /metrics too: it is the listeners', not the load's.
+	for k, v := range f.Unexpected {
+		if strings.HasPrefix(k, "200 (GET ") {
+			delete(f.Unexpected, k)
+			f.Requests -= v
+		}
+	}
+	b.record(measurement{Path: pathListen, Side: sideService, Round: 1, F: f, RoomFrom: from, RoomTo: b.storedTotal()})
+	if err := b.cl.checkpoint(ctx); err != nil {
+		return err
+	}
+	b.pause(ctx)
+	bf, err := runPgbench(ctx, b.cl, b.logDir, pgbenchRun{
+		Name: "append-listeners", Script: b.appendSQL, Conns: cfg.Conns, Duration: cfg.Duration,
+		Vars: map[string]string{"agreements": fmt.Sprint(cfg.Agreements), "participants": fmt.Sprint(cfg.Parts)},
+	})
+	if err != nil {
+		return err
+	}
+	b.record(measurement{Path: pathListen, Side: sideBaseline, Round: 1, F: bf})
+	res.peakRSS, _ = readPeakRSS(b.svc.pid)
+	res.startRSS = startRSS
+	b.listeners = &res
+	return nil
+}
+
+// stream holds one event stream open and notes when each event arrives.
+func (b *bench) stream(ctx context.Context, c *http.Client, p *participant, book *wakeBook) {
+	url := strings.TrimSuffix(p.roomURL, "/room") + "/stream"
+	first := true
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Authorization", "Consensus-Participant "+p.token)
+		resp, err := c.Do(req)
+		if err != nil {
+			if ctx.Err() == nil {
+				book.fail("stream: " + err.Error())
+				time.Sleep(time.Second)
+			}
+			continue
+		}
+		if resp.StatusCode != http.StatusOK {
+			book.fail(fmt.Sprintf("stream: %d", resp.StatusCode))
+			resp.Body.Close()
+			time.Sleep(time.Second)
+			continue
+		}
+		if first {
+			book.ready.Add(1)
+			first = false
+		}
+		rd := bufio.NewReader(resp.Body)
+		for {
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				break
+			}
+			if v, ok := strings.CutPrefix(line, "id: "); ok {
+				if seq, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+					book.arrived(p.agreement, seq, time.Now())
+				}
+			}
+		}
+		resp.Body.Close()
+	}
+}
+
+// poll keeps one long poll of the feed held on p's room (GET …/events
+// after the last seq it saw, Prefer: wait=60, sent again at once after each
+// answer) and notes when each event arrives.
+func (b *bench) poll(ctx context.Context, c *http.Client, p *participant, book *wakeBook) {
+	var last int64
+	first := true
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.eventsURL+"?after="+strconv.FormatInt(last, 10), nil)
+		req.Header.Set("Authorization", "Consensus-Participant "+p.token)
+		req.Header.Set("Prefer", "wait=60")
+		if first {
+			book.ready.Add(1)
+			first = false
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			if ctx.Err() == nil {
+				book.fail("poll: " + err.Error())
+				time.Sleep(time.Second)
+			}
+			continue
+		}
+		at := time.Now()
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			book.fail(fmt.Sprintf("poll: %d", resp.StatusCode))
+			time.Sleep(time.Second)
+			continue
+		}
+		var page struct {
+			Events []struct {
+				Seq int64 `json:"seq"`
+			} `json:"events"`
+			Next int64 `json:"next"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			book.fail("poll: " + err.Error())
+			continue
+		}
+		for _, e := range page.Events {
+			book.arrived(p.agreement, e.Seq, at)
+		}
+		last = max(last, page.Next)
+	}
+}
+
+// postOne appends one comment to a as its next participant with events left.
+func (b *bench) postOne(ctx context.Context, a *agreement, book *wakeBook) error {
+	p := a.nextParticipant()
+	if p == nil {
+		return fmt.Errorf("room of agreement %d: no event slots left", a.index+1)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.eventsURL, bytes.NewReader(a.body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Consensus-Participant "+p.token)
+	req.Header.Set("Idempotency-Key", fmt.Sprintf("bench-%s-post-%d", b.world.runID, b.world.keys.Add(1)))
+	t0 := time.Now()
+	resp, err := b.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusCreated {
+		return fmt.Errorf("%d", resp.StatusCode)
+	}
+	var ev struct {
+		Event struct {
+			Seq int64 `json:"seq"`
+		} `json:"event"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil || ev.Event.Seq == 0 {
+		return fmt.Errorf("append answer without seq: %.100s", raw)
+	}
+	a.stored.Add(1)
+	book.posted(a, ev.Event.Seq, t0)
+	return nil
+}
