@@ -27,6 +27,16 @@ CROSS JOIN LATERAL (SELECT id FROM participants WHERE participants.token_hash = 
 CROSS JOIN LATERAL (SELECT * FROM events e
                     WHERE e.participant_id = p.id AND e.idempotency_key = t.idempotency_key LIMIT 1) AS events;
 
+-- name: EventBySignature :many
+-- The event on which the owner of a participant token stored this
+-- signature, if any: a signature speaks for one event. It reads the
+-- owner's events through their (participant_id, revision) index, at most
+-- 100 per revision.
+SELECT e.id FROM participants p
+JOIN events e ON e.participant_id = p.id
+WHERE p.token_hash = @token_hash AND e.signature = @signature::bytea
+LIMIT 1;
+
 -- name: EventAppendBatch :exec
 -- Appends events, each to its own agreement, in one statement: each event,
 -- its participant's counters (and decision with its evidence, when

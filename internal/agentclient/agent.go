@@ -268,7 +268,7 @@ func (a *Agent) send(ctx context.Context, rec *Record, p *Pending) (*Posted, err
 		if jwk.FromPrivate(priv) != *rec.PublicKey {
 			return nil, errors.New("agent: the key under keys/ is not the one this invitation's claim bound; nothing sent")
 		}
-		if signature, err = commandSignature(rec, p.Command, priv); err != nil {
+		if signature, err = commandSignature(rec, p.Key, p.Command, priv); err != nil {
 			return nil, err
 		}
 	}

@@ -104,18 +104,19 @@ func keyedBinding(origin string, x *Exchanged, inbox, runtimeEndpoint string, pr
 	return pub, jwk.Sign(priv, msg), digest, nil
 }
 
-// commandSignature signs the room-command/v1 object the server will build
-// from cmd for this participant: the value of Consensus-Signature.
-func commandSignature(rec *Record, cmd Command, priv ed25519.PrivateKey) (string, error) {
+// commandSignature signs the room-command/v2 object the server will build
+// from cmd, posted under the Idempotency-Key key, for this participant: the
+// value of Consensus-Signature. Binding the key makes the signature speak
+// for that one event.
+func commandSignature(rec *Record, key string, cmd Command, priv ed25519.PrivateKey) (string, error) {
 	revDigest, err := canon.ParseDigest(cmd.Digest)
 	if err != nil {
 		return "", err
 	}
 	msg, err := canon.Marshal(room.Command{
-		Schema: fmt.Sprintf(room.RoomCommandSchemaFmt, rec.Origin), Version: 1, AgreementID: rec.AgreementID,
-		InvitationID: rec.InvitationID, ParticipantID: rec.ParticipantID, Revision: cmd.Revision, RevisionDigest: revDigest,
-		Action: cmd.Action, Body: cmd.Body,
-	})
+		AgreementID: rec.AgreementID, InvitationID: rec.InvitationID, ParticipantID: rec.ParticipantID,
+		Revision: cmd.Revision, RevisionDigest: revDigest, Action: cmd.Action, Body: cmd.Body,
+	}.Signed(rec.Origin, key))
 	if err != nil {
 		return "", err
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/jwk"
-	"github.com/consensus-md/consensus/internal/room"
 )
 
 const keyTestInvitation = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
@@ -100,12 +99,14 @@ func TestSignaturesMatchWhatTheServerBuilds(t *testing.T) {
 		t.Fatalf("binding digest %s, want %s (%s)", got, wantDigest, msg)
 	}
 	rec := &Record{Origin: "https://consensus.example", AgreementID: x.AgreementID, InvitationID: keyTestInvitation, ParticipantID: x.Participant.ParticipantID}
-	sig, err := commandSignature(rec, Command{Action: "comment", Body: "<ok> & fine", Revision: 1, Digest: digest}, priv)
+	sig, err := commandSignature(rec, "cak-0001", Command{Action: "comment", Body: "<ok> & fine", Revision: 1, Digest: digest}, priv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd, _ := canon.Marshal(room.Command{Schema: "https://consensus.example/schemas/room-command/v1", Version: 1, AgreementID: x.AgreementID,
-		InvitationID: keyTestInvitation, ParticipantID: x.Participant.ParticipantID, Revision: 1, RevisionDigest: digest, Action: "comment", Body: "<ok> & fine"})
+	// room-command/v2: the v1 fields, and the Idempotency-Key it is posted under.
+	cmd, _ := canon.Marshal(map[string]any{"schema": "https://consensus.example/schemas/room-command/v2", "version": 2, "agreement_id": x.AgreementID,
+		"invitation_id": keyTestInvitation, "participant_id": x.Participant.ParticipantID, "revision": 1, "revision_digest": digest,
+		"action": "comment", "body": "<ok> & fine", "idempotency_key": "cak-0001"})
 	if jwk.Verify(pubKey, cmd, sig) != nil {
 		t.Fatalf("signature does not verify over %s", cmd)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,16 +74,51 @@ func TestSignedAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range doc.Events {
+	// The room shows no Idempotency-Key; the record (the room is reached)
+	// holds each signed command's.
+	keys := recordKeys(t, strings.TrimSuffix(rec.Actions.Room, "/room")+"/record", rec.ParticipantToken)
+	for i, e := range doc.Events {
 		msg, _ := canon.Marshal(map[string]any{
-			"schema": f.Origin + "/schemas/room-command/v1", "version": 1, "agreement_id": rec.AgreementID, "invitation_id": rec.InvitationID,
+			"schema": f.Origin + "/schemas/room-command/v2", "version": 2, "agreement_id": rec.AgreementID, "invitation_id": rec.InvitationID,
 			"participant_id": rec.ParticipantID, "revision": 1, "revision_digest": rec.RevisionDigest, "action": e.Action, "body": e.Body,
+			"idempotency_key": keys[i],
 		})
-		if e.Signature == nil || jwk.Verify(ed25519.PublicKey(pub), msg, *e.Signature) != nil {
-			t.Fatalf("%s: the signature does not verify with the bound key", e.Action)
+		if e.Signature == nil || !strings.HasPrefix(keys[i], "cak-") || jwk.Verify(ed25519.PublicKey(pub), msg, *e.Signature) != nil {
+			t.Fatalf("%s: the signature does not verify with the bound key over room-command/v2 (key %q)", e.Action, keys[i])
 		}
 	}
 	if strings.Contains(f.Logs.String(), stored.D) {
 		t.Fatal("the server log holds the private key")
 	}
+}
+
+// recordKeys reads the record at url and returns each event's
+// command.idempotency_key, in order.
+func recordKeys(t *testing.T, url, token string) []string {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Consensus-Participant "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Events []struct {
+			Command struct {
+				IdempotencyKey string `json:"idempotency_key"`
+			} `json:"command"`
+		} `json:"events"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("record: %d %v", resp.StatusCode, err)
+	}
+	keys := make([]string, len(r.Events))
+	for i, e := range r.Events {
+		keys[i] = e.Command.IdempotencyKey
+	}
+	return keys
 }

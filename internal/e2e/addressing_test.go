@@ -149,7 +149,7 @@ func TestAddressedQuestionSigned(t *testing.T) {
 	b := s.agent(c.Participants[1].InvitationID).join()
 	cy := s.agent(c.Participants[2].InvitationID).join()
 
-	cmd := k.command("question", "Which date?")
+	cmd := k.command("k-ask-000001", "question", "Which date?")
 	cmd["to"] = []string{b.pid}
 	sig := b64.EncodeToString(ed25519.Sign(priv, jcs(t, cmd)))
 	post := func(key string, to []string) *response {
@@ -159,7 +159,7 @@ func TestAddressedQuestionSigned(t *testing.T) {
 		return s.do("POST", s.agentPath(k.inv.InvitationID, "events"), h,
 			map[string]any{"action": "question", "body": "Which date?", "revision": 1, "digest": k.digest, "to": to})
 	}
-	expect(t, post("k-ask-other1", []string{cy.pid}), 400, "bad-signature")
+	expect(t, post("k-ask-000001", []string{cy.pid}), 400, "bad-signature") // same key, other addressees
 	expect(t, post("k-ask-000001", []string{b.pid}), 201, "")
 	if got := awaiting(t, b.roomJSON()); len(got) != 1 {
 		t.Fatalf("b awaits %v", got)

@@ -25,7 +25,7 @@ func TestSignedEvents(t *testing.T) {
 		m := k.say("comment-0001", "comment", "Tuesday <works> & 🙂")
 		ev := m["event"].(map[string]any)
 		sig, err := b64.DecodeString(ev["signature"].(string))
-		if err != nil || !ed25519.Verify(ada.Public().(ed25519.PublicKey), jcs(t, k.command("comment", "Tuesday <works> & 🙂")), sig) {
+		if err != nil || !ed25519.Verify(ada.Public().(ed25519.PublicKey), jcs(t, k.command("comment-0001", "comment", "Tuesday <works> & 🙂")), sig) {
 			t.Fatalf("the stored signature does not verify with the agent's key over its own command: %v", ev)
 		}
 		seen := bo.room().json(t)["events"].([]any)
@@ -40,16 +40,17 @@ func TestSignedEvents(t *testing.T) {
 	}{
 		{"unsigned comment", "comment", "hello", "", "signature-required"},
 		{"unsigned decision", "agree", "", "", "signature-required"},
-		{"signed by another key", "agree", "", k.sign(mallory, "agree", ""), "bad-signature"},
-		{"signature of another command", "agree", "", k.sign(ada, "disagree", ""), "bad-signature"},
-		{"signature of another body", "comment", "hello", k.sign(ada, "comment", "hello!"), "bad-signature"},
+		{"signed by another key", "agree", "", k.sign(mallory, "refused-c-key", "agree", ""), "bad-signature"},
+		{"signature of another command", "agree", "", k.sign(ada, "refused-d-key", "disagree", ""), "bad-signature"},
+		{"signature of another body", "comment", "hello", k.sign(ada, "refused-e-key", "comment", "hello!"), "bad-signature"},
+		{"signature under another key", "agree", "", k.sign(ada, "refused-x-key", "agree", ""), "bad-signature"},
 		{"not base64url", "agree", "", "not a signature", "bad-signature"},
-		{"padded", "agree", "", k.sign(ada, "agree", "") + "==", "bad-signature"},
-		{"truncated", "agree", "", k.sign(ada, "agree", "")[:80], "bad-signature"},
+		{"padded", "agree", "", k.sign(ada, "refused-h-key", "agree", "") + "==", "bad-signature"},
+		{"truncated", "agree", "", k.sign(ada, "refused-i-key", "agree", "")[:80], "bad-signature"},
 	}
 	for i, c := range refusals {
 		t.Run(c.name, func(t *testing.T) {
-			expect(t, k.postSigned("refused-"+string(rune('a'+i))+"-key", c.action, c.body, c.sig), 400, c.code)
+			expect(t, k.postSigned("refused-"+string(rune('c'+i))+"-key", c.action, c.body, c.sig), 400, c.code)
 			if m, h := chain(); m != n || h != head {
 				t.Fatalf("a refused event was stored: %d events, head %v", m, h)
 			}
@@ -57,7 +58,7 @@ func TestSignedEvents(t *testing.T) {
 	}
 	t.Run("a token thief cannot decide", func(t *testing.T) {
 		// the thief has the participant token and every public value, not the key
-		for _, sig := range []string{"", k.sign(mallory, "disagree", "")} {
+		for _, sig := range []string{"", k.sign(mallory, "thief-0001", "disagree", "")} {
 			r := k.postSigned("thief-0001", "disagree", "", sig)
 			if r.StatusCode != 400 {
 				t.Fatalf("status %d", r.StatusCode)
@@ -69,7 +70,7 @@ func TestSignedEvents(t *testing.T) {
 		}
 	})
 	t.Run("signature sent twice", func(t *testing.T) {
-		r := s.postTwiceSigned(k, "agree", k.sign(ada, "agree", ""))
+		r := s.postTwiceSigned(k, "agree", k.sign(ada, "twice-0001", "agree", ""))
 		expect(t, r, 400, "invalid-request")
 		if m, h := chain(); m != n || h != head {
 			t.Fatal("an event with two signatures was stored")
@@ -78,7 +79,7 @@ func TestSignedEvents(t *testing.T) {
 	t.Run("unkeyed participant may not sign", func(t *testing.T) {
 		h := bo.auth()
 		h["Idempotency-Key"] = "unkeyed-0001"
-		h["Consensus-Signature"] = k.sign(ada, "comment", "x")
+		h["Consensus-Signature"] = k.sign(ada, "unkeyed-0001", "comment", "x")
 		r := s.do("POST", s.agentPath(bo.inv.InvitationID, "events"), h, map[string]any{"action": "comment", "body": "x", "revision": 1, "digest": bo.digest})
 		expect(t, r, 400, "bad-signature")
 		expect(t, bo.post("unkeyed-0002", "comment", "unsigned is fine"), 201, "")
@@ -89,7 +90,7 @@ func TestSignedEvents(t *testing.T) {
 	})
 	t.Run("replay needs the signature too", func(t *testing.T) {
 		expect(t, k.postSigned("comment-0001", "comment", "Tuesday <works> & 🙂", ""), 400, "signature-required")
-		expect(t, k.postSigned("comment-0001", "comment", "Tuesday <works> & 🙂", k.sign(ada, "comment", "Tuesday <works> & 🙂")), 200, "")
+		expect(t, k.postSigned("comment-0001", "comment", "Tuesday <works> & 🙂", k.sign(ada, "comment-0001", "comment", "Tuesday <works> & 🙂")), 200, "")
 	})
 	t.Run("signed decision", func(t *testing.T) {
 		m := k.say("decision-0001", "agree", "")

@@ -104,8 +104,8 @@ func (k *keyed) keyedClaim(key, signer ed25519.PrivateKey) map[string]any {
 	return map[string]any{"emailProof": k.inv.EmailProof, "inbox": k.inv.Inbox, "publicKey": jwkOf(key), "keyProof": b64.EncodeToString(proof)}
 }
 
-// command is the room-command/v1 the service builds for this agent.
-func (k *keyed) command(action, body string) map[string]any {
+// commandV1 is the room-command/v1 the service builds for this agent.
+func (k *keyed) commandV1(action, body string) map[string]any {
 	return map[string]any{
 		"schema": k.origin + "/schemas/room-command/v1", "version": 1, "agreement_id": k.exchange["agreementId"],
 		"invitation_id": k.inv.InvitationID, "participant_id": k.pid, "revision": k.rev(), "revision_digest": k.digest,
@@ -113,9 +113,25 @@ func (k *keyed) command(action, body string) map[string]any {
 	}
 }
 
-// sign is the Consensus-Signature of a command, by signer.
-func (k *keyed) sign(signer ed25519.PrivateKey, action, body string) string {
-	return b64.EncodeToString(ed25519.Sign(signer, jcs(k.s.t, k.command(action, body))))
+// command is the room-command/v2 this agent signs for a command posted
+// under the Idempotency-Key key: v1 with schema v2, version 2 and
+// idempotency_key.
+func (k *keyed) command(key, action, body string) map[string]any {
+	c := k.commandV1(action, body)
+	c["schema"], c["version"], c["idempotency_key"] = k.origin+"/schemas/room-command/v2", 2, key
+	return c
+}
+
+// sign is the Consensus-Signature of a command posted under key, by signer.
+func (k *keyed) sign(signer ed25519.PrivateKey, key, action, body string) string {
+	return b64.EncodeToString(ed25519.Sign(signer, jcs(k.s.t, k.command(key, action, body))))
+}
+
+// signV1 is the Consensus-Signature of the room-command/v1 of a command,
+// by signer: what keyed agents signed before commands bound their
+// Idempotency-Key.
+func (k *keyed) signV1(signer ed25519.PrivateKey, action, body string) string {
+	return b64.EncodeToString(ed25519.Sign(signer, jcs(k.s.t, k.commandV1(action, body))))
 }
 
 // postSigned posts with the given Consensus-Signature ("" sends none).
@@ -131,7 +147,7 @@ func (k *keyed) postSigned(key, action, body, signature string) *response {
 // say posts a correctly signed command and fails the test unless it is stored.
 func (k *keyed) say(key, action, body string) map[string]any {
 	k.s.t.Helper()
-	r := k.postSigned(key, action, body, k.sign(k.priv, action, body))
+	r := k.postSigned(key, action, body, k.sign(k.priv, key, action, body))
 	expect(k.s.t, r, 201, "")
 	return r.json(k.s.t)
 }

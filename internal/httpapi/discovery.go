@@ -128,6 +128,7 @@ type SignaturesCapability struct {
 	Algorithm       string `json:"algorithm"`
 	BindingSchema   string `json:"bindingSchema"`
 	SignatureHeader string `json:"signatureHeader"`
+	CommandSchema   string `json:"commandSchema"`
 	Record          string `json:"record"`
 	Keys            string `json:"keys"`
 	Verifier        string `json:"verifier"`
@@ -233,6 +234,7 @@ func (s *Server) capabilities() Capabilities {
 			"invitationEmail":      s.origin + "/schemas/invitation-email/v1",
 			"agreement":            s.origin + "/schemas/agreement/v1",
 			"roomCommand":          s.origin + "/schemas/room-command/v1",
+			"roomCommandV2":        s.origin + "/schemas/room-command/v2",
 			"participantBinding":   s.origin + "/schemas/participant-binding/v1",
 			"participantBindingV2": s.origin + "/schemas/participant-binding/v2",
 			"consensusRecord":      s.origin + "/schemas/consensus-record/v1",
@@ -260,7 +262,8 @@ func (s *Server) capabilities() Capabilities {
 			Live:      s.liveCapability(),
 			Signatures: SignaturesCapability{
 				Algorithm: "Ed25519", BindingSchema: s.origin + "/schemas/participant-binding/v2", SignatureHeader: "Consensus-Signature",
-				Record: u.Record, Keys: s.origin + "/.well-known/consensus-keys",
+				CommandSchema: s.origin + "/schemas/room-command/v2",
+				Record:        u.Record, Keys: s.origin + "/.well-known/consensus-keys",
 				Verifier: "node verify-record.mjs RECORD.json --artifact CONSENSUS.md --keys JWKS, with the file from verifierUrl (Node standard library only; check its SHA-256 against verifierSha256), " +
 					"or consensus verify record with the same arguments; by hand: see llms-full.txt",
 				VerifierURL: s.origin + VerifierPath, VerifierSHA256: verifierSHA256(), Conformance: s.origin + ConformancePath,

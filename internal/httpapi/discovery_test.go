@@ -85,14 +85,14 @@ func TestDiscoveryDocuments(t *testing.T) {
 	s.mustStatus(t, http.StatusNotFound, http.MethodGet, "/schemas/nothing/v1", nil, contract.SkipRequestHeader, "1")
 	s.mustStatus(t, http.StatusNotFound, http.MethodGet, "/invite/not-a-uuid", nil, contract.SkipRequestHeader, "1")
 
-	for _, name := range []string{"invitation-email", "agreement", "room-command", "participant-binding"} {
+	for _, name := range []string{"invitation-email/v1", "agreement/v1", "room-command/v1", "room-command/v2", "participant-binding/v1"} {
 		var doc struct {
 			ID string `json:"$id"`
 		}
-		if err := json.Unmarshal(s.mustStatus(t, 200, http.MethodGet, "/schemas/"+name+"/v1", nil), &doc); err != nil {
+		if err := json.Unmarshal(s.mustStatus(t, 200, http.MethodGet, "/schemas/"+name, nil), &doc); err != nil {
 			t.Fatal(err)
 		}
-		if want := s.origin + "/schemas/" + name + "/v1"; doc.ID != want {
+		if want := s.origin + "/schemas/" + name; doc.ID != want {
 			t.Errorf("schema %s: $id %q, want %q", name, doc.ID, want)
 		}
 	}

@@ -131,7 +131,7 @@ func NewServer(o Options) *mcp.Server {
 		Name:  "command_to_sign",
 		Title: "The exact bytes to sign",
 		Description: "For a participant that bound an Ed25519 key at claim: returns the exact bytes to sign for a post_advisory or decide call with these arguments " +
-			"(the RFC 8785 canonical room-command/v1 the service builds for your slot and checks the signature against), as text and base64url. " +
+			"(the RFC 8785 canonical room-command/v2 the service builds for your slot, idempotencyKey included, and checks the signature against), as text and base64url. " +
 			"Sign them and pass the unpadded base64url signature as signature, with the same arguments. It records nothing.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, outputSchema[SignResult](), f.commandToSign, map[string][]any{"action": {room.ActionComment, room.ActionQuestion, room.ActionChangeRequest, room.ActionAgree, room.ActionDisagree, room.ActionAbstain}})

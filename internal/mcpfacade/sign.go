@@ -26,7 +26,7 @@ type SignInput struct {
 
 // SignResult is what command_to_sign returns.
 type SignResult struct {
-	Canonical       string `json:"canonical" jsonschema:"the exact bytes to sign, as UTF-8 text: the RFC 8785 canonical room-command/v1 the service builds from these arguments for your slot"`
+	Canonical       string `json:"canonical" jsonschema:"the exact bytes to sign, as UTF-8 text: the RFC 8785 canonical room-command/v2 the service builds from these arguments for your slot, idempotencyKey included, so the signature speaks for that one event"`
 	CanonicalBase64 string `json:"canonicalBase64url" jsonschema:"the same bytes in unpadded base64url, for a signer that takes bytes"`
 	SHA256          string `json:"sha256" jsonschema:"SHA-256 of the bytes, lowercase hex: the event's command_digest"`
 	Signature       string `json:"signature" jsonschema:"what to do: sign the bytes with your Ed25519 private key and pass the unpadded base64url signature (86 characters) as signature to post_advisory or decide, with the same arguments"`

@@ -62,6 +62,9 @@ type StoredEvent struct {
 	Hash          string
 	// Signature is the participant's signature (unpadded base64url), "" when none.
 	Signature string
+	// IdempotencyKey is the key the event was posted under: the command of
+	// a signed event stored as room-command/v2 holds it.
+	IdempotencyKey string
 	// Evidence is the canonical JSON of the event's Evidence, "" when none.
 	Evidence string
 	// To and InReplyTo are the event's addressing, nil and "" when none.
@@ -147,12 +150,16 @@ func buildEvent(in Input, rev room.Revision, slots map[string]Slot, e StoredEven
 		return Event{}, fmt.Errorf("record: event %d is on revision %d, the record holds revisions 1 to %d", e.Seq, e.Revision, len(in.Revisions))
 	}
 	cmd := room.Command{
-		Schema: fmt.Sprintf(room.RoomCommandSchemaFmt, rev.Issuer), Version: 1, AgreementID: rev.AgreementID,
-		InvitationID: s.InvitationID, ParticipantID: e.ParticipantID, Revision: e.Revision,
+		AgreementID: rev.AgreementID, InvitationID: s.InvitationID, ParticipantID: e.ParticipantID, Revision: e.Revision,
 		RevisionDigest: in.Revisions[e.Revision-1].RevisionDigest, Action: e.Action, Body: e.Body,
 		To: e.To, InReplyTo: e.InReplyTo,
-	}
+	}.Unsigned(rev.Issuer)
 	_, d, err := canon.DigestOf(cmd)
+	if err == nil && d != e.CommandDigest && e.Signature != "" && e.IdempotencyKey != "" {
+		// A signed event stored since room-command/v2.
+		cmd = cmd.Signed(rev.Issuer, e.IdempotencyKey)
+		_, d, err = canon.DigestOf(cmd)
+	}
 	if err != nil || d != e.CommandDigest {
 		return Event{}, fmt.Errorf("record: event %d: the rebuilt command does not hash to the stored digest (%v)", e.Seq, err)
 	}

@@ -63,6 +63,10 @@ type scenario struct {
 	issuedAfter int
 	// rule is revision 1's decision rule (the zero value: unanimity).
 	rule room.Rule
+	// v2: keyed members sign room-command/v2, bound to each event's
+	// Idempotency-Key, as since that version; otherwise room-command/v1,
+	// as before it.
+	v2 bool
 }
 
 var lockedAt = time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
@@ -120,12 +124,16 @@ func (sc scenario) build(t testing.TB) (Input, []byte) {
 		s, n := slots[a.who], locked.Revision.Revision
 		cmd := room.Command{Schema: testIssuer + "/schemas/room-command/v1", Version: 1, AgreementID: agreement, InvitationID: s.InvitationID,
 			ParticipantID: s.ParticipantID, Revision: n, RevisionDigest: locked.RevisionDigest, Action: a.action, Body: a.body}
+		key := fmt.Sprintf("idem-%04d", i)
+		if sc.v2 && sc.members[a.who].key != "" {
+			cmd = cmd.Signed(testIssuer, key)
+		}
 		msg, digest, err := canon.DigestOf(cmd)
 		if err != nil {
 			t.Fatal(err)
 		}
 		e := StoredEvent{ID: fixedID(fmt.Sprintf("%s/event/%d", sc.name, i)), Seq: int64(len(in.Events) + 1), ParticipantID: s.ParticipantID, Revision: n,
-			Action: a.action, Body: a.body, CommandDigest: digest, CreatedAt: lockedAt.Add(time.Duration(a.at)*time.Second + 123456*time.Microsecond), Prev: prev}
+			Action: a.action, Body: a.body, IdempotencyKey: key, CommandDigest: digest, CreatedAt: lockedAt.Add(time.Duration(a.at)*time.Second + 123456*time.Microsecond), Prev: prev}
 		if e.Hash, err = EventHash(prev, e.Seq, digest, canon.FormatTime(e.CreatedAt)); err != nil {
 			t.Fatal(err)
 		}

@@ -163,6 +163,15 @@ var mutations = []mutation{
 				r.Events[i].Seq = int64(i + 1)
 			}
 		}},
+	{name: "replayed-signature-resealed", base: "reached-mixed", description: "A holder of Ada's participant token, not her key, posted her signed room-command/v1 comment again under a new Idempotency-Key (v1 binds none) and the event was stored; the record is sealed as issued. The signature verifies over the copy, but it repeats the signature of the first event.",
+		expect: []string{CheckParticipantSignature},
+		sealed: func(r *Record) { r.Events = repeatEvent(r.Events, 0, 1, "") }},
+	{name: "replayed-signature-v2-resealed", base: "reached-signed-v2", description: "The same replay of Ada's room-command/v2 comment under a new Idempotency-Key: the copy's idempotency_key differs, so her signature does not verify over it, and it repeats the signature of the first event.",
+		expect: []string{CheckParticipantSignature},
+		sealed: func(r *Record) { r.Events = repeatEvent(r.Events, 0, 1, "idem-stolen") }},
+	{name: "repeated-signature-v2-resealed", base: "reached-signed-v2", description: "The service stores Ada's room-command/v2 comment a second time, command and Idempotency-Key unchanged, and signs again: the signature verifies over the copy, but a signature speaks for one event.",
+		expect: []string{CheckParticipantSignature},
+		sealed: func(r *Record) { r.Events = repeatEvent(r.Events, 0, 1, "") }},
 	{name: "unknown-member", base: "reached-unkeyed", description: "The file adds a member the schema does not define.",
 		expect: []string{CheckFormat},
 		raw:    func(m map[string]any) { m["note"] = "trust me" }},
@@ -239,4 +248,20 @@ func (mu mutation) apply(t testing.TB, r Record, b, artifact []byte) ([]byte, []
 		artifact = mu.artifact(artifact)
 	}
 	return b, artifact
+}
+
+// repeatEvent returns events with a copy of events[i] inserted at position
+// at (a new id, numbered in order), its idempotency_key set to key when key
+// is not empty, its signature unchanged.
+func repeatEvent(events []Event, i, at int, key string) []Event {
+	again := events[i]
+	again.ID = fixedID("again " + events[i].ID)
+	if key != "" {
+		again.Command.IdempotencyKey = key
+	}
+	out := append(append(events[:at:at], again), events[at:]...)
+	for n := range out {
+		out[n].Seq = int64(n + 1)
+	}
+	return out
 }

@@ -72,9 +72,10 @@ type Participant struct {
 	PublicKey     *jwk.Key `json:"public_key"`
 }
 
-// Event is one stored event. Command is the room-command/v1 object whose
+// Event is one stored event. Command is the room-command object whose
 // canonical bytes hash to CommandDigest and, for a keyed participant, are
-// what Signature signs. Hash = SHA-256 of the canonical bytes of
+// what Signature signs: version 2, which holds the Idempotency-Key, for a
+// keyed participant's event since that version; version 1 otherwise. Hash = SHA-256 of the canonical bytes of
 // {command_digest, created_at, prev, seq}.
 type Event struct {
 	ID            string       `json:"id"`

@@ -88,9 +88,10 @@ func TestNotJSON(t *testing.T) {
 }
 
 // big is a reached room of n participants, all keyed and required, each
-// posting perEach comments before agreeing.
+// posting perEach comments (the same text each time, signed over
+// room-command/v2, so each under its own key) before agreeing.
 func big(n, perEach int) scenario {
-	sc := scenario{name: fmt.Sprintf("big-%d-%d", n, perEach), issuedAfter: 2 * day}
+	sc := scenario{name: fmt.Sprintf("big-%d-%d", n, perEach), issuedAfter: 2 * day, v2: true}
 	for i := 0; i < n; i++ {
 		sc.members = append(sc.members, member{name: fmt.Sprintf("Agent %02d", i), kind: room.KindAgent, required: true, key: fmt.Sprintf("big %d", i)})
 	}

@@ -38,6 +38,25 @@ var scenarios = []scenario{
 		issuedAfter: 301,
 	},
 	{
+		name:        "reached-signed-v2",
+		description: "As reached-mixed, with the keyed participants signing room-command/v2: each signed command holds the Idempotency-Key it was posted under (idempotency_key), so each signature speaks for one event; the human's events stay room-command/v1. Reached; CONSENSUS.md included.",
+		members: []member{
+			{name: "Ada (agent)", kind: room.KindAgent, required: true, key: "participant ada"},
+			{name: "Zoë Müller", kind: room.KindHuman, required: true},
+			{name: "Observer | bot", kind: room.KindAgent, required: false, key: "participant observer"},
+		},
+		acts: []act{
+			{0, room.ActionComment, "Tuesday 10:00 UTC works; <rollback> & drills ready.", 60, nil},
+			{1, room.ActionQuestion, "Is the drill before or after?\nBefore, I hope 🙂", 120, nil},
+			{0, room.ActionComment, "Tuesday 10:00 UTC works; <rollback> & drills ready.", 150, nil},
+			{2, room.ActionDisagree, "", 180, nil},
+			{0, room.ActionAgree, "", 240, nil},
+			{1, room.ActionAgree, "", 300, nil},
+		},
+		issuedAfter: 301,
+		v2:          true,
+	},
+	{
 		name:        "disagreed",
 		description: "Two keyed required agents; the second disagrees after a change request.",
 		members: []member{

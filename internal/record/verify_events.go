@@ -17,7 +17,8 @@ func (v *verification) checkEvents() {
 	r := v.rec
 	prev, signed, lastRevision := canon.ZeroHash, 0, 0
 	decisions := map[string][]room.Event{}
-	actions := map[string]string{} // the action of each earlier event, by id
+	signatures := map[string]string{} // each signature seen, to the event that first carried it
+	actions := map[string]string{}    // the action of each earlier event, by id
 	for i, e := range r.Events {
 		at := fmt.Sprintf("event %d (seq %d, id %s)", i+1, e.Seq, e.ID)
 		c := e.Command
@@ -48,6 +49,13 @@ func (v *verification) checkEvents() {
 		prev = e.Hash
 		if onRoster && v.checkSignature(at, e, p, msg) {
 			signed++
+		}
+		if e.Signature != nil {
+			if first, seen := signatures[*e.Signature]; seen {
+				v.rep.fail(CheckParticipantSignature, "%s: repeats the signature of %s; a participant signs each event once, so the same signature on a second event is a replay", at, first)
+			} else {
+				signatures[*e.Signature] = at
+			}
 		}
 	}
 	if !v.rep.failedSince(n, CheckCommand) {
@@ -80,8 +88,23 @@ func (v *verification) checkEvents() {
 // invitation, and a legal action and body.
 func (v *verification) checkCommand(at string, c room.Command, p Participant, onRoster bool) {
 	r := v.rec
-	if want := fmt.Sprintf(room.RoomCommandSchemaFmt, r.Issuer); c.Schema != want {
-		v.rep.fail(CheckCommand, "%s: schema is %s, want %s", at, c.Schema, want)
+	switch c.Version {
+	case 2:
+		// The object a keyed participant signs: its signature binds the
+		// Idempotency-Key, so it speaks for this event only.
+		if want := fmt.Sprintf(room.RoomCommandV2SchemaFmt, r.Issuer); c.Schema != want {
+			v.rep.fail(CheckCommand, "%s: schema is %s, want %s", at, c.Schema, want)
+		}
+		if !room.ValidIdempotencyKey(c.IdempotencyKey) {
+			v.rep.fail(CheckCommand, "%s: a room-command/v2 needs idempotency_key matching %s", at, room.IdempotencyKeyPattern)
+		}
+		if onRoster && p.PublicKey == nil {
+			v.rep.fail(CheckCommand, "%s: is a room-command/v2, which only a participant that bound a key signs; participant %s bound none", at, c.ParticipantID)
+		}
+	default:
+		if want := fmt.Sprintf(room.RoomCommandSchemaFmt, r.Issuer); c.Schema != want || c.Version != 1 || c.IdempotencyKey != "" {
+			v.rep.fail(CheckCommand, "%s: schema is %s, version %d, want %s, version 1 and no idempotency_key", at, c.Schema, c.Version, want)
+		}
 	}
 	if c.AgreementID != r.AgreementID {
 		v.rep.fail(CheckCommand, "%s: agreement_id is %s, the record's is %s", at, c.AgreementID, r.AgreementID)
@@ -163,8 +186,10 @@ func (v *verification) checkAdmitted(at string, e Event, prior map[string][]room
 }
 
 // checkSignature: a keyed participant's event carries a signature that
-// verifies over the canonical command bytes with its bound key; an unkeyed
-// participant's event carries none. It reports whether a signature verified.
+// verifies over the canonical command bytes (room-command/v2, or v1 in an
+// event stored before v2) with its bound key; an unkeyed participant's
+// event carries none. It reports whether a signature verified. That no
+// signature appears twice is checkEvents'.
 func (v *verification) checkSignature(at string, e Event, p Participant, msg []byte) bool {
 	pub, keyed := v.keys[p.ParticipantID]
 	switch {

@@ -1,12 +1,19 @@
 package room
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Command limits.
 const (
 	MaxBody                 = 4000
 	MaxEventsPerParticipant = 100
 	RoomCommandSchemaFmt    = "%s/schemas/room-command/v1"
+	// RoomCommandV2SchemaFmt names the command a keyed participant signs:
+	// version 1 plus the Idempotency-Key it is posted under, so that a
+	// signature speaks for one event and no other.
+	RoomCommandV2SchemaFmt = "%s/schemas/room-command/v2"
 )
 
 // IdempotencyKeyPattern is the syntax every Idempotency-Key must match.
@@ -45,8 +52,10 @@ func ValidateCommand(action, body string) error {
 	}
 }
 
-// Command is the normalized room-command/v1 object hashed into the command
-// digest that idempotency compares.
+// Command is the normalized room-command object hashed into the command
+// digest that idempotency compares. Version 1 is every unsigned event's;
+// version 2 (Signed) is what a keyed participant signs and what its event
+// stores, the same fields plus idempotency_key.
 type Command struct {
 	Schema         string `json:"schema"`
 	Version        int    `json:"version"`
@@ -62,6 +71,24 @@ type Command struct {
 	// before they existed.
 	To        []string `json:"to,omitempty"`
 	InReplyTo string   `json:"in_reply_to,omitempty"`
+	// IdempotencyKey is the key the command is posted under: set in
+	// version 2 only, absent from version 1's bytes.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// Signed returns c as the room-command/v2 object a keyed participant signs
+// when it posts c under the Idempotency-Key key: schema v2, version 2, and
+// idempotency_key. Every signer and verifier builds the signed object here.
+func (c Command) Signed(origin, key string) Command {
+	c.Schema, c.Version, c.IdempotencyKey = fmt.Sprintf(RoomCommandV2SchemaFmt, origin), 2, key
+	return c
+}
+
+// Unsigned returns c as the room-command/v1 object: schema v1, version 1,
+// no idempotency_key.
+func (c Command) Unsigned(origin string) Command {
+	c.Schema, c.Version, c.IdempotencyKey = fmt.Sprintf(RoomCommandSchemaFmt, origin), 1, ""
+	return c
 }
 
 // Snapshot is what Admit needs to know about the room at the moment a command

@@ -36,6 +36,10 @@ type AppendRequest struct {
 	// same transaction as itself. The roster read scans every participant
 	// of the agreement, most of an append's database work.
 	SkipRoster bool
+	// Signature, when set, is the event's participant signature: the append
+	// reads whether the token's owner already stored it
+	// (AppendState.SignatureEvent).
+	Signature []byte
 }
 
 // TokenHolder is the participant a token was issued to, read under the
@@ -68,6 +72,9 @@ type AppendState struct {
 	Prior *Event
 	// Revision is the current revision when the request asked for it.
 	Revision *Revision
+	// SignatureEvent is the holder's event that stores the request's
+	// Signature, nil when none does (or the request named none).
+	SignatureEvent *uuid.UUID
 }
 
 // AppendWrite is what an append transaction writes before it commits.

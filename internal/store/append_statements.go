@@ -127,7 +127,8 @@ func queueHolders(ctx context.Context, read *pipeline, items []*AppendItem, stat
 }
 
 // queueExtras queues the reads one append asked for besides its holder:
-// the roster, unless skipped, and the current revision, if asked.
+// the roster, unless skipped, the event holding its signature, if it has
+// one, and the current revision, if asked.
 func queueExtras(ctx context.Context, read *pipeline, req AppendRequest, st *AppendState) {
 	if !req.SkipRoster {
 		read.add(func(db dbsqlc.DBTX) error {
@@ -137,6 +138,18 @@ func queueExtras(ctx context.Context, read *pipeline, req AppendRequest, st *App
 			}
 			st.Roster, err = ruleMembersFrom(r)
 			return err
+		})
+	}
+	if req.Signature != nil {
+		read.add(func(db dbsqlc.DBTX) error {
+			ids, err := dbsqlc.New(db).EventBySignature(ctx, dbsqlc.EventBySignatureParams{TokenHash: req.TokenHash, Signature: req.Signature})
+			if err != nil {
+				return interpretError("event by signature", err)
+			}
+			if len(ids) > 0 {
+				st.SignatureEvent = &ids[0]
+			}
+			return nil
 		})
 	}
 	if req.WithRevision {

@@ -20,8 +20,10 @@ type Event struct {
 	Action         string
 	Body           string
 	IdempotencyKey string
-	// CommandDigest is the digest of the room-command/v1 object the event
-	// was posted as; a replay with the same key must match it.
+	// CommandDigest is the digest of the room-command object the event was
+	// posted as (version 2, holding IdempotencyKey, for a signed event
+	// stored since that version; version 1 otherwise); a replay with the
+	// same key must match it.
 	CommandDigest string
 	CreatedAt     time.Time
 	PrevHash      string

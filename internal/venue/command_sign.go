@@ -14,8 +14,9 @@ func slotCommand(cmd room.Command, agreementID, invitationID, participantID uuid
 }
 
 // CommandToSign returns the exact bytes p signs to post in with the
-// idempotency key key: the canonical room command the events use case
-// builds from the same input and checks a signature against. It checks the
+// idempotency key key: the canonical room-command/v2 (bound to key) the
+// events use case builds from the same input and checks a signature
+// against. It checks the
 // input's syntax as posting does (*room.ValidationError); whether the
 // revision is current is for the post to say.
 func (v *Venue) CommandToSign(p *Principal, key string, in EventInput) ([]byte, error) {
@@ -23,5 +24,5 @@ func (v *Venue) CommandToSign(p *Principal, key string, in EventInput) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	return commandBytes(slotCommand(cmd, p.AgreementID, p.InvitationID, p.ParticipantID)), nil
+	return commandBytes(slotCommand(cmd, p.AgreementID, p.InvitationID, p.ParticipantID).Signed(v.Origin, key)), nil
 }

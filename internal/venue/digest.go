@@ -23,7 +23,7 @@ func commandDigest(c room.Command) string {
 }
 
 // commandBytes is the canonical (RFC 8785) form of c: what its digest
-// hashes and what a keyed participant signs.
+// hashes and, in version 2, what a keyed participant signs.
 func commandBytes(c room.Command) []byte {
 	b := make([]byte, 0, 512+len(c.Body))
 	b = append(b, `{"action":`...)
@@ -32,6 +32,10 @@ func commandBytes(c room.Command) []byte {
 	b = appendJCSString(b, c.AgreementID)
 	b = append(b, `,"body":`...)
 	b = appendJCSString(b, c.Body)
+	if c.IdempotencyKey != "" { // version 2 only
+		b = append(b, `,"idempotency_key":`...)
+		b = appendJCSString(b, c.IdempotencyKey)
+	}
 	if c.InReplyTo != "" {
 		b = append(b, `,"in_reply_to":`...)
 		b = appendJCSString(b, c.InReplyTo)

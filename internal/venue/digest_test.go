@@ -70,12 +70,14 @@ func checkCommandDigest(t *testing.T, body, action string) {
 	} {
 		c := c
 		addressing(&c)
-		_, want, err := canon.DigestOf(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := commandDigest(c); got != want {
-			t.Fatalf("commandDigest(%q, to %v, in_reply_to %q) = %s, canon.DigestOf %s", body, c.To, c.InReplyTo, got, want)
+		for _, c := range []room.Command{c, c.Signed("https://consensus.test", "key-"+uuid.NewString())} {
+			_, want, err := canon.DigestOf(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := commandDigest(c); got != want {
+				t.Fatalf("commandDigest(%q, version %d, to %v, in_reply_to %q) = %s, canon.DigestOf %s", body, c.Version, c.To, c.InReplyTo, got, want)
+			}
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/jwk"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
@@ -28,7 +29,8 @@ type EventInput struct {
 }
 
 // command checks the key and the body's syntax and returns the normalized
-// room-command/v1 object, save the ids of its author, which only the
+// room-command/v1 object (a keyed author's event stores it as version 2,
+// see checkSignature), save the ids of its author, which only the
 // credential check under the agreement's lock names. Errors are
 // *room.ValidationError.
 func (v *Venue) command(key string, in EventInput) (room.Command, error) {
@@ -97,11 +99,14 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, sig *st
 // counters, never from the history.
 //
 // sig is the Consensus-Signature header, nil when absent. A participant
-// that bound a key must sign every event, replays included: right after
-// the credential, under the lock, a missing signature is
+// that bound a key must sign every event, replays included, over the
+// room-command/v2 object (the command bound to its Idempotency-Key): right
+// after the credential, under the lock, a missing signature is
 // room.ErrSignatureRequired and one that does not verify over the command
 // is room.ErrBadSignature (so is any signature from a participant without
-// a key); nothing is stored either way.
+// a key). After the replay check, a new event signed over
+// room-command/v1, or carrying a signature its participant already
+// stored, is room.ErrBadSignature too; nothing is stored in any case.
 func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key string, sig *string, in EventInput) (*Posted, bool, error) {
 	return v.postEvent(ctx, c, key, sig, in, nil)
 }
@@ -141,6 +146,10 @@ func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key stri
 	// Only a terminal decision can change the outcome, so only it reads the
 	// roster; any other action is judged against the stored outcome.
 	req := store.AppendRequest{TokenHash: c.tokenHash, AgreementID: id, IdempotencyKey: key, WithRevision: rev == nil, SkipRoster: !room.IsTerminal(cmd.Action)}
+	if sig != nil {
+		// Asks whether its participant stored this signature already.
+		req.Signature, _ = jwk.DecodeSignature(*sig)
+	}
 	// decide may run on a batch's worker, again after a failed batch, or
 	// after this call returned at its deadline: it reads what it captured
 	// and tells its result only through the write's Result.
@@ -153,18 +162,30 @@ func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key stri
 		res := &postResult{agreementID: a.ID}
 		cmd := cmd
 		cmd = slotCommand(cmd, a.ID, me.InvitationID, me.ID)
-		signature, err := checkSignature(me.PublicKey, cmd, sig)
+		cmd, signature, v1, err := checkSignature(me.PublicKey, cmd, v.Origin, key, sig)
 		if err != nil {
 			return store.AppendWrite{}, err
 		}
 		cmdDigest := commandDigest(cmd)
 		if prior := st.Prior; prior != nil {
-			if prior.CommandDigest != cmdDigest {
+			same := prior.CommandDigest == cmdDigest
+			if !same && signature != nil {
+				// A keyed event stored before room-command/v2, or after it and
+				// replayed with its v1 signature: the same command either way.
+				same = prior.CommandDigest == commandDigest(cmd.Unsigned(v.Origin)) || prior.CommandDigest == commandDigest(cmd.Signed(v.Origin, key))
+			}
+			if !same {
 				res.refusal = room.ErrIdempotencyKeyReused
 				return store.AppendWrite{Result: res}, nil
 			}
 			res.posted = &Posted{Event: eventView(*prior), Outcome: outcomeView(a.Outcome)}
 			return store.AppendWrite{Result: res}, nil
+		}
+		switch {
+		case v1:
+			return store.AppendWrite{}, v1SignatureError(v.Origin)
+		case signature != nil && st.SignatureEvent != nil:
+			return store.AppendWrite{}, signatureStoredError(*st.SignatureEvent)
 		}
 		rev := rev
 		if st.Revision != nil {

@@ -104,7 +104,7 @@ func (v *Venue) issueRecord(ctx context.Context, a store.Agreement, now time.Tim
 		in.Events[i] = record.StoredEvent{
 			ID: e.ID.String(), Seq: e.Seq, ParticipantID: e.ParticipantID.String(), Revision: e.Revision, Action: e.Action, Body: e.Body,
 			CommandDigest: e.CommandDigest, CreatedAt: e.CreatedAt, Prev: e.PrevHash, Hash: e.Hash, Evidence: e.Evidence,
-			To: e.ToStrings(), InReplyTo: e.InReplyToString(),
+			To: e.ToStrings(), InReplyTo: e.InReplyToString(), IdempotencyKey: e.IdempotencyKey,
 		}
 		if e.Signature != nil {
 			in.Events[i].Signature = jwk.EncodeSignature(e.Signature)

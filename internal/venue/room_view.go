@@ -37,8 +37,9 @@ type EventView struct {
 	Hash          string `json:"hash"`
 	Prev          string `json:"prev"`
 	// Signature is the participant's Ed25519 signature over the canonical
-	// room-command/v1 bytes (unpadded base64url); null for a participant
-	// that bound no key.
+	// room-command/v2 bytes (room-command/v1 for an event stored before
+	// version 2), unpadded base64url; null for a participant that bound no
+	// key.
 	Signature *string `json:"signature"`
 	// To is the participants a question or change request asks, absent
 	// when it asks the whole room; InReplyTo is the question or change

@@ -357,12 +357,17 @@ function checkShape(r) {
     decision_rule: (v, path) => (typeof v === "string" ? constant("unanimity-of-required")(v, path)
       : members({ agree: intIn(1, 50), type: constant("quorum") })(v, path)), deadline: time(SECONDS), locked_at: time(SECONDS), issuer: str(ORIGIN),
   });
-  const command = members({
+  const commandV1 = {
     schema: str(/^https?:\/\/[^/?#]+\/schemas\/room-command\/v1$/), version: constant(1), agreement_id: uuid, invitation_id: uuid,
     participant_id: uuid, revision: int(1), revision_digest: hex,
     action: oneOf("comment", "question", "change_request", "agree", "disagree", "abstain"), body: str(null, 0, 4000),
     to: optional(distinct(array(uuid, 1, 50))), in_reply_to: optional(uuid),
-  });
+  };
+  // room-command/v2, a keyed participant's signed command, adds the Idempotency-Key it was posted under.
+  const commandV2 = {
+    ...commandV1, schema: str(/^https?:\/\/[^/?#]+\/schemas\/room-command\/v2$/), version: constant(2), idempotency_key: str(/^[A-Za-z0-9._:-]{8,128}$/),
+  };
+  const command = (v, path) => object(v, path, isObj(v) && v.version === 2 ? commandV2 : commandV1);
   object(r, "", {
     schema: str(/^https?:\/\/[^/?#]+\/schemas\/consensus-record\/v1$/), version: constant(1), agreement_id: uuid,
     issuer: str(ORIGIN), issued_at: time(null),
@@ -689,11 +694,14 @@ export function verifyRecord(recordBytes, { artifact = null, keys = null, messag
   n = rep.failed.length;
   let prev = ZERO, signed = 0, lastRevision = 0;
   const decisions = [];
+  const signatures = new Map(); // each signature seen, to the event that first carried it
   const actionsById = new Map(); // the action of each earlier event
   r.events.forEach((e, i) => {
     const at = `event ${i + 1} (seq ${e.seq}, id ${e.id})`;
     const c = e.command, p = roster.get(c.participant_id);
-    if (c.schema !== r.issuer + "/schemas/room-command/v1") fail("command", `${at}: schema ${c.schema} is not on the issuer's origin`);
+    // version 2 is what a keyed participant signs: it binds the Idempotency-Key, so a signature speaks for one event
+    if (c.schema !== `${r.issuer}/schemas/room-command/v${c.version}`) fail("command", `${at}: schema ${c.schema} is not room-command/v${c.version} on the issuer's origin`);
+    if (c.version === 2 && p && p.public_key === null) fail("command", `${at}: is a room-command/v2, which only a participant that bound a key signs; participant ${c.participant_id} bound none`);
     if (c.agreement_id !== r.agreement_id) fail("command", `${at}: agreement_id is ${c.agreement_id}, the record's is ${r.agreement_id}`);
     // the command names a revision the record holds, by number and by that revision's digest
     const named = r.revisions[c.revision - 1];
@@ -739,6 +747,10 @@ export function verifyRecord(recordBytes, { artifact = null, keys = null, messag
     const link = sha256(utf8(canonicalize({ command_digest: e.command_digest, created_at: e.created_at, prev: e.prev, seq: e.seq })));
     if (link !== e.hash) fail("chain", `${at}: hash is ${e.hash}, {command_digest, created_at, prev, seq} hashes to ${link}`);
     prev = e.hash;
+    if (e.signature !== null) {
+      if (signatures.has(e.signature)) fail("participant-signature", `${at}: repeats the signature of ${signatures.get(e.signature)}; a participant signs each event once, so the same signature on a second event is a replay`);
+      else signatures.set(e.signature, at);
+    }
     if (!p) return;
     const key = keysOf.get(p.participant_id);
     if (p.public_key === null && e.signature !== null) fail("participant-signature", `${at}: carries a signature, but participant ${p.participant_id} bound no key`);

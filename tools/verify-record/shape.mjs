@@ -90,12 +90,17 @@ export function checkShape(r) {
     decision_rule: (v, path) => (typeof v === "string" ? constant("unanimity-of-required")(v, path)
       : members({ agree: intIn(1, 50), type: constant("quorum") })(v, path)), deadline: time(SECONDS), locked_at: time(SECONDS), issuer: str(ORIGIN),
   });
-  const command = members({
+  const commandV1 = {
     schema: str(/^https?:\/\/[^/?#]+\/schemas\/room-command\/v1$/), version: constant(1), agreement_id: uuid, invitation_id: uuid,
     participant_id: uuid, revision: int(1), revision_digest: hex,
     action: oneOf("comment", "question", "change_request", "agree", "disagree", "abstain"), body: str(null, 0, 4000),
     to: optional(distinct(array(uuid, 1, 50))), in_reply_to: optional(uuid),
-  });
+  };
+  // room-command/v2, a keyed participant's signed command, adds the Idempotency-Key it was posted under.
+  const commandV2 = {
+    ...commandV1, schema: str(/^https?:\/\/[^/?#]+\/schemas\/room-command\/v2$/), version: constant(2), idempotency_key: str(/^[A-Za-z0-9._:-]{8,128}$/),
+  };
+  const command = (v, path) => object(v, path, isObj(v) && v.version === 2 ? commandV2 : commandV1);
   object(r, "", {
     schema: str(/^https?:\/\/[^/?#]+\/schemas\/consensus-record\/v1$/), version: constant(1), agreement_id: uuid,
     issuer: str(ORIGIN), issued_at: time(null),

@@ -522,12 +522,45 @@ func (e ConsensusRecordV1EventsCommandAction) Valid() bool {
 // Defines values for ConsensusRecordV1EventsCommandVersion.
 const (
 	ConsensusRecordV1EventsCommandVersionN1 ConsensusRecordV1EventsCommandVersion = 1
+	ConsensusRecordV1EventsCommandVersionN2 ConsensusRecordV1EventsCommandVersion = 2
 )
 
 // Valid indicates whether the value is a known member of the ConsensusRecordV1EventsCommandVersion enum.
 func (e ConsensusRecordV1EventsCommandVersion) Valid() bool {
 	switch e {
 	case ConsensusRecordV1EventsCommandVersionN1:
+		return true
+	case ConsensusRecordV1EventsCommandVersionN2:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConsensusRecordV1EventsCommand0Version.
+const (
+	ConsensusRecordV1EventsCommand0VersionN1 ConsensusRecordV1EventsCommand0Version = 1
+)
+
+// Valid indicates whether the value is a known member of the ConsensusRecordV1EventsCommand0Version enum.
+func (e ConsensusRecordV1EventsCommand0Version) Valid() bool {
+	switch e {
+	case ConsensusRecordV1EventsCommand0VersionN1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConsensusRecordV1EventsCommand1Version.
+const (
+	ConsensusRecordV1EventsCommand1VersionN2 ConsensusRecordV1EventsCommand1Version = 2
+)
+
+// Valid indicates whether the value is a known member of the ConsensusRecordV1EventsCommand1Version enum.
+func (e ConsensusRecordV1EventsCommand1Version) Valid() bool {
+	switch e {
+	case ConsensusRecordV1EventsCommand1VersionN2:
 		return true
 	default:
 		return false
@@ -1106,13 +1139,13 @@ func (e ParticipantBindingV2PublicKeyKty) Valid() bool {
 
 // Defines values for ParticipantBindingV2Version.
 const (
-	N2 ParticipantBindingV2Version = 2
+	ParticipantBindingV2VersionN2 ParticipantBindingV2Version = 2
 )
 
 // Valid indicates whether the value is a known member of the ParticipantBindingV2Version enum.
 func (e ParticipantBindingV2Version) Valid() bool {
 	switch e {
-	case N2:
+	case ParticipantBindingV2VersionN2:
 		return true
 	default:
 		return false
@@ -1596,6 +1629,9 @@ type Capabilities struct {
 		// ParticipantBindingV2 The binding of a claim that binds an Ed25519 key.
 		ParticipantBindingV2 string `json:"participantBindingV2"`
 		RoomCommand          string `json:"roomCommand"`
+
+		// RoomCommandV2 What a participant that bound an Ed25519 key signs for each event: the room command with the Idempotency-Key it is posted under, so that a signature speaks for one event.
+		RoomCommandV2 string `json:"roomCommandV2"`
 	} `json:"schemas"`
 	Service CapabilitiesService `json:"service"`
 }
@@ -1723,25 +1759,9 @@ type ConsensusRecordV1 struct {
 
 	// Events Every stored event in sequence order.
 	Events []struct {
-		// Command The room-command/v1 object; command_digest is the SHA-256 of its canonical bytes.
-		Command struct {
-			Action      ConsensusRecordV1EventsCommandAction `json:"action"`
-			AgreementId openapi_types.UUID                   `json:"agreement_id"`
-			Body        string                               `json:"body"`
-
-			// InReplyTo Present on a comment that answers a question or change_request: that event's id, an earlier event of this record.
-			InReplyTo      *openapi_types.UUID `json:"in_reply_to,omitempty"`
-			InvitationId   openapi_types.UUID  `json:"invitation_id"`
-			ParticipantId  openapi_types.UUID  `json:"participant_id"`
-			Revision       int                 `json:"revision"`
-			RevisionDigest string              `json:"revision_digest"`
-			Schema         string              `json:"schema"`
-
-			// To Present on a question or change_request that names the participants it asks: 1 to 50 distinct participant ids of the revision the command names, other than its author, in the order sent.
-			To      *[]openapi_types.UUID                 `json:"to,omitempty"`
-			Version ConsensusRecordV1EventsCommandVersion `json:"version"`
-		} `json:"command"`
-		CommandDigest string `json:"command_digest"`
+		// Command The room-command object; command_digest is the SHA-256 of its canonical bytes, which a keyed participant's signature covers. Version 2 (a keyed participant's event) adds idempotency_key, the Idempotency-Key the event was posted under, so that its signature speaks for this event only; version 1 has none.
+		Command       ConsensusRecordV1_Events_Command `json:"command"`
+		CommandDigest string                           `json:"command_digest"`
 
 		// CreatedAt The instant exactly as hashed into the chain.
 		CreatedAt time.Time `json:"created_at"`
@@ -1839,6 +1859,46 @@ type ConsensusRecordV1EventsCommandAction string
 
 // ConsensusRecordV1EventsCommandVersion defines model for ConsensusRecordV1.Events.Command.Version.
 type ConsensusRecordV1EventsCommandVersion int
+
+// ConsensusRecordV1EventsCommand0 defines model for ConsensusRecordV1.Events.Command.0.
+type ConsensusRecordV1EventsCommand0 struct {
+	IdempotencyKey interface{}                             `json:"idempotency_key,omitempty"`
+	Schema         *string                                 `json:"schema,omitempty"`
+	Version        *ConsensusRecordV1EventsCommand0Version `json:"version,omitempty"`
+}
+
+// ConsensusRecordV1EventsCommand0Version defines model for ConsensusRecordV1.Events.Command.0.Version.
+type ConsensusRecordV1EventsCommand0Version int
+
+// ConsensusRecordV1EventsCommand1 defines model for ConsensusRecordV1.Events.Command.1.
+type ConsensusRecordV1EventsCommand1 struct {
+	Schema  *string                                 `json:"schema,omitempty"`
+	Version *ConsensusRecordV1EventsCommand1Version `json:"version,omitempty"`
+}
+
+// ConsensusRecordV1EventsCommand1Version defines model for ConsensusRecordV1.Events.Command.1.Version.
+type ConsensusRecordV1EventsCommand1Version int
+
+// ConsensusRecordV1_Events_Command The room-command object; command_digest is the SHA-256 of its canonical bytes, which a keyed participant's signature covers. Version 2 (a keyed participant's event) adds idempotency_key, the Idempotency-Key the event was posted under, so that its signature speaks for this event only; version 1 has none.
+type ConsensusRecordV1_Events_Command struct {
+	Action         ConsensusRecordV1EventsCommandAction `json:"action"`
+	AgreementId    openapi_types.UUID                   `json:"agreement_id"`
+	Body           string                               `json:"body"`
+	IdempotencyKey *string                              `json:"idempotency_key,omitempty"`
+
+	// InReplyTo Present on a comment that answers a question or change_request: that event's id, an earlier event of this record.
+	InReplyTo      *openapi_types.UUID `json:"in_reply_to,omitempty"`
+	InvitationId   openapi_types.UUID  `json:"invitation_id"`
+	ParticipantId  openapi_types.UUID  `json:"participant_id"`
+	Revision       int                 `json:"revision"`
+	RevisionDigest string              `json:"revision_digest"`
+	Schema         string              `json:"schema"`
+
+	// To Present on a question or change_request that names the participants it asks: 1 to 50 distinct participant ids of the revision the command names, other than its author, in the order sent.
+	To      *[]openapi_types.UUID                 `json:"to,omitempty"`
+	Version ConsensusRecordV1EventsCommandVersion `json:"version"`
+	union   json.RawMessage
+}
 
 // ConsensusRecordV1EventsEvidenceDkimAlgorithm defines model for ConsensusRecordV1.Events.Evidence.Dkim.Algorithm.
 type ConsensusRecordV1EventsEvidenceDkimAlgorithm string
@@ -1940,7 +2000,7 @@ type Event struct {
 	// Evidence Present only on an event read from a reply to the invitation email (absent on every other event): what shows that the invited address sent it, as the signed record carries it. Its members are the record's, spelled as there (snake_case). `signed_headers` holds the exact canonicalized header fields the DKIM signature covers (the DKIM-Signature field last with its b= value removed, no final line break), `signature` the b= value, `key_record` the DNS TXT record fetched at `selector._domainkey.domain` when the reply arrived. Anyone can re-check offline that the signature verifies over `signed_headers` with `key_record`, that the signed From is `from` and that `domain` aligns with its domain; with the raw message, that it hashes to `raw_sha256`. That the key record was published at the time cannot be re-checked offline.
 	Evidence *ReplyEvidence `json:"evidence,omitempty"`
 
-	// Hash sha256(JCS({prev, seq, command_digest, created_at})), where created_at is exactly `createdAt` and command_digest is the SHA-256 of the canonical room-command/v1 object. A participant can rebuild that object, and so recompute the hash, for its own events (it knows its invitation id); for other participants' events it checks the links: each `prev` is the hash before it.
+	// Hash sha256(JCS({prev, seq, command_digest, created_at})), where created_at is exactly `createdAt` and command_digest is the SHA-256 of the canonical room-command object: version 1, or version 2 (with the Idempotency-Key) for the event of a participant that bound a key. A participant can rebuild that object, and so recompute the hash, for its own events (it knows its invitation id); for other participants' events it checks the links: each `prev` is the hash before it.
 	Hash Digest `json:"hash"`
 	Id   Uuid   `json:"id"`
 
@@ -1955,7 +2015,7 @@ type Event struct {
 	// Seq Per-agreement sequence number from 1.
 	Seq int `json:"seq"`
 
-	// Signature The author's Ed25519 signature (unpadded base64url) over the canonical room-command/v1 bytes, as sent in `Consensus-Signature`; null when the author bound no key.
+	// Signature The author's Ed25519 signature (unpadded base64url) over the canonical room-command/v2 bytes of the event (room-command/v1 for an event stored before version 2), as sent in `Consensus-Signature`; null when the author bound no key. It speaks for this event only; the same value on another event is a replay.
 	Signature *string `json:"signature"`
 
 	// To Present on a question or change_request that names the participants it asks: their participant ids, in the order sent. Absent when it asks the whole room.
@@ -2183,7 +2243,7 @@ type ParticipantBindingV1Assurance string
 // ParticipantBindingV1Version defines model for ParticipantBindingV1.Version.
 type ParticipantBindingV1Version int
 
-// ParticipantBindingV2 The object a claim that binds a public key makes, returned as binding by claim. It is participant-binding/v1 with version 2, the participant's Ed25519 public key (public_key, an OKP JWK of exactly kty, crv and x) and the assurance recipient-email-proof-possession+key-possession. The claim's keyProof is the participant's Ed25519 signature (unpadded base64url) over the RFC 8785 canonical bytes of this object, which the participant builds itself; bindingDigest is the SHA-256 (lowercase hex) of the same bytes. From then on every event of the participant must carry a Consensus-Signature over its canonical room-command/v1 bytes, and its decisions count as its signatures. A claim without a key keeps participant-binding/v1, unchanged.
+// ParticipantBindingV2 The object a claim that binds a public key makes, returned as binding by claim. It is participant-binding/v1 with version 2, the participant's Ed25519 public key (public_key, an OKP JWK of exactly kty, crv and x) and the assurance recipient-email-proof-possession+key-possession. The claim's keyProof is the participant's Ed25519 signature (unpadded base64url) over the RFC 8785 canonical bytes of this object, which the participant builds itself; bindingDigest is the SHA-256 (lowercase hex) of the same bytes. From then on every event of the participant must carry a Consensus-Signature over its canonical room-command/v2 bytes (the command with its Idempotency-Key), and its decisions count as its signatures. A claim without a key keeps participant-binding/v1, unchanged.
 type ParticipantBindingV2 struct {
 	AgreementId openapi_types.UUID            `json:"agreement_id"`
 	Assurance   ParticipantBindingV2Assurance `json:"assurance"`
@@ -2466,6 +2526,9 @@ type SignaturesCapability struct {
 	// BindingSchema Bind a key at claim with publicKey and keyProof; the binding is then this schema.
 	BindingSchema string `json:"bindingSchema"`
 
+	// CommandSchema The object each Consensus-Signature covers: the room command with the Idempotency-Key it is posted under, so that one signature speaks for one event.
+	CommandSchema string `json:"commandSchema"`
+
 	// Conformance The index of the conformance vectors the verifier is tested with.
 	Conformance string `json:"conformance"`
 
@@ -2624,7 +2687,7 @@ type PostEventParams struct {
 	// IdempotencyKey A key of your choice for this command, unique per participant.
 	IdempotencyKey string `json:"Idempotency-Key"`
 
-	// ConsensusSignature Required from a participant that bound a key at claim, refused from any other. Its Ed25519 signature over the RFC 8785 canonical bytes of the room-command/v1 object of this command, unpadded base64url.
+	// ConsensusSignature Required from a participant that bound a key at claim, refused from any other. Its Ed25519 signature, unpadded base64url, over the RFC 8785 canonical bytes of the room-command/v2 object of this command, which holds this request's Idempotency-Key, so that the signature speaks for this one event.
 	ConsensusSignature *string `json:"Consensus-Signature,omitempty"`
 }
 
@@ -2785,6 +2848,239 @@ func (t ClaimResponse_Binding) MarshalJSON() ([]byte, error) {
 
 func (t *ClaimResponse_Binding) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsConsensusRecordV1EventsCommand0 returns the union data inside the ConsensusRecordV1_Events_Command as a ConsensusRecordV1EventsCommand0
+func (t ConsensusRecordV1_Events_Command) AsConsensusRecordV1EventsCommand0() (ConsensusRecordV1EventsCommand0, error) {
+	var body ConsensusRecordV1EventsCommand0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromConsensusRecordV1EventsCommand0 overwrites any union data inside the ConsensusRecordV1_Events_Command as the provided ConsensusRecordV1EventsCommand0
+func (t *ConsensusRecordV1_Events_Command) FromConsensusRecordV1EventsCommand0(v ConsensusRecordV1EventsCommand0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeConsensusRecordV1EventsCommand0 performs a merge with any union data inside the ConsensusRecordV1_Events_Command, using the provided ConsensusRecordV1EventsCommand0
+func (t *ConsensusRecordV1_Events_Command) MergeConsensusRecordV1EventsCommand0(v ConsensusRecordV1EventsCommand0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsConsensusRecordV1EventsCommand1 returns the union data inside the ConsensusRecordV1_Events_Command as a ConsensusRecordV1EventsCommand1
+func (t ConsensusRecordV1_Events_Command) AsConsensusRecordV1EventsCommand1() (ConsensusRecordV1EventsCommand1, error) {
+	var body ConsensusRecordV1EventsCommand1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromConsensusRecordV1EventsCommand1 overwrites any union data inside the ConsensusRecordV1_Events_Command as the provided ConsensusRecordV1EventsCommand1
+func (t *ConsensusRecordV1_Events_Command) FromConsensusRecordV1EventsCommand1(v ConsensusRecordV1EventsCommand1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeConsensusRecordV1EventsCommand1 performs a merge with any union data inside the ConsensusRecordV1_Events_Command, using the provided ConsensusRecordV1EventsCommand1
+func (t *ConsensusRecordV1_Events_Command) MergeConsensusRecordV1EventsCommand1(v ConsensusRecordV1EventsCommand1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ConsensusRecordV1_Events_Command) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	object["action"], err = json.Marshal(t.Action)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'action': %w", err)
+	}
+
+	object["agreement_id"], err = json.Marshal(t.AgreementId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'agreement_id': %w", err)
+	}
+
+	object["body"], err = json.Marshal(t.Body)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'body': %w", err)
+	}
+
+	if t.IdempotencyKey != nil {
+		object["idempotency_key"], err = json.Marshal(t.IdempotencyKey)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'idempotency_key': %w", err)
+		}
+	}
+
+	if t.InReplyTo != nil {
+		object["in_reply_to"], err = json.Marshal(t.InReplyTo)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'in_reply_to': %w", err)
+		}
+	}
+
+	object["invitation_id"], err = json.Marshal(t.InvitationId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'invitation_id': %w", err)
+	}
+
+	object["participant_id"], err = json.Marshal(t.ParticipantId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'participant_id': %w", err)
+	}
+
+	object["revision"], err = json.Marshal(t.Revision)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'revision': %w", err)
+	}
+
+	object["revision_digest"], err = json.Marshal(t.RevisionDigest)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'revision_digest': %w", err)
+	}
+
+	object["schema"], err = json.Marshal(t.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'schema': %w", err)
+	}
+
+	if t.To != nil {
+		object["to"], err = json.Marshal(t.To)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'to': %w", err)
+		}
+	}
+
+	object["version"], err = json.Marshal(t.Version)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'version': %w", err)
+	}
+
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *ConsensusRecordV1_Events_Command) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["action"]; found {
+		err = json.Unmarshal(raw, &t.Action)
+		if err != nil {
+			return fmt.Errorf("error reading 'action': %w", err)
+		}
+	}
+
+	if raw, found := object["agreement_id"]; found {
+		err = json.Unmarshal(raw, &t.AgreementId)
+		if err != nil {
+			return fmt.Errorf("error reading 'agreement_id': %w", err)
+		}
+	}
+
+	if raw, found := object["body"]; found {
+		err = json.Unmarshal(raw, &t.Body)
+		if err != nil {
+			return fmt.Errorf("error reading 'body': %w", err)
+		}
+	}
+
+	if raw, found := object["idempotency_key"]; found {
+		err = json.Unmarshal(raw, &t.IdempotencyKey)
+		if err != nil {
+			return fmt.Errorf("error reading 'idempotency_key': %w", err)
+		}
+	}
+
+	if raw, found := object["in_reply_to"]; found {
+		err = json.Unmarshal(raw, &t.InReplyTo)
+		if err != nil {
+			return fmt.Errorf("error reading 'in_reply_to': %w", err)
+		}
+	}
+
+	if raw, found := object["invitation_id"]; found {
+		err = json.Unmarshal(raw, &t.InvitationId)
+		if err != nil {
+			return fmt.Errorf("error reading 'invitation_id': %w", err)
+		}
+	}
+
+	if raw, found := object["participant_id"]; found {
+		err = json.Unmarshal(raw, &t.ParticipantId)
+		if err != nil {
+			return fmt.Errorf("error reading 'participant_id': %w", err)
+		}
+	}
+
+	if raw, found := object["revision"]; found {
+		err = json.Unmarshal(raw, &t.Revision)
+		if err != nil {
+			return fmt.Errorf("error reading 'revision': %w", err)
+		}
+	}
+
+	if raw, found := object["revision_digest"]; found {
+		err = json.Unmarshal(raw, &t.RevisionDigest)
+		if err != nil {
+			return fmt.Errorf("error reading 'revision_digest': %w", err)
+		}
+	}
+
+	if raw, found := object["schema"]; found {
+		err = json.Unmarshal(raw, &t.Schema)
+		if err != nil {
+			return fmt.Errorf("error reading 'schema': %w", err)
+		}
+	}
+
+	if raw, found := object["to"]; found {
+		err = json.Unmarshal(raw, &t.To)
+		if err != nil {
+			return fmt.Errorf("error reading 'to': %w", err)
+		}
+	}
+
+	if raw, found := object["version"]; found {
+		err = json.Unmarshal(raw, &t.Version)
+		if err != nil {
+			return fmt.Errorf("error reading 'version': %w", err)
+		}
+	}
+
 	return err
 }
 
@@ -3043,13 +3339,21 @@ type ClientInterface interface {
 	// are 48,000 bytes).
 	//
 	// A participant that bound a key at claim signs every event: `Consensus-Signature` is its
-	// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
-	// stored (missing: 400 `signature-required`; not verifying, or sent by a participant
-	// without a key: 400 `bad-signature`).
+	// Ed25519 signature over the canonical bytes of the room-command/v2 object
+	// (https://consensus.md/schemas/room-command/v2): the v1 object with schema v2, `version`
+	// 2 and `idempotency_key`, the exact `Idempotency-Key` of the request. Binding the key makes
+	// each signature speak for one event: read from the room and sent again under another key,
+	// it does not verify. The signature is verified before anything is stored (missing: 400
+	// `signature-required`; not verifying, or sent by a participant without a key: 400
+	// `bad-signature`). The event is then stored with the v2 object, whose digest idempotency
+	// compares. A signature over room-command/v1, which binds no key, only replays an event
+	// already stored under the same key; for a new event it is 400 `bad-signature`, as is a
+	// signature this participant already stored on another event.
 	//
 	// Checks in order: credential (401), body and key syntax (400), signature (400
 	// `signature-required`, `bad-signature`), idempotent replay (200 or 409
-	// `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
+	// `idempotency-key-reused`), a v1 or already stored signature (400 `bad-signature`),
+	// revision (409 `revision-mismatch`), room closed (409
 	// `room-closed`), already decided (409 `already-decided`), event limit: 100 stored
 	// events per participant per revision (409 `event-limit`).
 	//
@@ -3077,13 +3381,21 @@ type ClientInterface interface {
 	// are 48,000 bytes).
 	//
 	// A participant that bound a key at claim signs every event: `Consensus-Signature` is its
-	// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
-	// stored (missing: 400 `signature-required`; not verifying, or sent by a participant
-	// without a key: 400 `bad-signature`).
+	// Ed25519 signature over the canonical bytes of the room-command/v2 object
+	// (https://consensus.md/schemas/room-command/v2): the v1 object with schema v2, `version`
+	// 2 and `idempotency_key`, the exact `Idempotency-Key` of the request. Binding the key makes
+	// each signature speak for one event: read from the room and sent again under another key,
+	// it does not verify. The signature is verified before anything is stored (missing: 400
+	// `signature-required`; not verifying, or sent by a participant without a key: 400
+	// `bad-signature`). The event is then stored with the v2 object, whose digest idempotency
+	// compares. A signature over room-command/v1, which binds no key, only replays an event
+	// already stored under the same key; for a new event it is 400 `bad-signature`, as is a
+	// signature this participant already stored on another event.
 	//
 	// Checks in order: credential (401), body and key syntax (400), signature (400
 	// `signature-required`, `bad-signature`), idempotent replay (200 or 409
-	// `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
+	// `idempotency-key-reused`), a v1 or already stored signature (400 `bad-signature`),
+	// revision (409 `revision-mismatch`), room closed (409
 	// `room-closed`), already decided (409 `already-decided`), event limit: 100 stored
 	// events per participant per revision (409 `event-limit`).
 	//
@@ -3422,13 +3734,21 @@ func (c *Client) ReadEvents(ctx context.Context, invitationId InvitationId, para
 // are 48,000 bytes).
 //
 // A participant that bound a key at claim signs every event: `Consensus-Signature` is its
-// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
-// stored (missing: 400 `signature-required`; not verifying, or sent by a participant
-// without a key: 400 `bad-signature`).
+// Ed25519 signature over the canonical bytes of the room-command/v2 object
+// (https://consensus.md/schemas/room-command/v2): the v1 object with schema v2, `version`
+// 2 and `idempotency_key`, the exact `Idempotency-Key` of the request. Binding the key makes
+// each signature speak for one event: read from the room and sent again under another key,
+// it does not verify. The signature is verified before anything is stored (missing: 400
+// `signature-required`; not verifying, or sent by a participant without a key: 400
+// `bad-signature`). The event is then stored with the v2 object, whose digest idempotency
+// compares. A signature over room-command/v1, which binds no key, only replays an event
+// already stored under the same key; for a new event it is 400 `bad-signature`, as is a
+// signature this participant already stored on another event.
 //
 // Checks in order: credential (401), body and key syntax (400), signature (400
 // `signature-required`, `bad-signature`), idempotent replay (200 or 409
-// `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
+// `idempotency-key-reused`), a v1 or already stored signature (400 `bad-signature`),
+// revision (409 `revision-mismatch`), room closed (409
 // `room-closed`), already decided (409 `already-decided`), event limit: 100 stored
 // events per participant per revision (409 `event-limit`).
 //
@@ -3466,13 +3786,21 @@ func (c *Client) PostEventWithBody(ctx context.Context, invitationId InvitationI
 // are 48,000 bytes).
 //
 // A participant that bound a key at claim signs every event: `Consensus-Signature` is its
-// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
-// stored (missing: 400 `signature-required`; not verifying, or sent by a participant
-// without a key: 400 `bad-signature`).
+// Ed25519 signature over the canonical bytes of the room-command/v2 object
+// (https://consensus.md/schemas/room-command/v2): the v1 object with schema v2, `version`
+// 2 and `idempotency_key`, the exact `Idempotency-Key` of the request. Binding the key makes
+// each signature speak for one event: read from the room and sent again under another key,
+// it does not verify. The signature is verified before anything is stored (missing: 400
+// `signature-required`; not verifying, or sent by a participant without a key: 400
+// `bad-signature`). The event is then stored with the v2 object, whose digest idempotency
+// compares. A signature over room-command/v1, which binds no key, only replays an event
+// already stored under the same key; for a new event it is 400 `bad-signature`, as is a
+// signature this participant already stored on another event.
 //
 // Checks in order: credential (401), body and key syntax (400), signature (400
 // `signature-required`, `bad-signature`), idempotent replay (200 or 409
-// `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
+// `idempotency-key-reused`), a v1 or already stored signature (400 `bad-signature`),
+// revision (409 `revision-mismatch`), room closed (409
 // `room-closed`), already decided (409 `already-decided`), event limit: 100 stored
 // events per participant per revision (409 `event-limit`).
 //
@@ -4599,13 +4927,21 @@ type ClientWithResponsesInterface interface {
 	// are 48,000 bytes).
 	//
 	// A participant that bound a key at claim signs every event: `Consensus-Signature` is its
-	// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
-	// stored (missing: 400 `signature-required`; not verifying, or sent by a participant
-	// without a key: 400 `bad-signature`).
+	// Ed25519 signature over the canonical bytes of the room-command/v2 object
+	// (https://consensus.md/schemas/room-command/v2): the v1 object with schema v2, `version`
+	// 2 and `idempotency_key`, the exact `Idempotency-Key` of the request. Binding the key makes
+	// each signature speak for one event: read from the room and sent again under another key,
+	// it does not verify. The signature is verified before anything is stored (missing: 400
+	// `signature-required`; not verifying, or sent by a participant without a key: 400
+	// `bad-signature`). The event is then stored with the v2 object, whose digest idempotency
+	// compares. A signature over room-command/v1, which binds no key, only replays an event
+	// already stored under the same key; for a new event it is 400 `bad-signature`, as is a
+	// signature this participant already stored on another event.
 	//
 	// Checks in order: credential (401), body and key syntax (400), signature (400
 	// `signature-required`, `bad-signature`), idempotent replay (200 or 409
-	// `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
+	// `idempotency-key-reused`), a v1 or already stored signature (400 `bad-signature`),
+	// revision (409 `revision-mismatch`), room closed (409
 	// `room-closed`), already decided (409 `already-decided`), event limit: 100 stored
 	// events per participant per revision (409 `event-limit`).
 	//
@@ -4633,13 +4969,21 @@ type ClientWithResponsesInterface interface {
 	// are 48,000 bytes).
 	//
 	// A participant that bound a key at claim signs every event: `Consensus-Signature` is its
-	// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
-	// stored (missing: 400 `signature-required`; not verifying, or sent by a participant
-	// without a key: 400 `bad-signature`).
+	// Ed25519 signature over the canonical bytes of the room-command/v2 object
+	// (https://consensus.md/schemas/room-command/v2): the v1 object with schema v2, `version`
+	// 2 and `idempotency_key`, the exact `Idempotency-Key` of the request. Binding the key makes
+	// each signature speak for one event: read from the room and sent again under another key,
+	// it does not verify. The signature is verified before anything is stored (missing: 400
+	// `signature-required`; not verifying, or sent by a participant without a key: 400
+	// `bad-signature`). The event is then stored with the v2 object, whose digest idempotency
+	// compares. A signature over room-command/v1, which binds no key, only replays an event
+	// already stored under the same key; for a new event it is 400 `bad-signature`, as is a
+	// signature this participant already stored on another event.
 	//
 	// Checks in order: credential (401), body and key syntax (400), signature (400
 	// `signature-required`, `bad-signature`), idempotent replay (200 or 409
-	// `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
+	// `idempotency-key-reused`), a v1 or already stored signature (400 `bad-signature`),
+	// revision (409 `revision-mismatch`), room closed (409
 	// `room-closed`), already decided (409 `already-decided`), event limit: 100 stored
 	// events per participant per revision (409 `event-limit`).
 	//
@@ -6821,13 +7165,21 @@ func (c *ClientWithResponses) ReadEventsWithResponse(ctx context.Context, invita
 // are 48,000 bytes).
 //
 // A participant that bound a key at claim signs every event: `Consensus-Signature` is its
-// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
-// stored (missing: 400 `signature-required`; not verifying, or sent by a participant
-// without a key: 400 `bad-signature`).
+// Ed25519 signature over the canonical bytes of the room-command/v2 object
+// (https://consensus.md/schemas/room-command/v2): the v1 object with schema v2, `version`
+// 2 and `idempotency_key`, the exact `Idempotency-Key` of the request. Binding the key makes
+// each signature speak for one event: read from the room and sent again under another key,
+// it does not verify. The signature is verified before anything is stored (missing: 400
+// `signature-required`; not verifying, or sent by a participant without a key: 400
+// `bad-signature`). The event is then stored with the v2 object, whose digest idempotency
+// compares. A signature over room-command/v1, which binds no key, only replays an event
+// already stored under the same key; for a new event it is 400 `bad-signature`, as is a
+// signature this participant already stored on another event.
 //
 // Checks in order: credential (401), body and key syntax (400), signature (400
 // `signature-required`, `bad-signature`), idempotent replay (200 or 409
-// `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
+// `idempotency-key-reused`), a v1 or already stored signature (400 `bad-signature`),
+// revision (409 `revision-mismatch`), room closed (409
 // `room-closed`), already decided (409 `already-decided`), event limit: 100 stored
 // events per participant per revision (409 `event-limit`).
 //
@@ -6861,13 +7213,21 @@ func (c *ClientWithResponses) PostEventWithBodyWithResponse(ctx context.Context,
 // are 48,000 bytes).
 //
 // A participant that bound a key at claim signs every event: `Consensus-Signature` is its
-// Ed25519 signature over the canonical room-command/v1 bytes, verified before anything is
-// stored (missing: 400 `signature-required`; not verifying, or sent by a participant
-// without a key: 400 `bad-signature`).
+// Ed25519 signature over the canonical bytes of the room-command/v2 object
+// (https://consensus.md/schemas/room-command/v2): the v1 object with schema v2, `version`
+// 2 and `idempotency_key`, the exact `Idempotency-Key` of the request. Binding the key makes
+// each signature speak for one event: read from the room and sent again under another key,
+// it does not verify. The signature is verified before anything is stored (missing: 400
+// `signature-required`; not verifying, or sent by a participant without a key: 400
+// `bad-signature`). The event is then stored with the v2 object, whose digest idempotency
+// compares. A signature over room-command/v1, which binds no key, only replays an event
+// already stored under the same key; for a new event it is 400 `bad-signature`, as is a
+// signature this participant already stored on another event.
 //
 // Checks in order: credential (401), body and key syntax (400), signature (400
 // `signature-required`, `bad-signature`), idempotent replay (200 or 409
-// `idempotency-key-reused`), revision (409 `revision-mismatch`), room closed (409
+// `idempotency-key-reused`), a v1 or already stored signature (400 `bad-signature`),
+// revision (409 `revision-mismatch`), room closed (409
 // `room-closed`), already decided (409 `already-decided`), event limit: 100 stored
 // events per participant per revision (409 `event-limit`).
 //

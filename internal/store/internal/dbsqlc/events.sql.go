@@ -132,6 +132,42 @@ func (q *Queries) EventAppendBatch(ctx context.Context, arg EventAppendBatchPara
 	return err
 }
 
+const eventBySignature = `-- name: EventBySignature :many
+SELECT e.id FROM participants p
+JOIN events e ON e.participant_id = p.id
+WHERE p.token_hash = $1 AND e.signature = $2::bytea
+LIMIT 1
+`
+
+type EventBySignatureParams struct {
+	TokenHash []byte
+	Signature []byte
+}
+
+// The event on which the owner of a participant token stored this
+// signature, if any: a signature speaks for one event. It reads the
+// owner's events through their (participant_id, revision) index, at most
+// 100 per revision.
+func (q *Queries) EventBySignature(ctx context.Context, arg EventBySignatureParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, eventBySignature, arg.TokenHash, arg.Signature)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const eventGetByKey = `-- name: EventGetByKey :one
 SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence, addressed_to, in_reply_to FROM events WHERE participant_id = $1 AND idempotency_key = $2
 `
