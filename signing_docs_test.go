@@ -59,7 +59,8 @@ func TestLLMsFullSigningExample(t *testing.T) {
 	}
 	var cmd room.Command
 	if err := json.Unmarshal(command, &cmd); err != nil || cmd.AgreementID != kb.AgreementID || cmd.InvitationID != kb.InvitationID ||
-		cmd.ParticipantID != kb.ParticipantID || cmd.RevisionDigest != kb.RevisionDigest || cmd.Schema != "https://consensus.md/schemas/room-command/v1" {
+		cmd.ParticipantID != kb.ParticipantID || cmd.RevisionDigest != kb.RevisionDigest || cmd.Schema != "https://consensus.md/schemas/room-command/v2" ||
+		cmd.Version != 2 || cmd.IdempotencyKey == "" {
 		t.Fatalf("command %+v does not belong to the binding: %v", cmd, err)
 	}
 	// The published bytes are exactly what the service's own types encode:

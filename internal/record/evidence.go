@@ -8,10 +8,13 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/mail"
 	"strings"
+
+	"github.com/consensus-md/consensus/internal/room"
 )
 
 // EvidenceKind is the kind of evidence of an event read from a reply email.
@@ -227,4 +230,17 @@ func parseKeyRecord(rec string) (any, string, error) {
 	default:
 		return nil, "", fmt.Errorf("evidence key record has an unknown key type k=%s", k)
 	}
+}
+
+// ReplyEvidence parses evidence (the canonical JSON of an Evidence, as an
+// event stores it) into what CONSENSUS.md states of it; nil for none.
+func ReplyEvidence(evidence string) (*room.ReplyEvidence, error) {
+	if evidence == "" {
+		return nil, nil
+	}
+	var e Evidence
+	if err := json.Unmarshal([]byte(evidence), &e); err != nil {
+		return nil, fmt.Errorf("record: a decision's reply evidence: %w", err)
+	}
+	return &room.ReplyEvidence{From: e.From, DKIMDomain: e.DKIM.Domain, DKIMSelector: e.DKIM.Selector, MessageID: e.MessageID, RawSHA256: e.RawSHA256}, nil
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/room"
 )
 
@@ -99,17 +98,13 @@ func flipBase64(s string) string {
 // the manifest.
 func addReplyVectors(t testing.TB, files map[string][]byte, man *Manifest) {
 	t.Helper()
-	in, artifact := replyScenario.build(t)
 	dkimKey := testKey("dkim mail.example.org")
-	comment := replyEvidence("<comment@example.org>", "Fine by me, if the drill runs first.\r\n", dkimKey, "mail.example.org")
-	agree := replyEvidence("<agree@example.org>", "AGREE\r\n", dkimKey, "mail.example.org")
-	for i, ev := range map[int]Evidence{0: comment, 2: agree} {
-		b, err := canonMarshal(ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in.Events[i].Evidence = string(b)
+	sc := replyScenario
+	sc.evidence = map[int]Evidence{
+		0: replyEvidence("<comment@example.org>", "Fine by me, if the drill runs first.\r\n", dkimKey, "mail.example.org"),
+		2: replyEvidence("<agree@example.org>", "AGREE\r\n", dkimKey, "mail.example.org"),
 	}
+	in, artifact := sc.build(t)
 	r, err := Build(in)
 	if err != nil {
 		t.Fatal(err)
@@ -129,5 +124,3 @@ func addReplyVectors(t testing.TB, files map[string][]byte, man *Manifest) {
 		man.Vectors = append(man.Vectors, Vector{Name: mu.name, Description: mu.description, Record: mu.name + ".record.json", Artifact: &art, Keys: "keys.jwks.json", Expect: mu.expect})
 	}
 }
-
-func canonMarshal(v any) ([]byte, error) { return canon.Marshal(v) }

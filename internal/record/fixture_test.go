@@ -67,6 +67,9 @@ type scenario struct {
 	// Idempotency-Key, as since that version; otherwise room-command/v1,
 	// as before it.
 	v2 bool
+	// evidence, by event index, is the reply evidence of events recorded
+	// from a reply email.
+	evidence map[int]Evidence
 }
 
 var lockedAt = time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
@@ -140,8 +143,16 @@ func (sc scenario) build(t testing.TB) (Input, []byte) {
 		if k := sc.members[a.who].key; k != "" {
 			e.Signature = jwk.Sign(testKey(k), msg)
 		}
+		if ev, ok := sc.evidence[len(in.Events)]; ok {
+			b, err := canon.Marshal(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Evidence = string(b)
+		}
 		in.Events = append(in.Events, e)
-		devents = append(devents, room.Event{ID: e.ID, Seq: e.Seq, ParticipantID: e.ParticipantID, Revision: n, Action: e.Action, CreatedAt: e.CreatedAt})
+		devents = append(devents, room.Event{ID: e.ID, Seq: e.Seq, ParticipantID: e.ParticipantID, Revision: n, Action: e.Action, CreatedAt: e.CreatedAt,
+			Evidence: e.Evidence})
 		prev = e.Hash
 	}
 	terms := map[int]string{}
@@ -169,6 +180,11 @@ func (sc scenario) build(t testing.TB) (Input, []byte) {
 			if st, ok := standings[p.ParticipantID]; ok && !st.Stale {
 				d := st.Event
 				entries[i].Decision, entries[i].EventID, entries[i].DecidedAt, entries[i].Revision = d.Action, d.ID, canon.FormatTime(d.CreatedAt), d.Revision
+				reply, err := ReplyEvidence(d.Evidence)
+				if err != nil {
+					t.Fatal(err)
+				}
+				entries[i].Reply = reply
 			}
 		}
 		artifact = []byte(room.RenderArtifact(room.ArtifactInput{Locked: locked, Roster: entries, ChainHead: prev,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/consensus-md/consensus/internal/canon"
@@ -63,7 +62,7 @@ func renderArtifact(rev store.Revision, snap room.Snapshot, last store.Event, ou
 		if s, ok := standings[rp.ParticipantID]; ok && !s.Stale {
 			d := s.Event
 			entries[i].Decision, entries[i].EventID, entries[i].DecidedAt, entries[i].Revision = d.Action, d.ID, canon.FormatTime(d.CreatedAt), d.Revision
-			reply, err := replyEvidence(d.Evidence)
+			reply, err := record.ReplyEvidence(d.Evidence)
 			if err != nil {
 				return nil, err
 			}
@@ -81,17 +80,4 @@ func renderArtifact(rev store.Revision, snap room.Snapshot, last store.Event, ou
 		Revisions: revisions,
 	})
 	return []byte(md), nil
-}
-
-// replyEvidence is what CONSENSUS.md states of an event's reply evidence
-// (the canonical JSON of record.Evidence), nil for none.
-func replyEvidence(evidence string) (*room.ReplyEvidence, error) {
-	if evidence == "" {
-		return nil, nil
-	}
-	var e record.Evidence
-	if err := json.Unmarshal([]byte(evidence), &e); err != nil {
-		return nil, fmt.Errorf("venue: a decision's reply evidence: %w", err)
-	}
-	return &room.ReplyEvidence{From: e.From, DKIMDomain: e.DKIM.Domain, DKIMSelector: e.DKIM.Selector, MessageID: e.MessageID, RawSHA256: e.RawSHA256}, nil
 }
