@@ -110,8 +110,11 @@ func smokeConfig(c config) config {
 	c.Pause = 0
 	c.PProf = false
 	c.BusyDuration = time.Second
-	c.LongDuration = 2 * time.Second
-	c.ListenRooms = 4
+	// The long run appends into the listener rooms (5 participants of 100
+	// events each per room): 8 rooms hold 4,000 events, more than a
+	// one-second run takes (about 1,400 on a quiet machine).
+	c.LongDuration = time.Second
+	c.ListenRooms = 8
 	c.Waves = 2
 	return c
 }
