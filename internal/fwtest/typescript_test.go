@@ -30,8 +30,11 @@ func TestTypeScriptClientFlow(t *testing.T) {
 		OK      bool   `json:"ok"`
 		Outcome string `json:"outcome"`
 		Events  int    `json:"events"`
+		// Streamed counts the events read back from the stream as its
+		// typed messages.
+		Streamed int `json:"streamed"`
 	}
-	if err := json.Unmarshal(bytes.TrimSpace(out), &res); err != nil || !res.OK || res.Outcome != "reached" || res.Events != 2 {
+	if err := json.Unmarshal(bytes.TrimSpace(out), &res); err != nil || !res.OK || res.Outcome != "reached" || res.Events != 2 || res.Streamed != 2 {
 		t.Fatalf("flow.mts printed %s (%v)", out, err)
 	}
 }

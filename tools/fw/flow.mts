@@ -102,4 +102,50 @@ if (contentDigest !== art.response.headers.get("Content-Digest")) throw new Erro
 const after = await client.GET("/api/v1/agent/invitations/{invitationId}/room", { params: { path, header: {} }, headers: auth });
 if (after.data?.artifact?.sha256 !== artifactSha) throw new Error("the room names another artifact hash");
 
-console.log(JSON.stringify({ ok: true, outcome: agree.data!.outcome.status, events: after.data!.events.length, artifactSha256: artifactSha }));
+// The stream, read as the contract's typed messages: every stored event
+// from the start, in seq order, and the outcome, which is final here.
+type StreamMessage = components["schemas"]["StreamMessage"];
+const stop = new AbortController();
+const sres = await fetch(`${baseUrl}/api/v1/agent/invitations/${invitationId}/stream`, { headers: auth, signal: stop.signal });
+if (sres.status !== 200 || !sres.body) throw new Error(`stream: HTTP ${sres.status}`);
+const seen: StreamMessage[] = [];
+const want = after.data!.events.length;
+let text = "";
+let final = false;
+const decoder = new TextDecoder();
+const reader = sres.body.getReader();
+while (!final || seen.filter((m) => m.event === "room.event").length < want) {
+  const chunk = await reader.read();
+  if (chunk.done) throw new Error("the stream ended before the room was read");
+  text += decoder.decode(chunk.value, { stream: true });
+  let end: number;
+  while ((end = text.indexOf("\n\n")) >= 0) {
+    const block = text.slice(0, end);
+    text = text.slice(end + 2);
+    const fields: Record<string, string> = {};
+    for (const line of block.split("\n")) {
+      if (line.startsWith(":")) continue; // a keep-alive comment
+      const i = line.indexOf(": ");
+      if (i > 0) fields[line.slice(0, i)] = (fields[line.slice(0, i)] ? fields[line.slice(0, i)] + "\n" : "") + line.slice(i + 2);
+    }
+    if (!fields.event) continue;
+    const m = { event: fields.event, id: fields.id, data: JSON.parse(fields.data) } as StreamMessage;
+    seen.push(m);
+    switch (m.event) {
+      case "room.event":
+        // Narrowed to StreamRoomEvent: data is an Event, id its seq.
+        if (m.id !== String(m.data.seq)) throw new Error(`stream id ${m.id} for seq ${m.data.seq}`);
+        break;
+      case "room.outcome":
+        final = m.data.status === "reached";
+        break;
+      case "room.revision":
+        throw new Error(`no revision was locked, yet the stream announced ${m.data.revision}`);
+    }
+  }
+}
+stop.abort();
+const streamed = seen.flatMap((m) => (m.event === "room.event" ? [m.data.hash] : []));
+if (streamed.join() !== after.data!.events.map((e) => e.hash).join()) throw new Error("the stream's events differ from the room's");
+
+console.log(JSON.stringify({ ok: true, outcome: agree.data!.outcome.status, events: after.data!.events.length, streamed: streamed.length, artifactSha256: artifactSha }));
