@@ -44,8 +44,8 @@ type bench struct {
 	cfg    config
 	cl     *cluster
 	svc    *service
-	static *staticServer
-	lookup *lookupServer
+	static *baselineProcess
+	lookup *baselineProcess
 	// listeners is the listener phase's result; exhausted, the requests of
 	// the last append load that found their thread's participants used up.
 	listeners *listenerResult

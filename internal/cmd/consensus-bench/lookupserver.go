@@ -5,18 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
-
-	"bufio"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -70,54 +63,12 @@ func serveLookup(dbURL string, out io.Writer) error {
 			w.WriteHeader(http.StatusNotModified)
 		}
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "listening %s\n", ln.Addr())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	return srv.Serve(ln)
-}
-
-// lookupServer is the lookup baseline's process.
-type lookupServer struct {
-	cmd  *exec.Cmd
-	addr string
+	return serveBaseline(mux, out)
 }
 
 // startLookup runs this executable as the lookup server on dbURL.
-func startLookup(dbURL string) (*lookupServer, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(exe)
-	cmd.Env = []string{lookupEnv + "=" + dbURL, "PATH=" + os.Getenv("PATH")}
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
-	if err != nil || !ok {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, fmt.Errorf("lookup server did not start (%v, %q)", err, line)
-	}
-	return &lookupServer{cmd: cmd, addr: addr}, nil
-}
-
-func (s *lookupServer) stop() {
-	if s == nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	_ = s.cmd.Wait()
+func startLookup(dbURL string) (*baselineProcess, error) {
+	return startBaseline(lookupEnv, dbURL, "lookup server")
 }
 
 // lookupLoad sends the tokens' keys, a random one per request.

@@ -69,6 +69,21 @@ func serveStatic(dir string, out io.Writer) error {
 			_, _ = w.Write(room.Body)
 		})
 	}
+	return serveBaseline(mux, out)
+}
+
+// startStatic runs this same executable in static mode, as its own process
+// (consensusd is one too, so both sides pay for the same process boundary).
+func startStatic(dir string) (*baselineProcess, error) {
+	return startBaseline(staticEnv, dir, "static server")
+}
+
+// staticRoomPath is where the static server serves the room of size events.
+func staticRoomPath(size int) string { return "/room/" + strconv.Itoa(size) }
+
+// serveBaseline serves mux on a free loopback port, first printing the
+// "listening ADDR" line startBaseline reads.
+func serveBaseline(mux *http.ServeMux, out io.Writer) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -78,21 +93,21 @@ func serveStatic(dir string, out io.Writer) error {
 	return srv.Serve(ln)
 }
 
-// staticServer is the baseline process.
-type staticServer struct {
+// baselineProcess is this executable run again as a baseline server.
+type baselineProcess struct {
 	cmd  *exec.Cmd
 	addr string
 }
 
-// startStatic runs this same executable in static mode, as its own process
-// (consensusd is one too, so both sides pay for the same process boundary).
-func startStatic(dir string) (*staticServer, error) {
+// startBaseline runs this executable with env=value (the mode its main
+// reads) and waits for the address its server listens on.
+func startBaseline(env, value, what string) (*baselineProcess, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = []string{staticEnv + "=" + dir, "PATH=" + os.Getenv("PATH")}
+	cmd.Env = []string{env + "=" + value, "PATH=" + os.Getenv("PATH")}
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	stdout, err := cmd.StdoutPipe()
@@ -107,19 +122,15 @@ func startStatic(dir string) (*staticServer, error) {
 	if err != nil || !ok {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return nil, fmt.Errorf("static server did not start (%v, %q)", err, line)
+		return nil, fmt.Errorf("%s did not start (%v, %q)", what, err, line)
 	}
-	return &staticServer{cmd: cmd, addr: addr}, nil
+	return &baselineProcess{cmd: cmd, addr: addr}, nil
 }
 
-func (s *staticServer) url(size int) string {
-	return "http://" + s.addr + "/room/" + strconv.Itoa(size)
-}
-
-func (s *staticServer) stop() {
-	if s == nil {
+func (p *baselineProcess) stop() {
+	if p == nil {
 		return
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	_ = s.cmd.Wait()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Wait()
 }

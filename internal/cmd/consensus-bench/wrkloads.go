@@ -38,7 +38,7 @@ func (b *bench) readLoad(name string, a *agreement, conditional bool, d time.Dur
 func (b *bench) staticLoad(name string, a *agreement, size int, d time.Duration) wrkLoad {
 	ts := make([]readTarget, len(a.parts))
 	for i, p := range a.parts {
-		ts[i] = readTarget{Path: requestPath(b.static.url(size)), Auth: p.auth.Get("Authorization")}
+		ts[i] = readTarget{Path: staticRoomPath(size), Auth: p.auth.Get("Authorization")}
 	}
 	return wrkLoad{Name: name, Script: readLua(ts), BaseURL: "http://" + b.static.addr, Conns: b.cfg.Conns, Duration: d}
 }
