@@ -22,9 +22,11 @@ type testRoom struct {
 	v      *Venue
 	digest string
 	creds  []ParticipantCredential
+	tokens []string // each participant's token, in roster order
+	invs   []string // each participant's invitation id
 }
 
-func newTestRoom(t *testing.T, n int) *testRoom {
+func newTestRoom(t testing.TB, n int) *testRoom {
 	t.Helper()
 	ctx := context.Background()
 	st := pgtest.Store(t)
@@ -54,16 +56,17 @@ func newTestRoom(t *testing.T, n int) *testRoom {
 			t.Fatal(ok, err)
 		}
 		r.creds = append(r.creds, NewParticipantCredential(room.KindAgent, p.InvitationID, token))
+		r.tokens, r.invs = append(r.tokens, token), append(r.invs, p.InvitationID)
 	}
 	return r
 }
 
-// comment posts a comment as participant i under key, failing the test
-// unless it is stored.
-func (r *testRoom) comment(t *testing.T, i int, key string) {
+// comment posts a comment as participant i (modulo the roster) under key,
+// failing the test unless it is stored.
+func (r *testRoom) comment(t testing.TB, i int, key string) {
 	t.Helper()
-	action, body, rev := "comment", "a comment", 1
-	if _, created, err := r.v.PostEventAs(context.Background(), r.creds[i], key, nil,
+	action, body, rev := "comment", "a comment about as long as the bench sends", 1
+	if _, created, err := r.v.PostEventAs(context.Background(), r.creds[i%len(r.creds)], key, nil,
 		EventInput{Action: &action, Body: &body, Revision: &rev, Digest: &r.digest}); err != nil || !created {
 		t.Fatal(created, err)
 	}
