@@ -115,19 +115,19 @@ func (s *Server) withAuditHook(r *http.Request, p workspace.Principal, a operato
 // has its answer, the entry exists. A failure to record is logged, not
 // answered. A database that is unavailable cannot take the entry either:
 // trying would only double the wait of the 503.
-func (s *Server) recordRefusal(r *http.Request, code string) {
+func (s *Server) recordRefusal(r *http.Request, code ProblemCode) {
 	h, _ := r.Context().Value(auditHookKey{}).(*auditHook)
 	if h == nil || !h.audited || s.venue == nil {
 		return
 	}
 	h.audited = false // one entry per request
-	if code == "unavailable" {
+	if code == ProblemUnavailable {
 		s.log.WarnContext(r.Context(), "audit entry of a refused request not recorded: the database is unavailable", slog.String("request_id", h.call.RequestID))
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.dbTimeout)
 	defer cancel()
-	if err := s.venue.RecordRefusal(ctx, h.call, h.action, h.targets, code); err != nil {
+	if err := s.venue.RecordRefusal(ctx, h.call, h.action, h.targets, code.String()); err != nil {
 		s.log.WarnContext(ctx, "audit entry of a refused request not recorded", slog.String("request_id", h.call.RequestID), slog.String("error", err.Error()))
 	}
 }

@@ -327,7 +327,7 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 	case pt.Status >= 500:
 		s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
 	}
-	s.recordRefusal(r, pt.Code)
+	s.recordRefusal(r, c)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
