@@ -100,3 +100,13 @@ DELETE FROM operator_ceremonies WHERE id = $1 AND kind = $2 RETURNING *;
 
 -- name: CeremonyDeleteExpired :execrows
 DELETE FROM operator_ceremonies WHERE expires_at < $1;
+
+-- name: AgreementWorkspaces :many
+-- The workspace of each agreement named, for the console's live lists.
+SELECT id, workspace_id FROM agreements WHERE id = ANY(@ids::uuid[]);
+
+-- name: WorkspaceNotify :exec
+-- Tells every replica, once the transaction commits, that something of a
+-- workspace that no room shows changed (an operator removed or given
+-- another role): the channel is store.WorkspaceChannel.
+SELECT pg_notify('consensus_workspace', @workspace_id::text);

@@ -135,7 +135,8 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		return stoppedEarly(ctx, log, fmt.Errorf("register the signing key: %w", err))
 	}
 	hub := live.New(0, 0)
-	api := httpapi.New(httpapi.Options{Venue: v, Live: hub, Pinger: st, Origin: cfg.PublicOrigin, OperatorTokenHash: cfg.OperatorTokenHash,
+	lists := live.NewWorkspaces(0, st.AgreementWorkspaces)
+	api := httpapi.New(httpapi.Options{Venue: v, Live: hub, Lists: lists, Pinger: st, Origin: cfg.PublicOrigin, OperatorTokenHash: cfg.OperatorTokenHash,
 		Logger: log, RateLimit: cfg.RateLimit, Version: cfg.Version, TrustedProxies: cfg.TrustedProxies,
 		HSTS: strings.HasPrefix(cfg.PublicOrigin, "https://"), Requests: metrics, DBTimeout: cfg.DBTimeout, Breaker: st})
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout,
@@ -146,6 +147,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	// Held requests and streams answer at once when shutdown begins, so
 	// the grace period is not spent waiting for them.
 	srv.RegisterOnShutdown(hub.Shutdown)
+	srv.RegisterOnShutdown(lists.Shutdown)
 
 	// The job queue (River) and the other workers run until the API has
 	// drained: a delivery cut short then is not counted and runs again on
@@ -163,8 +165,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		return stoppedEarly(ctx, log, fmt.Errorf("start the job queue: %w", err))
 	}
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); roomnotify.Listen(workCtx, st, hub, log) }()
+	wg.Add(3)
+	go func() { defer wg.Done(); roomnotify.Listen(workCtx, st, live.Listeners{hub, lists}, log) }()
+	go func() { defer wg.Done(); lists.Run(workCtx) }()
 	go func() { defer wg.Done(); reloadOnHangup(workCtx, hup, cert, log) }()
 	if replies != nil {
 		wg.Add(1)

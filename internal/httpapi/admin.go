@@ -3,9 +3,12 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/venue"
 )
@@ -168,29 +171,75 @@ func (s *Server) handleKeyRevoke(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleAuditList(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	var after int64
-	if v := q.Get("after"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			s.writeProblem(w, r, invalidField("after", "must be a whole number, 0 or more: the seq of the last entry already read"))
-			return
-		}
-		after = n
+	q, err := auditQuery(r.URL.Query())
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
 	}
-	limit := 100
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > venue.MaxAuditPage {
-			s.writeProblem(w, r, invalidField("limit", fmt.Sprintf("must be a whole number from 1 to %d", venue.MaxAuditPage)))
-			return
-		}
-		limit = n
-	}
-	page, err := s.venue.ListAudit(r.Context(), operatorFrom(r.Context()), after, limit)
+	page, err := s.venue.SearchAudit(r.Context(), operatorFrom(r.Context()), q)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, page)
+}
+
+// auditQuery reads the audit routes' query parameters: the page (order,
+// after or before, limit) and the filters (actor, action, agreementId).
+func auditQuery(v url.Values) (venue.AuditQuery, error) {
+	var q venue.AuditQuery
+	switch v.Get("order") {
+	case "", "oldest":
+	case "newest":
+		q.Newest = true
+	default:
+		return q, invalidField("order", "must be oldest (the default) or newest")
+	}
+	seq := func(name, use string) (int64, error) {
+		s := v.Get(name)
+		if s == "" {
+			return 0, nil
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			return 0, invalidField(name, "must be a whole number, 0 or more: "+use)
+		}
+		return n, nil
+	}
+	var err error
+	if q.After, err = seq("after", "the seq of the last entry already read"); err != nil {
+		return q, err
+	}
+	if q.Before, err = seq("before", "the seq of the oldest entry already read"); err != nil {
+		return q, err
+	}
+	if q.Newest && v.Get("after") != "" {
+		return q, invalidField("after", "pages newest first go on with before, not after")
+	}
+	if !q.Newest && v.Get("before") != "" {
+		return q, invalidField("before", "only pages newest first (order=newest) take before")
+	}
+	q.Limit = 100
+	if s := v.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > venue.MaxAuditPage {
+			return q, invalidField("limit", fmt.Sprintf("must be a whole number from 1 to %d", venue.MaxAuditPage))
+		}
+		q.Limit = n
+	}
+	q.Actor, q.Action = v.Get("actor"), v.Get("action")
+	if len(q.Actor) > 200 || !utf8.ValidString(q.Actor) {
+		return q, invalidField("actor", "must be at most 200 bytes of text: an actor's id, or a piece of its name")
+	}
+	if len(q.Action) > 100 || !utf8.ValidString(q.Action) {
+		return q, invalidField("action", "must be one action, such as agreement.create")
+	}
+	if a := v.Get("agreementId"); a != "" {
+		id, err := uuid.Parse(a)
+		if err != nil || len(a) != 36 {
+			return q, invalidField("agreementId", "must be an agreement id (a UUID)")
+		}
+		q.AgreementID = id.String()
+	}
+	return q, nil
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -396,25 +397,43 @@ func (s *Server) handleConsoleAgreement(w http.ResponseWriter, r *http.Request) 
 			s.writeProblem(w, r, err)
 			return
 		}
+		// The workspace's signal wakes it too, to notice at once a
+		// removal that ends this session.
+		others, err := s.lists.Join(c.WorkspaceID)
+		if err != nil {
+			waiter.Leave()
+			w.Header().Del("Preference-Applied")
+			s.writeProblem(w, r, err)
+			return
+		}
 		timer := time.NewTimer(wait)
-		select {
-		case <-waiter.Changed():
-		case <-timer.C:
-		case <-waiter.Closing():
-		case <-r.Context().Done():
+	hold:
+		for {
+			select {
+			case <-waiter.Changed():
+			case <-others.Changed():
+				if s.consoleEnded(r) == nil {
+					continue
+				}
+			case <-timer.C:
+			case <-waiter.Closing():
+			case <-r.Context().Done():
+			}
+			break hold
 		}
 		timer.Stop()
 		waiter.Leave()
+		others.Leave()
 		if r.Context().Err() != nil {
 			return
 		}
 		// The session may have ended while the request waited.
-		if cookie, err := r.Cookie(s.consoleCookie()); err != nil {
-			s.writeProblem(w, r, s.consoleUnauthorized())
-			return
-		} else if _, err := s.venue.AuthConsole(r.Context(), cookie.Value); err != nil {
+		if err := s.consoleEnded(r); errors.Is(err, venue.ErrUnauthorized) {
 			s.clearConsoleCookie(w)
 			s.writeProblem(w, r, s.consoleUnauthorized())
+			return
+		} else if err != nil {
+			s.writeProblem(w, r, err)
 			return
 		}
 		if body, tag, err = read(); err != nil {
@@ -426,4 +445,124 @@ func (s *Server) handleConsoleAgreement(w http.ResponseWriter, r *http.Request) 
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
+}
+
+// handleConsoleAgreements is the console's agreement list, each line with
+// what it waits for. Asked to (Prefer: wait=N with If-None-Match naming
+// the list the page shows), it holds the request until something in the
+// workspace changes on any replica in a way the list shows, the wait ends,
+// or the session ends.
+func (s *Server) handleConsoleAgreements(w http.ResponseWriter, r *http.Request) {
+	c := operatorFrom(r.Context())
+	limit := 50
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			s.writeProblem(w, r, invalidField("limit", "must be a whole number from 1 to 100"))
+			return
+		}
+		limit = n
+	}
+	cursor := r.URL.Query().Get("cursor")
+	read := func(full bool) (*venue.ConsoleAgreementPage, string, error) {
+		ctx, cancel := s.bound(r.Context())
+		defer cancel()
+		return s.venue.ConsoleAgreements(ctx, c, limit, cursor, full)
+	}
+	wait := preferWait(w, r)
+	if seen := r.Header.Get("If-None-Match"); wait > 0 && seen != "" {
+		// Join before reading: a change committed after the read wakes it.
+		waiter, err := s.lists.Join(c.WorkspaceID)
+		if err != nil {
+			w.Header().Del("Preference-Applied")
+			s.writeProblem(w, r, err)
+			return
+		}
+		defer waiter.Leave()
+		_, tag, err := read(false)
+		if err != nil {
+			s.writeProblem(w, r, err)
+			return
+		}
+		if etagMatches(seen, tag) {
+			holdDeadline(w, wait+holdSlack)
+			timer := time.NewTimer(wait)
+			defer timer.Stop()
+		hold:
+			for {
+				select {
+				case <-waiter.Changed():
+					// Another workspace's change never comes here; one the
+					// list does not show (a later page) keeps the hold,
+					// unless it ended this session (a removal).
+					if s.consoleEnded(r) != nil {
+						break hold
+					}
+					if _, tag, err = read(false); err != nil || !etagMatches(seen, tag) {
+						break hold
+					}
+					continue
+				case <-timer.C:
+				case <-waiter.Closing():
+				case <-r.Context().Done():
+					return
+				}
+				break
+			}
+			// The session may have ended while the request waited.
+			if err := s.consoleEnded(r); errors.Is(err, venue.ErrUnauthorized) {
+				s.clearConsoleCookie(w)
+				s.writeProblem(w, r, s.consoleUnauthorized())
+				return
+			} else if err != nil {
+				s.writeProblem(w, r, err)
+				return
+			}
+		}
+	}
+	page, tag, err := read(true)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	b, err := json.Marshal(page)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	w.Header().Set("ETag", tag)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+// consoleEnded reads the request's console session again: nil while it
+// works, venue.ErrUnauthorized once it ended, another error when it could
+// not be read.
+func (s *Server) consoleEnded(r *http.Request) error {
+	cookie, err := r.Cookie(s.consoleCookie())
+	if err != nil {
+		return venue.ErrUnauthorized
+	}
+	ctx, cancel := s.bound(r.Context())
+	defer cancel()
+	_, err = s.venue.AuthConsole(ctx, cookie.Value)
+	return err
+}
+
+// handleConsoleRecord serves an agreement's signed record to the console,
+// as the participant route serves it: the stored bytes, their SHA-256 in
+// the ETag.
+func (s *Server) handleConsoleRecord(w http.ResponseWriter, r *http.Request) {
+	rec, err := s.venue.ConsoleRecord(r.Context(), operatorFrom(r.Context()), chi.URLParam(r, "agreementId"))
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("ETag", `"sha256-`+rec.SHA256+`"`)
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(rec.Body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(rec.Body)
 }

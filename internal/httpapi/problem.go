@@ -73,6 +73,8 @@ const (
 	ProblemNotFound
 	ProblemArtifactNotReady
 	ProblemRecordNotReady
+	ProblemEnrollmentExpired
+	ProblemEnrollmentUsed
 	ProblemMethodNotAllowed
 	ProblemClaimConflict
 	ProblemIdempotencyKeyReused
@@ -133,6 +135,12 @@ var problemTypes = [problemCodeCount]ProblemType{
 	ProblemRecordNotReady: {Code: "record-not-ready", Status: 404, Title: "Record not available",
 		Explanation: "The signed consensus-record/v1 exists once the outcome is final (reached, disagreed, no_consensus or expired). Read the room to see the current outcome.",
 		Errors:      []error{venue.ErrRecordNotReady}},
+	ProblemEnrollmentExpired: {Code: "enrollment-expired", Status: 410, Title: "Enrollment link expired",
+		Explanation: "This console enrollment link is past its 24 hours. Nothing was registered. Ask an owner of the workspace to invite you again: the new email carries a new link.",
+		Errors:      []error{venue.ErrEnrollmentExpired}},
+	ProblemEnrollmentUsed: {Code: "enrollment-used", Status: 410, Title: "Enrollment link already used",
+		Explanation: "This console enrollment link already registered a passkey: a link works once. Nothing was registered now. Sign in with the passkey it registered, or ask an owner of the workspace for a new link.",
+		Errors:      []error{venue.ErrEnrollmentUsed}},
 	ProblemMethodNotAllowed: {Code: "method-not-allowed", Status: 405, Title: "Method not allowed",
 		Explanation: "The route does not accept this HTTP method. The Allow header lists the methods it accepts."},
 	ProblemClaimConflict: {Code: "claim-conflict", Status: 409, Title: "Slot already claimed differently",

@@ -31,6 +31,7 @@ type Server struct {
 	dbTimeout     time.Duration
 	breaker       Breaker
 	hub           *live.Hub
+	lists         *live.Workspaces
 }
 
 // Breaker remembers that the database stopped answering (the store).
@@ -74,6 +75,10 @@ type Options struct {
 	// default bounds that nothing wakes: held requests then end at their
 	// wait.
 	Live *live.Hub
+	// Lists keeps the console's held reads of a workspace's agreement
+	// list; like Live, something must tell it about changes. Nil means a
+	// set that nothing wakes.
+	Lists *live.Workspaces
 }
 
 // New builds a Server. It panics without a Pinger: health would otherwise
@@ -85,13 +90,16 @@ func New(o Options) *Server {
 	if o.Live == nil {
 		o.Live = live.New(0, 0)
 	}
+	if o.Lists == nil {
+		o.Lists = live.NewWorkspaces(0, nil)
+	}
 	if o.DBTimeout <= 0 {
 		o.DBTimeout = 5 * time.Second
 	}
 	return &Server{
 		venue: o.Venue, pinger: o.Pinger, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,
 		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: min(2*time.Second, o.DBTimeout), dbTimeout: o.DBTimeout, breaker: o.Breaker,
-		trusted: prefixStrings(o.TrustedProxies), hsts: o.HSTS, requests: o.Requests, hub: o.Live,
+		trusted: prefixStrings(o.TrustedProxies), hsts: o.HSTS, requests: o.Requests, hub: o.Live, lists: o.Lists,
 	}
 }
 

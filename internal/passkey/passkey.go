@@ -190,6 +190,16 @@ func begin(resp *http.Response, b []byte, err error) (ceremony, error) {
 // Enroll registers this authenticator's credential with an enrollment
 // token (the link's fragment) and returns the session it starts.
 func (a *Authenticator) Enroll(base, token string) (*Session, error) {
+	finish, err := a.EnrollBegin(base, token)
+	if err != nil {
+		return nil, err
+	}
+	return finish()
+}
+
+// EnrollBegin takes the first step of Enroll and returns the second, for
+// a test to take later (after the link was used, or expired).
+func (a *Authenticator) EnrollBegin(base, token string) (finish func() (*Session, error), err error) {
 	c, err := begin(a.post(base, "/console/api/enroll/begin", map[string]string{"token": token}))
 	if err != nil {
 		return nil, err
@@ -198,7 +208,9 @@ func (a *Authenticator) Enroll(base, token string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return a.finish(a.post(base, "/console/api/enroll/finish", map[string]any{"ceremonyId": c.CeremonyID, "token": token, "credential": cred}))
+	return func() (*Session, error) {
+		return a.finish(a.post(base, "/console/api/enroll/finish", map[string]any{"ceremonyId": c.CeremonyID, "token": token, "credential": cred}))
+	}, nil
 }
 
 // SignIn signs in with this authenticator's credential.

@@ -30,6 +30,14 @@ type Listener interface {
 	RoomsResumed()
 }
 
+// WorkspaceListener is a Listener that also hears of the workspace
+// changes no room shows (an operator removed or given another role),
+// which transactions announce on store.WorkspaceChannel as they commit.
+type WorkspaceListener interface {
+	Listener
+	WorkspaceChanged(workspaceID uuid.UUID)
+}
+
 // retry bounds the pause between attempts to listen or announce again.
 const (
 	retryMin = 50 * time.Millisecond
@@ -82,6 +90,9 @@ func listenOnce(ctx context.Context, st *store.Store, a *announcer, l Listener) 
 	if err := conn.Listen(ctx, Channel); err != nil {
 		return false, err
 	}
+	if err := conn.Listen(ctx, store.WorkspaceChannel); err != nil {
+		return false, err
+	}
 	l.RoomsResumed()
 	for {
 		// A connection that died silently never returns from the wait: a
@@ -96,6 +107,14 @@ func listenOnce(ctx context.Context, st *store.Store, a *announcer, l Listener) 
 		}
 		if err != nil {
 			return true, err
+		}
+		if n.Channel == store.WorkspaceChannel {
+			if id, err := uuid.Parse(n.Payload); err == nil {
+				if wl, ok := l.(WorkspaceListener); ok {
+					wl.WorkspaceChanged(id)
+				}
+			}
+			continue
 		}
 		if n.PID == a.publisher.Load() {
 			continue // this replica's own announcement: its waiters woke at the commit

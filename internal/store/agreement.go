@@ -55,9 +55,13 @@ func agreementFrom(r dbsqlc.Agreement) Agreement {
 }
 
 // AgreementInsert stores a new agreement at revision 1 with a pending
-// outcome. An existing id is room.ErrConflict.
+// outcome. An existing id is room.ErrConflict. The new room is announced
+// like a changed one once committed: its workspace's lists change.
 func (q queries) AgreementInsert(ctx context.Context, id uuid.UUID, deadline, createdAt time.Time) error {
 	err := q.q.AgreementInsert(ctx, dbsqlc.AgreementInsertParams{ID: id, Deadline: deadline, CreatedAt: createdAt})
+	if err == nil {
+		q.roomChanged(id)
+	}
 	return interpretError("insert agreement", err)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -70,6 +71,42 @@ func (q queries) AuditList(ctx context.Context, workspaceID uuid.UUID, after int
 	if err != nil {
 		return nil, interpretError("list audit entries", err)
 	}
+	return auditEntries(rows)
+}
+
+// AuditFilter narrows an audit listing; an empty member matches every
+// entry. Actor matches an actor's id exactly or a piece of its name in any
+// case, Action an action exactly, AgreementID the agreementId target.
+type AuditFilter struct {
+	Actor, Action, AgreementID string
+}
+
+func (f AuditFilter) params() (actor, action, agreement *string) {
+	return nullable(f.Actor), nullable(f.Action), nullable(f.AgreementID)
+}
+
+// AuditSearch returns up to limit entries of a workspace that f admits:
+// with newest unset, those after seq from, oldest first; with newest set,
+// those before seq from (0: from the newest), newest first.
+func (q queries) AuditSearch(ctx context.Context, workspaceID uuid.UUID, f AuditFilter, from int64, newest bool, limit int) ([]audit.Entry, error) {
+	actor, action, agreement := f.params()
+	var rows []dbsqlc.AuditEntry
+	var err error
+	if newest {
+		if from <= 0 {
+			from = math.MaxInt64
+		}
+		rows, err = q.q.AuditSearchNewest(ctx, dbsqlc.AuditSearchNewestParams{WorkspaceID: workspaceID, BeforeSeq: from, Actor: actor, Action: action, AgreementID: agreement, RowLimit: int32(limit)})
+	} else {
+		rows, err = q.q.AuditSearch(ctx, dbsqlc.AuditSearchParams{WorkspaceID: workspaceID, AfterSeq: from, Actor: actor, Action: action, AgreementID: agreement, RowLimit: int32(limit)})
+	}
+	if err != nil {
+		return nil, interpretError("search audit entries", err)
+	}
+	return auditEntries(rows)
+}
+
+func auditEntries(rows []dbsqlc.AuditEntry) ([]audit.Entry, error) {
 	out := make([]audit.Entry, len(rows))
 	for i, r := range rows {
 		targets := map[string]string{}

@@ -314,3 +314,29 @@ func (q queries) CeremonyTake(ctx context.Context, id uuid.UUID, kind string) (C
 	}
 	return Ceremony{ID: r.ID, Kind: r.Kind, EnrollmentID: r.EnrollmentID.UUID, Data: r.Data, ExpiresAt: r.ExpiresAt}, nil
 }
+
+// AgreementWorkspaces names the workspace of each agreement of ids that
+// exists, on the service scope (it serves every workspace's console).
+func (s *Store) AgreementWorkspaces(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]uuid.UUID, error) {
+	rows, err := s.q.AgreementWorkspaces(ctx, ids)
+	if err != nil {
+		return nil, interpretError("name agreement workspaces", err)
+	}
+	out := make(map[uuid.UUID]uuid.UUID, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r.WorkspaceID
+	}
+	return out, nil
+}
+
+// WorkspaceChannel is the NOTIFY channel of workspace changes that no
+// room shows; a payload is one workspace id. db/queries/console.sql names
+// it too.
+const WorkspaceChannel = "consensus_workspace"
+
+// WorkspaceAnnounce tells every replica, once tx commits, that the
+// workspace changed (WorkspaceChannel). Only rare operator actions send
+// it: a NOTIFY serializes the commits of every transaction that sends one.
+func (tx *Tx) WorkspaceAnnounce(ctx context.Context, workspaceID uuid.UUID) error {
+	return interpretError("announce workspace change", tx.q.WorkspaceNotify(ctx, workspaceID.String()))
+}

@@ -89,6 +89,13 @@ const maxPage = 100
 // ListAgreements returns up to limit agreements older than cursor (opaque,
 // from a previous page's nextCursor). A malformed cursor is a validation error.
 func (v *Venue) ListAgreements(ctx context.Context, c OperatorCall, limit int, cursor string) (*AgreementPage, error) {
+	page, _, err := v.listAgreements(ctx, c, limit, cursor)
+	return page, err
+}
+
+// listAgreements is ListAgreements with the stored agreements the page
+// shows (their versions included).
+func (v *Venue) listAgreements(ctx context.Context, c OperatorCall, limit int, cursor string) (*AgreementPage, []store.Agreement, error) {
 	if limit <= 0 || limit > maxPage {
 		limit = 50
 	}
@@ -96,7 +103,7 @@ func (v *Venue) ListAgreements(ctx context.Context, c OperatorCall, limit int, c
 	if cursor != "" {
 		t, id, err := decodeCursor(cursor)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		before = &store.AgreementKey{CreatedAt: t, ID: id}
 	}
@@ -106,9 +113,10 @@ func (v *Venue) ListAgreements(ctx context.Context, c OperatorCall, limit int, c
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	page := &AgreementPage{Agreements: []AgreementSummary{}}
+	var shown []store.Agreement
 	for i, r := range rows {
 		if i == limit {
 			last := rows[limit-1]
@@ -117,11 +125,12 @@ func (v *Venue) ListAgreements(ctx context.Context, c OperatorCall, limit int, c
 		}
 		var rev room.Revision
 		if err := json.Unmarshal(r.Canonical, &rev); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		page.Agreements = append(page.Agreements, summary(r.Agreement, rev.Title, v.now()))
+		shown = append(shown, r.Agreement)
 	}
-	return page, nil
+	return page, shown, nil
 }
 
 // summary shows the stored outcome, or expired once the deadline passed

@@ -2,6 +2,8 @@ package venue
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,6 +55,15 @@ const (
 	ActionOperatorSignIn  = "operator.signin"
 	ActionOperatorSignOut = "operator.signout"
 	ActionSessionRead     = "session.read"
+)
+
+// A link that named an operator still present but can no longer enroll
+// is refused with its reason: only the holder of the link's secret learns
+// it. An unknown link, or one voided by the operator's removal, is
+// room.ErrNotFound.
+var (
+	ErrEnrollmentExpired = errors.New("this enrollment link expired: it works within 24 hours; ask an owner of the workspace for a new one")
+	ErrEnrollmentUsed    = errors.New("this enrollment link was used already: it registers one passkey, once; sign in with that passkey, or ask an owner of the workspace for a new link")
 )
 
 // ErrLastOwner refuses a change that would leave a workspace without an owner.
@@ -274,6 +285,9 @@ func (v *Venue) SetOperatorRole(ctx context.Context, c OperatorCall, id string, 
 			return ErrLastOwner
 		}
 		out = operatorView(o, nil, v.now())
+		if err := tx.WorkspaceAnnounce(ctx, c.WorkspaceID); err != nil {
+			return err
+		}
 		return v.audited(ctx, tx, c, ActionOperatorRole, map[string]string{"operatorId": id, "role": in.Role})
 	})
 	if err != nil {
@@ -303,6 +317,11 @@ func (v *Venue) RemoveOperator(ctx context.Context, c OperatorCall, id string) (
 			return ErrLastOwner
 		}
 		out = operatorView(o, nil, v.now())
+		// Its consoles' held reads wake on every replica and find the
+		// session ended.
+		if err := tx.WorkspaceAnnounce(ctx, c.WorkspaceID); err != nil {
+			return err
+		}
 		return v.audited(ctx, tx, c, ActionOperatorRemove, map[string]string{"operatorId": id})
 	})
 	if err != nil {
@@ -328,8 +347,9 @@ type ConsoleSignIn struct {
 	Call       OperatorCall
 }
 
-// enrollmentFor finds the usable link a token names, with its operator;
-// anything else is room.ErrNotFound, whatever the reason.
+// enrollmentFor finds the usable link a token names, with its operator:
+// ErrEnrollmentUsed or ErrEnrollmentExpired for a link of a present
+// operator that can no longer enroll, room.ErrNotFound for anything else.
 func (v *Venue) enrollmentFor(ctx context.Context, token string) (store.Enrollment, store.Operator, error) {
 	if !strings.HasPrefix(token, PrefixEnrollment) {
 		return store.Enrollment{}, store.Operator{}, room.ErrNotFound
@@ -339,15 +359,20 @@ func (v *Venue) enrollmentFor(ctx context.Context, token string) (store.Enrollme
 	if err != nil {
 		return store.Enrollment{}, store.Operator{}, err
 	}
-	if !secret.Equal(h, e.TokenHash) || e.UsedAt != nil || !v.now().Before(e.ExpiresAt) {
+	if !secret.Equal(h, e.TokenHash) {
 		return store.Enrollment{}, store.Operator{}, room.ErrNotFound
 	}
 	op, err := v.Store.OperatorGet(ctx, e.OperatorID)
 	if err != nil {
 		return store.Enrollment{}, store.Operator{}, err
 	}
-	if op.RemovedAt != nil {
+	switch {
+	case op.RemovedAt != nil:
 		return store.Enrollment{}, store.Operator{}, room.ErrNotFound
+	case e.UsedAt != nil:
+		return store.Enrollment{}, store.Operator{}, ErrEnrollmentUsed
+	case !v.now().Before(e.ExpiresAt):
+		return store.Enrollment{}, store.Operator{}, ErrEnrollmentExpired
 	}
 	return e, op, nil
 }
@@ -413,8 +438,9 @@ func (v *Venue) takeCeremony(ctx context.Context, id, kind string) (store.Ceremo
 
 // EnrollFinish registers the passkey the browser created, uses the link,
 // and signs the operator in. displayName, when set, becomes the
-// operator's. A link used or expired meanwhile is room.ErrNotFound; a
-// response that does not verify, ErrUnauthorized.
+// operator's. A link used or expired meanwhile is ErrEnrollmentUsed or
+// ErrEnrollmentExpired, and nothing is stored; a response that does not
+// verify, ErrUnauthorized.
 func (v *Venue) EnrollFinish(ctx context.Context, ceremonyID, token, displayName string, credential []byte, c OperatorCall) (*ConsoleSignIn, error) {
 	if displayName != "" {
 		if err := room.ValidateLine("displayName", displayName, 1, 100); err != nil {
@@ -456,8 +482,11 @@ func (v *Venue) EnrollFinish(ctx context.Context, ceremonyID, token, displayName
 		if err != nil {
 			return err
 		}
-		if !ok {
-			return room.ErrNotFound
+		if !ok { // used, or expired, since the check above
+			if !now.Before(e.ExpiresAt) {
+				return ErrEnrollmentExpired
+			}
+			return ErrEnrollmentUsed
 		}
 		if displayName != "" {
 			if err := tx.OperatorSetName(ctx, op.ID, displayName); err != nil {
@@ -679,4 +708,93 @@ func (v *Venue) GetAgreementTerms(ctx context.Context, c OperatorCall, agreement
 		return nil, err
 	}
 	return &out, nil
+}
+
+// ConsoleAgreement is one line of the console's agreement list: the
+// operator's summary and, while the outcome is pending, who it waits for.
+type ConsoleAgreement struct {
+	AgreementSummary
+	// WaitsFor names the required participants, not revoked, without a
+	// decision on the current revision; empty while pending means the
+	// decision rule itself (a quorum not yet met by those who decided).
+	WaitsFor []string `json:"waitsFor"`
+}
+
+// ConsoleAgreementPage is a page of the console's list, newest first.
+type ConsoleAgreementPage struct {
+	Agreements []ConsoleAgreement `json:"agreements"`
+	NextCursor *string            `json:"nextCursor"`
+}
+
+// ConsoleAgreements reads a page of the call's workspace's agreements and
+// its tag: a digest of what the page shows and of each agreement's
+// version, which moves with every event, claim, revocation and amendment,
+// so the tag changes whenever any line would. With full unset only the
+// tag is computed (one statement), for a held read to compare.
+func (v *Venue) ConsoleAgreements(ctx context.Context, c OperatorCall, limit int, cursor string, full bool) (*ConsoleAgreementPage, string, error) {
+	page, shown, err := v.listAgreements(ctx, c, limit, cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	type line struct {
+		AgreementSummary
+		Version int64 `json:"v"`
+	}
+	lines := make([]line, len(shown))
+	for i := range shown {
+		lines[i] = line{page.Agreements[i], shown[i].Version}
+	}
+	b, err := json.Marshal(struct {
+		L []line  `json:"l"`
+		N *string `json:"n"`
+	}{lines, page.NextCursor})
+	if err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(b)
+	tag := `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+	if !full {
+		return nil, tag, nil
+	}
+	out := &ConsoleAgreementPage{Agreements: make([]ConsoleAgreement, len(page.Agreements)), NextCursor: page.NextCursor}
+	for i, a := range page.Agreements {
+		out.Agreements[i] = ConsoleAgreement{AgreementSummary: a, WaitsFor: []string{}}
+		if a.Outcome.Status != room.StatusPending {
+			continue
+		}
+		d, err := v.GetAgreement(ctx, c, a.AgreementID)
+		if errors.Is(err, room.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		for _, p := range d.Participants {
+			if p.Required && !p.Revoked && p.Decision == nil {
+				out.Agreements[i].WaitsFor = append(out.Agreements[i].WaitsFor, p.DisplayName)
+			}
+		}
+	}
+	return out, tag, nil
+}
+
+// ConsoleRecord is Record for an operator: the signed record of an
+// agreement of the call's workspace, once its outcome is final
+// (ErrRecordNotReady before); another workspace's is room.ErrNotFound.
+func (v *Venue) ConsoleRecord(ctx context.Context, c OperatorCall, agreementID string) (*store.Record, error) {
+	id, err := parseID(agreementID)
+	if err != nil {
+		return nil, err
+	}
+	var a store.Agreement
+	err = v.inWorkspace(ctx, c, func(tx *store.Tx) (err error) {
+		if a, err = tx.AgreementGet(ctx, id); err != nil {
+			return err
+		}
+		return ownedBy(c, a.WorkspaceID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.Record(ctx, &Principal{AgreementID: a.ID, Deadline: a.Deadline, OutcomeStatus: a.Outcome.Status, Version: a.Version, CurrentRevision: a.CurrentRevision})
 }

@@ -142,7 +142,12 @@ async function enrollView() {
   try {
     begin = await send('POST', 'enroll/begin', { token });
   } catch (e) {
-    v.replaceChildren(el('p', { class: 'box error', text: 'This enrollment link does not work any more: it was used, it expired, or the operator was removed. Ask an owner of your workspace for a new one.' }));
+    const why = {
+      'enrollment-expired': 'This enrollment link has expired: a link works within 24 hours. Ask an owner of your workspace to invite you again.',
+      'enrollment-used': 'This enrollment link was used already: a link registers one passkey, once. Sign in with that passkey, or ask an owner of your workspace for a new link.',
+    }[e.code] || 'This enrollment link does not work: it is not a link this service issued, or it was withdrawn. Ask an owner of your workspace for a new one.';
+    v.replaceChildren(el('p', { class: 'box error', id: 'enroll-refused', text: why }),
+      e.code === 'enrollment-used' ? el('p', {}, el('a', { href: '/console/signin', text: 'Sign in with your passkey' })) : '');
     return;
   }
   const name = el('input', { id: 'displayName', name: 'displayName', autocomplete: 'name', maxlength: '100', value: begin.operator.displayName || '' });
@@ -164,7 +169,8 @@ async function enrollView() {
       location.assign('/console/agreements');
     } catch (e) {
       say('');
-      alertBox('Registering the passkey failed: ' + e.message + '. Reload the link to try again.');
+      const gone = e.code === 'enrollment-expired' || e.code === 'enrollment-used';
+      alertBox('Registering the passkey failed: ' + e.message + (gone ? '' : '. Reload the link to try again.'));
     }
   });
   v.replaceChildren(form);
@@ -183,24 +189,39 @@ async function agreementsView() {
   heading('Agreements');
   const v = $('view');
   const body = el('tbody');
+  const live = el('p', { id: 'list-live', class: 'muted' });
   v.replaceChildren(
     can('agreements:write') ? el('p', {}, el('a', { href: '/console/new', text: 'New agreement' })) : '',
-    el('div', { class: 'scroll' }, el('table', {}, el('caption', { class: 'muted', text: 'Newest first; updates by itself.' }),
-      el('thead', {}, el('tr', {}, ['Title', 'Status', 'Waits for', 'Deadline'].map(h => el('th', { scope: 'col', text: h })))), body)));
-  const refresh = async () => {
-    const page = await get('agreements?limit=50');
-    const details = await Promise.all(page.agreements.map(a => get('agreements/' + a.agreementId).catch(() => null)));
-    body.replaceChildren(...page.agreements.map((a, i) => el('tr', {},
+    el('div', { class: 'scroll' }, el('table', {}, el('caption', { class: 'muted', text: 'Newest first; updates the moment anything in the workspace changes.' }),
+      el('thead', {}, el('tr', {}, ['Title', 'Status', 'Waits for', 'Deadline'].map(h => el('th', { scope: 'col', text: h })))), body)),
+    live);
+  const render = page => {
+    body.replaceChildren(...page.agreements.map(a => el('tr', { 'data-agreement': a.agreementId },
       el('td', {}, el('a', { href: '/console/agreements/' + a.agreementId, text: a.title })),
       el('td', { class: 'status', text: a.outcome.status }),
-      el('td', { text: details[i] ? waitsFor(details[i]) : '' }),
+      el('td', { class: 'waits', text: a.outcome.status !== 'pending' ? '—' : a.waitsFor.length ? a.waitsFor.join(', ') : 'the decision rule' }),
       el('td', { text: when(a.deadline) }))));
     if (!page.agreements.length) body.replaceChildren(el('tr', {}, el('td', { colspan: '4', text: 'No agreement yet.' })));
   };
-  await refresh();
-  // The list reads again every few seconds; one agreement's page is held
-  // open on the service instead and changes the moment its room does.
-  const timer = setInterval(() => refresh().catch(e => { if (e.status === 401) clearInterval(timer); }), 3000);
+  // A held read, as on one agreement's page: the service answers when
+  // anything in the workspace changes on any replica (or after 25 s with
+  // the same list), and at once when this session ends.
+  let etag = '';
+  for (;;) {
+    let resp;
+    try {
+      resp = await call('GET', 'agreements?limit=50', undefined, etag ? { 'If-None-Match': etag, Prefer: 'wait=25' } : {});
+    } catch (e) {
+      if (e.status === 401) return;
+      live.textContent = 'Reconnecting…';
+      await new Promise(r => setTimeout(r, 2000));
+      continue;
+    }
+    const tag = resp.headers.get('ETag') || '';
+    const page = await resp.json();
+    if (tag !== etag) { render(page); live.textContent = 'Up to date at ' + new Date().toLocaleTimeString(); }
+    etag = tag;
+  }
 }
 
 function participantRow(i) {
@@ -318,8 +339,10 @@ async function agreementView(id) {
     el('h2', { text: 'Participants' }),
     el('div', { class: 'scroll' }, el('table', {}, el('caption', { class: 'muted', text: 'Updates the moment the room changes.' }),
       el('thead', {}, el('tr', {}, ['Participant', 'State', 'Decision', 'Invitation email', 'Actions'].map(h => el('th', { scope: 'col', text: h })))), people)),
-    el('h2', { text: 'CONSENSUS.md' }), downloads, amend);
+    el('h2', { text: 'Downloads' }), downloads, amend);
   let current = null;
+  let urls = [];
+  let record = null; // a record never changes once issued
   const render = async d => {
     current = d;
     heading(d.title);
@@ -344,12 +367,35 @@ async function agreementView(id) {
         el('td', { class: 'delivery', text: lastDelivery(p) }),
         actions);
     }));
-    const md = new TextEncoder().encode(d.markdown);
-    const sum = await sha256Hex(md);
-    const url = URL.createObjectURL(new Blob([md], { type: 'text/markdown' }));
-    downloads.replaceChildren(
-      el('p', {}, el('a', { href: url, download: 'CONSENSUS.md', id: 'download-md', text: 'Download CONSENSUS.md of revision ' + d.revisionNumber })),
-      el('p', {}, 'SHA-256 ', el('span', { class: 'digest', id: 'md-sha', text: sum }), sum === d.markdownDigest.replace(/^sha256:/, '') ? el('span', { class: 'ok', text: ' matches the service' }) : el('span', { class: 'bad', text: ' differs from the service' })));
+    // Each download is a Blob of the exact bytes whose SHA-256 this page
+    // computes and shows, next to the digest the service states.
+    for (const u of urls) URL.revokeObjectURL(u);
+    urls = [];
+    const offer = async (bytes, type, name, id, label, stated) => {
+      const sum = await sha256Hex(bytes);
+      const url = URL.createObjectURL(new Blob([bytes], { type }));
+      urls.push(url);
+      return el('div', { class: 'download' },
+        el('p', {}, el('a', { href: url, download: name, id: 'download-' + id, text: label })),
+        el('p', {}, 'SHA-256 of these bytes, computed in this browser: ', el('span', { class: 'digest', id: id + '-sha', text: sum }),
+          sum === stated ? el('span', { class: 'ok', text: ' (matches the service)' }) : el('span', { class: 'bad', text: ' (differs from the service)' })));
+    };
+    const parts = [await offer(new TextEncoder().encode(d.markdown), 'text/markdown; charset=utf-8', 'CONSENSUS.md', 'md',
+      'Download CONSENSUS.md of revision ' + d.revisionNumber, d.markdownDigest.replace(/^sha256:/, ''))];
+    if (d.outcome.status === 'pending') {
+      parts.push(el('p', { id: 'record-pending', class: 'muted', text: 'The signed record can be downloaded once the outcome is final.' }));
+    } else {
+      if (!record) {
+        try {
+          const resp = await call('GET', 'agreements/' + id + '/record');
+          record = { bytes: new Uint8Array(await resp.arrayBuffer()), stated: (resp.headers.get('ETag') || '').replace(/^"sha256-|"$/g, '') };
+        } catch (e) { if (e.status === 401) throw e; }
+      }
+      parts.push(record
+        ? await offer(record.bytes, 'application/json', 'consensus-record-' + id + '.json', 'record', 'Download the signed record (consensus-record/v1)', record.stated)
+        : el('p', { class: 'bad', text: 'The signed record could not be read; reload to try again.' }));
+    }
+    downloads.replaceChildren(...parts);
     if (!amend.hasChildNodes()) renderAmend();
   };
   const renderAmend = () => {
@@ -495,34 +541,66 @@ async function operatorsView() {
 
 // ------------------------------------------------------------------- audit
 
+const ACTIONS = ['agreement.create', 'agreement.amend', 'participant.revoke', 'invitation.resend', 'key.create', 'key.revoke',
+  'operator.invite', 'operator.role', 'operator.remove', 'operator.enroll', 'operator.signin', 'operator.signout',
+  'workspace.create', 'operator.add', 'agreement.list', 'agreement.read', 'key.list', 'audit.read', 'operator.list', 'session.read'];
+
 async function auditView() {
   heading('Audit log');
   const v = $('view');
   const params = new URLSearchParams(location.search);
+  const limit = Math.min(Math.max(Number(params.get('limit')) || 50, 1), 1000);
   const f = {
-    actor: el('input', { id: 'f-actor', value: params.get('actor') || '' }),
-    action: el('input', { id: 'f-action', value: params.get('action') || '' }),
-    agreement: el('input', { id: 'f-agreement', value: params.get('agreement') || '' }),
+    actor: el('input', { id: 'f-actor', name: 'actor', value: params.get('actor') || '' }),
+    action: el('input', { id: 'f-action', name: 'action', list: 'actions', value: params.get('action') || '' }),
+    agreementId: el('input', { id: 'f-agreement', name: 'agreementId', value: params.get('agreementId') || '', spellcheck: 'false' }),
   };
-  const out = el('div');
-  const { entries } = await get('audit?limit=1000');
-  const render = () => {
-    const shown = entries.filter(e =>
-      (!f.actor.value || (e.actor.name + ' ' + e.actor.kind + ' ' + (e.actor.id || '')).toLowerCase().includes(f.actor.value.toLowerCase())) &&
-      (!f.action.value || e.action.includes(f.action.value)) &&
-      (!f.agreement.value || (e.targets.agreementId || '').includes(f.agreement.value))).reverse();
-    out.replaceChildren(table(shown.length + ' of ' + entries.length + ' entries, newest first', ['When', 'Actor', 'Action', 'Targets', 'Result'],
-      shown.map(e => el('tr', {}, el('td', { text: when(e.at) }), el('td', { text: e.actor.name + ' (' + e.actor.kind + ')' }), el('td', { text: e.action }),
-        el('td', { text: Object.entries(e.targets).map(([k, x]) => k + ' ' + x).join(', ') }), el('td', { text: e.result })))));
+  const body = el('tbody');
+  const count = el('caption', { class: 'muted' });
+  const more = el('button', { type: 'button', id: 'audit-more', hidden: true }, 'Show older entries');
+  let shown = 0, before = null;
+  const row = e => el('tr', {}, el('td', { text: when(e.at) }), el('td', { text: e.actor.name + ' (' + e.actor.kind + ')' }), el('td', { text: e.action }),
+    el('td', { text: Object.entries(e.targets).map(([k, x]) => k + ' ' + x).join(', ') }), el('td', { text: e.result }));
+  // The service filters and pages: each request asks for the next page of
+  // matching entries, newest first.
+  const load = async reset => {
+    const q = new URLSearchParams({ order: 'newest', limit: String(limit) });
+    for (const [k, input] of Object.entries(f)) if (input.value.trim()) q.set(k, input.value.trim());
+    if (!reset && before) q.set('before', String(before));
+    const page = await get('audit?' + q);
+    if (reset) { body.replaceChildren(); shown = 0; }
+    body.append(...page.entries.map(row));
+    shown += page.entries.length;
+    before = page.nextBefore || null;
+    more.hidden = !before;
+    count.textContent = shown ? shown + (before ? ' matching entries so far, newest first; older ones follow on request' : ' matching entries, newest first') : 'No entry matches.';
   };
-  const form = el('form', { class: 'row', role: 'search' },
-    el('div', { class: 'field' }, el('label', { for: 'f-actor', text: 'Actor' }), f.actor),
+  const form = el('form', { class: 'row', role: 'search', id: 'audit-filter', 'aria-label': 'Filter the audit log' },
+    el('div', { class: 'field' }, el('label', { for: 'f-actor', text: 'Actor (id or part of the name)' }), f.actor),
     el('div', { class: 'field' }, el('label', { for: 'f-action', text: 'Action' }), f.action),
-    el('div', { class: 'field' }, el('label', { for: 'f-agreement', text: 'Agreement id' }), f.agreement));
-  form.addEventListener('input', render);
-  form.addEventListener('submit', ev => ev.preventDefault());
-  v.replaceChildren(form, out);
-  render();
+    el('datalist', { id: 'actions' }, ACTIONS.map(a => el('option', { value: a }))),
+    el('div', { class: 'field' }, el('label', { for: 'f-agreement', text: 'Agreement id' }), f.agreementId),
+    el('button', { type: 'submit', id: 'audit-apply' }, 'Filter'),
+    el('button', { type: 'button', id: 'audit-clear', onclick: () => { for (const input of Object.values(f)) input.value = ''; run(); } }, 'Clear'));
+  const run = async () => {
+    alertBox('');
+    const q = new URLSearchParams();
+    for (const [k, input] of Object.entries(f)) if (input.value.trim()) q.set(k, input.value.trim());
+    if (params.get('limit')) q.set('limit', String(limit));
+    history.replaceState(null, '', '/console/audit' + (q.size ? '?' + q : ''));
+    try { await load(true); say(count.textContent); } catch (e) { if (e.status !== 401) alertBox('The filter was refused: ' + e.message); }
+  };
+  form.addEventListener('submit', ev => { ev.preventDefault(); run(); });
+  more.addEventListener('click', async () => {
+    const first = body.children.length;
+    try { await load(false); } catch (e) { if (e.status !== 401) alertBox(e.message); return; }
+    // Keep the keyboard's place: focus the first of the rows just added.
+    const next = body.children[first];
+    if (next) { next.setAttribute('tabindex', '-1'); next.focus(); }
+  });
+  v.replaceChildren(form, el('div', { class: 'scroll' }, el('table', { id: 'audit' }, count,
+    el('thead', {}, el('tr', {}, ['When', 'Actor', 'Action', 'Targets', 'Result'].map(h => el('th', { scope: 'col', text: h })))), body)), more);
+  await load(true);
 }
 
 // -------------------------------------------------------------------- main

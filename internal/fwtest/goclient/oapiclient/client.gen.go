@@ -1160,6 +1160,8 @@ const (
 	ProblemCodeClaimConflict        ProblemCode = "claim-conflict"
 	ProblemCodeCredentialInQuery    ProblemCode = "credential-in-query"
 	ProblemCodeCrossSite            ProblemCode = "cross-site"
+	ProblemCodeEnrollmentExpired    ProblemCode = "enrollment-expired"
+	ProblemCodeEnrollmentUsed       ProblemCode = "enrollment-used"
 	ProblemCodeEventLimit           ProblemCode = "event-limit"
 	ProblemCodeIdempotencyKeyReused ProblemCode = "idempotency-key-reused"
 	ProblemCodeInsufficientScope    ProblemCode = "insufficient-scope"
@@ -1198,6 +1200,10 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeCredentialInQuery:
 		return true
 	case ProblemCodeCrossSite:
+		return true
+	case ProblemCodeEnrollmentExpired:
+		return true
+	case ProblemCodeEnrollmentUsed:
 		return true
 	case ProblemCodeEventLimit:
 		return true

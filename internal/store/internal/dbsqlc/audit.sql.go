@@ -100,3 +100,129 @@ func (q *Queries) AuditList(ctx context.Context, arg AuditListParams) ([]AuditEn
 	}
 	return items, nil
 }
+
+const auditSearch = `-- name: AuditSearch :many
+SELECT workspace_id, seq, id, at, actor_kind, actor_id, actor_name, action, targets, request_id, client_address, result, prev_hash, hash FROM audit_entries
+WHERE workspace_id = $1 AND seq > $2
+  AND ($3::text IS NULL OR actor_id = $3 OR strpos(lower(actor_name), lower($3)) > 0)
+  AND ($4::text IS NULL OR action = $4)
+  AND ($5::text IS NULL OR targets->>'agreementId' = $5)
+ORDER BY seq
+LIMIT $6
+`
+
+type AuditSearchParams struct {
+	WorkspaceID uuid.UUID
+	AfterSeq    int64
+	Actor       *string
+	Action      *string
+	AgreementID *string
+	RowLimit    int32
+}
+
+// A workspace's entries after seq, oldest first, that match every filter
+// given (a null filter matches all): the actor by id, or by a piece of its
+// name in any case; the action exactly; the agreement among the targets.
+func (q *Queries) AuditSearch(ctx context.Context, arg AuditSearchParams) ([]AuditEntry, error) {
+	rows, err := q.db.Query(ctx, auditSearch,
+		arg.WorkspaceID,
+		arg.AfterSeq,
+		arg.Actor,
+		arg.Action,
+		arg.AgreementID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AuditEntry{}
+	for rows.Next() {
+		var i AuditEntry
+		if err := rows.Scan(
+			&i.WorkspaceID,
+			&i.Seq,
+			&i.ID,
+			&i.At,
+			&i.ActorKind,
+			&i.ActorID,
+			&i.ActorName,
+			&i.Action,
+			&i.Targets,
+			&i.RequestID,
+			&i.ClientAddress,
+			&i.Result,
+			&i.PrevHash,
+			&i.Hash,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const auditSearchNewest = `-- name: AuditSearchNewest :many
+SELECT workspace_id, seq, id, at, actor_kind, actor_id, actor_name, action, targets, request_id, client_address, result, prev_hash, hash FROM audit_entries
+WHERE workspace_id = $1 AND seq < $2
+  AND ($3::text IS NULL OR actor_id = $3 OR strpos(lower(actor_name), lower($3)) > 0)
+  AND ($4::text IS NULL OR action = $4)
+  AND ($5::text IS NULL OR targets->>'agreementId' = $5)
+ORDER BY seq DESC
+LIMIT $6
+`
+
+type AuditSearchNewestParams struct {
+	WorkspaceID uuid.UUID
+	BeforeSeq   int64
+	Actor       *string
+	Action      *string
+	AgreementID *string
+	RowLimit    int32
+}
+
+// AuditSearch newest first, before seq.
+func (q *Queries) AuditSearchNewest(ctx context.Context, arg AuditSearchNewestParams) ([]AuditEntry, error) {
+	rows, err := q.db.Query(ctx, auditSearchNewest,
+		arg.WorkspaceID,
+		arg.BeforeSeq,
+		arg.Actor,
+		arg.Action,
+		arg.AgreementID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AuditEntry{}
+	for rows.Next() {
+		var i AuditEntry
+		if err := rows.Scan(
+			&i.WorkspaceID,
+			&i.Seq,
+			&i.ID,
+			&i.At,
+			&i.ActorKind,
+			&i.ActorID,
+			&i.ActorName,
+			&i.Action,
+			&i.Targets,
+			&i.RequestID,
+			&i.ClientAddress,
+			&i.Result,
+			&i.PrevHash,
+			&i.Hash,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

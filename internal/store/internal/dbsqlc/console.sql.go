@@ -12,6 +12,36 @@ import (
 	"github.com/google/uuid"
 )
 
+const agreementWorkspaces = `-- name: AgreementWorkspaces :many
+SELECT id, workspace_id FROM agreements WHERE id = ANY($1::uuid[])
+`
+
+type AgreementWorkspacesRow struct {
+	ID          uuid.UUID
+	WorkspaceID uuid.UUID
+}
+
+// The workspace of each agreement named, for the console's live lists.
+func (q *Queries) AgreementWorkspaces(ctx context.Context, ids []uuid.UUID) ([]AgreementWorkspacesRow, error) {
+	rows, err := q.db.Query(ctx, agreementWorkspaces, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AgreementWorkspacesRow{}
+	for rows.Next() {
+		var i AgreementWorkspacesRow
+		if err := rows.Scan(&i.ID, &i.WorkspaceID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const ceremonyDeleteExpired = `-- name: CeremonyDeleteExpired :execrows
 DELETE FROM operator_ceremonies WHERE expires_at < $1
 `
@@ -635,5 +665,17 @@ type PasskeyUpdateParams struct {
 
 func (q *Queries) PasskeyUpdate(ctx context.Context, arg PasskeyUpdateParams) error {
 	_, err := q.db.Exec(ctx, passkeyUpdate, arg.CredentialID, arg.Credential, arg.LastUsedAt)
+	return err
+}
+
+const workspaceNotify = `-- name: WorkspaceNotify :exec
+SELECT pg_notify('consensus_workspace', $1::text)
+`
+
+// Tells every replica, once the transaction commits, that something of a
+// workspace that no room shows changed (an operator removed or given
+// another role): the channel is store.WorkspaceChannel.
+func (q *Queries) WorkspaceNotify(ctx context.Context, workspaceID string) error {
+	_, err := q.db.Exec(ctx, workspaceNotify, workspaceID)
 	return err
 }
