@@ -27,10 +27,14 @@ var enrollLinkRE = regexp.MustCompile(`(?m)^(https?://\S+/console/enroll#coe_[A-
 // TestConsoleInBrowser runs tools/browser/console.mjs: an owner enrolls
 // with a virtual WebAuthn authenticator from the link workspace creation
 // prints, signs in, creates an agreement through the form (the page
-// recomputes the dry run's digest), watches an agent decide without a
-// reload, amends, resends, revokes, makes and revokes a key, invites a
-// viewer who enrolls from the emailed link and is signed out within
-// seconds of removal, and reads the audit log. The origin is localhost:
+// recomputes the dry run's digest), watches an agent's decision reach the
+// agreement list through the request the list holds open (no reload, no
+// poll), amends, resends and revokes through confirmations, downloads the
+// signed record and CONSENSUS.md once an agent's disagreement settles it
+// and checks the hashes the page shows, makes and revokes a key, invites a
+// viewer who enrolls from the emailed link and is signed out as soon as
+// they are removed, and filters and pages the audit log, all by keyboard
+// alone. The origin is localhost:
 // WebAuthn takes no IP address as a relying party id. Screenshots of each
 // step, desktop and phone, go to the test's artifact directory.
 func TestConsoleInBrowser(t *testing.T) {
@@ -94,6 +98,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		Failures       []string `json:"failures"`
 	}
 	var viewerLink string
+	var bot *agent
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -111,11 +116,20 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Fatalf("browser script: %v: %s", err, line)
 		}
 		switch msg.Need {
-		case "agent-decides":
+		case "agent-joins":
 			var d struct{ InvitationID string }
 			_ = json.Unmarshal(msg.Data, &d)
-			bot := s.agent(d.InvitationID).join()
+			bot = s.agent(d.InvitationID).join()
+			send(map[string]string{"done": msg.Need})
+		case "agent-decides":
 			expect(t, bot.post("checklist-bot-1", "agree", ""), 201, "")
+			send(map[string]string{"done": msg.Need})
+		case "agent-decides-again":
+			// On the amended terms: the first disagreement settles it.
+			var d struct{ RevisionDigest string }
+			_ = json.Unmarshal(msg.Data, &d)
+			expect(t, s.do("POST", s.agentPath(bot.inv.InvitationID, "events"), map[string]string{"Authorization": "Consensus-Participant " + bot.token, "Idempotency-Key": "checklist-bot-2"},
+				map[string]any{"action": "disagree", "body": "", "revision": 2, "digest": d.RevisionDigest}), 201, "")
 			send(map[string]string{"done": msg.Need})
 		case "viewer-link":
 			viewerLink = s.enrollmentLinkFor(t, "vera@acme.example")

@@ -396,7 +396,8 @@ async function agreementView(id) {
         : el('p', { class: 'bad', text: 'The signed record could not be read; reload to try again.' }));
     }
     downloads.replaceChildren(...parts);
-    if (!amend.hasChildNodes()) renderAmend();
+    if (d.outcome.status !== 'pending') amend.replaceChildren();
+    else if (!amend.hasChildNodes()) renderAmend();
   };
   const renderAmend = () => {
     if (!can('agreements:write') || current.outcome.status !== 'pending') return;
