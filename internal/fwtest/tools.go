@@ -67,8 +67,9 @@ var (
 )
 
 // NodeTools makes sure the pinned Node tools under tools/ are installed
-// (npm ci from the committed lock file, once per test binary, as
-// tools/lint.sh does) and returns the directory of their executables.
+// (npm ci from the committed lock file, once per test binary, when
+// node_modules is missing or older than the lock file, as tools/lint.sh
+// does) and returns the directory of their executables.
 func NodeTools(tb testing.TB) string {
 	tb.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
@@ -77,13 +78,17 @@ func NodeTools(tb testing.TB) string {
 	root := Root(tb)
 	bin := filepath.Join(root, "tools", "node_modules", ".bin")
 	npmOnce.Do(func() {
-		for _, tool := range []string{"prism", "openapi-typescript", "tsc"} {
-			if _, err := os.Stat(filepath.Join(bin, tool)); err != nil {
-				cmd := exec.Command("npm", "ci", "--prefix", filepath.Join(root, "tools"), "--no-audit", "--no-fund", "--loglevel=error")
-				npmOut, npmErr = cmd.CombinedOutput()
-				return
-			}
+		lock, err := os.Stat(filepath.Join(root, "tools", "package-lock.json"))
+		if err != nil {
+			npmErr = err
+			return
 		}
+		installed, err := os.Stat(filepath.Join(root, "tools", "node_modules", ".package-lock.json"))
+		if err == nil && !lock.ModTime().After(installed.ModTime()) {
+			return
+		}
+		cmd := exec.Command("npm", "ci", "--prefix", filepath.Join(root, "tools"), "--no-audit", "--no-fund", "--loglevel=error")
+		npmOut, npmErr = cmd.CombinedOutput()
 	})
 	if npmErr != nil {
 		tb.Fatalf("npm ci in tools/: %v\n%s", npmErr, npmOut)
