@@ -16,6 +16,9 @@ import (
 // of the generated client their signatures use, beyond context.
 type methodSet struct {
 	methods []method
+	// streams are the ClientInterface methods of the operations that
+	// answer with a typed event stream: the raw response, unread.
+	streams []method
 	imports []string // import specs, as written in the client
 }
 
@@ -47,12 +50,18 @@ func clientMethods(ops []Operation, src []byte) (methodSet, error) {
 		_ = printer.Fprint(&b, fset, n)
 		return b.String()
 	}
-	var out []method
+	var out, streams []method
 	used := map[string]bool{}
+	types := map[string]bool{}
 	ast.Inspect(f, func(n ast.Node) bool {
 		ts, ok := n.(*ast.TypeSpec)
-		if !ok || ts.Name.Name != "ClientWithResponsesInterface" {
+		if !ok {
 			return true
+		}
+		types[ts.Name.Name] = true
+		raw := ts.Name.Name == "ClientInterface"
+		if !raw && ts.Name.Name != "ClientWithResponsesInterface" {
+			return false
 		}
 		for _, field := range ts.Type.(*ast.InterfaceType).Methods.List {
 			fn, ok := field.Type.(*ast.FuncType)
@@ -62,6 +71,9 @@ func clientMethods(ops []Operation, src []byte) (methodSet, error) {
 			m := method{name: field.Names[0].Name}
 			base := strings.TrimSuffix(strings.TrimSuffix(m.name, "WithResponse"), "WithBody")
 			op, found := byName[base]
+			if raw && (!found || op.Stream == "" || base != m.name) {
+				continue
+			}
 			if !found {
 				err = fmt.Errorf("ClientWithResponsesInterface.%s names no operation of %s", m.name, Contract)
 				return false
@@ -93,24 +105,33 @@ func clientMethods(ops []Operation, src []byte) (methodSet, error) {
 				return true
 			})
 			if !strings.HasSuffix(m.params, "reqEditors ...RequestEditorFn") {
-				err = fmt.Errorf("ClientWithResponsesInterface.%s does not end with reqEditors ...RequestEditorFn", m.name)
+				err = fmt.Errorf("%s.%s does not end with reqEditors ...RequestEditorFn", ts.Name.Name, m.name)
 				return false
 			}
-			out = append(out, m)
+			if raw {
+				streams = append(streams, m)
+			} else {
+				out = append(out, m)
+			}
 		}
 		return false
 	})
 	if err == nil && len(out) == 0 {
 		err = fmt.Errorf("%s has no ClientWithResponsesInterface", GoClient)
 	}
-	set := methodSet{methods: out}
+	for _, m := range streams {
+		if err == nil && !types[m.op.Stream] {
+			err = fmt.Errorf("%s streams %s, a type %s does not declare (is the schema pruned?)", m.op.ID, m.op.Stream, GoClient)
+		}
+	}
+	set := methodSet{methods: out, streams: streams}
 	for _, imp := range f.Imports {
 		path := strings.Trim(imp.Path.Value, `"`)
 		name := path[strings.LastIndex(path, "/")+1:]
 		if imp.Name != nil {
 			name = imp.Name.Name
 		}
-		if used[name] && !slices.Contains([]string{"context", "fmt", "net/http", "strings"}, path) {
+		if used[name] && !slices.Contains(baseImports, path) {
 			set.imports = append(set.imports, text(imp))
 		}
 	}
@@ -126,6 +147,16 @@ func Go(ops []Operation, clientSrc []byte) ([]byte, error) {
 		return nil, err
 	}
 	ms := set.methods
+	imports := slices.Clone(baseImports)
+	if len(set.streams) > 0 {
+		imports = append(imports, streamImports...)
+	}
+	slices.Sort(imports)
+	var specs []string
+	for _, imp := range imports {
+		specs = append(specs, quote(imp))
+	}
+	specs = append(specs, set.imports...)
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p(`// %s
@@ -133,10 +164,6 @@ func Go(ops []Operation, clientSrc []byte) ([]byte, error) {
 package oapiclient
 
 import (
-	"context"
-	"fmt"
-	"net/http"
-	"strings"
 %s)
 
 // The generated client leaves the Authorization header to the caller. This
@@ -150,7 +177,7 @@ type CredentialKind string
 
 // The kinds of credential.
 const (
-`, generatedBy, extraImports(set.imports))
+`, generatedBy, extraImports(specs))
 	for _, k := range Kinds {
 		p("\t// Credential%s: %s.\n\tCredential%s CredentialKind = %s\n", title(k.Name), k.What, title(k.Name), quote(k.Name))
 	}
@@ -217,12 +244,12 @@ func withCredential(credential RequestEditorFn, editors []RequestEditorFn) []Req
 			p(`
 // PublicClient calls the operations that accept %s.
 type PublicClient struct {
-	c      ClientWithResponsesInterface
+	c      *ClientWithResponses
 	editor RequestEditorFn
 }
 
 // NewPublicClient calls c's public operations, with no credential.
-func NewPublicClient(c ClientWithResponsesInterface) *PublicClient { return &PublicClient{c: c} }
+func NewPublicClient(c *ClientWithResponses) *PublicClient { return &PublicClient{c: c} }
 `, k.What)
 		} else {
 			p(`
@@ -240,12 +267,12 @@ func (v %[1]s) Editor() RequestEditorFn {
 			p(`
 // %[1]s calls only the operations a %[3]s credential opens, each with it.
 type %[1]s struct {
-	c      ClientWithResponsesInterface
+	c      *ClientWithResponses
 	editor RequestEditorFn
 }
 
 // New%[1]s calls c's operations that accept credential, with it.
-func New%[1]s(c ClientWithResponsesInterface, credential %[2]s) *%[1]s {
+func New%[1]s(c *ClientWithResponses, credential %[2]s) *%[1]s {
 	return &%[1]s{c: c, editor: credential.Editor()}
 }
 `, client, k.Go, k.Name)
@@ -254,9 +281,114 @@ func New%[1]s(c ClientWithResponsesInterface, credential %[2]s) *%[1]s {
 			p("\n// %s calls %s %s.\nfunc (c *%s) %s(%s) %s {\n\treturn c.c.%s(%s)\n}\n",
 				m.name, strings.ToUpper(m.op.Method), m.op.Path, client, m.name, m.params, m.results, m.name, strings.Join(m.args, ", "))
 		}
+		for _, m := range set.streams {
+			if !slices.Contains(m.op.Kinds, k.Name) {
+				continue
+			}
+			p(`
+// %[1]sMessages calls %[2]s %[3]s
+// and reads its answer, a server-sent event stream, as %[4]s values; the
+// caller closes the reader.
+func (c *%[5]s) %[1]sMessages(%[6]s) (*%[4]sReader, error) {
+	resp, err := c.c.%[1]s(%[7]s)
+	if err != nil {
+		return nil, err
+	}
+	return New%[4]sReader(resp)
+}
+`, m.name, strings.ToUpper(m.op.Method), m.op.Path, m.op.Stream, client, m.params, strings.Join(m.args, ", "))
+		}
+	}
+	var done []string
+	for _, m := range set.streams {
+		if slices.Contains(done, m.op.Stream) {
+			continue
+		}
+		done = append(done, m.op.Stream)
+		p(streamReader, m.op.Stream)
 	}
 	return format.Source([]byte(b.String()))
 }
+
+var (
+	baseImports   = []string{"context", "fmt", "net/http", "strings"}
+	streamImports = []string{"bufio", "encoding/json", "io"}
+)
+
+// streamReader is the reader of one message schema's event stream; %[1]s
+// is the schema's Go type, whose UnmarshalJSON takes the message as the
+// JSON object {"event", "id", "data"}.
+const streamReader = `
+// %[1]sReader reads a text/event-stream answer as %[1]s values: each
+// message's event, id and data lines (the data is JSON) become the object
+// {"event", "id", "data"} the contract's %[1]s describes. Lines end with
+// LF, as the service writes them.
+type %[1]sReader struct {
+	body io.ReadCloser
+	sc   *bufio.Scanner
+}
+
+// New%[1]sReader reads resp, which must be a 200 text/event-stream
+// answer; any other answer is closed and returned as the error.
+func New%[1]sReader(resp *http.Response) (*%[1]sReader, error) {
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return nil, fmt.Errorf("oapiclient: the stream answered HTTP %%d (%%s): %%s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	return &%[1]sReader{body: resp.Body, sc: sc}, nil
+}
+
+// Next returns the next message, skipping comments (the keep-alives); it
+// returns io.EOF when the stream ends.
+func (r *%[1]sReader) Next() (%[1]s, error) {
+	var msg struct {
+		Event string          ` + "`json:\"event\"`" + `
+		ID    *string         ` + "`json:\"id,omitempty\"`" + `
+		Data  json.RawMessage ` + "`json:\"data\"`" + `
+	}
+	var data []string
+	for r.sc.Scan() {
+		line := r.sc.Text()
+		if line == "" {
+			if msg.Event == "" && data == nil {
+				continue
+			}
+			msg.Data = json.RawMessage(strings.Join(data, "\n"))
+			b, err := json.Marshal(msg)
+			if err != nil {
+				return %[1]s{}, fmt.Errorf("oapiclient: a %%q message whose data is not JSON: %%w", msg.Event, err)
+			}
+			var m %[1]s
+			if err := m.UnmarshalJSON(b); err != nil {
+				return %[1]s{}, err
+			}
+			return m, nil
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "":
+			// A comment.
+		case "event":
+			msg.Event = value
+		case "id":
+			msg.ID = &value
+		case "data":
+			data = append(data, value)
+		}
+	}
+	if err := r.sc.Err(); err != nil {
+		return %[1]s{}, err
+	}
+	return %[1]s{}, io.EOF
+}
+
+// Close ends the stream.
+func (r *%[1]sReader) Close() error { return r.body.Close() }
+`
 
 func title(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 

@@ -10,7 +10,10 @@
 //   - internal/fwtest/goclient/oapiclient/credentials.gen.go, for the
 //     oapi-codegen client: the same table, a RequestEditorFn per kind, and
 //     a client per kind with only the methods of the operations that kind
-//     opens, read from the generated ClientWithResponsesInterface.
+//     opens, read from the generated ClientWithResponsesInterface; an
+//     operation answering with an event stream whose contentSchema names
+//     the message schema also gets a method that reads the stream as
+//     values of that schema's type (oapi-codegen reads no stream).
 //
 // OpenAPI leaves a header parameter named Authorization out of the
 // generated types and openapi-typescript emits nothing for security
@@ -69,6 +72,9 @@ type Operation struct {
 	Path   string
 	Kinds  []string
 	Scope  string // x-required-scope, for operator routes
+	// Stream is the schema of each message when the operation answers 200
+	// with text/event-stream and names it as its contentSchema.
+	Stream string
 }
 
 var methods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
@@ -91,9 +97,18 @@ func Operations(doc []byte) ([]Operation, error) {
 				continue
 			}
 			var op struct {
-				ID       string                 `json:"operationId"`
-				Security *[]map[string][]string `json:"security"`
-				Scope    string                 `json:"x-required-scope"`
+				ID        string                 `json:"operationId"`
+				Security  *[]map[string][]string `json:"security"`
+				Scope     string                 `json:"x-required-scope"`
+				Responses map[string]struct {
+					Content map[string]struct {
+						Schema struct {
+							ContentSchema struct {
+								Ref string `json:"$ref"`
+							} `json:"contentSchema"`
+						} `json:"schema"`
+					} `json:"content"`
+				} `json:"responses"`
 			}
 			if err := json.Unmarshal(raw, &op); err != nil {
 				return nil, fmt.Errorf("%s %s: %w", m, path, err)
@@ -102,6 +117,9 @@ func Operations(doc []byte) ([]Operation, error) {
 				return nil, fmt.Errorf("%s %s: every operation needs an operationId and its own security list", m, path)
 			}
 			o := Operation{ID: op.ID, Method: m, Path: path, Scope: op.Scope}
+			if ref := op.Responses["200"].Content["text/event-stream"].Schema.ContentSchema.Ref; ref != "" {
+				o.Stream = strings.TrimPrefix(ref, "#/components/schemas/")
+			}
 			if len(*op.Security) == 0 {
 				o.Kinds = []string{noCredential}
 			}

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -60,8 +62,9 @@ func TestGoClientIsCurrent(t *testing.T) {
 // generated Go client against baseURL (the server, or Prism in front of it)
 // and checks every digest and hash the way an agent would. Each step goes
 // through the client of its credential (credentials.gen.go), which has
-// only the methods that credential opens.
-func goFlow(t *testing.T, baseURL string, hc *http.Client, inv fwtest.Invite) {
+// only the methods that credential opens. It returns the participant's
+// token and the hashes of the room's events, in seq order.
+func goFlow(t *testing.T, baseURL string, hc *http.Client, inv fwtest.Invite) (oapiclient.ParticipantToken, []string) {
 	t.Helper()
 	ctx := context.Background()
 	c, err := oapiclient.NewClientWithResponses(baseURL, oapiclient.WithHTTPClient(hc))
@@ -94,7 +97,8 @@ func goFlow(t *testing.T, baseURL string, hc *http.Client, inv fwtest.Invite) {
 	if cl.JSON200 == nil {
 		t.Fatalf("claim: HTTP %d: %s", cl.StatusCode(), cl.Body)
 	}
-	p := oapiclient.NewParticipantClient(c, oapiclient.ParticipantToken(cl.JSON200.ParticipantToken))
+	token := oapiclient.ParticipantToken(cl.JSON200.ParticipantToken)
+	p := oapiclient.NewParticipantClient(c, token)
 	rm, err := p.ReadRoomWithResponse(ctx, id, &oapiclient.ReadRoomParams{})
 	if err != nil {
 		t.Fatalf("room: %v", err)
@@ -162,6 +166,11 @@ func goFlow(t *testing.T, baseURL string, hc *http.Client, inv fwtest.Invite) {
 	if err != nil || after.JSON200 == nil || after.JSON200.Artifact == nil || after.JSON200.Artifact.Sha256 != canon.Digest(art.Body) {
 		t.Fatalf("the room does not name the artifact: %v", err)
 	}
+	var hashes []string
+	for _, e := range after.JSON200.Events {
+		hashes = append(hashes, e.Hash)
+	}
+	return token, hashes
 }
 
 // baseURLOrigin is the issuer the revision names, which is the origin
@@ -179,5 +188,47 @@ func baseURLOrigin(t *testing.T, issuer string) string {
 func TestGoClientFlow(t *testing.T) {
 	t.Parallel()
 	s := servertest.New(t, servertest.Options{})
-	goFlow(t, s.URL, s.Client, fwtest.Agreement(t, s, "Go client"))
+	inv := fwtest.Agreement(t, s, "Go client")
+	token, hashes := goFlow(t, s.URL, s.Client, inv)
+
+	// The stream, read as the contract's typed messages: every stored event
+	// from the start, in seq order, then the outcome, which is final here.
+	// The contract-checking transport reads a whole body before it answers,
+	// so the stream, which stays open, is read without it.
+	plain, err := oapiclient.NewClientWithResponses(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stream, err := oapiclient.NewParticipantClient(plain, token).StreamRoomMessages(ctx, uuid.MustParse(inv.InvitationID), &oapiclient.StreamRoomParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	var streamed []string
+	for final := false; !final || len(streamed) < len(hashes); {
+		m, err := stream.Next()
+		if err != nil {
+			t.Fatalf("after %d events: %v", len(streamed), err)
+		}
+		v, err := m.ValueByDiscriminator()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch v := v.(type) {
+		case oapiclient.StreamRoomEvent:
+			if v.Id != strconv.Itoa(v.Data.Seq) {
+				t.Fatalf("stream id %s for seq %d", v.Id, v.Data.Seq)
+			}
+			streamed = append(streamed, v.Data.Hash)
+		case oapiclient.StreamRoomOutcome:
+			final = v.Data.Status == oapiclient.OutcomeStatusReached
+		default:
+			t.Fatalf("no revision was locked, yet the stream sent %T", v)
+		}
+	}
+	if !slices.Equal(streamed, hashes) {
+		t.Fatalf("the stream's events %v differ from the room's %v", streamed, hashes)
+	}
 }

@@ -2,6 +2,7 @@ package goclient_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -79,5 +80,40 @@ func TestWrongCredentialDoesNotCompile(t *testing.T) {
 	want := "p.ClaimSlotWithResponse undefined (type *oapiclient.ParticipantClient has no field or method ClaimSlotWithResponse)"
 	if err == nil || !strings.Contains(string(out), want) || strings.Count(string(out), "\n") != 2 {
 		t.Fatalf("go build testdata/wrongcredential: %v, want only %q:\n%s", err, want, out)
+	}
+}
+
+// TestStreamMessageReader: keep-alive comments are skipped, data split
+// over lines is joined, only room.event carries an id, a non-JSON data
+// line is an error, and a refusal is returned as the error.
+func TestStreamMessageReader(t *testing.T) {
+	t.Parallel()
+	answer := func(status int, ctype, body string) *http.Response {
+		return &http.Response{StatusCode: status, Header: http.Header{"Content-Type": {ctype}}, Body: io.NopCloser(strings.NewReader(body))}
+	}
+	r, err := oapiclient.NewStreamMessageReader(answer(http.StatusOK, "text/event-stream",
+		": keep-alive\n\nevent: room.outcome\ndata: {\"status\":\ndata: \"pending\"}\n\nevent: room.revision\ndata: {\"revision\":2}\n\nevent: room.outcome\ndata: nope\n\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err := m.AsStreamRoomOutcome(); err != nil || o.Data.Status != oapiclient.OutcomeStatusPending {
+		t.Fatalf("outcome %+v, %v", o, err)
+	}
+	m, err = r.Next()
+	if v, _ := m.ValueByDiscriminator(); err != nil || v.(oapiclient.StreamRoomRevision).Data.Revision != 2 {
+		t.Fatalf("revision %+v, %v", v, err)
+	}
+	if _, err := r.Next(); err == nil || !strings.Contains(err.Error(), "not JSON") {
+		t.Fatalf("non-JSON data: %v", err)
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("the end: %v", err)
+	}
+	if _, err := oapiclient.NewStreamMessageReader(answer(http.StatusUnauthorized, "application/problem+json", `{"code":"unauthorized"}`)); err == nil || !strings.Contains(err.Error(), "HTTP 401") {
+		t.Fatalf("a refusal: %v", err)
 	}
 }

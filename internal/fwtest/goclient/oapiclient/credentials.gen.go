@@ -3,7 +3,9 @@
 package oapiclient
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -139,12 +141,12 @@ func withCredential(credential RequestEditorFn, editors []RequestEditorFn) []Req
 
 // PublicClient calls the operations that accept no credential: the route is public, or takes its secret in the body.
 type PublicClient struct {
-	c      ClientWithResponsesInterface
+	c      *ClientWithResponses
 	editor RequestEditorFn
 }
 
 // NewPublicClient calls c's public operations, with no credential.
-func NewPublicClient(c ClientWithResponsesInterface) *PublicClient { return &PublicClient{c: c} }
+func NewPublicClient(c *ClientWithResponses) *PublicClient { return &PublicClient{c: c} }
 
 // GetCapabilitiesWithResponse calls GET /.well-known/consensus-agent.
 func (c *PublicClient) GetCapabilitiesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetCapabilitiesResponse, error) {
@@ -176,12 +178,12 @@ func (v InviteSecret) Editor() RequestEditorFn {
 
 // InviteClient calls only the operations a invite credential opens, each with it.
 type InviteClient struct {
-	c      ClientWithResponsesInterface
+	c      *ClientWithResponses
 	editor RequestEditorFn
 }
 
 // NewInviteClient calls c's operations that accept credential, with it.
-func NewInviteClient(c ClientWithResponsesInterface, credential InviteSecret) *InviteClient {
+func NewInviteClient(c *ClientWithResponses, credential InviteSecret) *InviteClient {
 	return &InviteClient{c: c, editor: credential.Editor()}
 }
 
@@ -205,12 +207,12 @@ func (v SessionToken) Editor() RequestEditorFn {
 
 // SessionClient calls only the operations a session credential opens, each with it.
 type SessionClient struct {
-	c      ClientWithResponsesInterface
+	c      *ClientWithResponses
 	editor RequestEditorFn
 }
 
 // NewSessionClient calls c's operations that accept credential, with it.
-func NewSessionClient(c ClientWithResponsesInterface, credential SessionToken) *SessionClient {
+func NewSessionClient(c *ClientWithResponses, credential SessionToken) *SessionClient {
 	return &SessionClient{c: c, editor: credential.Editor()}
 }
 
@@ -234,12 +236,12 @@ func (v ParticipantToken) Editor() RequestEditorFn {
 
 // ParticipantClient calls only the operations a participant credential opens, each with it.
 type ParticipantClient struct {
-	c      ClientWithResponsesInterface
+	c      *ClientWithResponses
 	editor RequestEditorFn
 }
 
 // NewParticipantClient calls c's operations that accept credential, with it.
-func NewParticipantClient(c ClientWithResponsesInterface, credential ParticipantToken) *ParticipantClient {
+func NewParticipantClient(c *ClientWithResponses, credential ParticipantToken) *ParticipantClient {
 	return &ParticipantClient{c: c, editor: credential.Editor()}
 }
 
@@ -303,6 +305,17 @@ func (c *ParticipantClient) PutWebhookWithResponse(ctx context.Context, invitati
 	return c.c.PutWebhookWithResponse(ctx, invitationId, body, withCredential(c.editor, reqEditors)...)
 }
 
+// StreamRoomMessages calls GET /api/v1/agent/invitations/{invitationId}/stream
+// and reads its answer, a server-sent event stream, as StreamMessage values; the
+// caller closes the reader.
+func (c *ParticipantClient) StreamRoomMessages(ctx context.Context, invitationId InvitationId, params *StreamRoomParams, reqEditors ...RequestEditorFn) (*StreamMessageReader, error) {
+	resp, err := c.c.StreamRoom(ctx, invitationId, params, withCredential(c.editor, reqEditors)...)
+	if err != nil {
+		return nil, err
+	}
+	return NewStreamMessageReader(resp)
+}
+
 // OperatorKey is a workspace API key or the deployment's operator token, sent as `Authorization: Bearer <credential>`.
 type OperatorKey string
 
@@ -310,3 +323,73 @@ type OperatorKey string
 func (v OperatorKey) Editor() RequestEditorFn {
 	return authorization("operator", "Bearer ", "", string(v))
 }
+
+// StreamMessageReader reads a text/event-stream answer as StreamMessage values: each
+// message's event, id and data lines (the data is JSON) become the object
+// {"event", "id", "data"} the contract's StreamMessage describes. Lines end with
+// LF, as the service writes them.
+type StreamMessageReader struct {
+	body io.ReadCloser
+	sc   *bufio.Scanner
+}
+
+// NewStreamMessageReader reads resp, which must be a 200 text/event-stream
+// answer; any other answer is closed and returned as the error.
+func NewStreamMessageReader(resp *http.Response) (*StreamMessageReader, error) {
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return nil, fmt.Errorf("oapiclient: the stream answered HTTP %d (%s): %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	return &StreamMessageReader{body: resp.Body, sc: sc}, nil
+}
+
+// Next returns the next message, skipping comments (the keep-alives); it
+// returns io.EOF when the stream ends.
+func (r *StreamMessageReader) Next() (StreamMessage, error) {
+	var msg struct {
+		Event string          `json:"event"`
+		ID    *string         `json:"id,omitempty"`
+		Data  json.RawMessage `json:"data"`
+	}
+	var data []string
+	for r.sc.Scan() {
+		line := r.sc.Text()
+		if line == "" {
+			if msg.Event == "" && data == nil {
+				continue
+			}
+			msg.Data = json.RawMessage(strings.Join(data, "\n"))
+			b, err := json.Marshal(msg)
+			if err != nil {
+				return StreamMessage{}, fmt.Errorf("oapiclient: a %q message whose data is not JSON: %w", msg.Event, err)
+			}
+			var m StreamMessage
+			if err := m.UnmarshalJSON(b); err != nil {
+				return StreamMessage{}, err
+			}
+			return m, nil
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "":
+			// A comment.
+		case "event":
+			msg.Event = value
+		case "id":
+			msg.ID = &value
+		case "data":
+			data = append(data, value)
+		}
+	}
+	if err := r.sc.Err(); err != nil {
+		return StreamMessage{}, err
+	}
+	return StreamMessage{}, io.EOF
+}
+
+// Close ends the stream.
+func (r *StreamMessageReader) Close() error { return r.body.Close() }

@@ -4,6 +4,7 @@
 // internal/fwtest/goclient; do not edit it. credentials.gen.go, written by
 // internal/cmd/client-credentials from openapi.json's security, types the
 // Authorization header the generated client leaves to the caller: a type
-// and a RequestEditorFn per credential kind, and a client per kind with
-// only the methods of the operations that kind opens.
+// and a RequestEditorFn per credential kind, a client per kind with only
+// the methods of the operations that kind opens, and a reader of the event
+// stream as typed StreamMessage values.
 package oapiclient
