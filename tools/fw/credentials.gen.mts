@@ -15,7 +15,7 @@
 import createClient, { type Client, type ClientOptions } from "openapi-fetch";
 
 /** The kinds of credential:
- * - none: no credential: the route is public, or takes its secret in the body;
+ * - none: no credential, for a route that is public or takes its secret in the body;
  * - invite: the invitation secret, from the #secret= fragment of invite_uri, sent as `Authorization: Consensus-Invite <credential>` (security scheme ConsensusInvite);
  * - session: the sessionToken exchange returns, sent as `Authorization: Consensus-Session <credential>` (security scheme ConsensusSession);
  * - participant: the participantToken claim returns, sent as `Authorization: Consensus-Participant <credential>` (security scheme ConsensusParticipant);
@@ -36,7 +36,7 @@ function make<K extends CredentialKind>(kind: K, prefix: string, token: string, 
   return { kind, authorization: prefix + value };
 }
 
-/** No credential: no credential: the route is public, or takes its secret in the body. */
+/** None: no credential, for a route that is public or takes its secret in the body. */
 export const noCredential: Credential<"none"> = { kind: "none" };
 /** invite: the invitation secret, from the #secret= fragment of invite_uri. */
 export const inviteSecret = (value: string): Credential<"invite"> => make("invite", "Consensus-Invite ", "", value);

@@ -179,7 +179,7 @@ type CredentialKind string
 const (
 `, generatedBy, extraImports(specs))
 	for _, k := range Kinds {
-		p("\t// Credential%s: %s.\n\tCredential%s CredentialKind = %s\n", title(k.Name), k.What, title(k.Name), quote(k.Name))
+		p("\t// Credential%s is %s.\n\tCredential%s CredentialKind = %s\n", title(k.Name), k.What, title(k.Name), quote(k.Name))
 	}
 	p(`)
 
@@ -242,7 +242,7 @@ func withCredential(credential RequestEditorFn, editors []RequestEditorFn) []Req
 		if k.Scheme == "" {
 			client = "PublicClient"
 			p(`
-// PublicClient calls the operations that accept %s.
+// PublicClient calls the operations that accept %s: no credential.
 type PublicClient struct {
 	c      *ClientWithResponses
 	editor RequestEditorFn
@@ -250,7 +250,7 @@ type PublicClient struct {
 
 // NewPublicClient calls c's public operations, with no credential.
 func NewPublicClient(c *ClientWithResponses) *PublicClient { return &PublicClient{c: c} }
-`, k.What)
+`, k.Name)
 		} else {
 			p(`
 // %[1]s is %[2]s, sent as `+"`Authorization: %[3]s<credential>`"+`.

@@ -57,7 +57,7 @@ type Kind struct {
 // Kinds are the contract's security schemes, and none for the routes that
 // need no credential, in the order the generated files list them.
 var Kinds = []Kind{
-	{Name: noCredential, What: "no credential: the route is public, or takes its secret in the body"},
+	{Name: noCredential, What: "no credential, for a route that is public or takes its secret in the body"},
 	{Name: "invite", Scheme: "ConsensusInvite", Prefix: "Consensus-Invite ", Go: "InviteSecret", What: "the invitation secret, from the #secret= fragment of invite_uri"},
 	{Name: "session", Scheme: "ConsensusSession", Prefix: "Consensus-Session ", Token: "css_", Go: "SessionToken", What: "the sessionToken exchange returns"},
 	{Name: "participant", Scheme: "ConsensusParticipant", Prefix: "Consensus-Participant ", Token: "csp_", Go: "ParticipantToken", What: "the participantToken claim returns"},
@@ -256,7 +256,7 @@ function make<K extends CredentialKind>(kind: K, prefix: string, token: string, 
 `)
 	for _, k := range Kinds {
 		if k.Scheme == "" {
-			p("/** No credential: %s. */\nexport const noCredential: Credential<%s> = { kind: %s };\n", k.What, quote(k.Name), quote(k.Name))
+			p("/** None: %s. */\nexport const noCredential: Credential<%s> = { kind: %s };\n", k.What, quote(k.Name), quote(k.Name))
 			continue
 		}
 		fn := strings.ToLower(k.Go[:1]) + k.Go[1:]

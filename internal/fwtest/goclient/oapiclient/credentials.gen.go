@@ -23,15 +23,15 @@ type CredentialKind string
 
 // The kinds of credential.
 const (
-	// CredentialNone: no credential: the route is public, or takes its secret in the body.
+	// CredentialNone is no credential, for a route that is public or takes its secret in the body.
 	CredentialNone CredentialKind = "none"
-	// CredentialInvite: the invitation secret, from the #secret= fragment of invite_uri.
+	// CredentialInvite is the invitation secret, from the #secret= fragment of invite_uri.
 	CredentialInvite CredentialKind = "invite"
-	// CredentialSession: the sessionToken exchange returns.
+	// CredentialSession is the sessionToken exchange returns.
 	CredentialSession CredentialKind = "session"
-	// CredentialParticipant: the participantToken claim returns.
+	// CredentialParticipant is the participantToken claim returns.
 	CredentialParticipant CredentialKind = "participant"
-	// CredentialOperator: a workspace API key or the deployment's operator token.
+	// CredentialOperator is a workspace API key or the deployment's operator token.
 	CredentialOperator CredentialKind = "operator"
 )
 
@@ -139,7 +139,7 @@ func withCredential(credential RequestEditorFn, editors []RequestEditorFn) []Req
 	return out
 }
 
-// PublicClient calls the operations that accept no credential: the route is public, or takes its secret in the body.
+// PublicClient calls the operations that accept none: no credential.
 type PublicClient struct {
 	c      *ClientWithResponses
 	editor RequestEditorFn
