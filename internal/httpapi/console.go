@@ -399,7 +399,7 @@ func (s *Server) handleConsoleAgreement(w http.ResponseWriter, r *http.Request) 
 		}
 		// The workspace's signal wakes it too, to notice at once a
 		// removal that ends this session.
-		others, err := s.lists.Join(c.WorkspaceID)
+		others, err := s.lists.Join(c.WorkspaceID, operatorID)
 		if err != nil {
 			waiter.Leave()
 			w.Header().Del("Preference-Applied")
@@ -472,7 +472,8 @@ func (s *Server) handleConsoleAgreements(w http.ResponseWriter, r *http.Request)
 	wait := preferWait(w, r)
 	if seen := r.Header.Get("If-None-Match"); wait > 0 && seen != "" {
 		// Join before reading: a change committed after the read wakes it.
-		waiter, err := s.lists.Join(c.WorkspaceID)
+		operatorID, _ := uuid.Parse(c.Actor.ID)
+		waiter, err := s.lists.Join(c.WorkspaceID, operatorID)
 		if err != nil {
 			w.Header().Del("Preference-Applied")
 			s.writeProblem(w, r, err)

@@ -8,9 +8,14 @@ import (
 	"github.com/google/uuid"
 )
 
-// DefaultWorkspaceWaiters is how many readers of workspace lists one
-// replica keeps waiting (the operators' consoles: people, not agents).
-const DefaultWorkspaceWaiters = 1000
+// DefaultWorkspaceWaiters is how many readers of workspaces one replica
+// keeps waiting (the operators' consoles: people, not agents), and
+// DefaultPerOperator how many of them one operator may hold (a few open
+// tabs, each a list or an agreement's page).
+const (
+	DefaultWorkspaceWaiters = 1000
+	DefaultPerOperator      = 8
+)
 
 // ownersCached bounds the agreement-to-workspace cache; past it the cache
 // starts again empty (an agreement never changes workspace, so a cached
@@ -34,6 +39,7 @@ type Workspaces struct {
 
 	mu      sync.Mutex
 	waiters map[uuid.UUID]map[*WorkspaceWaiter]struct{}
+	byWho   map[uuid.UUID]int
 	total   int
 	owners  map[uuid.UUID]uuid.UUID
 	pending map[uuid.UUID]struct{}
@@ -49,7 +55,7 @@ func NewWorkspaces(max int, resolve Resolver) *Workspaces {
 	if max <= 0 {
 		max = DefaultWorkspaceWaiters
 	}
-	return &Workspaces{resolve: resolve, max: max, waiters: map[uuid.UUID]map[*WorkspaceWaiter]struct{}{},
+	return &Workspaces{resolve: resolve, max: max, waiters: map[uuid.UUID]map[*WorkspaceWaiter]struct{}{}, byWho: map[uuid.UUID]int{},
 		owners: map[uuid.UUID]uuid.UUID{}, pending: map[uuid.UUID]struct{}{}, kick: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
@@ -59,19 +65,21 @@ func NewWorkspaces(max int, resolve Resolver) *Workspaces {
 type WorkspaceWaiter struct {
 	set       *Workspaces
 	workspace uuid.UUID
+	who       uuid.UUID
 	c         chan struct{}
 	once      sync.Once
 }
 
-// Join admits a reader of workspaceID, or answers ErrBusy. Join before
-// reading the state to wait on; call Leave when done.
-func (s *Workspaces) Join(workspaceID uuid.UUID) (*WorkspaceWaiter, error) {
+// Join admits a reader of workspaceID for the operator who, or answers
+// ErrBusy. Join before reading the state to wait on; call Leave when done.
+func (s *Workspaces) Join(workspaceID, who uuid.UUID) (*WorkspaceWaiter, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.total >= s.max {
+	if s.total >= s.max || s.byWho[who] >= DefaultPerOperator {
 		return nil, ErrBusy
 	}
-	w := &WorkspaceWaiter{set: s, workspace: workspaceID, c: make(chan struct{}, 1)}
+	s.byWho[who]++
+	w := &WorkspaceWaiter{set: s, workspace: workspaceID, who: who, c: make(chan struct{}, 1)}
 	m := s.waiters[workspaceID]
 	if m == nil {
 		m = map[*WorkspaceWaiter]struct{}{}
@@ -101,6 +109,9 @@ func (w *WorkspaceWaiter) Leave() {
 			if len(m) == 0 {
 				delete(s.waiters, w.workspace)
 			}
+		}
+		if s.byWho[w.who]--; s.byWho[w.who] <= 0 {
+			delete(s.byWho, w.who)
 		}
 		s.total--
 	})

@@ -62,9 +62,24 @@ func TestWorkspacesWakeTheRightReaders(t *testing.T) {
 	if calls.Load() != 0 {
 		t.Fatalf("resolved %d times with nobody waiting", calls.Load())
 	}
-	a, _ := s.Join(wsA)
-	b, _ := s.Join(wsB)
-	if _, err := s.Join(wsA); !errors.Is(err, ErrBusy) {
+	olga := uuid.New()
+	for i := 0; i < DefaultPerOperator; i++ {
+		w, err := NewWorkspaces(0, nil).Join(wsA, olga)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Leave()
+	}
+	many := NewWorkspaces(0, nil)
+	for i := 0; i < DefaultPerOperator; i++ {
+		_, _ = many.Join(wsA, olga)
+	}
+	if _, err := many.Join(wsB, olga); !errors.Is(err, ErrBusy) {
+		t.Fatalf("one operator past its bound: %v", err)
+	}
+	a, _ := s.Join(wsA, olga)
+	b, _ := s.Join(wsB, uuid.New())
+	if _, err := s.Join(wsA, uuid.New()); !errors.Is(err, ErrBusy) {
 		t.Fatalf("a third reader: %v", err)
 	}
 	s.RoomChanged(agA)
