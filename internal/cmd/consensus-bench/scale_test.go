@@ -218,3 +218,45 @@ func mustKeys(t *testing.T, key []byte) *secret.Keys {
 	}
 	return k
 }
+
+// A scale run replaces only its own section of results.md; a run on the
+// small database rewrites the rest and carries the section over.
+func TestScaleSectionInResults(t *testing.T) {
+	small := "# Benchmark results\n\n- **Date:** 2026-12-04 13:16 UTC (took 5m55s)\n\n## Ratios against the targets\n\n" +
+		"| check | service | baseline | ratio: median (min–max over rounds) | CPU-cost ratio | target | met |\n" +
+		"| --- | --- | --- | --- | --- | --- | --- |\n" +
+		"| event append, 16 conns over 16 rooms | 465 events/s | 931 tps | 0.50 | 0.63 | ≥ 0.6 | no |\n" +
+		"| full room read, 300 events (170 KiB) | 1,672 req/s | 4,804 req/s | 0.40 (0.35–0.45) | 0.36 | ≥ 0.3 | yes |\n" +
+		"| peak RSS of consensusd, any load | 69.3 MiB |  |  |  | < 64 MiB | no |\n" +
+		"\nMedians.\n\n## Event append\n\nbody\n"
+	rows := parseRatioTable(small)
+	if len(rows) != 3 || !rows[0].hasRate || rows[0].rateMed != 0.50 || rows[1].rateMed != 0.40 || rows[2].hasRate {
+		t.Fatalf("parsed %+v", rows)
+	}
+	large := "| check | service | baseline | ratio: median (min–max over rounds) | CPU-cost ratio | target | met |\n" +
+		"| --- | --- | --- | --- | --- | --- | --- |\n" +
+		"| event append, 16 conns over 16 rooms | 400 events/s | 900 tps | 0.44 | 0.60 | ≥ 0.6 | no |\n" +
+		"| full room read, 300 events (170 KiB) | 1,600 req/s | 4,000 req/s | 0.38 | 0.35 | ≥ 0.3 | yes |\n"
+	cmp := scaleComparison(rows, parseRatioTable(large))
+	if !strings.Contains(cmp, "| event append, 16 conns over 16 rooms | 0.50 | 0.44 | 0.88 | 0.63, 0.60 | no |") ||
+		!strings.Contains(cmp, "| full room read, 300 events (170 KiB) | 0.40 (0.35–0.45) | 0.38 | 0.95 | 0.36, 0.35 | yes |") {
+		t.Fatalf("comparison:\n%s", cmp)
+	}
+
+	first := withScaleSection(small, scaleHeading+"\n\nfirst scale run\n")
+	if !strings.HasPrefix(first, small[:len(small)-1]) || !strings.HasSuffix(first, "first scale run\n") {
+		t.Fatalf("appended:\n%s", first)
+	}
+	second := withScaleSection(first, scaleHeading+"\n\nsecond scale run\n")
+	if strings.Contains(second, "first scale run") || strings.Count(second, scaleHeading) != 1 || !strings.Contains(second, "## Event append") {
+		t.Fatalf("replaced:\n%s", second)
+	}
+	if kept := keptScaleSection(second); kept != scaleHeading+"\n\nsecond scale run\n" {
+		t.Fatalf("kept %q", kept)
+	}
+	// A section followed by another one ends at that heading.
+	mid := withScaleSection(small[:strings.Index(small, "## Event append")]+scaleHeading+"\n\nold\n\n## Event append\n\nbody\n", scaleHeading+"\n\nnew\n")
+	if !strings.Contains(mid, "new\n\n## Event append\n\nbody\n") || strings.Contains(mid, "old") {
+		t.Fatalf("middle section:\n%s", mid)
+	}
+}
