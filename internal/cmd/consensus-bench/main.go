@@ -65,9 +65,9 @@ type config struct {
 	// tables before the usual loads, and the results get a scale section.
 	Scale           bool
 	ScaleAgreements int
-	Smoke        bool
-	Invocation   string // how the run was started, for the report
-	Stdout       io.Writer
+	Smoke           bool
+	Invocation      string // how the run was started, for the report
+	Stdout          io.Writer
 }
 
 func defaultConfig() config {
