@@ -57,7 +57,7 @@ type scaleSpec struct {
 // fullScale is the scale of BENCH_SCALE=1: 100,000 agreements, 300,000
 // participants, 1,000,000 events.
 func fullScale(agreements int) scaleSpec {
-	return scaleSpec{Agreements: agreements, Parts: 3, Events: 10, Workspaces: 4, Seed: 1, Workers: 4, Chunk: 500}
+	return scaleSpec{Agreements: agreements, Parts: 3, Events: 10, Workspaces: 4, Seed: 1, Workers: 2, Chunk: 500}
 }
 
 func (s scaleSpec) rows() int64 {
@@ -70,6 +70,8 @@ type scaleParticipant struct {
 	ID, InvitationID uuid.UUID
 	Token            string
 	Events           int
+	Binding          room.Binding
+	BindingJSON      string
 }
 
 // scaleEvent is one generated event.
@@ -206,10 +208,9 @@ func (s scaleSpec) agreement(i int, keys *secret.Keys) (*scaleAgreement, error) 
 			InvitationID: p.InvitationID.String(), ParticipantID: p.ID.String(), Inbox: scaleInbox(i, j),
 			Assurance: room.Assurance, Revision: 1, RevisionDigest: locked.RevisionDigest,
 		}
-		canonical, digest, err := canon.DigestOf(binding)
-		if err != nil {
-			return nil, err
-		}
+		canonical := scaleBindingBytes(binding)
+		digest := canon.Digest(canonical)
+		p.Binding, p.BindingJSON = binding, string(canonical)
 		if keys != nil {
 			p.Token = keys.ParticipantToken(digest)
 		} else {
@@ -260,6 +261,37 @@ func scaleCommandBytes(c room.Command) []byte {
 	return append(b, '}')
 }
 
+// scaleBindingBytes is the RFC 8785 form of a binding without a runtime
+// endpoint whose strings need no escaping, as scaleCommandBytes writes a
+// command. The test holds it equal to canon.DigestOf.
+func scaleBindingBytes(bd room.Binding) []byte {
+	b := make([]byte, 0, 512)
+	str := func(s string) {
+		b = append(b, '"')
+		b = append(b, s...)
+		b = append(b, '"')
+	}
+	b = append(b, `{"agreement_id":`...)
+	str(bd.AgreementID)
+	b = append(b, `,"assurance":`...)
+	str(bd.Assurance)
+	b = append(b, `,"inbox":`...)
+	str(bd.Inbox)
+	b = append(b, `,"invitation_id":`...)
+	str(bd.InvitationID)
+	b = append(b, `,"participant_id":`...)
+	str(bd.ParticipantID)
+	b = append(b, `,"revision":`...)
+	b = strconv.AppendInt(b, int64(bd.Revision), 10)
+	b = append(b, `,"revision_digest":`...)
+	str(bd.RevisionDigest)
+	b = append(b, `,"runtime_endpoint":null,"schema":`...)
+	str(bd.Schema)
+	b = append(b, `,"version":`...)
+	b = strconv.AppendInt(b, int64(bd.Version), 10)
+	return append(b, '}')
+}
+
 // scaleChainHash is the chain link: SHA-256 of the RFC 8785 bytes of
 // {command_digest, created_at, prev, seq}.
 func scaleChainHash(commandDigest string, at time.Time, prev string, seq int64) string {
@@ -289,6 +321,7 @@ type scaleResult struct {
 	Agreements, Participants, Events int64
 	Rows                             int64
 	Took                             time.Duration
+	Split                            string // the share of each step in the connections' time
 }
 
 // loadScale writes the spec's rooms into the database at dbURL through
@@ -339,6 +372,7 @@ func loadScale(ctx context.Context, dbURL string, s scaleSpec, progress io.Write
 	conn.Close(ctx)
 
 	var next, doneAgreements, doneRows atomic.Int64
+	var spent [len(scaleSteps)]atomic.Int64
 	chunks := (s.Agreements + s.Chunk - 1) / s.Chunk
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -366,7 +400,7 @@ func loadScale(ctx context.Context, dbURL string, s scaleSpec, progress io.Write
 					return
 				}
 				from, to := k*s.Chunk, min((k+1)*s.Chunk, s.Agreements)
-				n, err := s.copyChunk(ctx, c, keys, from, to)
+				n, err := s.copyChunk(ctx, c, keys, from, to, &spent)
 				if err != nil {
 					errs <- fmt.Errorf("scale load: agreements %d to %d: %w", from+1, to, err)
 					cancel()
@@ -408,7 +442,16 @@ func loadScale(ctx context.Context, dbURL string, s scaleSpec, progress io.Write
 	}
 	took := time.Since(began)
 	r := scaleResult{Agreements: int64(s.Agreements), Participants: int64(s.Agreements * s.Parts), Events: int64(s.Agreements * s.Events), Rows: doneRows.Load(), Took: took}
-	fmt.Fprintf(progress, "   scale load: %s rows in %s, %s rows/s\n", thousands(float64(r.Rows)), took.Round(100*time.Millisecond), thousands(float64(r.Rows)/took.Seconds()))
+	var total time.Duration
+	for i := range spent {
+		total += time.Duration(spent[i].Load())
+	}
+	var parts []string
+	for i, name := range scaleSteps {
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", name, 100*float64(spent[i].Load())/float64(max(total, 1))))
+	}
+	r.Split = strings.Join(parts, ", ")
+	fmt.Fprintf(progress, "   scale load: %s rows in %s, %s rows/s; the connections' time: %s\n", thousands(float64(r.Rows)), took.Round(100*time.Millisecond), thousands(float64(r.Rows)/took.Seconds()), r.Split)
 	return r, nil
 }
 
@@ -422,9 +465,16 @@ func collect(errs <-chan error) []error {
 
 // copyChunk writes agreements [from, to) in one transaction: the
 // participants' deferred reference to their invitations is checked at its
-// commit. It returns the rows written.
-func (s scaleSpec) copyChunk(ctx context.Context, c *pgx.Conn, keys *secret.Keys, from, to int) (int64, error) {
+// commit. It returns the rows written, and adds to spent the time each
+// step took (scaleSteps).
+func (s scaleSpec) copyChunk(ctx context.Context, c *pgx.Conn, keys *secret.Keys, from, to int, spent *[len(scaleSteps)]atomic.Int64) (int64, error) {
 	var ags, revs, parts, invs, evs [][]any
+	mark := time.Now()
+	lap := func(step int) {
+		now := time.Now()
+		spent[step].Add(int64(now.Sub(mark)))
+		mark = now
+	}
 	for i := from; i < to; i++ {
 		a, err := s.agreement(i, keys)
 		if err != nil {
@@ -436,13 +486,14 @@ func (s scaleSpec) copyChunk(ctx context.Context, c *pgx.Conn, keys *secret.Keys
 		invs = append(invs, a.invitations...)
 		evs = append(evs, a.events...)
 	}
+	lap(0)
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	var n int64
-	for _, t := range scaleTables(ags, revs, parts, invs, evs) {
+	for ti, t := range scaleTables(ags, revs, parts, invs, evs) {
 		k, err := tx.CopyFrom(ctx, pgx.Identifier{"scale_" + t.table}, t.cols, pgx.CopyFromRows(t.rows))
 		if err != nil {
 			return 0, fmt.Errorf("COPY %s: %w", t.table, err)
@@ -456,9 +507,15 @@ func (s scaleSpec) copyChunk(ctx context.Context, c *pgx.Conn, keys *secret.Keys
 			return 0, fmt.Errorf("%s: %d rows copied, %d inserted, of %d", t.table, k, tag.RowsAffected(), len(t.rows))
 		}
 		n += k
+		lap(1 + ti)
 	}
-	return n, tx.Commit(ctx)
+	err = tx.Commit(ctx)
+	lap(len(scaleSteps) - 1)
+	return n, err
 }
+
+// scaleSteps names the parts of a chunk's time.
+var scaleSteps = [...]string{"generate", "agreements", "revisions", "participants", "invitations", "events", "commit"}
 
 type scaleTable struct {
 	table string

@@ -21,15 +21,25 @@ import (
 	"github.com/consensus-md/consensus/internal/servertest"
 )
 
-// The scale loader's digests are the service's: the command digest is
-// canon.DigestOf of the version 1 command, the chain link canon.DigestOf of
-// {command_digest, created_at, prev, seq}.
+// The scale loader's digests are the service's: the binding is
+// canon.Marshal of the binding, the command digest canon.DigestOf of the
+// version 1 command, the chain link canon.DigestOf of {command_digest,
+// created_at, prev, seq}.
 func TestScaleDigestsAreCanonical(t *testing.T) {
 	spec := fullScale(10)
 	spec.Origin, spec.Now = "http://127.0.0.1:8080", time.Now()
 	a, err := spec.agreement(3, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, p := range a.Parts {
+		canonical, _, err := canon.DigestOf(p.Binding)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(canonical) != p.BindingJSON {
+			t.Fatalf("binding %s, canon.Marshal gives %s", p.BindingJSON, canonical)
+		}
 	}
 	for _, e := range a.Events {
 		p := a.Parts[e.Participant]
@@ -258,5 +268,17 @@ func TestScaleSectionInResults(t *testing.T) {
 	mid := withScaleSection(small[:strings.Index(small, "## Event append")]+scaleHeading+"\n\nold\n\n## Event append\n\nbody\n", scaleHeading+"\n\nnew\n")
 	if !strings.Contains(mid, "new\n\n## Event append\n\nbody\n") || strings.Contains(mid, "old") {
 		t.Fatalf("middle section:\n%s", mid)
+	}
+}
+
+// BenchmarkScaleAgreement is the loader's Go side: generating one room's rows.
+func BenchmarkScaleAgreement(b *testing.B) {
+	spec := fullScale(100_000)
+	spec.Origin, spec.Now = "http://127.0.0.1:8080", time.Now()
+	keys := mustKeys(&testing.T{}, make([]byte, 32))
+	for i := 0; b.Loop(); i++ {
+		if _, err := spec.agreement(i%100_000, keys); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
