@@ -347,7 +347,11 @@ func startService(ctx context.Context, cfg config, bin string, cl *cluster, prev
 		return nil, err
 	}
 	port := strings.TrimPrefix(s.origin, "http://127.0.0.1:")
-	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	mode := os.O_CREATE | os.O_TRUNC | os.O_WRONLY
+	if prev != nil {
+		mode = os.O_CREATE | os.O_APPEND | os.O_WRONLY // after the first start's lines
+	}
+	logf, err := os.OpenFile(s.logPath, mode, 0o600)
 	if err != nil {
 		return nil, err
 	}
