@@ -279,14 +279,19 @@ func (b *bench) scaleSection(smallMD string, r report) string {
 	w("- **consensusd start-up** (process start to `/api/health` 200, polled every 100 ms): %s on the loaded database, every migration already applied; %s on the empty database, which it migrated from scratch", sr.startLoaded.Round(time.Millisecond), sr.startEmpty.Round(time.Millisecond))
 	w("- **Migrations** (`consensusd migrate`, process start to exit): %s on the loaded database (nothing to apply: River's and goose's version checks under the advisory lock); %s on a fresh empty database (every migration). No migration ran on loaded rows: a migration added later would, and its time on this database is the figure to watch", sr.migrateLoaded.Round(time.Millisecond), sr.migrateEmpty.Round(time.Millisecond))
 	w("")
-	smallDate := "(no run on the small database in this file)"
+	smallRun, smallCommit := "(no run on the small database in this file)", ""
 	for _, line := range strings.Split(smallMD, "\n") {
-		if v, ok := strings.CutPrefix(line, "- **Date:** "); ok {
-			smallDate = "the run of " + v
-			break
+		if v, ok := strings.CutPrefix(line, "- **Date:** "); ok && smallCommit == "" {
+			smallRun = "the run of " + v
+		}
+		if v, ok := strings.CutPrefix(line, "- **Commit:** "); ok && smallCommit == "" {
+			smallCommit = v
 		}
 	}
-	w("Each ratio of the scale run beside the same check's ratio on the small database, from the ratio table above (%s). \"within 10%%\" is met when the ratio at scale is at least %.1f× the small database's; machine noise between two runs minutes apart moves these ratios too, so compare the CPU-cost ratios as well.", smallDate, scaleTolerance)
+	if smallCommit != "" && smallCommit != commit {
+		smallRun += fmt.Sprintf(", at commit %s: the code changed between the two runs, and those changes move the ratios as much as the database's size may", smallCommit)
+	}
+	w("Each ratio of the scale run beside the same check's ratio on the small database, from the ratio table above (%s). \"within 10%%\" is met when the ratio at scale is at least %.1f× the small database's; other work on the shared machine moves ratios between two runs too, so compare the CPU-cost ratios as well.", smallRun, scaleTolerance)
 	w("")
 	md.WriteString(scaleComparison(parseRatioTable(smallMD), parseRatioTable(r.ratioTable)))
 	w("")
