@@ -57,8 +57,9 @@ lint-contract: ## redocly lint openapi.json, ajv-compile schemas/ (installs tool
 
 BENCH_DURATION ?= 4s
 BENCH_ROUNDS ?= 3
+BENCH_SCALE ?= 0
 
-bench: ## hot paths vs baselines over the HTTP API (6-8 min): bench/results.md; BENCH_DURATION=4s BENCH_ROUNDS=3
+bench: ## hot paths vs baselines over the HTTP API (6-8 min): bench/results.md; BENCH_DURATION=4s BENCH_ROUNDS=3 BENCH_SCALE=0
 	@command -v wrk >/dev/null 2>&1 || { \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "make bench: installing wrk (Debian package wrk), the load generator for append, read and 304"; \
@@ -68,8 +69,8 @@ bench: ## hot paths vs baselines over the HTTP API (6-8 min): bench/results.md; 
 		fi; }
 	@mkdir -p .data && chmod 711 .data
 	$(GO) build -o .data/bench/bin/consensus-bench ./internal/cmd/consensus-bench
-	.data/bench/bin/consensus-bench -duration $(BENCH_DURATION) -rounds $(BENCH_ROUNDS) \
-		-invocation "make bench BENCH_DURATION=$(BENCH_DURATION) BENCH_ROUNDS=$(BENCH_ROUNDS)"
+	.data/bench/bin/consensus-bench -duration $(BENCH_DURATION) -rounds $(BENCH_ROUNDS) -scale $(BENCH_SCALE) \
+		-invocation "make bench BENCH_DURATION=$(BENCH_DURATION) BENCH_ROUNDS=$(BENCH_ROUNDS)$(if $(filter-out 0,$(BENCH_SCALE)), BENCH_SCALE=$(BENCH_SCALE))"
 
 bench-go: ## run the Go microbenchmarks against the private PostgreSQL
 	BENCH=1 deploy/local/test.sh

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -72,6 +73,8 @@ type bench struct {
 	meta      meta
 	roomBytes map[int]int // response bytes of a full read, per room size
 	setupTime map[string]time.Duration
+	svcStart  time.Duration // consensusd's first start, to /api/health 200
+	scale     *scaleRun     // the scale phase, when cfg.Scale
 }
 
 func (b *bench) note(format string, args ...any) {
@@ -146,10 +149,18 @@ func run(ctx context.Context, cfg config) (err error) {
 	}
 
 	cfg.logf("== starting consensusd")
-	if b.svc, err = startService(ctx, cfg, bin, b.cl); err != nil {
+	t = time.Now()
+	if b.svc, err = startService(ctx, cfg, bin, b.cl, nil); err != nil {
 		return err
 	}
-	defer b.svc.stop()
+	b.svcStart = time.Since(t)
+	// b.svc, not the service of this moment: the scale phase restarts it.
+	defer func() { b.svc.stop() }()
+	if cfg.Scale {
+		if err := b.scalePhase(ctx, bin); err != nil {
+			return err
+		}
+	}
 	b.pprofOK, b.pprofNote = b.probePProf(ctx)
 	cfg.logf("   %s", b.pprofNote)
 
@@ -183,7 +194,31 @@ func run(ctx context.Context, cfg config) (err error) {
 	b.meta.loadAfter = loadAvg()
 
 	report := b.report()
-	if err := os.WriteFile(cfg.Out, []byte(report.markdown), 0o644); err != nil {
+	// A run on the small database rewrites the file and carries over the
+	// last scale run's section; a scale run rewrites only that section.
+	old, err := os.ReadFile(cfg.Out)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	text := report.markdown
+	if cfg.Scale {
+		if b.scale.sizeEnd, err = b.cl.databaseSize(ctx); err != nil {
+			return err
+		}
+		small := string(old)
+		if i := strings.Index(small, scaleHeading); i >= 0 {
+			small = small[:i]
+		}
+		section := b.scaleSection(small, report)
+		if len(old) == 0 {
+			old = []byte("# Benchmark results\n\nNo run on the small database yet: `make bench` writes it.\n")
+		}
+		text = withScaleSection(string(old), section)
+		report.ratioTable += "\nAt scale ÷ small database:\n\n" + scaleComparison(parseRatioTable(small), parseRatioTable(report.ratioTable))
+	} else if kept := keptScaleSection(string(old)); kept != "" {
+		text = strings.TrimRight(text, "\n") + "\n\n" + kept
+	}
+	if err := os.WriteFile(cfg.Out, []byte(text), 0o644); err != nil {
 		return err
 	}
 	cfg.logf("")

@@ -61,9 +61,13 @@ type config struct {
 	Waves        int           // posts per listener room
 	PProf        bool          // capture profiles when the ops listener serves pprof
 	KeepPG       bool          // leave the cluster running at the end
-	Smoke        bool
-	Invocation   string // how the run was started, for the report
-	Stdout       io.Writer
+	// Scale loads ScaleAgreements rooms (scale.go) into the service's
+	// tables before the usual loads, and the results get a scale section.
+	Scale           bool
+	ScaleAgreements int
+	Smoke           bool
+	Invocation      string // how the run was started, for the report
+	Stdout          io.Writer
 }
 
 func defaultConfig() config {
@@ -89,7 +93,9 @@ func defaultConfig() config {
 		StreamsPer:   2,
 		PollsPer:     2,
 		Waves:        5,
-		Stdout:       os.Stdout,
+		// 100,000 rooms × 3 participants × 10 events
+		ScaleAgreements: 100_000,
+		Stdout:          os.Stdout,
 	}
 }
 
@@ -175,12 +181,24 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.ListenRooms, "listen-rooms", envInt("BENCH_LISTEN_ROOMS", cfg.ListenRooms), "listener rooms (each 5 participants × 2 streams + 2 long polls); 0 skips the listeners (env BENCH_LISTEN_ROOMS)")
 	fs.BoolVar(&cfg.PProf, "pprof", cfg.PProf, "capture CPU and allocation profiles when the service serves /debug/pprof on its ops listener")
 	fs.BoolVar(&cfg.KeepPG, "keep-pg", false, "leave the private PostgreSQL running at the end")
+	scale := fs.Int("scale", envInt("BENCH_SCALE", 0), "1: first load 100,000 agreements, 300,000 participants and 1,000,000 events into the service's tables, and write the results as results.md's scale section (env BENCH_SCALE)")
+	fs.IntVar(&cfg.ScaleAgreements, "scale-agreements", envInt("BENCH_SCALE_AGREEMENTS", cfg.ScaleAgreements), "rooms the scale load writes, each of 3 participants and 10 events (env BENCH_SCALE_AGREEMENTS)")
 	fs.StringVar(&cfg.Invocation, "invocation", "", "how the run was started, recorded in the results (make bench sets it)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	switch *scale {
+	case 0:
+	case 1:
+		cfg.Scale = true
+	default:
+		return cfg, fmt.Errorf("-scale (BENCH_SCALE): want 0 or 1, got %d", *scale)
+	}
+	if cfg.ScaleAgreements < 1 {
+		return cfg, fmt.Errorf("-scale-agreements: want at least 1, got %d", cfg.ScaleAgreements)
 	}
 	if *smoke {
 		cfg = smokeConfig(cfg)
@@ -240,6 +258,10 @@ func parseFlags(args []string) (config, error) {
 	cfg.WorkDir = orDefault(*work, filepath.Join(r, ".data", "bench"))
 	cfg.Out = orDefault(*out, filepath.Join(r, "bench", "results.md"))
 	cfg.Profiles = orDefault(*profiles, filepath.Join(r, "bench", "profiles"))
+	if cfg.Scale && *profiles == "" {
+		// A scale run keeps the small database's profiles.
+		cfg.Profiles = filepath.Join(r, "bench", "profiles", "scale")
+	}
 	// Absolute paths: the Maildir URL and the child processes need them.
 	for _, p := range []*string{&cfg.PGDir, &cfg.WorkDir, &cfg.Out, &cfg.Profiles} {
 		if *p, err = filepath.Abs(*p); err != nil {

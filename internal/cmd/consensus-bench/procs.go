@@ -277,6 +277,7 @@ type service struct {
 	origin  string
 	ops     string // ops listener address the bench asked for
 	opToken string
+	key     []byte // CONSENSUS_TOKEN_KEY
 	mailDir string
 	logPath string
 	exited  chan error
@@ -313,32 +314,44 @@ func buildService(ctx context.Context, cfg config) (string, time.Duration, error
 }
 
 // startService runs consensusd with a clean environment: only the settings
-// below, so nothing from the caller's shell changes what is measured.
-func startService(ctx context.Context, cfg config, bin string, cl *cluster) (*service, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+// below, so nothing from the caller's shell changes what is measured. With
+// prev (a stopped service) it starts again on prev's ports with prev's
+// operator token and token key, so what prev issued stays valid.
+func startService(ctx context.Context, cfg config, bin string, cl *cluster, prev *service) (*service, error) {
+	var s *service
+	if prev != nil {
+		s = &service{origin: prev.origin, ops: prev.ops, opToken: prev.opToken, key: prev.key}
+	} else {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		opsPort, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		s = &service{
+			origin:  "http://127.0.0.1:" + strconv.Itoa(port),
+			ops:     "127.0.0.1:" + strconv.Itoa(opsPort),
+			opToken: "cso_" + randomText(32),
+			key:     make([]byte, 32),
+		}
+		if _, err := rand.Read(s.key); err != nil {
+			return nil, err
+		}
 	}
-	opsPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	s := &service{
-		origin:  "http://127.0.0.1:" + strconv.Itoa(port),
-		ops:     "127.0.0.1:" + strconv.Itoa(opsPort),
-		opToken: "cso_" + randomText(32),
-		mailDir: filepath.Join(cfg.WorkDir, "mail"),
-		logPath: filepath.Join(cfg.WorkDir, "consensusd.log"),
-		exited:  make(chan error, 1),
-	}
+	s.mailDir = filepath.Join(cfg.WorkDir, "mail")
+	s.logPath = filepath.Join(cfg.WorkDir, "consensusd.log")
+	s.exited = make(chan error, 1)
 	if err := os.RemoveAll(s.mailDir); err != nil {
 		return nil, err
 	}
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return nil, err
+	port := strings.TrimPrefix(s.origin, "http://127.0.0.1:")
+	mode := os.O_CREATE | os.O_TRUNC | os.O_WRONLY
+	if prev != nil {
+		mode = os.O_CREATE | os.O_APPEND | os.O_WRONLY // after the first start's lines
 	}
-	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	logf, err := os.OpenFile(s.logPath, mode, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -348,10 +361,10 @@ func startService(ctx context.Context, cfg config, bin string, cl *cluster) (*se
 		"HOME=" + os.Getenv("HOME"),
 		"CONSENSUS_ENV=local",
 		"DATABASE_URL=" + cl.appURL(serviceDB),
-		"CONSENSUS_LISTEN=127.0.0.1:" + strconv.Itoa(port),
+		"CONSENSUS_LISTEN=127.0.0.1:" + port,
 		"CONSENSUS_PUBLIC_ORIGIN=" + s.origin,
 		"CONSENSUS_OPERATOR_TOKEN=" + s.opToken,
-		"CONSENSUS_TOKEN_KEY=" + hex.EncodeToString(key),
+		"CONSENSUS_TOKEN_KEY=" + hex.EncodeToString(s.key),
 		"CONSENSUS_MAIL_URL=maildir://" + s.mailDir,
 		"CONSENSUS_RATE_LIMIT=0",
 		"CONSENSUS_OUTBOX_POLL=200ms",
