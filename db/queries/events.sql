@@ -38,14 +38,17 @@ WHERE p.token_hash = @token_hash AND e.signature = @signature::bytea
 LIMIT 1;
 
 -- name: EventAppendBatch :exec
--- Appends events, each to its own agreement, in one statement: each event,
--- its participant's counters (and decision with its evidence, when
--- terminal), and its agreement's chain head, version and, when the event
--- decided it, outcome.
+-- Appends events to their agreements in one statement: each event, its
+-- participant's counters (and decision with its evidence, when terminal),
+-- and its agreement's chain head, version and, when the event decided it,
+-- outcome. An agreement may have several events in the batch, in seq
+-- order with consecutive links: its head becomes the last one, its version
+-- grows by their number, and only the last may set the outcome or be a
+-- decision. A participant's events in the batch are all on one revision.
 -- The caller holds each agreement's lock and has seen its outcome pending.
 -- One statement for a batch costs the server one executor start and one
 -- pass over each table's constraints, where a statement per event paid
--- them for every event (issue 8).
+-- them for every event.
 --
 -- The arrays are parallel, one element per event (unnest in the select
 -- list zips them); outcome_statuses holds '' and outcome_event_ids the nil
@@ -83,29 +86,48 @@ WITH e AS (
            nullif(e.addressed_to, '')::uuid[], nullif(e.in_reply_to, '00000000-0000-0000-0000-000000000000'),
            (SELECT a.workspace_id FROM agreements a WHERE a.id = e.agreement_id)
     FROM e
+), per_participant AS (
+    -- Each participant's events of the batch: how many, and on which
+    -- revision (all of one participant's are on the same one).
+    SELECT participant_id, max(revision) AS revision, count(*)::integer AS n
+    FROM e
+    GROUP BY participant_id
+), decided AS (
+    -- Each participant's last decision of the batch, if it made one.
+    SELECT DISTINCT ON (participant_id) participant_id, id, seq, revision, action, created_at, evidence
+    FROM e
+    WHERE terminal
+    ORDER BY participant_id, seq DESC
 ), counted AS (
     UPDATE participants p
-    SET event_count       = CASE WHEN p.events_revision = e.revision THEN p.event_count + 1 ELSE 1 END,
-        events_revision   = e.revision,
-        state             = CASE WHEN e.terminal THEN 'decided' ELSE p.state END,
-        decision          = CASE WHEN e.terminal THEN e.action ELSE p.decision END,
-        decision_event_id = CASE WHEN e.terminal THEN e.id ELSE p.decision_event_id END,
-        decision_seq      = CASE WHEN e.terminal THEN e.seq ELSE p.decision_seq END,
-        decision_revision = CASE WHEN e.terminal THEN e.revision ELSE p.decision_revision END,
-        decided_at        = CASE WHEN e.terminal THEN e.created_at ELSE p.decided_at END,
-        decision_evidence = CASE WHEN e.terminal THEN nullif(e.evidence, '') ELSE p.decision_evidence END
+    SET event_count       = CASE WHEN p.events_revision = c.revision THEN p.event_count + c.n ELSE c.n END,
+        events_revision   = c.revision,
+        state             = CASE WHEN d.id IS NOT NULL THEN 'decided' ELSE p.state END,
+        decision          = CASE WHEN d.id IS NOT NULL THEN d.action ELSE p.decision END,
+        decision_event_id = CASE WHEN d.id IS NOT NULL THEN d.id ELSE p.decision_event_id END,
+        decision_seq      = CASE WHEN d.id IS NOT NULL THEN d.seq ELSE p.decision_seq END,
+        decision_revision = CASE WHEN d.id IS NOT NULL THEN d.revision ELSE p.decision_revision END,
+        decided_at        = CASE WHEN d.id IS NOT NULL THEN d.created_at ELSE p.decided_at END,
+        decision_evidence = CASE WHEN d.id IS NOT NULL THEN nullif(d.evidence, '') ELSE p.decision_evidence END
+    FROM per_participant c LEFT JOIN decided d ON d.participant_id = c.participant_id
+    WHERE p.id = c.participant_id AND p.id = ANY(@participant_ids::uuid[])
+), head AS (
+    -- Each agreement's last event of the batch, the new chain head, with
+    -- how many the batch holds; only the last can set the outcome.
+    SELECT DISTINCT ON (agreement_id) agreement_id, seq, hash, outcome_status, outcome_decided_at, outcome_event_id,
+           count(*) OVER (PARTITION BY agreement_id) AS n
     FROM e
-    WHERE p.id = e.participant_id AND p.id = ANY(@participant_ids::uuid[])
+    ORDER BY agreement_id, seq DESC
 )
 UPDATE agreements a
-SET head_seq = e.seq, head_hash = e.hash, version = a.version + 1,
-    outcome_status     = CASE WHEN e.outcome_status <> '' THEN e.outcome_status ELSE a.outcome_status END,
-    outcome_decided_at = CASE WHEN e.outcome_status <> '' THEN e.outcome_decided_at ELSE a.outcome_decided_at END,
-    outcome_event_id   = CASE WHEN e.outcome_status <> ''
-                              THEN nullif(e.outcome_event_id, '00000000-0000-0000-0000-000000000000')
+SET head_seq = h.seq, head_hash = h.hash, version = a.version + h.n,
+    outcome_status     = CASE WHEN h.outcome_status <> '' THEN h.outcome_status ELSE a.outcome_status END,
+    outcome_decided_at = CASE WHEN h.outcome_status <> '' THEN h.outcome_decided_at ELSE a.outcome_decided_at END,
+    outcome_event_id   = CASE WHEN h.outcome_status <> ''
+                              THEN nullif(h.outcome_event_id, '00000000-0000-0000-0000-000000000000')
                               ELSE a.outcome_event_id END
-FROM e
-WHERE a.id = e.agreement_id AND a.id = ANY(@agreement_ids::uuid[]);
+FROM head h
+WHERE a.id = h.agreement_id AND a.id = ANY(@agreement_ids::uuid[]);
 
 -- name: EventTerminalListByAgreement :many
 -- Every terminal decision of an agreement in order, on any revision: what a

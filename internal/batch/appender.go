@@ -67,10 +67,11 @@ type appender struct {
 // free workers made batches of 2.6 and reached 0.54 (409-550 µs); two
 // taking turns, 2.7 and 0.56-0.59 (367-494 µs).
 //
-// maxPerAgreement bounds the appends of one agreement in a batch: each
-// after the first costs the batch a round trip (its reads must see the
-// previous one's writes), but not a commit, which with fsync on is most
-// of an append's time while it holds the agreement's lock.
+// maxPerAgreement bounds the appends of one agreement in a batch. They
+// share the batch's reads and its commit, which with fsync on is most of
+// an append's time while it holds the agreement's lock; the store derives
+// each one's state from the previous one's write (a decision or an
+// outcome costs the rest a round trip).
 const (
 	appendWorkers   = 2
 	maxBatch        = 32

@@ -161,24 +161,32 @@ func (s *Store) Append(ctx context.Context, req AppendRequest, decide Decide) (a
 // Request.AgreementID, in one transaction, as Append runs one: each locks
 // and reads its own agreement and is judged by its own Decide, exactly as
 // alone. Items of the same agreement are judged one after the other in
-// their order in items, each in a round trip of its own that sends the
-// previous one's writes and then reads the state they left (its chain
-// head, counters, idempotency keys, outcome) under the lock the first one
-// took; they share the transaction's commit. An item whose agreement
-// another transaction holds is not waited for: it is left out (Locked),
-// and so is every later item of that agreement, so one held lock never
-// stalls the others and no item is judged before an earlier one of its
-// agreement. A refusal (Decide's error, a panic in Decide, a write of
-// nothing) touches only its own item. The error is the transaction's:
-// nothing was committed, and no item's Result counts. decided, if not
-// nil, is called once every item is judged, before the last writes are
-// sent. There is no retry.
+// their order in items, each seeing what the previous ones wrote (its
+// chain head, counters, idempotency keys, outcome) under the lock the
+// first one took; they share the transaction's commit. An item whose
+// agreement another transaction holds is not waited for: it is left out
+// (Locked), and so is every later item of that agreement, so one held
+// lock never stalls the others and no item is judged before an earlier
+// one of its agreement. A refusal (Decide's error, a panic in Decide, a
+// write of nothing) touches only its own item. The error is the
+// transaction's: nothing was committed, and no item's Result counts.
+// decided, if not nil, is called once every item is judged, before the
+// last writes are sent. There is no retry.
 func (s *Store) AppendMany(ctx context.Context, items []*AppendItem, decided func()) error {
 	return s.appendItems(ctx, items, true, decided)
 }
 
 // appendItems runs items in one transaction; skipLocked (AppendMany) leaves
 // out an item whose agreement another transaction holds.
+//
+// It reads in rounds. The first round reads, in one round trip, the state
+// of every item: the locks, then each item's holder, prior event and
+// extras. Each agreement's items are then judged in order, the state of
+// each after the first derived from the one before it and its write (see
+// chain), so a crowded room costs no more round trips than a quiet one.
+// Only a write whose effects the chain does not derive (a decision, an
+// outcome, an artifact, a reply) sends the agreement's later items to the
+// next round, which sends the writes so far and reads their state again.
 func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked bool, decided func()) error {
 	// Locks in agreement order: transactions never wait for each other in a
 	// cycle. The sort is stable: items of one agreement keep their order.
@@ -191,11 +199,17 @@ func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked
 	}
 	defer tx.close(ctx)
 
-	states := make([]*AppendState, len(items))
-	for i := range states {
-		states[i] = &AppendState{}
+	// committed[i] is items[i]'s write and the agreement it locked, for
+	// after the commit.
+	type committed struct {
+		write     AppendWrite
+		agreement uuid.UUID
 	}
-	writes := make([]AppendWrite, len(items))
+	done := make([]committed, len(items))
+	index := make(map[*AppendItem]int, len(items))
+	for i, it := range items {
+		index[it] = i
+	}
 	// pending holds the writes not sent yet: each round trip sends them
 	// before its reads, which then see them.
 	var pending pipeline
@@ -206,58 +220,72 @@ func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked
 	// anew for its arrays' values (see TokenOwners): the generic plan is
 	// the same nested loop of index probes.
 	pending.exec("SET LOCAL plan_cache_mode = force_generic_plan")
-	waves, waveStates := appendWaves(items, states)
-	locked := map[uuid.UUID]bool{} // agreements another transaction held
-	for w, wave := range waves {
-		if w > 0 {
-			// The wave's items come after one of their agreement in an
-			// earlier wave: an agreement held elsewhere stays so for them.
-			kept, keptStates := wave[:0], waveStates[w][:0]
-			for i, it := range wave {
-				if locked[it.Request.AgreementID] {
-					it.Locked = true
-					continue
-				}
-				kept, keptStates = append(kept, it), append(keptStates, waveStates[w][i])
-			}
-			wave, waveStates[w] = kept, keptStates
-			if len(wave) == 0 {
-				continue
-			}
+	round := items
+	for len(round) > 0 {
+		states := make([]*AppendState, len(round))
+		for i := range states {
+			states[i] = &AppendState{}
 		}
 		read := pending
 		pending = pipeline{}
 		flushEvents(ctx, &read, &events)
-		queueReads(ctx, &read, wave, skipLocked, waveStates[w])
+		queueReads(ctx, &read, round, skipLocked, states)
 		if err := tx.send(ctx, &read); err != nil {
 			return err
 		}
-		for i, it := range wave {
-			st := waveStates[w][i]
-			if skipLocked && st.Agreement.ID == uuid.Nil {
-				it.Locked = true // locked elsewhere (or unknown): for the caller to run alone, after a wait
-				locked[it.Request.AgreementID] = true
+		var next []*AppendItem
+		for first := 0; first < len(round); {
+			id := round[first].Request.AgreementID
+			end := first + 1
+			for end < len(round) && round[end].Request.AgreementID == id && id != uuid.Nil {
+				end++
+			}
+			group, groupStates := round[first:end], states[first:end]
+			first = end
+			if skipLocked && groupStates[0].Agreement.ID == uuid.Nil {
+				for _, it := range group {
+					it.Locked = true // locked elsewhere (or unknown): for the caller to run alone, after a wait
+				}
 				continue
 			}
-			if st.Holder != nil && st.Holder.AgreementID != st.Agreement.ID {
-				st.Holder = nil // a token's owner never moves, but a caller's AgreementID may be wrong: refuse rather than write across agreements
+			var c chain
+			for k, it := range group {
+				st := groupStates[k]
+				if k > 0 {
+					if !c.open {
+						next = append(next, group[k:]...)
+						break
+					}
+					c.derive(st, it.Request)
+				}
+				if st.Holder != nil && st.Holder.AgreementID != st.Agreement.ID {
+					st.Holder = nil // a token's owner never moves, but a caller's AgreementID may be wrong: refuse rather than write across agreements
+				}
+				wr, err := decideSafely(it, st)
+				if err != nil {
+					it.Err = err
+					c.follow(st, AppendWrite{})
+					continue
+				}
+				it.Result = wr.Result
+				if !wr.empty() {
+					if wr.Event != nil && wr.Event.Revision != st.Agreement.CurrentRevision {
+						// EventAppendBatch counts a participant's events on one
+						// revision: an event on another starts a statement of its own.
+						flushEvents(ctx, &pending, &events)
+					}
+					if err := queueWrite(ctx, &pending, &events, st.Agreement.ID, wr); err != nil {
+						it.Err = err
+						c.follow(st, AppendWrite{})
+						continue
+					}
+					done[index[it]] = committed{wr, st.Agreement.ID}
+					wrote = true
+				}
+				c.follow(st, wr)
 			}
-			wr, err := decideSafely(it, st)
-			if err != nil {
-				it.Err = err
-				continue
-			}
-			it.Result = wr.Result
-			if wr.empty() {
-				continue
-			}
-			if err := queueWrite(ctx, &pending, &events, st.Agreement.ID, wr); err != nil {
-				it.Err = err
-				continue
-			}
-			writes[slices.Index(items, it)] = wr
-			wrote = true
 		}
+		round = next
 	}
 	if decided != nil {
 		decided()
@@ -272,41 +300,96 @@ func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked
 	}
 	// Committed: each room has a new version, and the observer hears what
 	// an EventInsert or AgreementSetOutcome would have told it.
-	for i, w := range writes {
-		if w.empty() {
+	for _, c := range done {
+		if c.write.empty() {
 			continue
 		}
-		s.roomCommitted(states[i].Agreement.ID)
+		s.roomCommitted(c.agreement)
 		if s.obs != nil {
-			if w.Event != nil {
-				tell(s.obs, note{noteEvent, w.Event.Action})
+			if c.write.Event != nil {
+				tell(s.obs, note{noteEvent, c.write.Event.Action})
 			}
-			if w.Outcome != nil && w.Outcome.Final() {
-				tell(s.obs, note{noteOutcome, w.Outcome.Status})
+			if c.write.Outcome != nil && c.write.Outcome.Final() {
+				tell(s.obs, note{noteOutcome, c.write.Outcome.Status})
 			}
 		}
 	}
 	return nil
 }
 
-// appendWaves splits items (sorted by agreement, stably) into waves: wave
-// k holds the k+1-th item of each agreement, with its state.
-func appendWaves(items []*AppendItem, states []*AppendState) ([][]*AppendItem, [][]*AppendState) {
-	var waves [][]*AppendItem
-	var ws [][]*AppendState
-	rank := 0
-	for i, it := range items {
-		if i > 0 && it.Request.AgreementID == items[i-1].Request.AgreementID && it.Request.AgreementID != uuid.Nil {
-			rank++
-		} else {
-			rank = 0
-		}
-		if rank == len(waves) {
-			waves, ws = append(waves, nil), append(ws, nil)
-		}
-		waves[rank], ws[rank] = append(waves[rank], it), append(ws[rank], states[i])
+// chain derives, for the items of one agreement judged one after the other
+// in a transaction, the state each would read after the writes of the
+// ones before it, without reading it: what those writes change of it is
+// the agreement's chain head and version, and the counters, idempotency
+// keys and signatures of their holders. It follows writes of plain events
+// (and writes of nothing); after any other write it closes, and the next
+// item reads its state from the database instead.
+type chain struct {
+	open      bool
+	agreement Agreement
+	// holders are the holders that wrote, after their writes, by token.
+	holders map[string]*TokenHolder
+	// keys and signatures are the events written, by holder and
+	// idempotency key or signature.
+	keys       map[tokenKey]*Event
+	signatures map[tokenKey]uuid.UUID
+}
+
+type tokenKey struct{ token, key string }
+
+// follow records that an item judged on st wrote w (nothing, for a
+// refusal).
+func (c *chain) follow(st *AppendState, w AppendWrite) {
+	if c.holders == nil {
+		c.open, c.agreement = true, st.Agreement
+		c.holders, c.keys, c.signatures = map[string]*TokenHolder{}, map[tokenKey]*Event{}, map[tokenKey]uuid.UUID{}
 	}
-	return waves, ws
+	if w.empty() {
+		return
+	}
+	e := w.Event
+	if e == nil || w.Outcome != nil || w.Artifact != nil || w.Reply != nil || room.IsTerminal(e.Action) ||
+		st.Holder == nil || e.Revision != st.Agreement.CurrentRevision {
+		c.open = false
+		return
+	}
+	c.agreement.Head = ChainHead{Seq: e.Seq, Hash: e.Hash}
+	c.agreement.Version++
+	h := *st.Holder
+	if h.EventsRevision == e.Revision {
+		h.EventCount++
+	} else {
+		h.EventsRevision, h.EventCount = e.Revision, 1
+	}
+	token := string(h.TokenHash)
+	c.holders[token] = &h
+	c.keys[tokenKey{token, e.IdempotencyKey}] = e
+	if e.Signature != nil {
+		c.signatures[tokenKey{token, string(e.Signature)}] = e.ID
+	}
+}
+
+// derive brings st, which req read before the chain's writes, up to date
+// with them. The roster and the revision do not change with plain events.
+func (c *chain) derive(st *AppendState, req AppendRequest) {
+	st.Agreement = c.agreement
+	if st.Holder == nil {
+		return
+	}
+	token := string(req.TokenHash)
+	if h, ok := c.holders[token]; ok {
+		cp := *h
+		st.Holder = &cp
+	}
+	if e, ok := c.keys[tokenKey{token, req.IdempotencyKey}]; ok {
+		prior := *e
+		st.Prior = &prior
+	}
+	if req.Signature != nil {
+		if id, ok := c.signatures[tokenKey{token, string(req.Signature)}]; ok {
+			st.SignatureEvent = &id
+		}
+	}
 }
 
 // flushEvents adds the events gathered so far to p as one statement, and

@@ -240,3 +240,85 @@ func TestAppendBatchJudgesAnAgreementsAppendsInOrder(t *testing.T) {
 		t.Errorf("stored keys %v, want [a b d] in that order", got)
 	}
 }
+
+// Several appends of one agreement in one AppendMany count as many as they
+// would one after the other: the participant's counter, the agreement's
+// version and chain head, and a decision among them, after which the next
+// append reads the decision.
+func TestAppendBatchCountsEachAppendOfAnAgreement(t *testing.T) {
+	t.Parallel()
+	st := pgtest.Store(t)
+	ctx := context.Background()
+	id, pid := agreement(t, st)
+	hash := claim(t, st, pid)
+	before, err := st.AgreementGet(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decision := func(key string) store.Decide {
+		return func(s *store.AppendState) (store.AppendWrite, error) {
+			w, err := nextComment(key)(s)
+			if w.Event != nil {
+				w.Event.Action = room.ActionAgree
+			}
+			return w, err
+		}
+	}
+	var seen []*store.AppendState
+	observe := func(d store.Decide) store.Decide {
+		return func(s *store.AppendState) (store.AppendWrite, error) {
+			cp := *s
+			if s.Holder != nil {
+				h := *s.Holder
+				cp.Holder = &h
+			}
+			seen = append(seen, &cp)
+			return d(s)
+		}
+	}
+	keys := []string{"a", "b", "c", "d", "e"}
+	decides := []store.Decide{observe(nextComment("a")), observe(nextComment("b")), observe(decision("c")), observe(nextComment("d")), observe(nextComment("e"))}
+	reqs := make([]store.AppendRequest, len(keys))
+	for i, k := range keys {
+		reqs[i] = store.AppendRequest{TokenHash: hash, AgreementID: id, IdempotencyKey: k, SkipRoster: true}
+	}
+	errs, _, err := appendTogether(st, reqs, decides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range errs {
+		if e != nil {
+			t.Fatalf("append %s: %v", keys[i], e)
+		}
+	}
+	for i, s := range seen {
+		if s.Holder.EventCount != i || s.Agreement.Head.Seq != int64(i) || s.Agreement.Version != before.Version+int64(i) {
+			t.Errorf("append %s read count %d, head %d, version %d; want %d, %d, %d", keys[i], s.Holder.EventCount, s.Agreement.Head.Seq,
+				s.Agreement.Version, i, i, before.Version+int64(i))
+		}
+		if decided := s.Holder.Decision != nil; decided != (i > 2) {
+			t.Errorf("append %s read a decision: %t, want %t", keys[i], decided, i > 2)
+		}
+	}
+	after, err := st.AgreementGet(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := st.EventListByAgreement(ctx, id)
+	if err != nil || len(events) != 5 {
+		t.Fatalf("%d events, %v; want 5", len(events), err)
+	}
+	if last := events[4]; after.Head.Seq != 5 || after.Head.Hash != last.Hash || after.Version != before.Version+5 {
+		t.Errorf("agreement head %d %s version %d, want 5 %s version %d", after.Head.Seq, after.Head.Hash, after.Version, last.Hash, before.Version+5)
+	}
+	var holder *store.TokenHolder
+	if _, err := st.Append(ctx, store.AppendRequest{TokenHash: hash, IdempotencyKey: "read", SkipRoster: true}, func(s *store.AppendState) (store.AppendWrite, error) {
+		holder = s.Holder
+		return store.AppendWrite{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if holder.EventCount != 5 || holder.Decision == nil || holder.Decision.EventID != events[2].ID {
+		t.Errorf("participant counts %d events with decision %+v, want 5 and the decision of event c", holder.EventCount, holder.Decision)
+	}
+}

@@ -1,11 +1,22 @@
 package venue
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
 	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
 
-	"github.com/consensus-md/consensus/internal/room"
+	"github.com/jackc/pgx/v5"
 )
 
 // The server side of the hot paths, without HTTP: what make bench's
@@ -23,39 +34,123 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
-// BenchmarkRoomNotModified: what a 304 costs the server: the credential
-// lookup and the ETag.
-func BenchmarkRoomNotModified(b *testing.B) {
-	r := newTestRoom(b, 50)
-	ctx := context.Background()
+// BenchmarkAppendSpread: 16 posters, each posting its next comment into a
+// room drawn at random among 16 (what make bench's append load sends), so
+// batches hold appends of several rooms and, often, two of one room. One
+// op is one append; its time is the load's, divided by its appends.
+func BenchmarkAppendSpread(b *testing.B) {
+	const rooms, posters = 16, 16
+	first := newTestRoom(b, 50)
+	all := []*testRoom{first}
+	for range rooms - 1 {
+		all = append(all, addTestRoom(b, first.v, 50))
+	}
+	for i, r := range all {
+		for j := range r.creds { // each participant's first append also reads its revision
+			r.comment(b, j, fmt.Sprintf("warm-%04d-%04d", i, j))
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	cpu := startCPUMeter(b)
 	b.ReportAllocs()
 	b.ResetTimer()
-	for b.Loop() {
-		p, err := r.v.AuthParticipant(ctx, room.KindAgent, r.invs[0], r.tokens[0])
-		if err != nil {
-			b.Fatal(err)
-		}
-		_ = r.v.RoomTag(p)
+	for p := range posters {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(p), 1))
+			for {
+				i := int(next.Add(1))
+				if i > b.N {
+					return
+				}
+				all[rng.IntN(rooms)].comment(b, i, fmt.Sprintf("spread-%08d", i))
+			}
+		})
 	}
+	wg.Wait()
+	cpu.report(b)
 }
 
-// BenchmarkRoomBody: a full read of a cached room of 300 events, up to
-// the parts the HTTP layer encodes.
-func BenchmarkRoomBody(b *testing.B) {
-	r := newTestRoom(b, 50)
-	for i := range 300 {
-		r.comment(b, i, fmt.Sprintf("bench-%08d", i))
-	}
+// cpuMeter measures the CPU time this process and the PostgreSQL server's
+// processes spend over a benchmark, reported per op: on a shared machine
+// a cost steadier than the op's wall time. The server's processes are the
+// postmaster's children at the end (a backend that exited meanwhile is
+// missed), so the server should be the benchmark's own and its role a
+// superuser (to read data_directory).
+type cpuMeter struct {
+	goStart, pgStart time.Duration
+	postmaster       int
+	start            map[int]time.Duration
+}
+
+func startCPUMeter(b *testing.B) *cpuMeter {
+	b.Helper()
 	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		p, err := r.v.AuthParticipant(ctx, room.KindAgent, r.invs[1], r.tokens[1])
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := r.v.RoomParts(ctx, p); err != nil {
-			b.Fatal(err)
-		}
+	c, err := pgx.Connect(ctx, os.Getenv("CONSENSUS_TEST_DATABASE_URL"))
+	if err != nil {
+		b.Fatal(err)
 	}
+	defer c.Close(ctx)
+	var dir string
+	if err := c.QueryRow(ctx, `SHOW data_directory`).Scan(&dir); err != nil {
+		b.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := &cpuMeter{}
+	if m.postmaster, err = strconv.Atoi(strings.SplitN(string(raw), "\n", 2)[0]); err != nil {
+		b.Fatal(err)
+	}
+	m.goStart, m.start = selfCPU(), m.server()
+	return m
+}
+
+func (m *cpuMeter) report(b *testing.B) {
+	goCPU := selfCPU() - m.goStart
+	var pgCPU time.Duration
+	for pid, t := range m.server() {
+		pgCPU += t - m.start[pid]
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(goCPU.Microseconds())/n, "go-cpu-µs/op")
+	b.ReportMetric(float64(pgCPU.Microseconds())/n, "pg-cpu-µs/op")
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// server returns the CPU time (user and system, from /proc/PID/stat) of
+// the postmaster and each of its children.
+func (m *cpuMeter) server() map[int]time.Duration {
+	cpu := map[int]time.Duration{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The fields after the command name (which may hold spaces), from
+		// field 3 on: ppid is field 4, utime and stime fields 14 and 15,
+		// in clock ticks of 10 ms.
+		f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(f[1]); pid != m.postmaster && ppid != m.postmaster {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		s, _ := strconv.ParseInt(f[12], 10, 64)
+		cpu[pid] = time.Duration(u+s) * 10 * time.Millisecond
+	}
+	return cpu
 }

@@ -28,7 +28,6 @@ type testRoom struct {
 
 func newTestRoom(t testing.TB, n int) *testRoom {
 	t.Helper()
-	ctx := context.Background()
 	st := pgtest.Store(t)
 	b := batch.New(st)
 	t.Cleanup(b.Close)
@@ -37,6 +36,13 @@ func newTestRoom(t testing.TB, n int) *testRoom {
 		t.Fatal(err)
 	}
 	v := &Venue{Store: st, Batch: b, Keys: keys, Origin: "https://consensus.test", Now: time.Now}
+	return addTestRoom(t, v, n)
+}
+
+// addTestRoom creates another agreement of n claimed participants on v.
+func addTestRoom(t testing.TB, v *Venue, n int) *testRoom {
+	t.Helper()
+	ctx := context.Background()
 	req := true
 	in := CreateInput{Title: "Test", Objective: "Post.", Deadline: time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)}
 	for i := range n {
@@ -50,7 +56,7 @@ func newTestRoom(t testing.TB, n int) *testRoom {
 	r := &testRoom{v: v, digest: c.RevisionDigest}
 	for i, p := range c.Participants {
 		token := fmt.Sprintf("csp_test-token-%04d-%s", i, uuid.NewString())
-		ok, err := st.ParticipantClaim(ctx, uuid.MustParse(p.ParticipantID), store.Claim{BindingJSON: "{}", BindingDigest: token,
+		ok, err := v.Store.ParticipantClaim(ctx, uuid.MustParse(p.ParticipantID), store.Claim{BindingJSON: "{}", BindingDigest: token,
 			TokenHash: secret.Hash(token), ClaimedAt: time.Now()})
 		if err != nil || !ok {
 			t.Fatal(ok, err)
