@@ -34,7 +34,9 @@ import (
 // post is sent to the moment the listener reads the event).
 //
 // CONSENSUS_LISTENERS sets the number of listeners (default 200: half
-// streams, half polls; a multiple of 20); CONSENSUS_LISTEN_HEAPPROFILE and
+// streams, half polls; a multiple of 20); CONSENSUS_LISTEN_PREFILL the
+// events each room holds before they attach (default 20);
+// CONSENSUS_LISTEN_HEAPPROFILE and
 // CONSENSUS_LISTEN_CPUPROFILE name files for a heap profile taken with the
 // listeners attached and a CPU profile of the waves.
 //
@@ -56,6 +58,39 @@ func TestManyListenersWakeOnPost(t *testing.T) {
 	defer cancel()
 
 	rooms := setUpListenerRooms(ctx, t, s, nRooms, perRoom)
+	prefill := 20
+	if v := os.Getenv("CONSENSUS_LISTEN_PREFILL"); v != "" {
+		var err error
+		if prefill, err = strconv.Atoi(v); err != nil || prefill < 0 || prefill > 200 {
+			t.Fatalf("CONSENSUS_LISTEN_PREFILL=%q: want 0 to 200", v)
+		}
+	}
+	// The rooms hold events before the listeners attach: a stream starts
+	// with all of them, a poll's first answer with a page.
+	unbooked := &wakes{sent: map[string]time.Time{}, early: map[string][]time.Time{}}
+	for i := range prefill {
+		var pw sync.WaitGroup
+		jobs := make(chan *listenRoom)
+		for range 8 {
+			pw.Go(func() {
+				for r := range jobs {
+					postToRoom(ctx, t, s, r, 100+i, unbooked)
+				}
+			})
+		}
+		for _, r := range rooms {
+			jobs <- r
+		}
+		close(jobs)
+		pw.Wait()
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	if os.Getenv("CONSENSUS_LISTEN_HEAPPROFILE") != "" {
+		runtime.MemProfileRate = 4096
+		defer func() { runtime.MemProfileRate = 512 * 1024 }()
+	}
 	host := strings.TrimPrefix(s.URL, "http://")
 	book := &wakes{sent: map[string]time.Time{}, early: map[string][]time.Time{}}
 
@@ -67,6 +102,7 @@ func TestManyListenersWakeOnPost(t *testing.T) {
 	lctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { stop(); wg.Wait() }()
+	peak := watchPeak(lctx)
 	var ready atomic.Int64
 	t0 := time.Now()
 	for _, r := range rooms {
@@ -96,7 +132,7 @@ func TestManyListenersWakeOnPost(t *testing.T) {
 	goroutines := runtime.NumGoroutine() - goroutinesBefore
 	heap := int64(after.HeapInuse) - int64(before.HeapInuse)
 	stack := int64(after.StackInuse) - int64(before.StackInuse)
-	t.Logf("%d listeners (%d streams, %d polls) over %d rooms attached in %v", n, n/2, n/2, nRooms, attach.Round(time.Millisecond))
+	t.Logf("%d listeners (%d streams, %d polls) over %d rooms of %d events attached in %v", n, n/2, n/2, nRooms, prefill, attach.Round(time.Millisecond))
 	t.Logf("per listener, client and server: heap %.1f KiB, stacks %.1f KiB, %.2f goroutines (one of them the client's)",
 		float64(heap)/1024/float64(n), float64(stack)/1024/float64(n), float64(goroutines)/float64(n))
 	if path := os.Getenv("CONSENSUS_LISTEN_HEAPPROFILE"); path != "" {
@@ -145,9 +181,34 @@ func TestManyListenersWakeOnPost(t *testing.T) {
 	t.Logf("%d posts, %d wake-ups: p50 %v, p90 %v, p99 %v, worst %v (load average %s)", waves*nRooms, len(lat),
 		q(0.5).Round(time.Millisecond), q(0.9).Round(time.Millisecond), q(0.99).Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond),
 		strings.Join(strings.Fields(string(load))[:3], " "))
+	p := peak()
+	t.Logf("peak heap+stacks in use while attaching and waking, over the start: %.1f MiB, %.1f KiB a listener",
+		float64(p-int64(before.HeapInuse+before.StackInuse))/(1<<20), float64(p-int64(before.HeapInuse+before.StackInuse))/1024/float64(n))
+	book.mu.Lock()
+	ap := slices.Clone(book.appends)
+	book.mu.Unlock()
+	slices.Sort(ap)
+	t.Logf("the posts themselves: p50 %v, p99 %v", ap[len(ap)/2].Round(time.Millisecond), ap[min(len(ap)-1, len(ap)*99/100)].Round(time.Millisecond))
 	if want := waves * nRooms * perRoom * (streamsPer + pollsPer); len(lat) != want {
 		t.Fatalf("%d wake-ups measured, want %d", len(lat), want)
 	}
+}
+
+// watchPeak samples the heap and stacks in use every 50 ms until ctx
+// ends; the function it returns reads the largest sum seen so far.
+func watchPeak(ctx context.Context) func() int64 {
+	var peak atomic.Int64
+	go func() {
+		var m runtime.MemStats
+		for ctx.Err() == nil {
+			runtime.ReadMemStats(&m)
+			if v := int64(m.HeapInuse + m.StackInuse); v > peak.Load() {
+				peak.Store(v)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	return peak.Load
 }
 
 func writeProfile(t *testing.T, path, name string) {
@@ -299,6 +360,8 @@ type wakes struct {
 	early map[string][]time.Time // arrivals before their post's seq was known
 	lat   []time.Duration
 	n     atomic.Int64
+	// appends are the posts' own latencies, from sending to the answer.
+	appends []time.Duration
 }
 
 func (w *wakes) arrived(room string, seq int64, at time.Time) {
@@ -313,11 +376,12 @@ func (w *wakes) arrived(room string, seq int64, at time.Time) {
 	w.n.Add(1)
 }
 
-func (w *wakes) posted(room string, seq int64, t0 time.Time) {
+func (w *wakes) posted(room string, seq int64, t0, answered time.Time) {
 	k := room + "/" + strconv.FormatInt(seq, 10)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.sent[k] = t0
+	w.appends = append(w.appends, answered.Sub(t0))
 	for _, at := range w.early[k] {
 		w.lat = append(w.lat, at.Sub(t0))
 	}
@@ -358,7 +422,7 @@ func postToRoom(ctx context.Context, t *testing.T, s *servertest.Server, r *list
 		t.Errorf("post: %d %.200s", resp.StatusCode, raw)
 		return
 	}
-	book.posted(r.id, ev.Event.Seq, t0)
+	book.posted(r.id, ev.Event.Seq, t0, time.Now())
 }
 
 // sendGet sends a GET of path on conn.
