@@ -119,3 +119,24 @@ func (v *Venue) FeedEncoded(ctx context.Context, p *Principal, after int64, limi
 	page.Next = marks[last-1].seq
 	return page, out, nil
 }
+
+// RefreshRoom reads agreement id's room into the room cache when the cache
+// holds a version of it, so that the readers a change wakes find the new
+// version there instead of each waiting for the read. It decides nothing:
+// every reader still asks for the version its own credential check
+// returned, and reads it itself when the cache lacks it.
+func (v *Venue) RefreshRoom(ctx context.Context, id uuid.UUID) error {
+	c := v.rooms()
+	c.mu.Lock()
+	e, ok := c.rooms[id]
+	var held int64 = -1
+	if ok && e.snap != nil {
+		held = e.snap.agreement.Version
+	}
+	c.mu.Unlock()
+	if held < 0 {
+		return nil // nobody read it lately: nobody waits on it here
+	}
+	_, err := c.snapshot(ctx, v.Store, id, held+1)
+	return err
+}
