@@ -234,7 +234,7 @@ type listenRoom struct {
 }
 
 type listenPart struct {
-	inv, token string
+	inv, pid, token string
 }
 
 // setUpListenerRooms creates nRooms agreements of perRoom participants and
@@ -255,7 +255,7 @@ func setUpListenerRooms(ctx context.Context, t *testing.T, s *servertest.Server,
 		}
 		r := &listenRoom{id: c.AgreementID}
 		for _, p := range c.Participants {
-			lp := &listenPart{inv: p.InvitationID}
+			lp := &listenPart{inv: p.InvitationID, pid: p.ParticipantID}
 			r.parts = append(r.parts, lp)
 			byInv[p.InvitationID] = lp
 		}
@@ -550,5 +550,84 @@ func listenPoll(ctx context.Context, t *testing.T, host string, r *listenRoom, p
 			ready.Add(1) // the first answer is the room so far; the next request waits
 		}
 		last = max(page.Next, 0)
+	}
+}
+
+// A revocation on another replica ends a participant's open stream and
+// answers its held long poll of the feed 401, however the events reach
+// them.
+func TestRevocationEndsStreamAndPoll(t *testing.T) {
+	t.Parallel()
+	s := servertest.New(t, servertest.Options{})
+	other := servertest.New(t, s.ReplicaOptions())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r := setUpListenerRooms(ctx, t, s, 1, 2)[0]
+	p := r.parts[0]
+	host := strings.TrimPrefix(s.URL, "http://")
+
+	stream, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	if err := sendGet(stream, host, "/api/v1/agent/invitations/"+p.inv+"/stream", p.token, "Accept", "text/event-stream"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(stream), nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("stream: %v %v", err, resp)
+	}
+	streamEnded := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, resp.Body); streamEnded <- err }()
+
+	poll, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer poll.Close()
+	if err := sendGet(poll, host, "/api/v1/agent/invitations/"+p.inv+"/events?after=0", p.token, "Prefer", "wait=30"); err != nil {
+		t.Fatal(err)
+	}
+	polled := make(chan *http.Response, 1)
+	go func() {
+		resp, err := http.ReadResponse(bufio.NewReader(poll), nil)
+		if err != nil {
+			t.Errorf("poll: %v", err)
+		}
+		polled <- resp
+	}()
+	time.Sleep(300 * time.Millisecond) // both are held
+	select {
+	case resp := <-polled:
+		t.Fatalf("the poll answered before any change: %v", resp)
+	default:
+	}
+
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, other.URL+"/api/v1/admin/participants/"+p.pid+"/revoke", nil)
+	req.Header.Set("Authorization", "Bearer "+other.OperatorToken)
+	rv, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv.Body.Close()
+	if rv.StatusCode != http.StatusOK {
+		t.Fatalf("revoke: %d", rv.StatusCode)
+	}
+	select {
+	case resp := <-polled:
+		if resp == nil || resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("the held poll answered %v after the revocation, want 401", resp)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the held poll outlived the revocation by 10 s")
+	}
+	select {
+	case err := <-streamEnded:
+		if err != nil {
+			t.Fatalf("the stream ended badly: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream outlived the revocation by 10 s")
 	}
 }
