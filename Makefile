@@ -33,18 +33,19 @@ stress: ## internal/stress at full size (STRESS=1): 300 agreements on 3 replicas
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s; FUZZ=regexp picks targets)
 	deploy/local/fuzz.sh
 
-generate: ## regenerate sqlc code, the route-table parts of llms-full.txt and api/components.yaml, openapi.json, openapi-agent.json, its Go client, docs/cli.md, docs/configuration.md and tools/dist/verify-record.mjs
+generate: ## regenerate sqlc code, the route-table parts of llms-full.txt and api/components.yaml, openapi.json, openapi-agent.json, its Go client, the clients' typed credentials, docs/cli.md, docs/configuration.md and tools/dist/verify-record.mjs
 	cd db && $(SQLC) generate
 	$(GO) run ./internal/cmd/openapi-bundle -o openapi.json -agent openapi-agent.json -schemas schemas api
 	CONSENSUS_UPDATE_ROUTE_DOCS=1 $(GO) test -count=1 -run '^TestDocsAgreeWithRouter$$' ./internal/httpapi >/dev/null
 	$(GO) run ./internal/cmd/openapi-bundle -o openapi.json -agent openapi-agent.json -schemas schemas api
 	$(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2 -config internal/fwtest/goclient/oapiclient/oapi-codegen.yaml openapi-agent.json
+	$(GO) run ./internal/cmd/client-credentials
 	cd internal/fwtest/goclient && $(GO) mod tidy
 	$(GO) run ./internal/cli/gendocs -o docs
 	$(GO) run ./internal/cmd/verifier-bundle -o tools/dist/verify-record.mjs -docs web/llms-full.txt
 
 verify: generate ## regenerate, then fail if anything generated differs from what is committed
-	git diff --exit-code -- internal/store/internal/dbsqlc openapi.json openapi-agent.json internal/fwtest/goclient docs/cli.md docs/configuration.md tools/dist web/llms-full.txt api/components.yaml
+	git diff --exit-code -- internal/store/internal/dbsqlc openapi.json openapi-agent.json internal/fwtest/goclient tools/fw/credentials.gen.mts docs/cli.md docs/configuration.md tools/dist web/llms-full.txt api/components.yaml
 
 lint: ## gofmt, go vet, staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

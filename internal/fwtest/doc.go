@@ -9,5 +9,8 @@
 // and through Stoplight Prism's validating proxy, are the module under
 // goclient, so that the service's go.mod never requires oapi-codegen's
 // runtime library (`make test-client` runs them). The TypeScript client is
-// generated at test time under tools/ and never committed.
+// generated at test time under tools/ and never committed; the credential
+// layer next to it, tools/fw/credentials.gen.mts, is written by
+// `make generate` (internal/cmd/client-credentials) and committed, and the
+// test type-checks an example that must compile and one that must not.
 package fwtest

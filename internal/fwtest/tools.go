@@ -67,8 +67,9 @@ var (
 )
 
 // NodeTools makes sure the pinned Node tools under tools/ are installed
-// (npm ci from the committed lock file, once per test binary, as
-// tools/lint.sh does) and returns the directory of their executables.
+// (npm ci from the committed lock file, once per test binary, when
+// node_modules is missing or older than the lock file, as tools/lint.sh
+// does) and returns the directory of their executables.
 func NodeTools(tb testing.TB) string {
 	tb.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
@@ -76,19 +77,47 @@ func NodeTools(tb testing.TB) string {
 	}
 	root := Root(tb)
 	bin := filepath.Join(root, "tools", "node_modules", ".bin")
-	npmOnce.Do(func() {
-		for _, tool := range []string{"prism", "openapi-typescript", "tsc"} {
-			if _, err := os.Stat(filepath.Join(bin, tool)); err != nil {
-				cmd := exec.Command("npm", "ci", "--prefix", filepath.Join(root, "tools"), "--no-audit", "--no-fund", "--loglevel=error")
-				npmOut, npmErr = cmd.CombinedOutput()
-				return
-			}
-		}
-	})
+	npmOnce.Do(func() { npmOut, npmErr = installTools(filepath.Join(root, "tools")) })
 	if npmErr != nil {
 		tb.Fatalf("npm ci in tools/: %v\n%s", npmErr, npmOut)
 	}
 	return bin
+}
+
+// installTools runs npm ci in dir when node_modules is missing or older
+// than the lock file. Test binaries of several packages run at once, so
+// the install is serialized across processes by a lock directory (its
+// creation is atomic); one left by a killed process is taken over after
+// ten minutes.
+func installTools(dir string) ([]byte, error) {
+	current := func() (bool, error) {
+		lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
+		if err != nil {
+			return false, err
+		}
+		installed, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json"))
+		return err == nil && !lock.ModTime().After(installed.ModTime()), nil
+	}
+	if ok, err := current(); ok || err != nil {
+		return nil, err
+	}
+	mutex := filepath.Join(dir, ".npm-ci.lock")
+	deadline := time.Now().Add(15 * time.Minute)
+	for os.Mkdir(mutex, 0o700) != nil {
+		if fi, err := os.Stat(mutex); err == nil && time.Since(fi.ModTime()) > 10*time.Minute {
+			os.Remove(mutex)
+			continue
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("another npm ci in %s holds %s", dir, mutex)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	defer os.Remove(mutex)
+	if ok, err := current(); ok || err != nil {
+		return nil, err
+	}
+	return exec.Command("npm", "ci", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error").CombinedOutput()
 }
 
 // Run runs a command in the repository root with a deadline and env added

@@ -4,10 +4,12 @@
 // internal/fwtest runs it: tsc type-checks this file against the generated
 // types, then node runs it with the invitation in the environment. It
 // prints one JSON line and exits 0 only if every step answered as the
-// contract says.
-import createClient from "openapi-fetch";
+// contract says. Credentials are typed by credentials.gen.mts (generated
+// by `make generate`): each client below has only the routes its
+// credential opens.
 import { createHash } from "node:crypto";
 import type { paths, components } from "./gen/consensus.js";
+import { credentialed, noCredential, participantToken, sessionToken } from "./credentials.gen.mjs";
 
 type Room = components["schemas"]["Room"];
 
@@ -33,12 +35,12 @@ const canonical = (v: unknown): string => {
   return JSON.stringify(v);
 };
 
-const client = createClient<paths>({ baseUrl });
+const api = credentialed<paths>({ baseUrl });
 const path = { invitationId };
 
-// The credential schemes are API keys in the Authorization header, which
-// the generated types leave untyped: each call sets the header.
-const ex = await client.POST("/api/v1/agent/invitations/{invitationId}/exchange", {
+// The secret travels in the body here, so exchange is called with no
+// credential, which it accepts.
+const ex = await api.withCredential(noCredential).POST("/api/v1/agent/invitations/{invitationId}/exchange", {
   params: { path },
   body: { secret: env("CONSENSUS_SECRET") },
 });
@@ -48,24 +50,23 @@ if (sha256(canonical(exchanged.canonicalRevision)) !== exchanged.revisionDigest)
 if (sha256(exchanged.markdown) !== exchanged.markdownDigest) throw new Error("markdownDigest does not verify");
 if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(exchanged.sessionExpiresAt)) throw new Error("sessionExpiresAt shape");
 
-const cl = await client.POST("/api/v1/agent/invitations/{invitationId}/claim", {
+const cl = await api.withCredential(sessionToken(exchanged.sessionToken)).POST("/api/v1/agent/invitations/{invitationId}/claim", {
   params: { path },
-  headers: { Authorization: `Consensus-Session ${exchanged.sessionToken}` },
   body: { emailProof: env("CONSENSUS_EMAIL_PROOF"), inbox: env("CONSENSUS_INBOX") },
 });
 if (!cl.data) fail("claim", cl.response.status, cl.error);
 const claimed = cl.data!;
 if (sha256(canonical(claimed.binding)) !== claimed.bindingDigest) throw new Error("bindingDigest does not verify");
-const auth = { Authorization: `Consensus-Participant ${claimed.participantToken}` };
+const participant = participantToken(claimed.participantToken);
+const client = api.withCredential(participant);
 
-const rd = await client.GET("/api/v1/agent/invitations/{invitationId}/room", { params: { path, header: {} }, headers: auth });
+const rd = await client.GET("/api/v1/agent/invitations/{invitationId}/room", { params: { path, header: {} } });
 if (!rd.data) fail("room", rd.response.status, rd.error);
 const room: Room = rd.data!;
 const digest = room.revision.revisionDigest;
 
 const comment = await client.POST("/api/v1/agent/invitations/{invitationId}/events", {
   params: { path, header: { "Idempotency-Key": "ts-comment-0001" } },
-  headers: auth,
   body: { action: "comment", body: "The window works for the TypeScript agent.", revision: room.revision.number, digest },
 });
 if (comment.response.status !== 201 || !comment.data) fail("comment", comment.response.status, comment.error);
@@ -81,7 +82,6 @@ if (hash !== ev.hash) throw new Error("the event hash does not recompute from th
 
 const agree = await client.POST("/api/v1/agent/invitations/{invitationId}/events", {
   params: { path, header: { "Idempotency-Key": "ts-agree-0001" } },
-  headers: auth,
   body: { action: "agree", body: "", revision: room.revision.number, digest: "sha256:" + digest },
 });
 if (agree.response.status !== 201 || !agree.data) fail("agree", agree.response.status, agree.error);
@@ -89,7 +89,6 @@ if (agree.data!.outcome.status !== "reached") throw new Error(`outcome ${agree.d
 
 const art = await client.GET("/api/v1/agent/invitations/{invitationId}/artifact", {
   params: { path, header: {} },
-  headers: auth,
   parseAs: "arrayBuffer",
 });
 if (art.response.status !== 200 || !art.data) fail("artifact", art.response.status, art.error);
@@ -99,14 +98,14 @@ if (artifactSha !== art.response.headers.get("X-Consensus-SHA256")) throw new Er
 const contentDigest = "sha-256=:" + createHash("sha256").update(bytes).digest("base64") + ":";
 if (contentDigest !== art.response.headers.get("Content-Digest")) throw new Error("artifact hash differs from Content-Digest");
 
-const after = await client.GET("/api/v1/agent/invitations/{invitationId}/room", { params: { path, header: {} }, headers: auth });
+const after = await client.GET("/api/v1/agent/invitations/{invitationId}/room", { params: { path, header: {} } });
 if (after.data?.artifact?.sha256 !== artifactSha) throw new Error("the room names another artifact hash");
 
 // The stream, read as the contract's typed messages: every stored event
 // from the start, in seq order, and the outcome, which is final here.
 type StreamMessage = components["schemas"]["StreamMessage"];
 const stop = new AbortController();
-const sres = await fetch(`${baseUrl}/api/v1/agent/invitations/${invitationId}/stream`, { headers: auth, signal: stop.signal });
+const sres = await fetch(`${baseUrl}/api/v1/agent/invitations/${invitationId}/stream`, { headers: { Authorization: participant.authorization! }, signal: stop.signal });
 if (sres.status !== 200 || !sres.body) throw new Error(`stream: HTTP ${sres.status}`);
 const seen: StreamMessage[] = [];
 const want = after.data!.events.length;

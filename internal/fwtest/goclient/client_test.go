@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,19 +58,13 @@ func TestGoClientIsCurrent(t *testing.T) {
 	}
 }
 
-// withAuth sets the Authorization header the security scheme describes;
-// the generated client leaves API keys to the caller.
-func withAuth(value string) oapiclient.RequestEditorFn {
-	return func(_ context.Context, r *http.Request) error {
-		r.Header.Set("Authorization", value)
-		return nil
-	}
-}
-
 // goFlow runs exchange → claim → room → comment → agree → artifact with the
 // generated Go client against baseURL (the server, or Prism in front of it)
-// and checks every digest and hash the way an agent would.
-func goFlow(t *testing.T, baseURL string, hc *http.Client, inv fwtest.Invite) {
+// and checks every digest and hash the way an agent would. Each step goes
+// through the client of its credential (credentials.gen.go), which has
+// only the methods that credential opens. It returns the participant's
+// token and the hashes of the room's events, in seq order.
+func goFlow(t *testing.T, baseURL string, hc *http.Client, inv fwtest.Invite) (oapiclient.ParticipantToken, []string) {
 	t.Helper()
 	ctx := context.Background()
 	c, err := oapiclient.NewClientWithResponses(baseURL, oapiclient.WithHTTPClient(hc))
@@ -76,7 +72,7 @@ func goFlow(t *testing.T, baseURL string, hc *http.Client, inv fwtest.Invite) {
 		t.Fatal(err)
 	}
 	id := uuid.MustParse(inv.InvitationID)
-	ex, err := c.ExchangeInvitationWithResponse(ctx, id, oapiclient.ExchangeRequest{Secret: &inv.Secret})
+	ex, err := oapiclient.NewPublicClient(c).ExchangeInvitationWithResponse(ctx, id, oapiclient.ExchangeRequest{Secret: &inv.Secret})
 	if err != nil {
 		t.Fatalf("exchange: %v", err)
 	}
@@ -93,16 +89,17 @@ func goFlow(t *testing.T, baseURL string, hc *http.Client, inv fwtest.Invite) {
 	if cb, err := canon.Transform(raw.CanonicalRevision); err != nil || canon.Digest(cb) != ex.JSON200.RevisionDigest {
 		t.Fatalf("revisionDigest does not verify: %v", err)
 	}
-	cl, err := c.ClaimSlotWithResponse(ctx, id, oapiclient.ClaimRequest{EmailProof: inv.EmailProof, Inbox: inv.Inbox},
-		withAuth("Consensus-Session "+ex.JSON200.SessionToken))
+	session := oapiclient.NewSessionClient(c, oapiclient.SessionToken(ex.JSON200.SessionToken))
+	cl, err := session.ClaimSlotWithResponse(ctx, id, oapiclient.ClaimRequest{EmailProof: inv.EmailProof, Inbox: inv.Inbox})
 	if err != nil {
 		t.Fatalf("claim: %v", err)
 	}
 	if cl.JSON200 == nil {
 		t.Fatalf("claim: HTTP %d: %s", cl.StatusCode(), cl.Body)
 	}
-	participant := withAuth("Consensus-Participant " + cl.JSON200.ParticipantToken)
-	rm, err := c.ReadRoomWithResponse(ctx, id, &oapiclient.ReadRoomParams{}, participant)
+	token := oapiclient.ParticipantToken(cl.JSON200.ParticipantToken)
+	p := oapiclient.NewParticipantClient(c, token)
+	rm, err := p.ReadRoomWithResponse(ctx, id, &oapiclient.ReadRoomParams{})
 	if err != nil {
 		t.Fatalf("room: %v", err)
 	}
@@ -111,8 +108,8 @@ func goFlow(t *testing.T, baseURL string, hc *http.Client, inv fwtest.Invite) {
 	}
 	digest := rm.JSON200.Revision.RevisionDigest
 	text := "Weekdays suit the Go agent."
-	cm, err := c.PostEventWithResponse(ctx, id, &oapiclient.PostEventParams{IdempotencyKey: "go-comment-0001"},
-		oapiclient.EventRequest{Action: oapiclient.ActionComment, Body: &text, Revision: 1, Digest: digest}, participant)
+	cm, err := p.PostEventWithResponse(ctx, id, &oapiclient.PostEventParams{IdempotencyKey: "go-comment-0001"},
+		oapiclient.EventRequest{Action: oapiclient.ActionComment, Body: &text, Revision: 1, Digest: digest})
 	if err != nil {
 		t.Fatalf("comment: %v", err)
 	}
@@ -137,23 +134,23 @@ func goFlow(t *testing.T, baseURL string, hc *http.Client, inv fwtest.Invite) {
 		t.Fatalf("the event hash does not recompute from the served fields: %v", err)
 	}
 	wrong := strings.Repeat("0", 64)
-	stale, err := c.PostEventWithResponse(ctx, id, &oapiclient.PostEventParams{IdempotencyKey: "go-agree-stale"},
-		oapiclient.EventRequest{Action: oapiclient.ActionAgree, Revision: 1, Digest: wrong}, participant)
+	stale, err := p.PostEventWithResponse(ctx, id, &oapiclient.PostEventParams{IdempotencyKey: "go-agree-stale"},
+		oapiclient.EventRequest{Action: oapiclient.ActionAgree, Revision: 1, Digest: wrong})
 	if err != nil {
 		t.Fatalf("a wrong digest: %v", err)
 	}
 	if stale.ApplicationproblemJSON409 == nil || !strings.Contains(stale.ApplicationproblemJSON409.Detail, digest) {
 		t.Fatalf("a wrong digest: HTTP %d: %s", stale.StatusCode(), stale.Body)
 	}
-	ag, err := c.PostEventWithResponse(ctx, id, &oapiclient.PostEventParams{IdempotencyKey: "go-agree-0001"},
-		oapiclient.EventRequest{Action: oapiclient.ActionAgree, Revision: 1, Digest: "sha256:" + digest}, participant)
+	ag, err := p.PostEventWithResponse(ctx, id, &oapiclient.PostEventParams{IdempotencyKey: "go-agree-0001"},
+		oapiclient.EventRequest{Action: oapiclient.ActionAgree, Revision: 1, Digest: "sha256:" + digest})
 	if err != nil {
 		t.Fatalf("agree: %v", err)
 	}
 	if ag.JSON201 == nil || ag.JSON201.Outcome.Status != oapiclient.OutcomeStatusReached {
 		t.Fatalf("agree: HTTP %d: %s", ag.StatusCode(), ag.Body)
 	}
-	art, err := c.GetArtifactWithResponse(ctx, id, &oapiclient.GetArtifactParams{}, participant)
+	art, err := p.GetArtifactWithResponse(ctx, id, &oapiclient.GetArtifactParams{})
 	if err != nil {
 		t.Fatalf("artifact: %v", err)
 	}
@@ -165,10 +162,15 @@ func goFlow(t *testing.T, baseURL string, hc *http.Client, inv fwtest.Invite) {
 	if h.Get("X-Consensus-SHA256") != canon.Digest(art.Body) || h.Get("Content-Digest") != "sha-256=:"+base64.StdEncoding.EncodeToString(sum[:])+":" {
 		t.Fatal("the artifact bytes do not match their digest headers")
 	}
-	after, err := c.ReadRoomWithResponse(ctx, id, &oapiclient.ReadRoomParams{}, participant)
+	after, err := p.ReadRoomWithResponse(ctx, id, &oapiclient.ReadRoomParams{})
 	if err != nil || after.JSON200 == nil || after.JSON200.Artifact == nil || after.JSON200.Artifact.Sha256 != canon.Digest(art.Body) {
 		t.Fatalf("the room does not name the artifact: %v", err)
 	}
+	var hashes []string
+	for _, e := range after.JSON200.Events {
+		hashes = append(hashes, e.Hash)
+	}
+	return token, hashes
 }
 
 // baseURLOrigin is the issuer the revision names, which is the origin
@@ -186,5 +188,47 @@ func baseURLOrigin(t *testing.T, issuer string) string {
 func TestGoClientFlow(t *testing.T) {
 	t.Parallel()
 	s := servertest.New(t, servertest.Options{})
-	goFlow(t, s.URL, s.Client, fwtest.Agreement(t, s, "Go client"))
+	inv := fwtest.Agreement(t, s, "Go client")
+	token, hashes := goFlow(t, s.URL, s.Client, inv)
+
+	// The stream, read as the contract's typed messages: every stored event
+	// from the start, in seq order, then the outcome, which is final here.
+	// The contract-checking transport reads a whole body before it answers,
+	// so the stream, which stays open, is read without it.
+	plain, err := oapiclient.NewClientWithResponses(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stream, err := oapiclient.NewParticipantClient(plain, token).StreamRoomMessages(ctx, uuid.MustParse(inv.InvitationID), &oapiclient.StreamRoomParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	var streamed []string
+	for final := false; !final || len(streamed) < len(hashes); {
+		m, err := stream.Next()
+		if err != nil {
+			t.Fatalf("after %d events: %v", len(streamed), err)
+		}
+		v, err := m.ValueByDiscriminator()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch v := v.(type) {
+		case oapiclient.StreamRoomEvent:
+			if v.Id != strconv.Itoa(v.Data.Seq) {
+				t.Fatalf("stream id %s for seq %d", v.Id, v.Data.Seq)
+			}
+			streamed = append(streamed, v.Data.Hash)
+		case oapiclient.StreamRoomOutcome:
+			final = v.Data.Status == oapiclient.OutcomeStatusReached
+		default:
+			t.Fatalf("no revision was locked, yet the stream sent %T", v)
+		}
+	}
+	if !slices.Equal(streamed, hashes) {
+		t.Fatalf("the stream's events %v differ from the room's %v", streamed, hashes)
+	}
 }

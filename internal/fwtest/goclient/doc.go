@@ -5,5 +5,8 @@
 // Prism's validating proxy. It is a separate module so that the service's
 // go.mod never requires the generator's runtime library; it reaches the
 // service's test harness through a replace of the root module, and
-// `make test-client` runs its tests.
+// `make test-client` runs its tests. The flow goes through the typed
+// credential clients of oapiclient/credentials.gen.go, and
+// testdata/wrongcredential is a call with the wrong credential that must
+// not compile.
 package goclient

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -1389,6 +1390,51 @@ func (e SignaturesCapabilitySignatureHeader) Valid() bool {
 	}
 }
 
+// Defines values for StreamRoomEventEvent.
+const (
+	RoomEvent StreamRoomEventEvent = "room.event"
+)
+
+// Valid indicates whether the value is a known member of the StreamRoomEventEvent enum.
+func (e StreamRoomEventEvent) Valid() bool {
+	switch e {
+	case RoomEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StreamRoomOutcomeEvent.
+const (
+	RoomOutcome StreamRoomOutcomeEvent = "room.outcome"
+)
+
+// Valid indicates whether the value is a known member of the StreamRoomOutcomeEvent enum.
+func (e StreamRoomOutcomeEvent) Valid() bool {
+	switch e {
+	case RoomOutcome:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StreamRoomRevisionEvent.
+const (
+	RoomRevision StreamRoomRevisionEvent = "room.revision"
+)
+
+// Valid indicates whether the value is a known member of the StreamRoomRevisionEvent enum.
+func (e StreamRoomRevisionEvent) Valid() bool {
+	switch e {
+	case RoomRevision:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookLastDeliveryState.
 const (
 	Delivered WebhookLastDeliveryState = "delivered"
@@ -2557,6 +2603,44 @@ type SignaturesCapabilityAlgorithm string
 // SignaturesCapabilitySignatureHeader The header every event of a keyed participant carries.
 type SignaturesCapabilitySignatureHeader string
 
+// StreamMessage One message of the room's server-sent event stream, as a client's SSE parser gives it: `event` names the type and `data` is the JSON of its line. Only `room.event` messages carry an `id` (the event's seq, which `Last-Event-ID` resumes after).
+type StreamMessage struct {
+	union json.RawMessage
+}
+
+// StreamRoomEvent `event: room.event`: one stored event, in seq order.
+type StreamRoomEvent struct {
+	Data  Event                `json:"data"`
+	Event StreamRoomEventEvent `json:"event"`
+
+	// Id The event's seq, in decimal.
+	Id string `json:"id"`
+}
+
+// StreamRoomEventEvent defines model for StreamRoomEvent.Event.
+type StreamRoomEventEvent string
+
+// StreamRoomOutcome `event: room.outcome`: the outcome, when the stream opens and whenever it changes.
+type StreamRoomOutcome struct {
+	Data  Outcome                `json:"data"`
+	Event StreamRoomOutcomeEvent `json:"event"`
+}
+
+// StreamRoomOutcomeEvent defines model for StreamRoomOutcome.Event.
+type StreamRoomOutcomeEvent string
+
+// StreamRoomRevision `event: room.revision`: a new revision was locked; read the room and verify it before deciding.
+type StreamRoomRevision struct {
+	Data struct {
+		// Revision The number of the revision now in force.
+		Revision int `json:"revision"`
+	} `json:"data"`
+	Event StreamRoomRevisionEvent `json:"event"`
+}
+
+// StreamRoomRevisionEvent defines model for StreamRoomRevision.Event.
+type StreamRoomRevisionEvent string
+
 // TerminalAction A terminal decision, or null before one is made.
 type TerminalAction = Decision
 
@@ -3142,6 +3226,143 @@ func (t DecisionRule) MarshalJSON() ([]byte, error) {
 }
 
 func (t *DecisionRule) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsStreamRoomEvent returns the union data inside the StreamMessage as a StreamRoomEvent
+func (t StreamMessage) AsStreamRoomEvent() (StreamRoomEvent, error) {
+	var body StreamRoomEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamRoomEvent overwrites any union data inside the StreamMessage as the provided StreamRoomEvent
+func (t *StreamMessage) FromStreamRoomEvent(v StreamRoomEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"room.event"}`))
+	t.union = b
+	return err
+}
+
+// MergeStreamRoomEvent performs a merge with any union data inside the StreamMessage, using the provided StreamRoomEvent
+func (t *StreamMessage) MergeStreamRoomEvent(v StreamRoomEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"room.event"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsStreamRoomOutcome returns the union data inside the StreamMessage as a StreamRoomOutcome
+func (t StreamMessage) AsStreamRoomOutcome() (StreamRoomOutcome, error) {
+	var body StreamRoomOutcome
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamRoomOutcome overwrites any union data inside the StreamMessage as the provided StreamRoomOutcome
+func (t *StreamMessage) FromStreamRoomOutcome(v StreamRoomOutcome) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"room.outcome"}`))
+	t.union = b
+	return err
+}
+
+// MergeStreamRoomOutcome performs a merge with any union data inside the StreamMessage, using the provided StreamRoomOutcome
+func (t *StreamMessage) MergeStreamRoomOutcome(v StreamRoomOutcome) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"room.outcome"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsStreamRoomRevision returns the union data inside the StreamMessage as a StreamRoomRevision
+func (t StreamMessage) AsStreamRoomRevision() (StreamRoomRevision, error) {
+	var body StreamRoomRevision
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamRoomRevision overwrites any union data inside the StreamMessage as the provided StreamRoomRevision
+func (t *StreamMessage) FromStreamRoomRevision(v StreamRoomRevision) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"room.revision"}`))
+	t.union = b
+	return err
+}
+
+// MergeStreamRoomRevision performs a merge with any union data inside the StreamMessage, using the provided StreamRoomRevision
+func (t *StreamMessage) MergeStreamRoomRevision(v StreamRoomRevision) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"room.revision"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t StreamMessage) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t StreamMessage) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "room.event":
+		return t.AsStreamRoomEvent()
+	case "room.outcome":
+		return t.AsStreamRoomOutcome()
+	case "room.revision":
+		return t.AsStreamRoomRevision()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t StreamMessage) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *StreamMessage) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
