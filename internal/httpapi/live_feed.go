@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 
@@ -19,12 +21,12 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	wait := preferWait(w, r)
-	page, err := s.venue.Feed(r.Context(), participantFrom(r.Context()), after, limit)
+	page, events, err := s.venue.FeedEncoded(r.Context(), participantFrom(r.Context()), after, limit)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
-	if wait > 0 && len(page.Events) == 0 && !page.Final {
+	if wait > 0 && len(events.Marks) == 0 && !page.Final {
 		p, changed, err := s.hold(w, r, wait, page.Tag)
 		if err != nil {
 			s.handleHoldFailure(w, r, err)
@@ -35,13 +37,39 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			var cancel context.CancelFunc
 			ctx, cancel = s.freshDatabase(r)
 			defer cancel()
-			if page, err = s.venue.Feed(ctx, p, after, limit); err != nil {
+			if page, events, err = s.venue.FeedEncoded(ctx, p, after, limit); err != nil {
 				s.writeProblem(w, r, err)
 				return
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, page)
+	writeFeedPage(w, page, events)
+}
+
+// writeFeedPage answers 200 with page and its events as the room cache
+// encoded them: the bytes writeJSON would write for the page with those
+// events in page.Events, without encoding them again for every reader.
+func writeFeedPage(w http.ResponseWriter, page *venue.FeedPage, events venue.EncodedEvents) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	page.Events = []venue.EventView{}
+	if err := enc.Encode(page); err != nil {
+		http.Error(w, "encoding failed", http.StatusInternalServerError)
+		return
+	}
+	head := []byte(`{"events":[`)
+	rest, ok := bytes.CutPrefix(buf.Bytes(), head)
+	if !ok {
+		http.Error(w, "encoding failed", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()+len(events.JSON)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(head)
+	_, _ = w.Write(events.JSON)
+	_, _ = w.Write(rest)
 }
 
 // feedQuery reads ?after= (a seq, default 0) and ?limit= (1 to

@@ -1,13 +1,16 @@
 package httpapi
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/live"
 	"github.com/consensus-md/consensus/internal/venue"
@@ -34,7 +37,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	// The first page is read before the status is sent: a failed read is
 	// its problem (503 with Retry-After, say), not a 200 whose body ends at
 	// once, which a client could not tell from a stream the server closed.
-	page, err := s.streamPage(r, p, after)
+	page, events, err := s.streamPage(r, p, after)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -44,22 +47,20 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	holdDeadline(w, live.KeepAlive+holdSlack)
 	w.WriteHeader(http.StatusOK)
-	out := &sseWriter{w: bufio.NewWriter(w), rc: http.NewResponseController(w)}
+	// No buffer of its own: the response's buffer gathers a batch until
+	// the flush, and a stream that waits holds nothing more.
+	out := &sseWriter{w: w, rc: http.NewResponseController(w)}
 	ctx := requestContext(r)
 	keepAlive := time.NewTicker(live.KeepAlive)
 	defer keepAlive.Stop()
 	var outcome string
 	revision := 0
-	for ; ; page, err = s.streamPage(r, p, after) {
+	for ; ; page, events, err = s.streamPage(r, p, after) {
 		if err != nil {
 			return // a failed database or a gone client: the client resumes
 		}
-		awaiting := make(map[string]bool, len(page.AwaitingReply))
-		for _, id := range page.AwaitingReply {
-			awaiting[id] = true
-		}
-		for _, e := range page.Events {
-			out.message(strconv.FormatInt(e.Seq, 10), "room.event", streamEvent{e, awaiting[e.ID]})
+		for _, m := range events.Marks {
+			out.event(m.Seq, events.JSON[m.Start:m.End], awaits(page.AwaitingReply, m.ID))
 		}
 		after = page.Next
 		if revision != 0 && page.Revision != revision {
@@ -75,7 +76,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		if out.flush(w) != nil {
 			return
 		}
-		if len(page.Events) == venue.FeedMaxLimit {
+		if len(events.Marks) == venue.FeedMaxLimit {
 			continue // more to send before waiting
 		}
 		for waiting := true; waiting; {
@@ -101,19 +102,21 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// streamEvent is a room.event message: the event, marked awaitingReply
-// when it asks the reader and the reader had not answered it when it was
-// sent.
-type streamEvent struct {
-	venue.EventView
-	AwaitingReply bool `json:"awaitingReply,omitempty"`
+// awaits reports whether id is among the events awaiting the reader's
+// reply.
+func awaits(awaiting []string, id uuid.UUID) bool {
+	if len(awaiting) == 0 {
+		return false
+	}
+	s := id.String()
+	return slices.Contains(awaiting, s)
 }
 
 // streamPage reads the next page with a fresh database bound.
-func (s *Server) streamPage(r *http.Request, p *venue.Principal, after int64) (*venue.FeedPage, error) {
+func (s *Server) streamPage(r *http.Request, p *venue.Principal, after int64) (*venue.FeedPage, venue.EncodedEvents, error) {
 	ctx, cancel := s.freshDatabase(r)
 	defer cancel()
-	return s.venue.Feed(ctx, p, after, venue.FeedMaxLimit)
+	return s.venue.FeedEncoded(ctx, p, after, venue.FeedMaxLimit)
 }
 
 // streamStart is where a stream resumes: Last-Event-ID (the seq of the
@@ -130,10 +133,29 @@ func streamStart(r *http.Request) (int64, error) {
 	return after, err
 }
 
-// sseWriter writes server-sent events to a buffer flushed after each batch.
+// sseWriter writes server-sent events into the response's buffer, sent
+// at each flush.
 type sseWriter struct {
-	w  *bufio.Writer
+	w  io.Writer
 	rc *http.ResponseController
+}
+
+// event writes one room.event message: the event's JSON as the room cache
+// encoded it (an EventView), marked awaitingReply when it asks the reader
+// and the reader had not answered it when it was sent, with id = seq.
+func (o *sseWriter) event(seq int64, js []byte, awaitingReply bool) {
+	var head [64]byte
+	b := append(head[:0], "id: "...)
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, "\nevent: room.event\ndata: "...)
+	_, _ = o.w.Write(b)
+	if awaitingReply && len(js) > 0 && js[len(js)-1] == '}' {
+		_, _ = o.w.Write(js[:len(js)-1])
+		_, _ = io.WriteString(o.w, `,"awaitingReply":true}`)
+	} else {
+		_, _ = o.w.Write(js)
+	}
+	_, _ = io.WriteString(o.w, "\n\n")
 }
 
 // message writes one event; an empty id leaves the client's last event id
@@ -146,20 +168,17 @@ func (o *sseWriter) message(id, event string, v any) {
 		return
 	}
 	if id != "" {
-		o.w.WriteString("id: " + id + "\n")
+		_, _ = io.WriteString(o.w, "id: "+id+"\n")
 	}
-	o.w.WriteString("event: " + event + "\ndata: ")
-	o.w.Write(bytes.TrimSuffix(data.Bytes(), []byte("\n")))
-	o.w.WriteString("\n\n")
+	_, _ = io.WriteString(o.w, "event: "+event+"\ndata: ")
+	_, _ = o.w.Write(bytes.TrimSuffix(data.Bytes(), []byte("\n")))
+	_, _ = io.WriteString(o.w, "\n\n")
 }
 
-func (o *sseWriter) comment(text string) { o.w.WriteString(": " + text + "\n\n") }
+func (o *sseWriter) comment(text string) { _, _ = io.WriteString(o.w, ": "+text+"\n\n") }
 
 // flush sends what is buffered, extending the write deadline first.
 func (o *sseWriter) flush(w http.ResponseWriter) error {
 	holdDeadline(w, live.KeepAlive+holdSlack)
-	if err := o.w.Flush(); err != nil {
-		return err
-	}
 	return o.rc.Flush()
 }

@@ -96,6 +96,9 @@ func New(o Options) *Server {
 	if o.DBTimeout <= 0 {
 		o.DBTimeout = 5 * time.Second
 	}
+	if o.Venue != nil {
+		o.Live.OnRoomChanged(newRoomRefresher(o.Venue, o.DBTimeout).changed)
+	}
 	return &Server{
 		venue: o.Venue, pinger: o.Pinger, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,
 		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: min(2*time.Second, o.DBTimeout), dbTimeout: o.DBTimeout, breaker: o.Breaker,

@@ -31,6 +31,9 @@ type Hub struct {
 	total    int
 	closed   chan struct{}
 	closing  bool
+	// changed, when set, hears of every change to a room with readers
+	// (see OnRoomChanged).
+	changed func(agreementID uuid.UUID)
 }
 
 // New returns a hub admitting perParticipant readers per participant and
@@ -112,13 +115,30 @@ func (w *Waiter) signal() {
 	}
 }
 
-// RoomChanged wakes the readers of agreementID.
+// RoomChanged wakes the readers of agreementID, and tells the OnRoomChanged
+// function when there were any.
 func (h *Hub) RoomChanged(agreementID uuid.UUID) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	for w := range h.rooms[agreementID] {
+	set := h.rooms[agreementID]
+	for w := range set {
 		w.signal()
 	}
+	readers, changed := len(set), h.changed
+	h.mu.Unlock()
+	if readers > 0 && changed != nil {
+		changed(agreementID)
+	}
+}
+
+// OnRoomChanged sets f to hear, after its readers were woken, of every
+// change to a room that has readers on this replica (nil: none). f runs on
+// the caller of RoomChanged, which must not wait: it should return at once.
+// It lets the woken readers' shared work (reading the room once) start
+// while each checks its own credential.
+func (h *Hub) OnRoomChanged(f func(agreementID uuid.UUID)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.changed = f
 }
 
 // RoomsResumed wakes every reader: changes may have gone unannounced.

@@ -62,3 +62,34 @@ func TestHubBoundsAndWakes(t *testing.T) {
 		t.Fatal("shutdown did not reach a reader")
 	}
 }
+
+// TestHubTellsOfChangesToRoomsWithReaders: OnRoomChanged hears of a change
+// to a room with readers, after they were woken, and of no other.
+func TestHubTellsOfChangesToRoomsWithReaders(t *testing.T) {
+	t.Parallel()
+	h := New(0, 0)
+	room, empty := uuid.New(), uuid.New()
+	w, err := h.Join(room, uuid.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heard []uuid.UUID
+	h.OnRoomChanged(func(id uuid.UUID) {
+		select {
+		case <-w.Changed():
+		default:
+			t.Error("told of the change before its reader was woken")
+		}
+		heard = append(heard, id)
+	})
+	h.RoomChanged(empty)
+	h.RoomChanged(room)
+	if len(heard) != 1 || heard[0] != room {
+		t.Fatalf("heard %v, want only %v", heard, room)
+	}
+	w.Leave()
+	h.RoomChanged(room)
+	if len(heard) != 1 {
+		t.Fatalf("told of a change to a room without readers: %v", heard)
+	}
+}

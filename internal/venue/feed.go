@@ -2,6 +2,10 @@ package venue
 
 import (
 	"context"
+	"fmt"
+	"sort"
+
+	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/room"
 )
@@ -59,4 +63,80 @@ func (v *Venue) Feed(ctx context.Context, p *Principal, after int64, limit int) 
 		page.Next = events[n-1].Seq
 	}
 	return page, nil
+}
+
+// EncodedEvents are events of a page as the room cache holds them, encoded
+// once per room for every reader: JSON is the events' JSON (each an
+// EventView) joined by commas, and Marks say where each one lies. Callers
+// must not modify JSON.
+type EncodedEvents struct {
+	JSON  []byte
+	Marks []EventMark
+}
+
+// EventMark is one event of EncodedEvents: its seq and id, and its JSON
+// at JSON[Start:End].
+type EventMark struct {
+	Seq        int64
+	ID         uuid.UUID
+	Start, End int
+}
+
+// FeedEncoded is Feed with the events left encoded: page.Events is empty
+// and the events are in the returned EncodedEvents. The events come from
+// the room snapshot of p's version or later, which a woken reader shares
+// with every other reader of the room: a change costs one read of the room,
+// not one per reader.
+func (v *Venue) FeedEncoded(ctx context.Context, p *Principal, after int64, limit int) (*FeedPage, EncodedEvents, error) {
+	r, err := v.readRoom(ctx, p)
+	if err != nil {
+		return nil, EncodedEvents{}, err
+	}
+	a := r.snap.agreement
+	page := &FeedPage{Events: []EventView{}, Next: after, ChainHead: a.Head.Hash, Outcome: r.outcome, AwaitingReply: r.you.AwaitingReply, Tag: r.tag,
+		Revision: a.CurrentRevision, Final: r.outcome.Status != room.StatusPending}
+	if after >= a.Head.Seq || limit <= 0 {
+		return page, EncodedEvents{}, nil
+	}
+	marks := r.snap.marks
+	if n := len(marks); n == 0 || marks[n-1].seq != a.Head.Seq {
+		// The snapshot always holds every event up to its head; this
+		// guards the invariant rather than serve a short page.
+		return nil, EncodedEvents{}, fmt.Errorf("venue: feed: the room snapshot lacks events up to seq %d", a.Head.Seq)
+	}
+	first := sort.Search(len(marks), func(i int) bool { return marks[i].seq > after })
+	last := min(len(marks), first+min(limit, FeedMaxLimit))
+	start := 0
+	if first > 0 {
+		start = marks[first-1].end + 1 // past the comma
+	}
+	out := EncodedEvents{JSON: r.snap.events[start:marks[last-1].end:marks[last-1].end], Marks: make([]EventMark, 0, last-first)}
+	prev := start
+	for _, m := range marks[first:last] {
+		out.Marks = append(out.Marks, EventMark{Seq: m.seq, ID: m.id, Start: prev - start, End: m.end - start})
+		prev = m.end + 1
+	}
+	page.Next = marks[last-1].seq
+	return page, out, nil
+}
+
+// RefreshRoom reads agreement id's room into the room cache when the cache
+// holds a version of it, so that the readers a change wakes find the new
+// version there instead of each waiting for the read. It decides nothing:
+// every reader still asks for the version its own credential check
+// returned, and reads it itself when the cache lacks it.
+func (v *Venue) RefreshRoom(ctx context.Context, id uuid.UUID) error {
+	c := v.rooms()
+	c.mu.Lock()
+	e, ok := c.rooms[id]
+	var held int64 = -1
+	if ok && e.snap != nil {
+		held = e.snap.agreement.Version
+	}
+	c.mu.Unlock()
+	if held < 0 {
+		return nil // nobody read it lately: nobody waits on it here
+	}
+	_, err := c.snapshot(ctx, v.Store, id, held+1)
+	return err
 }

@@ -77,6 +77,7 @@ type cachedRoom struct {
 	load     sync.Mutex
 	revision *revisionBlock
 	events   []byte      // encoded events joined by commas; append-only
+	marks    []eventMark // each encoded event's seq, id and end; append-only
 	notes    []room.Note // the events with to or inReplyTo; append-only
 	head     int64       // seq of the last encoded event
 	snap     *roomSnapshot
@@ -84,6 +85,17 @@ type cachedRoom struct {
 	body     *Artifact // CONSENSUS.md once read
 	size     int
 }
+
+// eventMark locates one encoded event in the joined events: it ends at
+// end, and starts at 0 or one byte (the comma) after the previous end.
+type eventMark struct {
+	seq int64
+	id  uuid.UUID
+	end int
+}
+
+// markSize is what one eventMark costs the cache.
+const markSize = 40
 
 // revisionBlock is a locked revision, with the history of revisions up to
 // it, and their encoded room views.
@@ -103,6 +115,7 @@ type roomSnapshot struct {
 	rule      room.History // the decision rule's view of it
 	rosterJS  []byte       // the encoded roster array
 	events    []byte       // the encoded events up to agreement.Head.Seq
+	marks     []eventMark  // where each of them lies in events, in seq order
 	notes     []room.Note  // the addressed events and replies among them
 	artifact  *store.ArtifactMeta
 	// early and late are the rule's outcome of this version before and at
@@ -305,7 +318,7 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 	if rs.Artifact != nil {
 		art = rs.Artifact
 	}
-	added, err := encodeEvents(rs.Events)
+	added, ends, err := encodeEvents(rs.Events)
 	if err != nil {
 		return nil, err
 	}
@@ -320,12 +333,16 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	grown := len(e.events)
+	grown := len(e.events) + markSize*len(e.marks)
 	if len(added) > 0 {
 		if len(e.events) > 0 {
 			e.events = append(e.events, ',')
 		}
+		base := len(e.events)
 		e.events = append(e.events, added...)
+		for i, ev := range rs.Events {
+			e.marks = append(e.marks, eventMark{seq: ev.Seq, id: ev.ID, end: base + ends[i]})
+		}
 	}
 	for _, ev := range rs.Events {
 		if n := ev.Note(); n.Matters() {
@@ -335,11 +352,11 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 	e.head = rs.Agreement.Head.Seq
 	e.artifact = art
 	s := &roomSnapshot{agreement: rs.Agreement, roster: rs.Roster, revision: rev, rule: rule, rosterJS: rosterJS,
-		events: e.events[:len(e.events):len(e.events)], notes: e.notes[:len(e.notes):len(e.notes)], artifact: art,
+		events: e.events[:len(e.events):len(e.events)], marks: e.marks[:len(e.marks):len(e.marks)], notes: e.notes[:len(e.notes):len(e.notes)], artifact: art,
 		early: rule.Outcome(time.Time{}), late: rule.Outcome(rs.Agreement.Deadline), counted: countedDecisions(rule), decisionRule: ruleView(rule)}
 	s.earlyBlocking, s.lateBlocking = blockingView(rule, s.early, rs.Roster), blockingView(rule, s.late, rs.Roster)
 	if e.snap == nil || e.snap.agreement.Version < s.agreement.Version {
-		c.resize(e, len(e.events)-grown+s.cost()-e.snap.cost())
+		c.resize(e, len(e.events)+markSize*len(e.marks)-grown+s.cost()-e.snap.cost())
 		e.snap = s
 	}
 	return s, nil

@@ -38,20 +38,23 @@ func newRevisionBlock(rev store.Revision) (*revisionBlock, error) {
 	return &revisionBlock{Revision: rev, view: view, history: history, members: members}, nil
 }
 
-// encodeEvents encodes events as the room shows them, joined by commas.
-func encodeEvents(events []store.Event) ([]byte, error) {
+// encodeEvents encodes events as the room shows them, joined by commas, and
+// returns where each one ends in the joined bytes.
+func encodeEvents(events []store.Event) ([]byte, []int, error) {
 	var buf bytes.Buffer
 	enc := newEncoder(&buf)
+	ends := make([]int, 0, len(events))
 	for i, ev := range events {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
 		if err := enc.Encode(eventView(ev)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		buf.Truncate(buf.Len() - 1) // Encode's newline
+		ends = append(ends, buf.Len())
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), ends, nil
 }
 
 // encode is JSON as every response is written: no HTML escaping, no

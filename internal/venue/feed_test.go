@@ -1,0 +1,69 @@
+package venue
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+)
+
+// TestFeedEncodedMatchesFeed: the feed served from the room cache's encoded
+// events is, byte for byte, the feed read from the database page by page,
+// for every start and page size, while the cache grows by appends and on a
+// venue whose cache starts cold.
+func TestFeedEncodedMatchesFeed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newTestRoom(t, 3)
+	check := func(v *Venue, head int64) {
+		t.Helper()
+		p, err := v.authParticipant(ctx, r.creds[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for after := int64(0); after <= head+1; after++ {
+			for _, limit := range []int{1, 2, 5, FeedDefaultLimit} {
+				want, err := v.Feed(ctx, p, after, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				page, got, err := v.FeedEncoded(ctx, p, after, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var joined bytes.Buffer
+				for i, e := range want.Events {
+					js, err := encode(e)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if i > 0 {
+						joined.WriteByte(',')
+					}
+					joined.Write(js)
+					if i >= len(got.Marks) || got.Marks[i].Seq != e.Seq || got.Marks[i].ID.String() != e.ID ||
+						!bytes.Equal(got.JSON[got.Marks[i].Start:got.Marks[i].End], js) {
+						t.Fatalf("after %d, limit %d: event %d is %+v, want seq %d: %s", after, limit, i, got.Marks, e.Seq, js)
+					}
+				}
+				if !bytes.Equal(got.JSON, joined.Bytes()) || len(got.Marks) != len(want.Events) {
+					t.Fatalf("after %d, limit %d: %d events %s, want %d %s", after, limit, len(got.Marks), got.JSON, len(want.Events), joined.Bytes())
+				}
+				page.Events = want.Events
+				if fmt.Sprint(*page) != fmt.Sprint(*want) {
+					t.Fatalf("after %d, limit %d: page %+v, want %+v", after, limit, *page, *want)
+				}
+			}
+		}
+	}
+	for i := range 5 {
+		r.comment(t, i, fmt.Sprintf("feed-first-%d", i))
+	}
+	check(r.v, 5)
+	for i := range 7 {
+		r.comment(t, i, fmt.Sprintf("feed-second-%d", i))
+	}
+	check(r.v, 12) // the cached events grew by the seven
+	cold := &Venue{Store: r.v.Store, Batch: r.v.Batch, Keys: r.v.Keys, Origin: r.v.Origin, Now: r.v.Now}
+	check(cold, 12)
+}
