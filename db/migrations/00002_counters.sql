@@ -1,6 +1,6 @@
 -- +goose Up
 
--- The hot paths (issue 8) read small counters instead of the event history,
+-- The hot paths read small counters instead of the event history,
 -- so an append, a 304 and the decision rule cost the same at 30 events as at
 -- 3,000. Every counter changes in the transaction that changes what it
 -- counts, under the agreement's row lock.

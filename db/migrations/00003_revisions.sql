@@ -1,6 +1,6 @@
 -- +goose Up
 
--- Revision 2 (SPEC §12, R-REV). A decision made on an earlier revision
+-- Revision 2. A decision made on an earlier revision
 -- still counts exactly when that revision's terms digest equals the
 -- current one's, so every revision stores its terms digest: SHA-256 of the
 -- RFC 8785 bytes of {"decision_rule", "objective", "rules", "title"} taken

@@ -1,6 +1,6 @@
 -- +goose Up
 
--- Signed decisions and verifiable records (issue 12, SPEC R-SIGN).
+-- Signed decisions and verifiable records.
 --
 -- public_key: the Ed25519 key a keyed claim bound (participant-binding/v2),
 -- 32 raw bytes; null for a claim without a key. Every event of a keyed

@@ -1,6 +1,6 @@
 -- +goose Up
 
--- What an append costs PostgreSQL (issue 8; EXPLAIN (ANALYZE, BUFFERS) of
+-- What an append costs PostgreSQL (EXPLAIN (ANALYZE, BUFFERS) of
 -- the append statement: its three foreign-key checks took ~40% of its
 -- execution time, warm).
 --

@@ -1,6 +1,6 @@
 -- +goose Up
 
--- Webhooks (issue 11, SPEC R-LIVE-HOOK): one opt-in endpoint per
+-- Webhooks: one opt-in endpoint per
 -- participant, separate from the binding's runtimeEndpoint (never fetched).
 -- disabled_at is set when the receiver answered 410 Gone.
 CREATE TABLE webhooks (

@@ -2,7 +2,7 @@
 
 -- The webhook trigger ran its function on every append, only to find in
 -- most rooms that nobody registered an endpoint: make bench measured that
--- call at about a fifth of an append's cost (issue 8). The agreement now
+-- call at about a fifth of an append's cost. The agreement now
 -- records that an endpoint was ever registered in it, and the trigger's
 -- WHEN clause reads that flag, so a room without one calls no function.
 -- The flag is never cleared: a room whose endpoints were all removed or

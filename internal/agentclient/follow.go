@@ -12,7 +12,7 @@ import (
 	"github.com/consensus-md/consensus/internal/agentroute"
 )
 
-// Following a room (SPEC R-LIVE): the stream first, long polling when the
+// Following a room: the stream first, long polling when the
 // stream is not offered, so an agent learns of a change at once and never
 // spins.
 

@@ -13,7 +13,7 @@ const Prefix = "/api/v1/agent/invitations/"
 
 // HumanPrefix starts the path of every action of a person's invitation: the
 // same actions as an agent's, in a family of their own, so that each
-// family's invitations are unknown to the other's routes (SPEC §13).
+// family's invitations are unknown to the other's routes.
 const HumanPrefix = "/api/v1/human/invitations/"
 
 // IDParam names the invitation id in Pattern (chi.URLParam) and in the

@@ -91,7 +91,7 @@ func ParseDigest(s string) (string, error) {
 // ZeroHash is the prev value of the first event of a chain.
 const ZeroHash = "0000000000000000000000000000000000000000000000000000000000000000"
 
-// Layouts of the two timestamp shapes the service emits (SPEC R-FW): whole
+// Layouts of the two timestamp shapes the service emits: whole
 // seconds for deadlines and expiries, which people and operators set; exactly
 // six fractional digits for instants the service records, the precision
 // PostgreSQL keeps. A fixed width means a served string never changes when

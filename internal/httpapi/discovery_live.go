@@ -16,7 +16,7 @@ func retrySeconds() []int {
 	return out
 }
 
-// LiveCapability describes waiting for the others (R-LIVE): the feed, long
+// LiveCapability describes waiting for the others: the feed, long
 // polling and the stream, with the bounds this replica enforces, from the
 // same constants the handlers use.
 type LiveCapability struct {

@@ -5,7 +5,7 @@ import (
 	"github.com/consensus-md/consensus/internal/room"
 )
 
-// RevisionsCapability describes revisions (R-REV): how an agreement gets a
+// RevisionsCapability describes revisions: how an agreement gets a
 // new revision and what that does to a decision, with a terms digest to
 // check an implementation against.
 type RevisionsCapability struct {

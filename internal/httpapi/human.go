@@ -11,7 +11,7 @@ import (
 // API under agentroute.Pattern, the human API (the routes the invitation
 // page calls) under agentroute.HumanPattern. Both run the same handlers and
 // the same venue use cases; the family travels in the request context so
-// that the venue can refuse an invitation of the other kind (SPEC §13).
+// that the venue can refuse an invitation of the other kind.
 
 type familyKey struct{}
 

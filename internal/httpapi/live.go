@@ -14,7 +14,7 @@ import (
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
-// Live rooms (SPEC R-LIVE): a held request or an open stream joins the
+// Live rooms: a held request or an open stream joins the
 // replica's hub and then costs nothing until the hub says its agreement
 // changed (on any replica: the store's listener hears every commit). Woken,
 // it checks its credential again (a revocation ends it) and compares the

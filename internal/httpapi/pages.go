@@ -15,7 +15,7 @@ import (
 	"github.com/consensus-md/consensus/internal/room"
 )
 
-// The pages for people (SPEC §13): the home page, the invitation page and
+// The pages for people: the home page, the invitation page and
 // the script and style files they load. Nothing is inline, so the policy
 // allows scripts and styles from this origin only, and the pages may
 // connect to this origin only. Trusted Types are required with no policy,

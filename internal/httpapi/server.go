@@ -70,7 +70,7 @@ type Options struct {
 	// database time and, while it reports the database not answering, has
 	// each request's database work fail at once (503 with Retry-After).
 	Breaker Breaker
-	// Live keeps the held requests and streams (R-LIVE); something must
+	// Live keeps the held requests and streams; something must
 	// tell it about changes (roomnotify.Listen). Nil means a hub of the
 	// default bounds that nothing wakes: held requests then end at their
 	// wait.

@@ -10,7 +10,7 @@ import (
 	"github.com/consensus-md/consensus/internal/canon"
 )
 
-// Limits of a locked revision (SPEC §3).
+// Limits of a locked revision.
 const (
 	MaxTitle           = 200
 	MaxObjective       = 4000

@@ -160,8 +160,8 @@ return { parseStrict, canonicalize };
 
 // ---- tools/verify-record/rule.mjs
 const __tools_verify_record_rule = (() => {
-// The rules a record must follow, written again from SPEC §3-4 for the
-// standard-library verifier: instants, command bodies, and the decision rules
+// The rules a record must follow, written again, independently of the
+// service, for the standard-library verifier: instants, command bodies, and the decision rules
 // (unanimity of the required participants, or a quorum of k of them) with
 // the revision rule: a decision made on an earlier revision counts exactly
 // when that revision's terms digest equals the current one's.

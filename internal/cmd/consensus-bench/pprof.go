@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// The ops listener (SPEC §15, CONSENSUS_OPS_LISTEN) serves net/http/pprof
+// The ops listener (CONSENSUS_OPS_LISTEN) serves net/http/pprof
 // when CONSENSUS_PPROF=true. The bench asks for both and uses pprof when it
 // answers; otherwise it says so in the results and goes on.
 

@@ -368,7 +368,7 @@ func startService(ctx context.Context, cfg config, bin string, cl *cluster, prev
 		"CONSENSUS_MAIL_URL=maildir://" + s.mailDir,
 		"CONSENSUS_RATE_LIMIT=0",
 		"CONSENSUS_OUTBOX_POLL=200ms",
-		// The ops listener (R-RUN): pprof is captured when it answers.
+		// The ops listener: pprof is captured when it answers.
 		"CONSENSUS_OPS_LISTEN=" + s.ops,
 		"CONSENSUS_PPROF=true",
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// eventLimit is SPEC §4's limit of stored events per participant and revision.
+// eventLimit is the service's limit of stored events per participant and revision.
 const eventLimit = 100
 
 type participant struct {

@@ -104,7 +104,7 @@ func (b *bench) wrkAppendOf(ctx context.Context, name string, ags []*agreement, 
 	}
 	b.exhausted = run.Res.Exhausted
 	if run.Res.Exhausted > 0 && len(ags) > 1 {
-		b.note("%s: %d requests found every participant of a wrk thread at %d events on the revision (SPEC §4 limit) and went to %s (404: unexpected answers when the load is measured) instead of appending; shorten -duration", name, run.Res.Exhausted, eventLimit, exhaustedPath)
+		b.note("%s: %d requests found every participant of a wrk thread at %d events on the revision (the per-participant limit) and went to %s (404: unexpected answers when the load is measured) instead of appending; shorten -duration", name, run.Res.Exhausted, eventLimit, exhaustedPath)
 	}
 	return run.F, b.syncEvents(ctx)
 }

@@ -1643,7 +1643,7 @@ type Capabilities struct {
 
 	// Offered What this deployment offers beyond the V1 agent guide.
 	Offered struct {
-		// Live Waiting for the others (SPEC R-LIVE); see "Waiting for the others" in the API description.
+		// Live Waiting for the others; see "Waiting for the others" in the API description.
 		Live LiveCapability `json:"live"`
 
 		// Mcp The Model Context Protocol facade of the participant routes.
@@ -1655,7 +1655,7 @@ type Capabilities struct {
 		// Revisions How an agreement gets a new revision and what that does to a decision.
 		Revisions RevisionsCapability `json:"revisions"`
 
-		// Signatures Participant-held Ed25519 keys and the signed record (SPEC R-SIGN).
+		// Signatures Participant-held Ed25519 keys and the signed record.
 		Signatures SignaturesCapability `json:"signatures"`
 	} `json:"offered"`
 	Origin   string `json:"origin"`
@@ -2184,7 +2184,7 @@ type Instant = time.Time
 // Kind defines model for Kind.
 type Kind string
 
-// LiveCapability Waiting for the others (SPEC R-LIVE); see "Waiting for the others" in the API description.
+// LiveCapability Waiting for the others; see "Waiting for the others" in the API description.
 type LiveCapability struct {
 	Advice                string                         `json:"advice"`
 	BusyRetryAfterSeconds int                            `json:"busyRetryAfterSeconds"`
@@ -2571,7 +2571,7 @@ type RuleState struct {
 // RuleStateType defines model for RuleState.Type.
 type RuleStateType string
 
-// SignaturesCapability Participant-held Ed25519 keys and the signed record (SPEC R-SIGN).
+// SignaturesCapability Participant-held Ed25519 keys and the signed record.
 type SignaturesCapability struct {
 	Algorithm SignaturesCapabilityAlgorithm `json:"algorithm"`
 
