@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/consensus-md/consensus/internal/audit"
@@ -166,6 +167,7 @@ func adminAudit(env Env, f *adminFlags) *cobra.Command {
 	var after int64
 	var limit int
 	var all bool
+	var filter auditFilter
 	var out outputFlag
 	c := &cobra.Command{
 		Use:   "audit",
@@ -174,9 +176,13 @@ func adminAudit(env Env, f *adminFlags) *cobra.Command {
 first, after the entry --after (a seq). On a terminal it is a table; with
 --output json (or when stdout is not a terminal) one JSON entry per line,
 exactly as the service sent it, which 'consensus verify audit FILE' checks.
-With --all every page is read, to export the whole chain.`,
+With --all every page is read, to export the whole chain. --actor, --action
+and --agreement keep only the entries matching all those given (the service
+filters, so pages stay full); a filtered export has gaps in the chain, so
+'consensus verify audit' fails on it.`,
 		Example: `  consensus admin audit
   consensus admin audit --after 120 --limit 50
+  consensus admin audit --action agreement.create --actor "ci reader"
   consensus admin audit --all --output json > audit.jsonl && consensus verify audit audit.jsonl`,
 		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -186,13 +192,18 @@ With --all every page is read, to export the whole chain.`,
 			if after < 0 {
 				return command.Usagef("--after: must be 0 or more")
 			}
+			if filter.agreement != "" {
+				if _, err := uuid.Parse(filter.agreement); err != nil {
+					return command.Usagef("--agreement: want an agreement id (a UUID), got %q", filter.agreement)
+				}
+			}
 			client, err := newAdminClient(env, f)
 			if err != nil {
 				return err
 			}
 			var entries []json.RawMessage
 			for {
-				page, err := auditPage(c.Context(), client, after, limit)
+				page, err := auditPage(c.Context(), client, after, limit, filter)
 				if err != nil {
 					return err
 				}
@@ -234,20 +245,32 @@ With --all every page is read, to export the whole chain.`,
 	c.Flags().Int64Var(&after, "after", 0, "start after the entry with this `SEQ` (default 0, the first)")
 	c.Flags().IntVar(&limit, "limit", 0, "entries per page, 1 to 1000 (the service's default is 100)")
 	c.Flags().BoolVar(&all, "all", false, "read every page, to the end of the log")
+	c.Flags().StringVar(&filter.actor, "actor", "", "only entries whose actor's id is `ACTOR`, or whose name contains it (any case)")
+	c.Flags().StringVar(&filter.action, "action", "", "only entries of this `ACTION`, such as agreement.create or key.revoke")
+	c.Flags().StringVar(&filter.agreement, "agreement", "", "only entries naming this agreement `ID`")
 	out.register(c)
 	return c
 }
+
+// auditFilter is what the service keeps of the log: the entries matching
+// every field set.
+type auditFilter struct{ actor, action, agreement string }
 
 type auditPageJSON struct {
 	Entries   []json.RawMessage `json:"entries"`
 	NextAfter *int64            `json:"nextAfter"`
 }
 
-func auditPage(ctx context.Context, client *adminClient, after int64, limit int) (*auditPageJSON, error) {
+func auditPage(ctx context.Context, client *adminClient, after int64, limit int, f auditFilter) (*auditPageJSON, error) {
 	q := url.Values{}
 	q.Set("after", fmt.Sprint(after))
 	if limit > 0 {
 		q.Set("limit", fmt.Sprint(limit))
+	}
+	for k, v := range map[string]string{"actor": f.actor, "action": f.action, "agreementId": f.agreement} {
+		if v != "" {
+			q.Set(k, v)
+		}
 	}
 	var page auditPageJSON
 	if err := client.do(ctx, "GET", "/api/v1/admin/audit?"+q.Encode(), nil, &page); err != nil {

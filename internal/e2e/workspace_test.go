@@ -320,6 +320,24 @@ func TestLeakedKeyDrill(t *testing.T) {
 	if strings.Join(actions, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("audit log:\n%s\nwant:\n%s", strings.Join(actions, "\n"), strings.Join(want, "\n"))
 	}
+	// The service filters: by actor (part of the name, any case), by action.
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--actor", "CI READER"}, 2},
+		{[]string{"--action", "key.create"}, 1},
+		{[]string{"--action", "key.create", "--actor", "ci reader"}, 0},
+	} {
+		args := append([]string{"admin", "audit", "--output", "json"}, c.args...)
+		code, got, errOut := s.consensusCLI(t, operatorToken, args...)
+		if n := strings.Count(got, "\n"); code != 0 || n != c.want {
+			t.Errorf("admin audit %v: exit %d, %d entries, want %d\n%s%s", c.args, code, n, c.want, got, errOut)
+		}
+	}
+	if code, _, errOut := s.consensusCLI(t, operatorToken, "admin", "audit", "--agreement", "nope"); code != 2 || !strings.Contains(errOut, "--agreement") {
+		t.Errorf("admin audit --agreement nope: exit %d, %s; want a usage error naming the flag", code, errOut)
+	}
 	file := t.TempDir() + "/audit.jsonl"
 	if err := os.WriteFile(file, []byte(out), 0o600); err != nil {
 		t.Fatal(err)
