@@ -428,12 +428,7 @@ func (s *Server) handleConsoleAgreement(w http.ResponseWriter, r *http.Request) 
 			return
 		}
 		// The session may have ended while the request waited.
-		if err := s.consoleEnded(r); errors.Is(err, venue.ErrUnauthorized) {
-			s.clearConsoleCookie(w)
-			s.writeProblem(w, r, s.consoleUnauthorized())
-			return
-		} else if err != nil {
-			s.writeProblem(w, r, err)
+		if !s.consoleStillSignedIn(w, r) {
 			return
 		}
 		if body, tag, err = read(); err != nil {
@@ -511,12 +506,7 @@ func (s *Server) handleConsoleAgreements(w http.ResponseWriter, r *http.Request)
 				break
 			}
 			// The session may have ended while the request waited.
-			if err := s.consoleEnded(r); errors.Is(err, venue.ErrUnauthorized) {
-				s.clearConsoleCookie(w)
-				s.writeProblem(w, r, s.consoleUnauthorized())
-				return
-			} else if err != nil {
-				s.writeProblem(w, r, err)
+			if !s.consoleStillSignedIn(w, r) {
 				return
 			}
 		}
@@ -566,4 +556,21 @@ func (s *Server) handleConsoleRecord(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Length", strconv.Itoa(len(rec.Body)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(rec.Body)
+}
+
+// consoleStillSignedIn reports whether the session of r is still live; if
+// not, it has answered: 401 with the cookie cleared when the session ended,
+// or the error that kept it from knowing.
+func (s *Server) consoleStillSignedIn(w http.ResponseWriter, r *http.Request) bool {
+	err := s.consoleEnded(r)
+	switch {
+	case errors.Is(err, venue.ErrUnauthorized):
+		s.clearConsoleCookie(w)
+		s.writeProblem(w, r, s.consoleUnauthorized())
+		return false
+	case err != nil:
+		s.writeProblem(w, r, err)
+		return false
+	}
+	return true
 }
