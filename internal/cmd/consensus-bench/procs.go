@@ -372,6 +372,14 @@ func startService(ctx context.Context, cfg config, bin string, cl *cluster, prev
 		"CONSENSUS_OPS_LISTEN=" + s.ops,
 		"CONSENSUS_PPROF=true",
 	}
+	// The Go runtime's memory settings, when the bench is given them, reach
+	// the service: what a memory limit costs is measured by running the
+	// bench with and without it.
+	for _, name := range []string{"GOMEMLIMIT", "GOGC"} {
+		if v, ok := os.LookupEnv(name); ok {
+			s.cmd.Env = append(s.cmd.Env, name+"="+v)
+		}
+	}
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := s.cmd.Start(); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -97,6 +98,11 @@ func (b *bench) report() report {
 	w("- **Command:** `%s`", cfg.Invocation)
 	w("- **Machine:** %s, %d cores, %s memory, Linux %s; load average %s before, %s after", m.cpuModel, m.cores, m.memTotal, m.kernel, m.loadBefore, m.loadAfter)
 	w("- **Software:** %s; PostgreSQL %s (fsync=%s, synchronous_commit=%s, full_page_writes=%s, shared_buffers=%s); %s", m.goVersion, m.pg["server_version"], m.pg["fsync"], m.pg["synchronous_commit"], m.pg["full_page_writes"], m.pg["shared_buffers"], m.pg["pgbench"])
+	for _, name := range []string{"GOMEMLIMIT", "GOGC"} {
+		if v, ok := os.LookupEnv(name); ok {
+			w("- **consensusd's %s:** %s (passed on from the bench's environment)", name, v)
+		}
+	}
 	w("- **Scale:** %d agreements × %d claimed participants; rooms of %d, %d and %d events; %d connections (wrk, `-t %d`) or clients (pgbench, `-j %d -M prepared`); %s per measurement; %d rounds, the service and its baseline alternating (A/B, then B/A)", cfg.Agreements, cfg.Parts, s[0], s[1], s[2], cfg.Conns, wrkThreads(cfg.Conns), min(2, cfg.Conns), cfg.Duration, cfg.Rounds)
 	w("- **Load generators:** %s for append, full room read (both sides) and 304; vegeta (a Go library, in this process) for the count-bounded loads: exchange, claim, fill and the append flatness rounds; pgbench for the PostgreSQL baselines", b.wrkVersion())
 	w("- **Profiles:** %s", b.pprofNote)
