@@ -199,7 +199,7 @@ func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked
 	}
 	defer tx.close(ctx)
 
-	// committed[i] is items[i]'s write and the agreement it locked, for
+	// done[i] is items[i]'s write and the agreement it locked, for
 	// after the commit.
 	type committed struct {
 		write     AppendWrite
