@@ -756,26 +756,58 @@ func (v *Venue) ConsoleAgreements(ctx context.Context, c OperatorCall, limit int
 	if !full {
 		return nil, tag, nil
 	}
+	waits, err := v.waitingFor(ctx, c, shown)
+	if err != nil {
+		return nil, "", err
+	}
 	out := &ConsoleAgreementPage{Agreements: make([]ConsoleAgreement, len(page.Agreements)), NextCursor: page.NextCursor}
 	for i, a := range page.Agreements {
-		out.Agreements[i] = ConsoleAgreement{AgreementSummary: a, WaitsFor: []string{}}
-		if a.Outcome.Status != room.StatusPending {
-			continue
-		}
-		d, err := v.GetAgreement(ctx, c, a.AgreementID)
-		if errors.Is(err, room.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		for _, p := range d.Participants {
-			if p.Required && !p.Revoked && p.Decision == nil {
-				out.Agreements[i].WaitsFor = append(out.Agreements[i].WaitsFor, p.DisplayName)
-			}
+		out.Agreements[i] = ConsoleAgreement{AgreementSummary: a, WaitsFor: waits[shown[i].ID]}
+		if out.Agreements[i].WaitsFor == nil {
+			out.Agreements[i].WaitsFor = []string{}
 		}
 	}
 	return out, tag, nil
+}
+
+// waitingFor names, for each pending agreement of agreements, the required
+// participants, not revoked, whose decision does not count on the current
+// revision (none, or one made stale by an amendment), in roster order. It
+// reads only what the decision rule needs (the current revision with its
+// history, the roster), all in one transaction.
+func (v *Venue) waitingFor(ctx context.Context, c OperatorCall, agreements []store.Agreement) (map[uuid.UUID][]string, error) {
+	out := map[uuid.UUID][]string{}
+	err := v.inWorkspace(ctx, c, func(tx *store.Tx) error {
+		clear(out) // a retried transaction starts again
+		for _, a := range agreements {
+			if a.Outcome.Status != room.StatusPending {
+				continue
+			}
+			rev, err := tx.RevisionGet(ctx, a.ID, a.CurrentRevision)
+			if err != nil {
+				return err
+			}
+			if rev.History, err = tx.RevisionList(ctx, a.ID); err != nil {
+				return err
+			}
+			roster, err := tx.ParticipantRoster(ctx, a.ID)
+			if err != nil {
+				return err
+			}
+			rule, err := ruleOf(a, rev, roster)
+			if err != nil {
+				return err
+			}
+			decisions := countedDecisions(rule)
+			for _, p := range roster {
+				if _, decided := decisions[p.ID]; p.Required && p.RevokedAt == nil && !decided {
+					out[a.ID] = append(out[a.ID], p.DisplayName)
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
 }
 
 // ConsoleRecord is Record for an operator: the signed record of an
