@@ -65,14 +65,10 @@ func (s *Server) handleAgreementAmend(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleAgreementList(w http.ResponseWriter, r *http.Request) {
-	limit := 50
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			s.writeProblem(w, r, invalidField("limit", "must be a whole number from 1 to 100"))
-			return
-		}
-		limit = n
+	limit, err := agreementPageLimit(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
 	}
 	page, err := s.venue.ListAgreements(r.Context(), operatorFrom(r.Context()), limit, r.URL.Query().Get("cursor"))
 	if err != nil {
@@ -242,4 +238,18 @@ func auditQuery(v url.Values) (venue.AuditQuery, error) {
 		q.AgreementID = id.String()
 	}
 	return q, nil
+}
+
+// agreementPageLimit is an agreement list's limit parameter: 50 when
+// absent, else a whole number from 1 to 100.
+func agreementPageLimit(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return 50, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 100 {
+		return 0, invalidField("limit", "must be a whole number from 1 to 100")
+	}
+	return n, nil
 }

@@ -449,14 +449,10 @@ func (s *Server) handleConsoleAgreement(w http.ResponseWriter, r *http.Request) 
 // or the session ends.
 func (s *Server) handleConsoleAgreements(w http.ResponseWriter, r *http.Request) {
 	c := operatorFrom(r.Context())
-	limit := 50
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			s.writeProblem(w, r, invalidField("limit", "must be a whole number from 1 to 100"))
-			return
-		}
-		limit = n
+	limit, err := agreementPageLimit(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
 	}
 	cursor := r.URL.Query().Get("cursor")
 	read := func(full bool) (*venue.ConsoleAgreementPage, string, error) {
