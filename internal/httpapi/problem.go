@@ -179,7 +179,7 @@ var problemTypes = [problemCodeCount]ProblemType{
 	ProblemRateLimited: {Code: "rate-limited", Status: 429, Title: "Too many requests",
 		Explanation: "This client address sent too many exchange or claim requests. Wait the number of seconds in Retry-After."},
 	ProblemTooManyWaiting: {Code: "too-many-waiting", Status: 429, Title: "Too many waiting requests",
-		Explanation: fmt.Sprintf("This participant already holds %d waiting requests and streams on this replica (or the replica holds %d). Close one, or wait the number of seconds in Retry-After and try again. One stream, or one long poll at a time, is all an agent needs.", live.DefaultPerParticipant, live.DefaultPerReplica),
+		Explanation: fmt.Sprintf("This participant already holds %d waiting requests and streams on this replica (an operator's console, %d held reads), or the replica holds %d. Close one, or wait the number of seconds in Retry-After and try again. One stream, or one long poll at a time, is all an agent needs.", live.DefaultPerParticipant, live.DefaultPerOperator, live.DefaultPerReplica),
 		Errors:      []error{live.ErrBusy}, Detail: "Too many waiting requests or streams: close one, or retry after Retry-After seconds."},
 	ProblemInternal: {Code: "internal", Status: 500, Title: "Internal error",
 		Explanation: "The service failed. Nothing was recorded unless a later read shows it. Quote the X-Request-Id header when reporting it.",
