@@ -71,9 +71,19 @@ func addTestRoom(t testing.TB, v *Venue, n int) *testRoom {
 // failing the test unless it is stored.
 func (r *testRoom) comment(t testing.TB, i int, key string) {
 	t.Helper()
-	action, body, rev := "comment", "a comment about as long as the bench sends", 1
-	if _, created, err := r.v.PostEventAs(context.Background(), r.creds[i%len(r.creds)], key, nil,
-		EventInput{Action: &action, Body: &body, Revision: &rev, Digest: &r.digest}); err != nil || !created {
-		t.Fatal(created, err)
+	if err := r.post(i, key); err != nil {
+		t.Fatal(err)
 	}
+}
+
+// post posts a comment as participant i (modulo the roster) under key: an
+// error unless it is stored. Safe on any goroutine.
+func (r *testRoom) post(i int, key string) error {
+	action, body, rev := "comment", "a comment about as long as the bench sends", 1
+	_, created, err := r.v.PostEventAs(context.Background(), r.creds[i%len(r.creds)], key, nil,
+		EventInput{Action: &action, Body: &body, Revision: &rev, Digest: &r.digest})
+	if err == nil && !created {
+		err = fmt.Errorf("comment %s: not created", key)
+	}
+	return err
 }
