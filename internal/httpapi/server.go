@@ -97,7 +97,7 @@ func New(o Options) *Server {
 		o.DBTimeout = 5 * time.Second
 	}
 	if o.Venue != nil {
-		o.Live.OnRoomChanged(newRoomRefresher(o.Venue, o.DBTimeout).changed)
+		o.Live.OnRoomChanged(o.Venue.RoomChanged)
 	}
 	return &Server{
 		venue: o.Venue, pinger: o.Pinger, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,

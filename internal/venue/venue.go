@@ -77,6 +77,9 @@ type Venue struct {
 
 	cacheOnce sync.Once
 	cache     *roomCache
+
+	refreshOnce sync.Once
+	refresher   *roomRefresher
 }
 
 func (v *Venue) now() time.Time { return v.Now().UTC() }

@@ -1,33 +1,34 @@
-package httpapi
+package venue
 
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/consensus-md/consensus/internal/venue"
 )
 
+// RoomChanged is for the live hub's OnRoomChanged: it returns at once, and
+// reads the changed room into the cache (RefreshRoom) for all the readers
+// the change woke, while each of them checks its credential.
+func (v *Venue) RoomChanged(id uuid.UUID) {
+	v.refreshOnce.Do(func() { v.refresher = &roomRefresher{venue: v, again: map[uuid.UUID]bool{}} })
+	v.refresher.changed(id)
+}
+
 // roomRefresher reads a changed room once for all the readers the change
-// woke (venue.RefreshRoom), while each of them checks its credential: the
+// woke (RefreshRoom), while each of them checks its credential: the
 // room's read and the credential checks overlap instead of following each
 // other. At most one read per room runs at a time; changes that arrive
 // meanwhile ask for one more read after it.
 type roomRefresher struct {
-	venue   *venue.Venue
-	timeout time.Duration
+	venue *Venue
 
 	mu    sync.Mutex
 	again map[uuid.UUID]bool // present: a read runs; true: read once more after it
 }
 
-func newRoomRefresher(v *venue.Venue, timeout time.Duration) *roomRefresher {
-	return &roomRefresher{venue: v, timeout: timeout, again: map[uuid.UUID]bool{}}
-}
-
-// changed is the hub's OnRoomChanged: it returns at once.
+// changed starts a read of room id, or asks the running one to read once
+// more after it ends; it returns at once.
 func (r *roomRefresher) changed(id uuid.UUID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -41,7 +42,7 @@ func (r *roomRefresher) changed(id uuid.UUID) {
 
 func (r *roomRefresher) run(id uuid.UUID) {
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+		ctx, cancel := context.WithTimeout(context.Background(), r.venue.Store.Timeout())
 		_ = r.venue.RefreshRoom(ctx, id) // a failed read leaves it to the readers, who answer for it
 		cancel()
 		r.mu.Lock()
