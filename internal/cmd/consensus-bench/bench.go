@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -104,6 +105,9 @@ func (b *bench) record(m measurement) {
 	b.cfg.logf("   %-16s %-8s r%d  %9.1f/s  p50 %-9s p99 %-9s%s", label, m.Side, m.Round, m.F.ReqPerSec, fmtDur(m.F.P50), fmtDur(m.F.P99), extra)
 }
 
+// stepNames names run's steps, in their order, for -only.
+var stepNames = []string{"warmup", "read", "304", "flat", "append", "busy", "long", "listen"}
+
 func run(ctx context.Context, cfg config) (err error) {
 	began := time.Now()
 	b := &bench{
@@ -181,7 +185,10 @@ func run(ctx context.Context, cfg config) (err error) {
 	defer b.lookup.stop()
 
 	steps := []func(context.Context) error{b.warmup, b.readRounds, b.notModifiedRounds, b.flatRounds, b.appendRounds, b.busyRounds, b.longAppend, b.listenerPhase}
-	for _, step := range steps {
+	for i, step := range steps {
+		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, stepNames[i]) {
+			continue
+		}
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -215,7 +222,7 @@ func run(ctx context.Context, cfg config) (err error) {
 		}
 		text = withScaleSection(string(old), section)
 		report.ratioTable += "\nAt scale ÷ small database:\n\n" + scaleComparison(parseRatioTable(small), parseRatioTable(report.ratioTable))
-	} else if kept := keptScaleSection(string(old)); kept != "" {
+	} else if kept := keptScaleSection(string(old)); kept != "" && len(cfg.Only) == 0 {
 		text = strings.TrimRight(text, "\n") + "\n\n" + kept
 	}
 	if err := os.WriteFile(cfg.Out, []byte(text), 0o644); err != nil {

@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -66,8 +67,12 @@ type config struct {
 	Scale           bool
 	ScaleAgreements int
 	Smoke           bool
-	Invocation      string // how the run was started, for the report
-	Stdout          io.Writer
+	// Only names the steps to run (stepNames); empty runs them all. A
+	// partial run writes its results beside the work files, never over
+	// bench/results.md.
+	Only       []string
+	Invocation string // how the run was started, for the report
+	Stdout     io.Writer
 }
 
 func defaultConfig() config {
@@ -183,6 +188,7 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&cfg.KeepPG, "keep-pg", false, "leave the private PostgreSQL running at the end")
 	scale := fs.Int("scale", envInt("BENCH_SCALE", 0), "1: first load 100,000 agreements, 300,000 participants and 1,000,000 events into the service's tables, and write the results as results.md's scale section (env BENCH_SCALE)")
 	fs.IntVar(&cfg.ScaleAgreements, "scale-agreements", envInt("BENCH_SCALE_AGREEMENTS", cfg.ScaleAgreements), "rooms the scale load writes, each of 3 participants and 10 events (env BENCH_SCALE_AGREEMENTS)")
+	only := fs.String("only", envDefault("BENCH_ONLY", ""), "comma-separated steps to run, of "+strings.Join(stepNames, ", ")+"; the results go to WORK/results-only.md unless -out is given (env BENCH_ONLY)")
 	fs.StringVar(&cfg.Invocation, "invocation", "", "how the run was started, recorded in the results (make bench sets it)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -202,6 +208,18 @@ func parseFlags(args []string) (config, error) {
 	}
 	if *smoke {
 		cfg = smokeConfig(cfg)
+	}
+	if *only != "" {
+		if cfg.Scale {
+			return cfg, fmt.Errorf("-only and -scale: a scale run measures every step")
+		}
+		for _, name := range strings.Split(*only, ",") {
+			name = strings.TrimSpace(name)
+			if !slices.Contains(stepNames, name) {
+				return cfg, fmt.Errorf("-only: unknown step %q; the steps are %s", name, strings.Join(stepNames, ", "))
+			}
+			cfg.Only = append(cfg.Only, name)
+		}
 	}
 	if !*smoke || isFlagSet(fs, "duration") || os.Getenv("BENCH_DURATION") != "" {
 		d, err := time.ParseDuration(*dur)
@@ -257,6 +275,9 @@ func parseFlags(args []string) (config, error) {
 	cfg.PGDir = orDefault(*pgdir, filepath.Join(r, ".data", "pgbench"))
 	cfg.WorkDir = orDefault(*work, filepath.Join(r, ".data", "bench"))
 	cfg.Out = orDefault(*out, filepath.Join(r, "bench", "results.md"))
+	if len(cfg.Only) > 0 && *out == "" {
+		cfg.Out = filepath.Join(cfg.WorkDir, "results-only.md")
+	}
 	cfg.Profiles = orDefault(*profiles, filepath.Join(r, "bench", "profiles"))
 	if cfg.Scale && *profiles == "" {
 		// A scale run keeps the small database's profiles.

@@ -8,10 +8,12 @@ import (
 	"time"
 )
 
-// Targets of the performance contract.
+// Targets of the performance contract: SPEC's floors, raised where the
+// scale work set higher ones (append ≥ 0.8 by rate and CPU cost, the
+// 300-event read ≥ 0.7); the 304 against pgbench keeps SPEC's floor.
 const (
-	targetAppend       = 0.6
-	targetRead         = 0.3 // full read of the 300-event room (the middle size)
+	targetAppend       = 0.8 // by rate and by CPU cost
+	targetRead         = 0.7 // full read of the 300-event room (the middle size)
 	target304          = 0.3
 	target304Go        = 1.0 // vs a minimal Go server doing one lookup per request
 	targetBusy         = 2.0 // one room vs pgbench on one row
@@ -36,7 +38,7 @@ func (b *bench) report() report {
 	row := func(cells ...string) { rt.WriteString("| " + strings.Join(cells, " | ") + " |\n") }
 
 	ap := pair(b.sel(pathAppend, sideService, 0), b.sel(pathAppend, sideBaseline, 0))
-	row(fmt.Sprintf("event append, %d conns over %d rooms", cfg.Conns, cfg.Agreements), ap.a.rate()+" events/s", ap.b.rate()+" tps (pgbench minimal append)", ap.ratio.ratio(), ap.cost.ratio(), fmt.Sprintf("≥ %.1f", targetAppend), verdicts(ap, targetAppend))
+	row(fmt.Sprintf("event append, %d conns over %d rooms", cfg.Conns, cfg.Agreements), ap.a.rate()+" events/s", ap.b.rate()+" tps (pgbench minimal append)", ap.ratio.ratio(), ap.cost.ratio(), fmt.Sprintf("≥ %.1f", targetAppend), bothVerdict(ap, targetAppend))
 	for i, size := range s {
 		p := pair(b.sel(pathRead, sideService, size), b.sel(pathRead, sideBaseline, size))
 		target, met := "(no target)", "—"
@@ -119,7 +121,7 @@ func (b *bench) report() report {
 	w("")
 	md.WriteString(rt.String())
 	w("")
-	w("Medians over the rounds; a ratio is taken within a round (service ÷ baseline, measured one after the other), then the median of those, with the lowest and highest beside it. Flatness is the rate at the large room ÷ the rate at the small room; %.1f lets the large room cost up to 25%% more per request. The CPU-cost ratio is the same comparison made with CPU time per answer instead of answers per second (the baseline's CPU per answer ÷ the service's, counting the server process and the whole PostgreSQL cluster, not the load generator): other work on the machine slows both sides' rates but hardly changes their CPU per answer, so when the two ratios disagree, trust the CPU-cost ratio for how much work a request does and the rate ratio for what a client sees. \"met\" judges the rate ratio and says when the CPU-cost ratio judges otherwise; for flatness both must pass.", targetFlatness)
+	w("Medians over the rounds; a ratio is taken within a round (service ÷ baseline, measured one after the other), then the median of those, with the lowest and highest beside it. Flatness is the rate at the large room ÷ the rate at the small room; %.1f lets the large room cost up to 25%% more per request. The CPU-cost ratio is the same comparison made with CPU time per answer instead of answers per second (the baseline's CPU per answer ÷ the service's, counting the server process and the whole PostgreSQL cluster, not the load generator): other work on the machine slows both sides' rates but hardly changes their CPU per answer, so when the two ratios disagree, trust the CPU-cost ratio for how much work a request does and the rate ratio for what a client sees. \"met\" judges the rate ratio and says when the CPU-cost ratio judges otherwise; for append and flatness both must pass.", targetFlatness)
 	w("")
 
 	w("## Event append")

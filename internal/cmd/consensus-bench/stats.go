@@ -103,9 +103,9 @@ func verdict(s spread, target float64, atLeast bool) string {
 	return v
 }
 
-// bothVerdict is for flatness, where the rate follows the disk's bursty
-// flush latency: "yes" only when the rate ratio and the CPU-cost ratio both
-// meet the target.
+// bothVerdict is for append, whose target names both ratios, and for
+// flatness, where the rate follows the disk's bursty flush latency: "yes"
+// only when the rate ratio and the CPU-cost ratio both meet the target.
 func bothVerdict(p pairStats, target float64) string {
 	rate, cost := p.ratio.med >= target, p.cost.med >= target || p.cost.med == 0
 	switch {
