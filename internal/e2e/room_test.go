@@ -1,10 +1,14 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/consensus-md/consensus/internal/venue"
 )
 
 func TestRoom(t *testing.T) {
@@ -50,6 +54,29 @@ func TestRoom(t *testing.T) {
 		}
 		expect(t, b.post("beta-comment-1", "comment", "hello"), 201, "")
 		expect(t, s.do("GET", s.agentPath(a.inv.InvitationID, "room"), h, nil), 200, "")
+	})
+	t.Run("the body is RoomView's encoding, events last", func(t *testing.T) {
+		expect(t, b.post("beta-comment-0", "comment", "a <b> & \"quoted\" comment é"), 201, "")
+		r := a.room()
+		expect(t, r, 200, "")
+		dec := json.NewDecoder(bytes.NewReader(r.body))
+		dec.DisallowUnknownFields()
+		var v venue.RoomView
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		var again bytes.Buffer
+		enc := json.NewEncoder(&again)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.TrimSuffix(again.Bytes(), []byte("\n")); !bytes.Equal(got, r.body) {
+			t.Fatalf("the room's body is not RoomView's encoding:\nbody    %s\nencoded %s", r.body, got)
+		}
+		if !bytes.HasSuffix(r.body, []byte(`]}`)) || bytes.LastIndex(r.body, []byte(`"events":[`)) < bytes.LastIndex(r.body, []byte(`"serverTime":`)) {
+			t.Fatalf("events are not the room's last member: %s", r.body)
+		}
 	})
 	t.Run("a GET never joins or decides", func(t *testing.T) {
 		m := a.room().json(t)

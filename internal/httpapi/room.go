@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -14,9 +15,11 @@ import (
 )
 
 // The room is the hot read: its body is written from the pieces the venue
-// keeps encoded per version, joined once per version (roomShared), between
-// a head and a tail of the reader's own. Its members come in RoomView's
-// order.
+// keeps encoded per version, joined once per version (roomShared), after a
+// head of the reader's own. Its members come in RoomView's order, which
+// puts the shared part last: the head goes into net/http's buffer and the
+// shared part follows it, so a large room leaves in the same two writes
+// as any body of its size, with no small write of a tail after it.
 
 // roomETag is the strong ETag of a room tag: its hex, quoted.
 func roomETag(t venue.RoomTag) string {
@@ -43,9 +46,9 @@ func putUUID(b []byte, id uuid.UUID) int {
 }
 
 // roomShared joins the members every reader of a version is served alike,
-// from the revision's value to the comma after the events' array.
+// from the revision's value to the room's closing brace.
 func roomShared(p venue.SharedPieces) []byte {
-	const revisions, roster, events, end = `,"revisions":`, `,"roster":`, `,"events":[`, `],`
+	const revisions, roster, events, end = `,"revisions":`, `,"roster":`, `,"events":[`, `]}`
 	b := make([]byte, 0, len(p.Revision)+len(revisions)+len(p.Revisions)+len(roster)+len(p.Roster)+len(events)+len(p.Events)+len(end))
 	b = append(b, p.Revision...)
 	b = append(b, revisions...)
@@ -57,8 +60,8 @@ func roomShared(p venue.SharedPieces) []byte {
 	return append(b, end...)
 }
 
-// roomTail is the reader's own members that close the room.
-type roomTail struct {
+// roomHead is the reader's own members, which open the room after its ids.
+type roomHead struct {
 	You        venue.You           `json:"you"`
 	Outcome    venue.OutcomeView   `json:"outcome"`
 	Blocking   []venue.BlockerView `json:"blocking"`
@@ -68,6 +71,12 @@ type roomTail struct {
 	Artifact   *venue.ArtifactMeta `json:"artifact"`
 	ServerTime string              `json:"serverTime"`
 }
+
+// roomHeads recycles the buffers heads are written into; one that grew
+// past maxPooledHead (a room with a long list of blockers) is dropped.
+var roomHeads = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledHead = 16 << 10
 
 // writeRoom writes the room with status 200, or 304 when inm matches its
 // ETag.
@@ -79,28 +88,40 @@ func (s *Server) writeRoom(w http.ResponseWriter, r *http.Request, room *venue.R
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	var tail bytes.Buffer
-	enc := json.NewEncoder(&tail)
+	head := roomHeads.Get().(*bytes.Buffer)
+	defer func() {
+		if head.Cap() <= maxPooledHead {
+			head.Reset()
+			roomHeads.Put(head)
+		}
+	}()
+	var id [36]byte
+	head.WriteString(`{"agreementId":"`)
+	putUUID(id[:], room.AgreementID)
+	head.Write(id[:])
+	head.WriteString(`","invitationId":"`)
+	putUUID(id[:], room.InvitationID)
+	head.Write(id[:])
+	head.WriteByte('"')
+	open := head.Len()
+	enc := json.NewEncoder(head)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(roomTail{room.You, room.Outcome, room.Blocking, room.DecisionRule, room.ChainHead, canon.FormatSeconds(room.Deadline),
+	if err := enc.Encode(roomHead{room.You, room.Outcome, room.Blocking, room.DecisionRule, room.ChainHead, canon.FormatSeconds(room.Deadline),
 		room.Artifact, canon.FormatTime(room.ServerTime)}); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
-	var head [len(`{"agreementId":"`) + 36 + len(`","invitationId":"`) + 36 + len(`","revision":`)]byte
-	n := copy(head[:], `{"agreementId":"`)
-	n += putUUID(head[n:], room.AgreementID)
-	n += copy(head[n:], `","invitationId":"`)
-	n += putUUID(head[n:], room.InvitationID)
-	copy(head[n:], `","revision":`)
+	// The members continue the room's object: the encoded object's "{"
+	// becomes a comma, and its "}\n" gives way to the shared members.
+	b := head.Bytes()
+	b[open] = ','
+	head.Truncate(len(b) - 2)
+	head.WriteString(`,"revision":`)
 	shared := room.Shared(roomShared)
-	body := tail.Bytes()[1:] // the tail's members continue the room's object; Encode ends them with a newline
 	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(head)+len(shared)+len(body)))
+	h.Set("Content-Length", strconv.Itoa(head.Len()+len(shared)))
 	w.WriteHeader(http.StatusOK)
-	if _, err := w.Write(head[:]); err == nil {
-		if _, err := w.Write(shared); err == nil {
-			_, _ = w.Write(body)
-		}
+	if _, err := w.Write(head.Bytes()); err == nil {
+		_, _ = w.Write(shared)
 	}
 }

@@ -99,14 +99,12 @@ type ArtifactMeta struct {
 }
 
 // RoomView is the room as one participant reads it: the wire form that
-// Room writes, field for field in this order, from cached parts.
+// Room writes, field for field in this order, from cached parts. The
+// reader's own members come first and the parts every reader shares
+// last, events at the end, so the HTTP layer writes a room in two pieces.
 type RoomView struct {
 	AgreementID  string                `json:"agreementId"`
 	InvitationID string                `json:"invitationId"`
-	Revision     RevisionView          `json:"revision"`
-	Revisions    []RevisionSummaryView `json:"revisions"`
-	Roster       []RosterEntry         `json:"roster"`
-	Events       []EventView           `json:"events"`
 	You          You                   `json:"you"`
 	Outcome      OutcomeView           `json:"outcome"`
 	Blocking     []BlockerView         `json:"blocking"`
@@ -115,12 +113,16 @@ type RoomView struct {
 	Deadline     string                `json:"deadline"`
 	Artifact     *ArtifactMeta         `json:"artifact"`
 	ServerTime   string                `json:"serverTime"`
+	Revision     RevisionView          `json:"revision"`
+	Revisions    []RevisionSummaryView `json:"revisions"`
+	Roster       []RosterEntry         `json:"roster"`
+	Events       []EventView           `json:"events"`
 }
 
 // roomViewFormat names the shape of RoomView in every room tag. Change it
 // whenever the bytes Room writes for the same state change, so no client
 // keeps a body of the old shape under a matching tag.
-const roomViewFormat = "consensus-room-view/5"
+const roomViewFormat = "consensus-room-view/6"
 
 // RoomTag is the version of one participant's room: it changes whenever
 // the room as that participant reads it changes (serverTime aside), so the

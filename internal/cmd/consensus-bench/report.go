@@ -36,25 +36,38 @@ func (b *bench) report() report {
 	rt.WriteString("| check | service | baseline | ratio: median (min–max over rounds) | CPU-cost ratio | target | met |\n")
 	rt.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
 	row := func(cells ...string) { rt.WriteString("| " + strings.Join(cells, " | ") + " |\n") }
+	// A partial run (-only) leaves out the comparisons it did not measure.
+	ran := func(p pairStats) bool { return len(cfg.Only) == 0 || p.a.med > 0 || p.b.med > 0 }
 
 	ap := pair(b.sel(pathAppend, sideService, 0), b.sel(pathAppend, sideBaseline, 0))
-	row(fmt.Sprintf("event append, %d conns over %d rooms", cfg.Conns, cfg.Agreements), ap.a.rate()+" events/s", ap.b.rate()+" tps (pgbench minimal append)", ap.ratio.ratio(), ap.cost.ratio(), fmt.Sprintf("≥ %.1f", targetAppend), bothVerdict(ap, targetAppend))
+	if ran(ap) {
+		row(fmt.Sprintf("event append, %d conns over %d rooms", cfg.Conns, cfg.Agreements), ap.a.rate()+" events/s", ap.b.rate()+" tps (pgbench minimal append)", ap.ratio.ratio(), ap.cost.ratio(), fmt.Sprintf("≥ %.1f", targetAppend), bothVerdict(ap, targetAppend))
+	}
 	for i, size := range s {
 		p := pair(b.sel(pathRead, sideService, size), b.sel(pathRead, sideBaseline, size))
 		target, met := "(no target)", "—"
 		if i == 1 {
 			target, met = fmt.Sprintf("≥ %.1f", targetRead), verdicts(p, targetRead)
 		}
+		if !ran(p) {
+			continue
+		}
 		row(fmt.Sprintf("full room read, %d events (%s)", size, sizeBytes(b.roomBytes[size])), p.a.rate()+" req/s", p.b.rate()+" req/s (same bytes from memory)", p.ratio.ratio(), p.cost.ratio(), target, met)
 	}
 	base304 := b.sel(path304, sideBaseline, 0)
 	for _, size := range s {
 		p := pair(b.sel(path304, sideService, size), base304)
+		if !ran(p) {
+			continue
+		}
 		row(fmt.Sprintf("304 (If-None-Match), %d events", size), p.a.rate()+" req/s", p.b.rate()+" tps (pgbench indexed lookup)", p.ratio.ratio(), p.cost.ratio(), fmt.Sprintf("≥ %.1f", target304), verdicts(p, target304))
 	}
 	baseGo := b.sel(path304, sideLookup, 0)
 	for _, size := range s {
 		p := pair(b.sel(path304, sideService, size), baseGo)
+		if !ran(p) {
+			continue
+		}
 		row(fmt.Sprintf("304 (If-None-Match), %d events, vs a Go server", size), p.a.rate()+" req/s", p.b.rate()+" req/s (Go net/http, one pgx lookup, 304)", p.ratio.ratio(), p.cost.ratio(), fmt.Sprintf("≥ %.1f", target304Go), verdicts(p, target304Go))
 	}
 	b.extraRows(row)
@@ -76,9 +89,13 @@ func (b *bench) report() report {
 	rss := spread{med: float64(peak) / 1024, lo: float64(peak) / 1024, hi: float64(peak) / 1024}
 	row("peak RSS of consensusd, any load", fmt.Sprintf("%s (during %s)", kib(peak), peakPath), "", "", "", fmt.Sprintf("< %.0f MiB", targetRSSMiB), verdict(rss, targetRSSMiB, false))
 	fp := pair(b.sel(pathFlat, sideLarge, 0), b.sel(pathFlat, sideSmall, 0))
-	row(fmt.Sprintf("flatness: append at %d vs %d events", s[2], s[0]), fp.a.rate()+" events/s at "+fmt.Sprint(s[2]), fp.b.rate()+" events/s at "+fmt.Sprint(s[0]), fp.ratio.ratio(), fp.cost.ratio(), fmt.Sprintf("≥ %.1f", targetFlatness), bothVerdict(fp, targetFlatness))
+	if ran(fp) {
+		row(fmt.Sprintf("flatness: append at %d vs %d events", s[2], s[0]), fp.a.rate()+" events/s at "+fmt.Sprint(s[2]), fp.b.rate()+" events/s at "+fmt.Sprint(s[0]), fp.ratio.ratio(), fp.cost.ratio(), fmt.Sprintf("≥ %.1f", targetFlatness), bothVerdict(fp, targetFlatness))
+	}
 	np := pair(b.sel(path304, sideService, s[2]), b.sel(path304, sideService, s[0]))
-	row(fmt.Sprintf("flatness: 304 at %d vs %d events", s[2], s[0]), np.a.rate()+" req/s at "+fmt.Sprint(s[2]), np.b.rate()+" req/s at "+fmt.Sprint(s[0]), np.ratio.ratio(), np.cost.ratio(), fmt.Sprintf("≥ %.1f", targetFlatness), bothVerdict(np, targetFlatness))
+	if ran(np) {
+		row(fmt.Sprintf("flatness: 304 at %d vs %d events", s[2], s[0]), np.a.rate()+" req/s at "+fmt.Sprint(s[2]), np.b.rate()+" req/s at "+fmt.Sprint(s[0]), np.ratio.ratio(), np.cost.ratio(), fmt.Sprintf("≥ %.1f", targetFlatness), bothVerdict(np, targetFlatness))
+	}
 
 	var md strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&md, format+"\n", args...) }
