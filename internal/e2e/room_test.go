@@ -116,6 +116,11 @@ func TestRoomPersistsExpiry(t *testing.T) {
 	c := s.create("Expiry", deadline)
 	a := s.agent(c.Participants[0].InvitationID).join()
 	expect(t, a.post("agree-before-deadline", "agree", ""), 201, "")
+	// Read once before the deadline, so the version's shared bytes are
+	// made for the pending outcome; the read after it must not reuse them.
+	if o := a.room().json(t)["outcome"].(map[string]any); o["status"] != "pending" {
+		t.Fatalf("outcome before the deadline %v", o)
+	}
 	s.Clock.Advance(time.Hour)
 	o := a.room().json(t)["outcome"].(map[string]any)
 	if o["status"] != "expired" || o["decidedAt"] != deadline.UTC().Format("2006-01-02T15:04:05.000000Z") || o["decidingEventId"] != nil {

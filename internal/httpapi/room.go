@@ -14,12 +14,13 @@ import (
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
-// The room is the hot read: its body is written from the pieces the venue
-// keeps encoded per version, joined once per version (roomShared), after a
-// head of the reader's own. Its members come in RoomView's order, which
-// puts the shared part last: the head goes into net/http's buffer and the
-// shared part follows it, so a large room leaves in the same two writes
-// as any body of its size, with no small write of a tail after it.
+// The room is the hot read: its body is a small head of the reader's own
+// members, then the members every reader of the version shares, joined
+// once per version (roomShared) from the pieces the venue keeps. Its
+// members come in RoomView's order, which puts the shared ones last: the
+// head goes into net/http's buffer and the shared bytes follow it, so a
+// room leaves in the same two writes as any body of its size, and the
+// blocking list of a large room is encoded once per version, not per read.
 
 // roomETag is the strong ETag of a room tag: its hex, quoted.
 func roomETag(t venue.RoomTag) string {
@@ -46,10 +47,19 @@ func putUUID(b []byte, id uuid.UUID) int {
 }
 
 // roomShared joins the members every reader of a version is served alike,
-// from the revision's value to the room's closing brace.
+// from the outcome to the room's closing brace.
 func roomShared(p venue.SharedPieces) []byte {
-	const revisions, roster, events, end = `,"revisions":`, `,"roster":`, `,"events":[`, `]}`
-	b := make([]byte, 0, len(p.Revision)+len(revisions)+len(p.Revisions)+len(roster)+len(p.Roster)+len(events)+len(p.Events)+len(end))
+	var lead bytes.Buffer
+	enc := json.NewEncoder(&lead)
+	enc.SetEscapeHTML(false)
+	// Encoding these values cannot fail: they hold strings, numbers and
+	// slices of them.
+	_ = enc.Encode(sharedLead{p.Outcome, p.Blocking, p.DecisionRule, p.ChainHead, canon.FormatSeconds(p.Deadline)})
+	l := bytes.TrimSuffix(lead.Bytes(), []byte("}\n"))[1:] // the members, without their object's braces
+	const revision, revisions, roster, events, end = `,"revision":`, `,"revisions":`, `,"roster":`, `,"events":[`, `]}`
+	b := make([]byte, 0, len(l)+len(revision)+len(p.Revision)+len(revisions)+len(p.Revisions)+len(roster)+len(p.Roster)+len(events)+len(p.Events)+len(end))
+	b = append(b, l...)
+	b = append(b, revision...)
 	b = append(b, p.Revision...)
 	b = append(b, revisions...)
 	b = append(b, p.Revisions...)
@@ -60,22 +70,27 @@ func roomShared(p venue.SharedPieces) []byte {
 	return append(b, end...)
 }
 
+// sharedLead is the shared members that are values, not encoded pieces.
+type sharedLead struct {
+	Outcome   venue.OutcomeView   `json:"outcome"`
+	Blocking  []venue.BlockerView `json:"blocking"`
+	Rule      venue.RuleView      `json:"decisionRule"`
+	ChainHead string              `json:"chainHead"`
+	Deadline  string              `json:"deadline"`
+}
+
 // roomHead is the reader's own members, which open the room after its ids.
 type roomHead struct {
 	You        venue.You           `json:"you"`
-	Outcome    venue.OutcomeView   `json:"outcome"`
-	Blocking   []venue.BlockerView `json:"blocking"`
-	Rule       venue.RuleView      `json:"decisionRule"`
-	ChainHead  string              `json:"chainHead"`
-	Deadline   string              `json:"deadline"`
 	Artifact   *venue.ArtifactMeta `json:"artifact"`
 	ServerTime string              `json:"serverTime"`
 }
 
-// roomHeads recycles the buffers heads are written into; one that grew
-// past maxPooledHead (a room with a long list of blockers) is dropped.
+// roomHeads recycles the buffers heads are written into.
 var roomHeads = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// maxPooledHead bounds a recycled head: a reader awaiting replies to many
+// events has a long one, which is dropped rather than kept.
 const maxPooledHead = 16 << 10
 
 // writeRoom writes the room with status 200, or 304 when inm matches its
@@ -106,17 +121,16 @@ func (s *Server) writeRoom(w http.ResponseWriter, r *http.Request, room *venue.R
 	open := head.Len()
 	enc := json.NewEncoder(head)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(roomHead{room.You, room.Outcome, room.Blocking, room.DecisionRule, room.ChainHead, canon.FormatSeconds(room.Deadline),
-		room.Artifact, canon.FormatTime(room.ServerTime)}); err != nil {
+	if err := enc.Encode(roomHead{room.You, room.Artifact, canon.FormatTime(room.ServerTime)}); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
 	// The members continue the room's object: the encoded object's "{"
-	// becomes a comma, and its "}\n" gives way to the shared members.
+	// becomes a comma, and its "}\n" one before the shared members.
 	b := head.Bytes()
 	b[open] = ','
-	head.Truncate(len(b) - 2)
-	head.WriteString(`,"revision":`)
+	b[len(b)-2] = ','
+	head.Truncate(len(b) - 1)
 	shared := room.Shared(roomShared)
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(head.Len()+len(shared)))

@@ -131,8 +131,9 @@ type roomSnapshot struct {
 
 	// middle is what the HTTP layer made of the shared pieces (see
 	// RoomParts.Shared), once per version.
-	middleOnce sync.Once
-	middle     []byte
+	middleOnce    sync.Once
+	middle        []byte
+	middleOutcome room.Outcome // the outcome middle shows
 }
 
 // blocking is the blocking list for outcome o, made once per version for

@@ -100,19 +100,20 @@ type ArtifactMeta struct {
 
 // RoomView is the room as one participant reads it: the wire form that
 // Room writes, field for field in this order, from cached parts. The
-// reader's own members come first and the parts every reader shares
-// last, events at the end, so the HTTP layer writes a room in two pieces.
+// reader's own members come first and the members every reader of the
+// version shares last, events at the end, so the HTTP layer writes a
+// small head of the reader's own and then the version's shared bytes.
 type RoomView struct {
 	AgreementID  string                `json:"agreementId"`
 	InvitationID string                `json:"invitationId"`
 	You          You                   `json:"you"`
+	Artifact     *ArtifactMeta         `json:"artifact"`
+	ServerTime   string                `json:"serverTime"`
 	Outcome      OutcomeView           `json:"outcome"`
 	Blocking     []BlockerView         `json:"blocking"`
 	DecisionRule RuleView              `json:"decisionRule"`
 	ChainHead    string                `json:"chainHead"`
 	Deadline     string                `json:"deadline"`
-	Artifact     *ArtifactMeta         `json:"artifact"`
-	ServerTime   string                `json:"serverTime"`
 	Revision     RevisionView          `json:"revision"`
 	Revisions    []RevisionSummaryView `json:"revisions"`
 	Roster       []RosterEntry         `json:"roster"`
@@ -122,7 +123,7 @@ type RoomView struct {
 // roomViewFormat names the shape of RoomView in every room tag. Change it
 // whenever the bytes Room writes for the same state change, so no client
 // keeps a body of the old shape under a matching tag.
-const roomViewFormat = "consensus-room-view/6"
+const roomViewFormat = "consensus-room-view/7"
 
 // RoomTag is the version of one participant's room: it changes whenever
 // the room as that participant reads it changes (serverTime aside), so the
@@ -232,6 +233,7 @@ func settleExpiry(ctx context.Context, s outcomeSetter, a store.Agreement, evalu
 // depends on the reader and the clock.
 type roomRead struct {
 	snap     *roomSnapshot
+	settled  room.Outcome // what outcome and blocking show
 	outcome  OutcomeView
 	blocking []BlockerView
 	you      You
@@ -262,7 +264,7 @@ func (v *Venue) readRoom(ctx context.Context, p *Principal) (*roomRead, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &roomRead{snap: snap, outcome: outcomeView(outcome), blocking: snap.blocking(outcome), now: now,
+	r := &roomRead{snap: snap, settled: outcome, outcome: outcomeView(outcome), blocking: snap.blocking(outcome), now: now,
 		you: You{ParticipantID: p.ParticipantID.String(), EventsRemaining: max(0, room.MaxEventsPerParticipant-me.EventsOn(a.CurrentRevision))},
 		tag: roomTag(a.ID, p.ParticipantID, a.Version, lapsed(a.Outcome.Status, a.Deadline, now))}
 	if outcome.Status == room.StatusExpired {
@@ -299,24 +301,41 @@ type RoomParts struct {
 	Artifact     *ArtifactMeta
 	ServerTime   time.Time
 	snap         *roomSnapshot
+	outcome      room.Outcome // what Outcome and Blocking show
 }
 
-// SharedPieces are the encoded members of the room every reader of one
-// version is served alike: each the JSON value of its RoomView member, as
-// every response is written (no HTML escaping); Events holds the events'
-// objects joined by commas, without brackets.
+// SharedPieces are the members of the room every reader of one version
+// is served alike, in RoomView's order: the outcome and what follows it as
+// values, and the revision and what follows it encoded, each the JSON value
+// of its RoomView member as every response is written (no HTML escaping);
+// Events holds the events' objects joined by commas, without brackets.
 type SharedPieces struct {
+	Outcome                             OutcomeView
+	Blocking                            []BlockerView
+	DecisionRule                        RuleView
+	ChainHead                           string
+	Deadline                            time.Time
 	Revision, Revisions, Roster, Events []byte
 }
 
 // Shared returns what join makes of the version's shared pieces. join runs
-// once per version, on its first full read; every later reader of the
-// version gets the same bytes, which it must not modify.
+// once per version, on its first full read, and every later reader of the
+// version with the same outcome gets the same bytes, which it must not
+// modify. A reader who finds another outcome (the deadline passed since)
+// has them joined for it alone: the expiry it settled is a new version.
 func (r *RoomParts) Shared(join func(SharedPieces) []byte) []byte {
 	s := r.snap
+	pieces := func() SharedPieces {
+		return SharedPieces{Outcome: r.Outcome, Blocking: r.Blocking, DecisionRule: r.DecisionRule, ChainHead: r.ChainHead, Deadline: r.Deadline,
+			Revision: s.revision.view, Revisions: s.revision.history, Roster: s.rosterJS, Events: s.events}
+	}
 	s.middleOnce.Do(func() {
-		s.middle = join(SharedPieces{Revision: s.revision.view, Revisions: s.revision.history, Roster: s.rosterJS, Events: s.events})
+		s.middleOutcome = r.outcome
+		s.middle = join(pieces())
 	})
+	if r.outcome != s.middleOutcome {
+		return join(pieces())
+	}
 	return s.middle
 }
 
@@ -328,7 +347,7 @@ func (v *Venue) RoomParts(ctx context.Context, p *Principal) (*RoomParts, error)
 	}
 	a := r.snap.agreement
 	return &RoomParts{Tag: r.tag, AgreementID: a.ID, InvitationID: p.InvitationID, You: r.you, Outcome: r.outcome, Blocking: r.blocking,
-		DecisionRule: r.snap.decisionRule, ChainHead: a.Head.Hash, Deadline: a.Deadline, Artifact: r.artifact, ServerTime: r.now, snap: r.snap}, nil
+		DecisionRule: r.snap.decisionRule, ChainHead: a.Head.Hash, Deadline: a.Deadline, Artifact: r.artifact, ServerTime: r.now, snap: r.snap, outcome: r.settled}, nil
 }
 
 // Room returns the room as p reads it, as a value (what RoomParts holds).

@@ -2463,7 +2463,7 @@ type RevisionsCapability struct {
 // RevisionsCapabilityTermsDigestOf defines model for RevisionsCapability.TermsDigestOf.
 type RevisionsCapabilityTermsDigestOf string
 
-// Room The room as one participant reads it. Read its members by name: the service writes the reader's own members (`you` to `serverTime`) first and the long shared ones (`revision` to `events`) last, but a JSON object's order carries no meaning and may change.
+// Room The room as one participant reads it. Read its members by name: the service writes the reader's own members (`you`, `artifact`, `serverTime`) first and those every participant is shown alike (`outcome` to `events`) after them, but a JSON object's order carries no meaning and may change.
 type Room struct {
 	AgreementId Uuid `json:"agreementId"`
 
