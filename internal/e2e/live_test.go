@@ -333,3 +333,32 @@ func inFlight(t *testing.T, s *server, want string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestLiveStreamLeavesNetHTTP: over HTTP/1.1 a stream's body runs until
+// the connection closes (no chunked framing), so the replica can take the
+// connection out of net/http once the first page is sent. The stream still
+// counts as a request in flight until it ends, sends what the room gains,
+// and frees its place at once when the client leaves.
+func TestLiveStreamLeavesNetHTTP(t *testing.T) {
+	t.Parallel()
+	lr := startLiveRoom(t, 2)
+	a, b := lr.on2[0], lr.on1[1]
+	inFlight(t, lr.two, "0")
+	stream := newSSE(t, a, 0)
+	if err := stream.open(); err != nil {
+		t.Fatal(err)
+	}
+	if te := stream.resp.TransferEncoding; len(te) != 0 || stream.resp.ContentLength != -1 || stream.resp.Close != true {
+		t.Fatalf("stream framing: Transfer-Encoding %v, Content-Length %d, close %v", te, stream.resp.ContentLength, stream.resp.Close)
+	}
+	if m, err := stream.next(); err != nil || m.event != "room.outcome" {
+		t.Fatalf("first message %v %v", m, err)
+	}
+	inFlight(t, lr.two, "1")
+	expect(t, b.post("leaves-net-http-1", "comment", "after the first page"), 201, "")
+	if m, err := stream.next(); err != nil || m.event != "room.event" || m.id != "1" {
+		t.Fatalf("woken stream: %+v %v", m, err)
+	}
+	stream.close()
+	inFlight(t, lr.two, "0")
+}

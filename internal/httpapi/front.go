@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
@@ -20,6 +21,36 @@ type requestInfo struct {
 	// route is the route pattern once routeOf has built it: the log line
 	// and the metrics both need it, and chi joins it anew on each call.
 	route string
+
+	// A handler whose work outlives ServeHTTP (a stream taken from
+	// net/http) detaches the request: it stays in flight, and is observed
+	// and logged, until that work ends (detachRequest).
+	mu              sync.Mutex
+	detached, ended bool
+	extraBytes      int    // written past net/http, counted in the log line
+	finish          func() // what front left to do when the work ends
+}
+
+// detachRequest marks the request's work as outliving its handler. The
+// returned function ends it, with the bytes written outside the
+// ResponseWriter; call it exactly once.
+func detachRequest(ctx context.Context) func(written int) {
+	i := infoFrom(ctx)
+	if i == nil {
+		return func(int) {}
+	}
+	i.mu.Lock()
+	i.detached = true
+	i.mu.Unlock()
+	return func(written int) {
+		i.mu.Lock()
+		i.ended, i.extraBytes = true, written
+		finish := i.finish
+		i.mu.Unlock()
+		if finish != nil {
+			finish()
+		}
+	}
 }
 
 // routeOf is the request's route pattern (routePattern), built once.
@@ -67,19 +98,38 @@ func (s *Server) front(next http.Handler) http.Handler {
 		rec := &statusRecorder{ResponseWriter: w}
 		if s.requests != nil {
 			s.requests.RequestStarted()
-			defer func() {
-				status := http.StatusInternalServerError // a handler that panicked past recoverPanics
+		}
+		finished := false
+		finish := func() {
+			if rec.status == 0 {
+				rec.status = http.StatusOK
+			}
+			rec.bytes += info.extraBytes
+			if s.requests != nil {
+				s.requests.RequestDone(info.route, r.Method, rec.status, time.Since(start))
+			}
+			s.logRequest(r, rec, start, info)
+		}
+		defer func() {
+			if !finished && s.requests != nil { // a handler that panicked past recoverPanics
+				status := http.StatusInternalServerError
 				if rec.status != 0 {
 					status = rec.status
 				}
 				s.requests.RequestDone(info.routeOf(r), r.Method, status, time.Since(start))
-			}()
-		}
+			}
+		}()
 		checked.ServeHTTP(rec, r)
-		if rec.status == 0 {
-			rec.status = http.StatusOK
+		finished = true
+		info.routeOf(r) // while chi still holds the route
+		info.mu.Lock()
+		if info.detached && !info.ended {
+			info.finish = finish
+			info.mu.Unlock()
+			return
 		}
-		s.logRequest(r, rec, start, info)
+		info.mu.Unlock()
+		finish()
 	})
 	if len(s.trusted) > 0 {
 		return middleware.ClientIPFromXFF(s.trusted...)(h)
@@ -107,7 +157,7 @@ func (s *Server) logRequest(r *http.Request, rec *statusRecorder, start time.Tim
 	// also walks the stack for a source location nobody logs.
 	line := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
 	line.AddAttrs(
-		slog.String("method", r.Method), slog.String("route", info.routeOf(r)), slog.Int("status", rec.status),
+		slog.String("method", r.Method), slog.String("route", info.route), slog.Int("status", rec.status),
 		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), slog.Int("bytes", rec.bytes),
 		slog.String("request_id", info.id), slog.String("client", info.client.String()))
 	_ = h.Handle(ctx, line)

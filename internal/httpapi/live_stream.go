@@ -2,16 +2,20 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/live"
 	"github.com/consensus-md/consensus/internal/venue"
 )
@@ -22,6 +26,11 @@ import (
 // whenever it changes, a new revision as "room.revision", and a comment
 // line at least every live.KeepAlive. The stream ends when the credential
 // stops holding (revocation), the client leaves or the service stops.
+//
+// Over HTTP/1.1 the body runs until the connection closes (no chunked
+// framing), so once the first page is sent the stream leaves net/http: it
+// keeps the connection and one goroutine, not the request's buffers and
+// the server's goroutines, which is what lets a replica hold thousands.
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	after, err := streamStart(r)
 	if err != nil {
@@ -33,11 +42,18 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	if waiter == nil {
 		return
 	}
-	defer waiter.Leave()
+	detached := false
+	defer func() {
+		if !detached {
+			waiter.Leave()
+		}
+	}()
+	st := &stream{s: s, p: p, waiter: waiter, after: after,
+		family: familyFrom(r.Context()), invitation: chi.URLParam(r, agentroute.IDParam), token: credential(r, venue.SchemeParticipant)}
 	// The first page is read before the status is sent: a failed read is
 	// its problem (503 with Retry-After, say), not a 200 whose body ends at
 	// once, which a client could not tell from a stream the server closed.
-	page, events, err := s.streamPage(r, p, after)
+	page, events, err := st.page(requestContext(r))
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -45,62 +61,158 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("X-Accel-Buffering", "no")
+	leave := r.ProtoMajor == 1 && r.ProtoMinor >= 1
+	if leave {
+		h.Set("Transfer-Encoding", "identity") // net/http's word for a body the connection's close ends
+	}
 	holdDeadline(w, live.KeepAlive+holdSlack)
 	w.WriteHeader(http.StatusOK)
 	// No buffer of its own: the response's buffer gathers a batch until
 	// the flush, and a stream that waits holds nothing more.
-	out := &sseWriter{w: w, rc: http.NewResponseController(w)}
-	ctx := requestContext(r)
-	keepAlive := time.NewTicker(live.KeepAlive)
-	defer keepAlive.Stop()
-	var outcome string
-	revision := 0
-	for ; ; page, events, err = s.streamPage(r, p, after) {
-		if err != nil {
-			return // a failed database or a gone client: the client resumes
-		}
-		for _, m := range events.Marks {
-			out.event(m.Seq, events.JSON[m.Start:m.End], awaits(page.AwaitingReply, m.ID))
-		}
-		after = page.Next
-		if revision != 0 && page.Revision != revision {
-			out.message("", "room.revision", struct {
-				Revision int `json:"revision"`
-			}{page.Revision})
-		}
-		revision = page.Revision
-		if page.Outcome.Status != outcome {
-			out.message("", "room.outcome", page.Outcome)
-			outcome = page.Outcome.Status
-		}
-		if out.flush(w) != nil {
+	rc := http.NewResponseController(w)
+	out := &sseWriter{w: w, flush: func() error {
+		holdDeadline(w, live.KeepAlive+holdSlack)
+		return rc.Flush()
+	}}
+	st.send(out, page, events)
+	if out.flush() != nil {
+		return
+	}
+	full := len(events.Marks) == venue.FeedMaxLimit
+	if leave {
+		end := detachRequest(r.Context())
+		if conn, _, err := rc.Hijack(); err == nil {
+			detached = true
+			go st.detached(requestContext(r), conn, full, end)
 			return
 		}
-		if len(events.Marks) == venue.FeedMaxLimit {
-			continue // more to send before waiting
-		}
-		for waiting := true; waiting; {
+		end(0)
+	}
+	st.run(requestContext(r), out, full)
+}
+
+// stream is one open event stream: where it stands, and what it needs to
+// check its credential again without its request, which it may outlive.
+type stream struct {
+	s                         *Server
+	p                         *venue.Principal
+	waiter                    *live.Waiter
+	after                     int64 // the last seq sent
+	outcome                   string
+	revision                  int
+	family, invitation, token string
+}
+
+// page reads the next page with a fresh database bound.
+func (st *stream) page(ctx context.Context) (*venue.FeedPage, venue.EncodedEvents, error) {
+	ctx, cancel := context.WithTimeout(ctx, st.s.dbTimeout)
+	defer cancel()
+	return st.s.venue.FeedEncoded(ctx, st.p, st.after, venue.FeedMaxLimit)
+}
+
+// reauthenticate checks the stream's credential again: a revoked token is
+// *venue.UnauthorizedError now.
+func (st *stream) reauthenticate(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, st.s.dbTimeout)
+	defer cancel()
+	p, err := st.s.venue.AuthParticipant(ctx, st.family, st.invitation, st.token)
+	if err == nil {
+		st.p = p
+	}
+	return err
+}
+
+// send writes the page's events, then the revision and outcome when they
+// changed.
+func (st *stream) send(out *sseWriter, page *venue.FeedPage, events venue.EncodedEvents) {
+	for _, m := range events.Marks {
+		out.event(m.Seq, events.JSON[m.Start:m.End], awaits(page.AwaitingReply, m.ID))
+	}
+	st.after = page.Next
+	if st.revision != 0 && page.Revision != st.revision {
+		out.message("", "room.revision", struct {
+			Revision int `json:"revision"`
+		}{page.Revision})
+	}
+	st.revision = page.Revision
+	if page.Outcome.Status != st.outcome {
+		out.message("", "room.outcome", page.Outcome)
+		st.outcome = page.Outcome.Status
+	}
+}
+
+// run sends what the room gains until the stream ends; full says the last
+// page sent was full, so the next is read at once.
+func (st *stream) run(ctx context.Context, out *sseWriter, full bool) {
+	keepAlive := time.NewTicker(live.KeepAlive)
+	defer keepAlive.Stop()
+	for {
+		for waiting := !full; waiting; {
 			select {
-			case <-waiter.Changed():
-				if p, err = s.reauthenticate(r); err != nil {
+			case <-st.waiter.Changed():
+				if st.reauthenticate(ctx) != nil {
 					return
 				}
 				waiting = false
-			case <-s.deadlineTimer(p):
+			case <-st.s.deadlineTimer(st.p):
 				waiting = false
 			case <-keepAlive.C:
 				out.comment("keep-alive")
-				if out.flush(w) != nil {
+				if out.flush() != nil {
 					return
 				}
-			case <-waiter.Closing():
+			case <-st.waiter.Closing():
 				return
 			case <-ctx.Done():
 				return
 			}
 		}
+		page, events, err := st.page(ctx)
+		if err != nil {
+			return // a failed database or a gone client: the client resumes
+		}
+		st.send(out, page, events)
+		if out.flush() != nil {
+			return
+		}
+		full = len(events.Marks) == venue.FeedMaxLimit
 	}
 }
+
+// detached runs the stream on conn, taken from net/http after the first
+// page: reqCtx's values without its end (net/http ends it when the handler
+// returns), and the client's leaving noticed by a read, since a client
+// sends nothing on a stream. end tells front the request is over.
+func (st *stream) detached(reqCtx context.Context, conn net.Conn, full bool, end func(written int)) {
+	written := 0
+	defer func() { end(written) }()
+	defer st.waiter.Leave()
+	defer conn.Close()
+	ctx, cancel := context.WithCancel(context.WithoutCancel(reqCtx))
+	defer cancel()
+	_ = conn.SetReadDeadline(time.Time{})
+	go func() {
+		var b [1]byte
+		_, _ = conn.Read(b[:])
+		cancel()
+	}()
+	var buf bytes.Buffer
+	out := &sseWriter{w: &buf, flush: func() error {
+		_ = conn.SetWriteDeadline(time.Now().Add(live.KeepAlive + holdSlack))
+		n, err := conn.Write(buf.Bytes())
+		written += n
+		buf.Reset()
+		if buf.Cap() > maxKeptStreamBuffer {
+			buf = bytes.Buffer{} // a long page's buffer is not kept while the stream waits
+		}
+		return err
+	}}
+	st.run(ctx, out, full)
+}
+
+// maxKeptStreamBuffer bounds the buffer a detached stream keeps between
+// batches.
+const maxKeptStreamBuffer = 8 << 10
 
 // awaits reports whether id is among the events awaiting the reader's
 // reply.
@@ -110,13 +222,6 @@ func awaits(awaiting []string, id uuid.UUID) bool {
 	}
 	s := id.String()
 	return slices.Contains(awaiting, s)
-}
-
-// streamPage reads the next page with a fresh database bound.
-func (s *Server) streamPage(r *http.Request, p *venue.Principal, after int64) (*venue.FeedPage, venue.EncodedEvents, error) {
-	ctx, cancel := s.freshDatabase(r)
-	defer cancel()
-	return s.venue.FeedEncoded(ctx, p, after, venue.FeedMaxLimit)
 }
 
 // streamStart is where a stream resumes: Last-Event-ID (the seq of the
@@ -133,11 +238,10 @@ func streamStart(r *http.Request) (int64, error) {
 	return after, err
 }
 
-// sseWriter writes server-sent events into the response's buffer, sent
-// at each flush.
+// sseWriter writes server-sent events into w, sent at each flush.
 type sseWriter struct {
-	w  io.Writer
-	rc *http.ResponseController
+	w     io.Writer
+	flush func() error
 }
 
 // event writes one room.event message: the event's JSON as the room cache
@@ -176,9 +280,3 @@ func (o *sseWriter) message(id, event string, v any) {
 }
 
 func (o *sseWriter) comment(text string) { _, _ = io.WriteString(o.w, ": "+text+"\n\n") }
-
-// flush sends what is buffered, extending the write deadline first.
-func (o *sseWriter) flush(w http.ResponseWriter) error {
-	holdDeadline(w, live.KeepAlive+holdSlack)
-	return o.rc.Flush()
-}
