@@ -100,15 +100,18 @@ func (s *Server) front(next http.Handler) http.Handler {
 			s.requests.RequestStarted()
 		}
 		finished := false
-		finish := func() {
-			if rec.status == 0 {
-				rec.status = http.StatusOK
+		// finish observes and logs the answer. A detached request keeps it
+		// until its work ends, so it holds the answer's figures, not the
+		// request or its ResponseWriter (and through them net/http's
+		// buffers of the connection).
+		finish := func(ctx context.Context, method string, status, written int) {
+			if status == 0 {
+				status = http.StatusOK
 			}
-			rec.bytes += info.extraBytes
 			if s.requests != nil {
-				s.requests.RequestDone(info.route, r.Method, rec.status, time.Since(start))
+				s.requests.RequestDone(info.route, method, status, time.Since(start))
 			}
-			s.logRequest(r, rec, start, info)
+			s.logRequest(ctx, method, status, written, start, info)
 		}
 		defer func() {
 			if !finished && s.requests != nil { // a handler that panicked past recoverPanics
@@ -124,12 +127,13 @@ func (s *Server) front(next http.Handler) http.Handler {
 		info.routeOf(r) // while chi still holds the route
 		info.mu.Lock()
 		if info.detached && !info.ended {
-			info.finish = finish
+			ctx, method, status, written := r.Context(), r.Method, rec.status, rec.bytes
+			info.finish = func() { finish(ctx, method, status, written+info.extraBytes) }
 			info.mu.Unlock()
 			return
 		}
 		info.mu.Unlock()
-		finish()
+		finish(r.Context(), r.Method, rec.status, rec.bytes+info.extraBytes)
 	})
 	if len(s.trusted) > 0 {
 		return middleware.ClientIPFromXFF(s.trusted...)(h)
@@ -147,8 +151,7 @@ func newRequestID() string {
 // logRequest writes one JSON line per request: method, route pattern (never
 // the raw path or query), status, duration and request id. No header, body
 // or query value is ever logged, so no credential can be.
-func (s *Server) logRequest(r *http.Request, rec *statusRecorder, start time.Time, info *requestInfo) {
-	ctx := r.Context()
+func (s *Server) logRequest(ctx context.Context, method string, status, written int, start time.Time, info *requestInfo) {
 	h := s.log.Handler()
 	if !h.Enabled(ctx, slog.LevelInfo) {
 		return
@@ -157,8 +160,8 @@ func (s *Server) logRequest(r *http.Request, rec *statusRecorder, start time.Tim
 	// also walks the stack for a source location nobody logs.
 	line := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
 	line.AddAttrs(
-		slog.String("method", r.Method), slog.String("route", info.route), slog.Int("status", rec.status),
-		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), slog.Int("bytes", rec.bytes),
+		slog.String("method", method), slog.String("route", info.route), slog.Int("status", status),
+		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), slog.Int("bytes", written),
 		slog.String("request_id", info.id), slog.String("client", info.client.String()))
 	_ = h.Handle(ctx, line)
 }
