@@ -181,8 +181,8 @@ func (st *stream) run(ctx context.Context, out *sseWriter, full bool) {
 
 // detached runs the stream on conn, taken from net/http after the first
 // page: reqCtx's values without its end (net/http ends it when the handler
-// returns), and the client's leaving noticed by a read, since a client
-// sends nothing on a stream. end tells front the request is over.
+// returns), and the client's leaving noticed by onHangup. end tells front
+// the request is over.
 func (st *stream) detached(reqCtx context.Context, conn net.Conn, full bool, end func(written int)) {
 	written := 0
 	defer func() { end(written) }()
@@ -191,11 +191,7 @@ func (st *stream) detached(reqCtx context.Context, conn net.Conn, full bool, end
 	ctx, cancel := context.WithCancel(context.WithoutCancel(reqCtx))
 	defer cancel()
 	_ = conn.SetReadDeadline(time.Time{})
-	go func() {
-		var b [1]byte
-		_, _ = conn.Read(b[:])
-		cancel()
-	}()
+	defer onHangup(conn, cancel)()
 	var buf bytes.Buffer
 	out := &sseWriter{w: &buf, flush: func() error {
 		_ = conn.SetWriteDeadline(time.Now().Add(live.KeepAlive + holdSlack))

@@ -1,0 +1,92 @@
+package httpapi
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// hangups is the process's epoll set of detached streams' connections,
+// level-triggered and one-shot: each connection reports once, when its
+// client closes it (EPOLLRDHUP, EPOLLHUP) or sends a byte (EPOLLIN).
+// Entries carry an id of their own, not the descriptor, so a descriptor
+// reused after a close can never reach another stream's gone.
+var hangups struct {
+	once sync.Once
+	fd   int // -1 when the set could not be made
+	mu   sync.Mutex
+	next uint32
+	gone map[uint32]func()
+}
+
+func watchHangup(conn net.Conn, gone func()) (func(), bool) {
+	hangups.once.Do(startHangups)
+	sc, ok := conn.(syscall.Conn)
+	if hangups.fd < 0 || !ok {
+		return nil, false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil, false
+	}
+	hangups.mu.Lock()
+	id := hangups.next
+	for hangups.gone[id] != nil {
+		id++
+	}
+	hangups.next = id + 1
+	hangups.gone[id] = gone
+	hangups.mu.Unlock()
+	var added error
+	err = raw.Control(func(fd uintptr) {
+		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(id)}
+		added = unix.EpollCtl(hangups.fd, unix.EPOLL_CTL_ADD, int(fd), &ev)
+	})
+	if err = errors.Join(err, added); err != nil {
+		forgetHangup(id)
+		return nil, false
+	}
+	return func() {
+		forgetHangup(id)
+		_ = raw.Control(func(fd uintptr) { _ = unix.EpollCtl(hangups.fd, unix.EPOLL_CTL_DEL, int(fd), nil) })
+	}, true
+}
+
+// forgetHangup removes id and returns its gone, if still there.
+func forgetHangup(id uint32) func() {
+	hangups.mu.Lock()
+	defer hangups.mu.Unlock()
+	gone := hangups.gone[id]
+	delete(hangups.gone, id)
+	return gone
+}
+
+func startHangups() {
+	hangups.gone = map[uint32]func(){}
+	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		hangups.fd = -1
+		return
+	}
+	hangups.fd = fd
+	go func() {
+		events := make([]unix.EpollEvent, 64)
+		for {
+			n, err := unix.EpollWait(fd, events, -1)
+			if err != nil {
+				if errors.Is(err, unix.EINTR) {
+					continue
+				}
+				return
+			}
+			for _, ev := range events[:n] {
+				if gone := forgetHangup(uint32(ev.Fd)); gone != nil {
+					gone()
+				}
+			}
+		}
+	}()
+}
