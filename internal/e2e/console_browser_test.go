@@ -124,6 +124,11 @@ func TestConsoleInBrowser(t *testing.T) {
 		case "agent-decides":
 			expect(t, bot.post("checklist-bot-1", "agree", ""), 201, "")
 			send(map[string]string{"done": msg.Need})
+		case "agent-comments":
+			rev := bot.room().json(t)["revision"].(map[string]any)
+			expect(t, s.do("POST", s.agentPath(bot.inv.InvitationID, "events"), map[string]string{"Authorization": "Consensus-Participant " + bot.token, "Idempotency-Key": "checklist-bot-comment"},
+				map[string]any{"action": "comment", "body": "Reading revision 2.", "revision": rev["number"], "digest": rev["revisionDigest"]}), 201, "")
+			send(map[string]string{"done": msg.Need})
 		case "agent-decides-again":
 			// On the amended terms: the first disagreement settles it.
 			var d struct{ RevisionDigest string }

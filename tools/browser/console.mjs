@@ -216,9 +216,16 @@ try {
   checks.ok((await page.innerText('#confirm-text')).includes('Ada (ada@people.example)'), 'the resend confirmation names the participant');
   checks.ok(await page.evaluate(() => document.activeElement?.id === 'confirm-no'), 'the confirmation opens with the focus on Cancel');
   await shot(page, 'resend-confirm');
+  // The room changes while the confirmation is open: the live update
+  // replaces the participants' rows, and the button that opened it.
+  const opener = await page.$('tr[data-participant="Ada"] .resend');
+  await ask('agent-comments', {});
+  await page.waitForFunction(b => !b.isConnected, opener, { timeout: 15000 });
+  checks.ok(await page.evaluate(() => document.querySelector('#confirm').open && document.activeElement?.id === 'confirm-no'),
+    'a live update leaves the open confirmation and its focus alone');
   await page.keyboard.press('Escape');
   await page.waitForSelector('#confirm:not([open])', { state: 'attached' });
-  checks.ok(await page.evaluate(() => document.activeElement?.matches('tr[data-participant="Ada"] .resend')), 'Escape closes the confirmation and gives the focus back to Resend');
+  checks.ok(await page.evaluate(() => document.activeElement?.matches('tr[data-participant="Ada"] .resend')), 'Escape closes the confirmation and gives the focus back to Resend, as re-rendered');
   await page.waitForTimeout(300);
   checks.ok(!/new invitation to Ada/.test(await page.innerText('#status')), 'Escape sent nothing');
   await page.keyboard.press('Space');

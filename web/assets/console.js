@@ -73,13 +73,38 @@ function heading(text) {
 
 function can(scope) { return !!session && session.scopes.includes(scope); }
 
-/** Asks, in a modal dialog, to confirm an action named in words. */
+/**
+ * The element that now stands where el stood: el while it is in the page,
+ * else the button of the same class and name that a live re-render put in
+ * its place (null when there is none).
+ */
+function standIn(el) {
+  if (!el || el.isConnected) return el;
+  const name = el.getAttribute('data-name');
+  const cls = el.classList[0];
+  if (!name || !cls) return null;
+  return [...document.querySelectorAll('#view button.' + cls)].find(b => b.getAttribute('data-name') === name) || null;
+}
+
+/**
+ * Asks, in a modal dialog, to confirm an action named in words. Closing it
+ * gives the focus back to the button that opened it, or to the one that
+ * replaced it if the page was re-rendered meanwhile.
+ */
 function confirmAction(text, yes) {
   const d = $('confirm');
+  const opener = document.activeElement;
   $('confirm-text').textContent = text;
   $('confirm-yes').textContent = yes;
   return new Promise(resolve => {
-    const done = v => { d.close(); $('confirm-yes').onclick = null; $('confirm-no').onclick = null; resolve(v); };
+    const done = v => {
+      d.close();
+      $('confirm-yes').onclick = null;
+      $('confirm-no').onclick = null;
+      const back = standIn(opener);
+      if (back && document.activeElement !== back) back.focus();
+      resolve(v);
+    };
     $('confirm-yes').onclick = () => done(true);
     $('confirm-no').onclick = () => done(false);
     d.oncancel = () => done(false);
@@ -347,6 +372,8 @@ async function agreementView(id) {
     current = d;
     heading(d.title);
     summary.replaceChildren(el('p', {}, 'Status ', el('strong', { id: 'outcome', text: d.outcome.status }), ' · revision ' + d.revisionNumber + ' · deadline ' + when(d.deadline) + ' · waits for ' + waitsFor(d)));
+    // A keyboard user keeps their place when the room changes under them.
+    const focused = people.contains(document.activeElement) ? document.activeElement : null;
     people.replaceChildren(...d.participants.map(p => {
       const actions = el('td');
       if (can('participants:manage') && !p.revoked && d.outcome.status === 'pending') {
@@ -367,6 +394,7 @@ async function agreementView(id) {
         el('td', { class: 'delivery', text: lastDelivery(p) }),
         actions);
     }));
+    if (focused && !$('confirm').open) standIn(focused)?.focus();
     // Each download is a Blob of the exact bytes whose SHA-256 this page
     // computes and shows, next to the digest the service states.
     for (const u of urls) URL.revokeObjectURL(u);
