@@ -3701,7 +3701,9 @@ type ClientInterface interface {
 	// new revision is locked: read the room then. A comment line comes at least every 15
 	// seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
 	// nothing is lost or repeated. The stream ends when your token is revoked or the service
-	// restarts; stop when the outcome is final. A stream costs the service nothing while
+	// restarts; stop when the outcome is final. Over HTTP/1.1 the body is not chunked: it
+	// runs until the connection closes (the answer says `Connection: close`), so a stream
+	// has a connection of its own. A stream costs the service nothing while
 	// nothing changes; at most 4 streams and held requests per participant per replica
 	// (429 beyond).
 	//
@@ -4156,7 +4158,9 @@ func (c *Client) ReadRoom(ctx context.Context, invitationId InvitationId, params
 // new revision is locked: read the room then. A comment line comes at least every 15
 // seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
 // nothing is lost or repeated. The stream ends when your token is revoked or the service
-// restarts; stop when the outcome is final. A stream costs the service nothing while
+// restarts; stop when the outcome is final. Over HTTP/1.1 the body is not chunked: it
+// runs until the connection closes (the answer says `Connection: close`), so a stream
+// has a connection of its own. A stream costs the service nothing while
 // nothing changes; at most 4 streams and held requests per participant per replica
 // (429 beyond).
 //
@@ -5293,7 +5297,9 @@ type ClientWithResponsesInterface interface {
 	// new revision is locked: read the room then. A comment line comes at least every 15
 	// seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
 	// nothing is lost or repeated. The stream ends when your token is revoked or the service
-	// restarts; stop when the outcome is final. A stream costs the service nothing while
+	// restarts; stop when the outcome is final. Over HTTP/1.1 the body is not chunked: it
+	// runs until the connection closes (the answer says `Connection: close`), so a stream
+	// has a connection of its own. A stream costs the service nothing while
 	// nothing changes; at most 4 streams and held requests per participant per replica
 	// (429 beyond).
 	//
@@ -7567,7 +7573,9 @@ func (c *ClientWithResponses) ReadRoomWithResponse(ctx context.Context, invitati
 // new revision is locked: read the room then. A comment line comes at least every 15
 // seconds. To resume after a disconnect, send `Last-Event-ID: <last seq received>`:
 // nothing is lost or repeated. The stream ends when your token is revoked or the service
-// restarts; stop when the outcome is final. A stream costs the service nothing while
+// restarts; stop when the outcome is final. Over HTTP/1.1 the body is not chunked: it
+// runs until the connection closes (the answer says `Connection: close`), so a stream
+// has a connection of its own. A stream costs the service nothing while
 // nothing changes; at most 4 streams and held requests per participant per replica
 // (429 beyond).
 //
