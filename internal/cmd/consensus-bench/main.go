@@ -112,9 +112,11 @@ func smokeConfig(c config) config {
 	c.Rounds = 1
 	c.Warmup = 0
 	c.Agreements = 4
-	// 64 participants of 100 events each: a one-second wrk append load
-	// must not use up every participant's events (it took 1,500 of them).
-	c.Parts = 16
+	// Participants of 100 events each: a one-second wrk load must not use
+	// up a wrk thread's share of them. A quiet machine appends about 2,500
+	// a second over the rooms, and 2,400 into the busy room (which has
+	// Parts participants), so 48 leave room to spare.
+	c.Parts = 48
 	c.Sizes = [3]int{4, 12, 40}
 	c.FlatN = 12
 	c.FlatRounds = 1
@@ -122,10 +124,11 @@ func smokeConfig(c config) config {
 	c.PProf = false
 	c.BusyDuration = time.Second
 	// The long run appends into the listener rooms (5 participants of 100
-	// events each per room): 8 rooms hold 4,000 events, more than a
-	// one-second run takes (about 1,400 on a quiet machine).
+	// events each per room): 24 rooms hold 12,000 events, well beyond the
+	// 3,200 a one-second run takes on a quiet machine (appends to one room
+	// share a commit).
 	c.LongDuration = time.Second
-	c.ListenRooms = 8
+	c.ListenRooms = 24
 	c.Waves = 2
 	return c
 }
@@ -183,7 +186,7 @@ func parseFlags(args []string) (config, error) {
 	profiles := fs.String("profiles", "", "pprof directory (default ROOT/bench/profiles)")
 	fs.IntVar(&cfg.Conns, "conns", cfg.Conns, "connections (wrk) and clients (pgbench) for append, read and 304; also vegeta's for exchange, claim and fill")
 	long := fs.String("long", envDefault("BENCH_LONG", cfg.LongDuration.String()), "length of the long append run for peak RSS, whole seconds; 0 skips it (env BENCH_LONG)")
-	fs.IntVar(&cfg.ListenRooms, "listen-rooms", envInt("BENCH_LISTEN_ROOMS", cfg.ListenRooms), "listener rooms (each 5 participants × 2 streams + 2 long polls); 0 skips the listeners (env BENCH_LISTEN_ROOMS)")
+	listenRooms := fs.Int("listen-rooms", envInt("BENCH_LISTEN_ROOMS", cfg.ListenRooms), "listener rooms (each 5 participants × 2 streams + 2 long polls); 0 skips the listeners (env BENCH_LISTEN_ROOMS)")
 	fs.BoolVar(&cfg.PProf, "pprof", cfg.PProf, "capture CPU and allocation profiles when the service serves /debug/pprof on its ops listener")
 	fs.BoolVar(&cfg.KeepPG, "keep-pg", false, "leave the private PostgreSQL running at the end")
 	scale := fs.Int("scale", envInt("BENCH_SCALE", 0), "1: first load 100,000 agreements, 300,000 participants and 1,000,000 events into the service's tables, and write the results as results.md's scale section (env BENCH_SCALE)")
@@ -235,8 +238,8 @@ func parseFlags(args []string) (config, error) {
 		}
 		cfg.LongDuration = d
 	}
-	if *smoke && !isFlagSet(fs, "listen-rooms") && os.Getenv("BENCH_LISTEN_ROOMS") == "" {
-		cfg.ListenRooms = 4
+	if !*smoke || isFlagSet(fs, "listen-rooms") || os.Getenv("BENCH_LISTEN_ROOMS") != "" {
+		cfg.ListenRooms = *listenRooms // a smoke run keeps its own unless told
 	}
 	if *rounds == 0 && !*smoke {
 		if v := os.Getenv("BENCH_ROUNDS"); v != "" {
