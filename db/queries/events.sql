@@ -137,14 +137,6 @@ FROM events
 WHERE agreement_id = $1 AND action IN ('agree', 'disagree', 'abstain')
 ORDER BY seq;
 
--- name: EventPage :many
--- One page of the feed: the events after seq up to and including through
--- (the head of the agreement state the page reports), at most limit.
-SELECT * FROM events
-WHERE agreement_id = $1 AND seq > sqlc.arg('after') AND seq <= sqlc.arg('through')
-ORDER BY seq
-LIMIT sqlc.arg('max');
-
 -- name: EventReplyTarget :one
 -- The agreement and action of an event: what a reply naming it checks.
 SELECT agreement_id, action FROM events WHERE id = $1;

@@ -149,13 +149,3 @@ func (q queries) EventReplyTarget(ctx context.Context, id uuid.UUID) (agreementI
 	}
 	return r.AgreementID, r.Action, nil
 }
-
-// EventPage returns at most max of an agreement's events with after < seq
-// <= through, in sequence order: one page of the feed.
-func (q queries) EventPage(ctx context.Context, agreementID uuid.UUID, after, through int64, max int) ([]Event, error) {
-	rows, err := q.q.EventPage(ctx, dbsqlc.EventPageParams{AgreementID: agreementID, After: after, Through: through, Max: int32(max)})
-	if err != nil {
-		return nil, interpretError("list a page of events", err)
-	}
-	return convert(rows, eventFrom), nil
-}

@@ -2,6 +2,7 @@ package venue
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -39,28 +40,20 @@ type FeedPage struct {
 }
 
 // Feed returns at most limit of p's agreement's events with seq > after, in
-// order, as of p's version or later. It reads the agreement's state from the
-// room cache and, when events lie beyond after, one page of them.
+// order, as of p's version or later: FeedEncoded's page, with its events
+// decoded into page.Events.
 func (v *Venue) Feed(ctx context.Context, p *Principal, after int64, limit int) (*FeedPage, error) {
-	r, err := v.readRoom(ctx, p)
+	page, events, err := v.FeedEncoded(ctx, p, after, limit)
 	if err != nil {
 		return nil, err
 	}
-	a := r.snap.agreement
-	page := &FeedPage{Events: []EventView{}, Next: after, ChainHead: a.Head.Hash, Outcome: r.outcome, AwaitingReply: r.you.AwaitingReply, Tag: r.tag,
-		Revision: a.CurrentRevision, Final: r.outcome.Status != room.StatusPending}
-	if after >= a.Head.Seq || limit <= 0 {
+	if len(events.Marks) == 0 {
 		return page, nil
 	}
-	events, err := v.Store.EventPage(ctx, a.ID, after, a.Head.Seq, min(limit, FeedMaxLimit))
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range events {
-		page.Events = append(page.Events, eventView(e))
-	}
-	if n := len(events); n > 0 {
-		page.Next = events[n-1].Seq
+	list := make([]byte, 0, len(events.JSON)+2)
+	list = append(append(append(list, '['), events.JSON...), ']')
+	if err := json.Unmarshal(list, &page.Events); err != nil {
+		return nil, fmt.Errorf("venue: feed: the room cache's events: %w", err)
 	}
 	return page, nil
 }

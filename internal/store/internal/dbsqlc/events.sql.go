@@ -358,65 +358,6 @@ func (q *Queries) EventListByAgreement(ctx context.Context, agreementID uuid.UUI
 	return items, nil
 }
 
-const eventPage = `-- name: EventPage :many
-SELECT id, agreement_id, seq, participant_id, revision, action, body, idempotency_key, command_digest, created_at, prev_hash, hash, signature, workspace_id, evidence, addressed_to, in_reply_to FROM events
-WHERE agreement_id = $1 AND seq > $2 AND seq <= $3
-ORDER BY seq
-LIMIT $4
-`
-
-type EventPageParams struct {
-	AgreementID uuid.UUID
-	After       int64
-	Through     int64
-	Max         int32
-}
-
-// One page of the feed: the events after seq up to and including through
-// (the head of the agreement state the page reports), at most limit.
-func (q *Queries) EventPage(ctx context.Context, arg EventPageParams) ([]Event, error) {
-	rows, err := q.db.Query(ctx, eventPage,
-		arg.AgreementID,
-		arg.After,
-		arg.Through,
-		arg.Max,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []Event{}
-	for rows.Next() {
-		var i Event
-		if err := rows.Scan(
-			&i.ID,
-			&i.AgreementID,
-			&i.Seq,
-			&i.ParticipantID,
-			&i.Revision,
-			&i.Action,
-			&i.Body,
-			&i.IdempotencyKey,
-			&i.CommandDigest,
-			&i.CreatedAt,
-			&i.PrevHash,
-			&i.Hash,
-			&i.Signature,
-			&i.WorkspaceID,
-			&i.Evidence,
-			&i.AddressedTo,
-			&i.InReplyTo,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const eventPriorsByToken = `-- name: EventPriorsByToken :many
 SELECT t.n::integer AS n, events.id, events.agreement_id, events.seq, events.participant_id, events.revision, events.action, events.body, events.idempotency_key, events.command_digest, events.created_at, events.prev_hash, events.hash, events.signature, events.workspace_id, events.evidence, events.addressed_to, events.in_reply_to
 FROM (SELECT unnest($1::bytea[]) AS token_hash, unnest($2::text[]) AS idempotency_key,
