@@ -23,6 +23,7 @@ import (
 
 	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/ingest"
+	"github.com/consensus-md/consensus/internal/fwtest"
 	"github.com/consensus-md/consensus/internal/servertest"
 )
 
@@ -604,16 +605,7 @@ func TestRevocationEndsStreamAndPoll(t *testing.T) {
 	default:
 	}
 
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, other.URL+"/api/v1/admin/participants/"+p.pid+"/revoke", nil)
-	req.Header.Set("Authorization", "Bearer "+other.OperatorToken)
-	rv, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rv.Body.Close()
-	if rv.StatusCode != http.StatusOK {
-		t.Fatalf("revoke: %d", rv.StatusCode)
-	}
+	fwtest.Revoke(t, other, p.pid)
 	select {
 	case resp := <-polled:
 		if resp == nil || resp.StatusCode != http.StatusUnauthorized {
