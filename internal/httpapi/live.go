@@ -61,12 +61,21 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request, p *venue.Principal
 	return waiter
 }
 
-// reauthenticate checks the request's participant credential again, for a
-// woken reader: a revoked token is *venue.UnauthorizedError now.
-func (s *Server) reauthenticate(r *http.Request) (*venue.Principal, error) {
-	ctx, cancel := s.freshDatabase(r)
+// heldCredential is what checking a waiting reader's participant
+// credential again takes, copied out of its request: a detached stream
+// outlives the request, and chi reuses the request's route context.
+type heldCredential struct{ family, invitation, token string }
+
+func heldCredentialOf(r *http.Request) heldCredential {
+	return heldCredential{family: familyFrom(r.Context()), invitation: chi.URLParam(r, agentroute.IDParam), token: credential(r, venue.SchemeParticipant)}
+}
+
+// reauthenticate checks c again, for a woken reader, within the database
+// bound: a revoked token is *venue.UnauthorizedError now.
+func (s *Server) reauthenticate(ctx context.Context, c heldCredential) (*venue.Principal, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.dbTimeout)
 	defer cancel()
-	return s.venue.AuthParticipant(ctx, familyFrom(r.Context()), chi.URLParam(r, agentroute.IDParam), credential(r, venue.SchemeParticipant))
+	return s.venue.AuthParticipant(ctx, c.family, c.invitation, c.token)
 }
 
 // hold keeps a request for up to wait while the reader's room tag is tag.
@@ -82,7 +91,8 @@ func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration
 	}
 	defer waiter.Leave()
 	holdDeadline(w, wait+holdSlack)
-	return s.awaitChange(requestContext(r), waiter, p, wait, tag, func() (*venue.Principal, error) { return s.reauthenticate(r) })
+	c := heldCredentialOf(r)
+	return s.awaitChange(requestContext(r), waiter, p, wait, tag, func() (*venue.Principal, error) { return s.reauthenticate(requestContext(r), c) })
 }
 
 // awaitChange waits, joined to the hub as waiter, for up to wait while the

@@ -12,10 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
-	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/live"
 	"github.com/consensus-md/consensus/internal/venue"
 )
@@ -48,8 +46,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 			waiter.Leave()
 		}
 	}()
-	st := &stream{s: s, p: p, waiter: waiter, after: after,
-		family: familyFrom(r.Context()), invitation: chi.URLParam(r, agentroute.IDParam), token: credential(r, venue.SchemeParticipant)}
+	st := &stream{s: s, p: p, waiter: waiter, after: after, cred: heldCredentialOf(r)}
 	// The first page is read before the status is sent: a failed read is
 	// its problem (503 with Retry-After, say), not a 200 whose body ends at
 	// once, which a client could not tell from a stream the server closed.
@@ -94,13 +91,13 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 // stream is one open event stream: where it stands, and what it needs to
 // check its credential again without its request, which it may outlive.
 type stream struct {
-	s                         *Server
-	p                         *venue.Principal
-	waiter                    *live.Waiter
-	after                     int64 // the last seq sent
-	outcome                   string
-	revision                  int
-	family, invitation, token string
+	s        *Server
+	p        *venue.Principal
+	waiter   *live.Waiter
+	after    int64 // the last seq sent
+	outcome  string
+	revision int
+	cred     heldCredential
 }
 
 // page reads the next page with a fresh database bound.
@@ -108,18 +105,6 @@ func (st *stream) page(ctx context.Context) (*venue.FeedPage, venue.EncodedEvent
 	ctx, cancel := context.WithTimeout(ctx, st.s.dbTimeout)
 	defer cancel()
 	return st.s.venue.FeedEncoded(ctx, st.p, st.after, venue.FeedMaxLimit)
-}
-
-// reauthenticate checks the stream's credential again: a revoked token is
-// *venue.UnauthorizedError now.
-func (st *stream) reauthenticate(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, st.s.dbTimeout)
-	defer cancel()
-	p, err := st.s.venue.AuthParticipant(ctx, st.family, st.invitation, st.token)
-	if err == nil {
-		st.p = p
-	}
-	return err
 }
 
 // send writes the page's events, then the revision and outcome when they
@@ -150,9 +135,11 @@ func (st *stream) run(ctx context.Context, out *sseWriter, full bool) {
 		for waiting := !full; waiting; {
 			select {
 			case <-st.waiter.Changed():
-				if st.reauthenticate(ctx) != nil {
+				p, err := st.s.reauthenticate(ctx, st.cred)
+				if err != nil {
 					return
 				}
+				st.p = p
 				waiting = false
 			case <-st.s.deadlineTimer(st.p):
 				waiting = false
