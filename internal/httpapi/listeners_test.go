@@ -22,8 +22,8 @@ import (
 	"time"
 
 	"github.com/consensus-md/consensus/internal/envelope"
-	"github.com/consensus-md/consensus/internal/ingest"
 	"github.com/consensus-md/consensus/internal/fwtest"
+	"github.com/consensus-md/consensus/internal/ingest"
 	"github.com/consensus-md/consensus/internal/servertest"
 )
 
