@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"sync"
 
 	"github.com/google/uuid"
 
@@ -49,25 +48,34 @@ func putUUID(b []byte, id uuid.UUID) int {
 // roomShared joins the members every reader of a version is served alike,
 // from the outcome to the room's closing brace.
 func roomShared(p venue.SharedPieces) []byte {
-	var lead bytes.Buffer
-	enc := json.NewEncoder(&lead)
-	enc.SetEscapeHTML(false)
+	var b bytes.Buffer
 	// Encoding these values cannot fail: they hold strings, numbers and
 	// slices of them.
-	_ = enc.Encode(sharedLead{p.Outcome, p.Blocking, p.DecisionRule, p.ChainHead, canon.FormatSeconds(p.Deadline)})
-	l := bytes.TrimSuffix(lead.Bytes(), []byte("}\n"))[1:] // the members, without their object's braces
-	const revision, revisions, roster, events, end = `,"revision":`, `,"revisions":`, `,"roster":`, `,"events":[`, `]}`
-	b := make([]byte, 0, len(l)+len(revision)+len(p.Revision)+len(revisions)+len(p.Revisions)+len(roster)+len(p.Roster)+len(events)+len(p.Events)+len(end))
-	b = append(b, l...)
-	b = append(b, revision...)
-	b = append(b, p.Revision...)
-	b = append(b, revisions...)
-	b = append(b, p.Revisions...)
-	b = append(b, roster...)
-	b = append(b, p.Roster...)
-	b = append(b, events...)
-	b = append(b, p.Events...)
-	return append(b, end...)
+	_ = writeMembers(&b, sharedLead{p.Outcome, p.Blocking, p.DecisionRule, p.ChainHead, canon.FormatSeconds(p.Deadline)})
+	for _, m := range [...]struct {
+		name  string
+		value []byte
+	}{{`,"revision":`, p.Revision}, {`,"revisions":`, p.Revisions}, {`,"roster":`, p.Roster}, {`,"events":[`, p.Events}} {
+		b.WriteString(m.name)
+		b.Write(m.value)
+	}
+	b.WriteString(`]}`)
+	return b.Bytes()
+}
+
+// writeMembers writes the members of v's JSON object (no HTML escaping),
+// without its braces: a run of members to continue another object with.
+func writeMembers(b *bytes.Buffer, v any) error {
+	start := b.Len()
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	obj := b.Bytes()[start:]
+	n := copy(obj, obj[1:len(obj)-2]) // past "{", before "}\n"
+	b.Truncate(start + n)
+	return nil
 }
 
 // sharedLead is the shared members that are values, not encoded pieces.
@@ -86,13 +94,6 @@ type roomHead struct {
 	ServerTime string              `json:"serverTime"`
 }
 
-// roomHeads recycles the buffers heads are written into.
-var roomHeads = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// maxPooledHead bounds a recycled head: a reader awaiting replies to many
-// events has a long one, which is dropped rather than kept.
-const maxPooledHead = 16 << 10
-
 // writeRoom writes the room with status 200, or 304 when inm matches its
 // ETag.
 func (s *Server) writeRoom(w http.ResponseWriter, r *http.Request, room *venue.RoomParts, inm string) {
@@ -103,13 +104,7 @@ func (s *Server) writeRoom(w http.ResponseWriter, r *http.Request, room *venue.R
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	head := roomHeads.Get().(*bytes.Buffer)
-	defer func() {
-		if head.Cap() <= maxPooledHead {
-			head.Reset()
-			roomHeads.Put(head)
-		}
-	}()
+	var head bytes.Buffer
 	var id [36]byte
 	head.WriteString(`{"agreementId":"`)
 	putUUID(id[:], room.AgreementID)
@@ -117,20 +112,12 @@ func (s *Server) writeRoom(w http.ResponseWriter, r *http.Request, room *venue.R
 	head.WriteString(`","invitationId":"`)
 	putUUID(id[:], room.InvitationID)
 	head.Write(id[:])
-	head.WriteByte('"')
-	open := head.Len()
-	enc := json.NewEncoder(head)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(roomHead{room.You, room.Artifact, canon.FormatTime(room.ServerTime)}); err != nil {
+	head.WriteString(`",`)
+	if err := writeMembers(&head, roomHead{room.You, room.Artifact, canon.FormatTime(room.ServerTime)}); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
-	// The members continue the room's object: the encoded object's "{"
-	// becomes a comma, and its "}\n" one before the shared members.
-	b := head.Bytes()
-	b[open] = ','
-	b[len(b)-2] = ','
-	head.Truncate(len(b) - 1)
+	head.WriteByte(',')
 	shared := room.Shared(roomShared)
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(head.Len()+len(shared)))
