@@ -6,6 +6,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -141,9 +142,21 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		HSTS: strings.HasPrefix(cfg.PublicOrigin, "https://"), Requests: metrics, DBTimeout: cfg.DBTimeout, Breaker: st})
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout,
 		WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// The API serves on api.Listen's listener: held requests wait outside
+	// net/http and their connections come back through it. For TLS the
+	// daemon makes the TLS listener itself, inside that one, and offers
+	// HTTP/2 as ServeTLS would.
+	serving := ln
 	if cert != nil {
 		srv.TLSConfig = cert.tlsConfig()
+		srv.TLSConfig.NextProtos = []string{"h2", "http/1.1"}
+		serving = tls.NewListener(ln, srv.TLSConfig)
 	}
+	idle := cfg.IdleTimeout
+	if idle <= 0 {
+		idle = cfg.ReadTimeout // net/http's rule for a keep-alive connection's wait
+	}
+	serving = api.Listen(serving, idle)
 	// Held requests and streams answer at once when shutdown begins, so
 	// the grace period is not spent waiting for them.
 	srv.RegisterOnShutdown(hub.Shutdown)
@@ -176,11 +189,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 
 	serveErr := make(chan error, 1)
 	go func() {
-		if cert != nil {
-			serveErr <- srv.ServeTLS(ln, "", "")
-		} else {
-			serveErr <- srv.Serve(ln)
-		}
+		serveErr <- srv.Serve(serving)
 	}()
 	health.Serving(st)
 	log.Info("consensusd serving", slog.String("listen", ln.Addr().String()), slog.Bool("tls", cert != nil),
@@ -193,7 +202,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	case <-ctx.Done():
 	case err = <-serveErr: // the listener failed: stop as on SIGTERM
 	}
-	shutdown(srv, health, cfg, log, err != nil)
+	shutdown(srv, api, health, cfg, log, err != nil)
 	stopQueue(queue, log)
 	stopWork()
 	wg.Wait()
@@ -206,8 +215,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 
 // shutdown fails readiness, waits the delay (unless the listener already
 // failed), closes the listener and gives requests in flight the grace
-// period; connections still open after it are closed.
-func shutdown(srv *http.Server, health *ops.Server, cfg *config.Config, log *slog.Logger, failed bool) {
+// period (with the streams and held requests that left net/http, which
+// answer at once); connections still open after it are closed.
+func shutdown(srv *http.Server, api *httpapi.Server, health *ops.Server, cfg *config.Config, log *slog.Logger, failed bool) {
 	health.Draining()
 	log.Info("shutting down: readiness fails now", slog.Duration("delay", cfg.ShutdownDelay), slog.Duration("grace", cfg.ShutdownGrace))
 	if !failed && cfg.ShutdownDelay > 0 {
@@ -215,7 +225,7 @@ func shutdown(srv *http.Server, health *ops.Server, cfg *config.Config, log *slo
 	}
 	graceCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(graceCtx); err != nil {
+	if err := errors.Join(srv.Shutdown(graceCtx), api.WaitDetached(graceCtx)); err != nil {
 		log.Warn("grace period over: closing the connections still open", slog.String("error", err.Error()))
 		_ = srv.Close()
 		return

@@ -92,28 +92,29 @@ func (s *Server) handleRoom(w http.ResponseWriter, r *http.Request) {
 	p := participantFrom(r.Context())
 	inm := r.Header.Get("If-None-Match")
 	wait := preferWait(w, r)
-	ctx := r.Context()
 	if tag := s.venue.RoomTag(p); inm != "" && etagMatches(inm, roomETag(tag)) {
 		if wait <= 0 {
 			w.Header().Set("ETag", roomETag(tag))
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-		fresh, changed, err := s.hold(w, r, wait, tag)
-		if err != nil {
-			s.handleHoldFailure(w, r, err)
-			return
-		}
-		if !changed {
-			w.Header().Set("ETag", roomETag(s.venue.RoomTag(fresh)))
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = s.freshDatabase(r)
-		defer cancel()
-		p = fresh
+		s.hold(w, r, wait, tag, func(w http.ResponseWriter, r *http.Request, fresh *venue.Principal, changed bool) {
+			if !changed {
+				w.Header().Set("ETag", roomETag(s.venue.RoomTag(fresh)))
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			ctx, cancel := s.freshDatabase(r)
+			defer cancel()
+			s.answerRoom(ctx, w, r, fresh, inm)
+		})
+		return
 	}
+	s.answerRoom(r.Context(), w, r, p, inm)
+}
+
+// answerRoom writes p's room.
+func (s *Server) answerRoom(ctx context.Context, w http.ResponseWriter, r *http.Request, p *venue.Principal, inm string) {
 	room, err := s.venue.RoomParts(ctx, p)
 	if err != nil {
 		s.writeProblem(w, r, err)

@@ -27,30 +27,41 @@ type requestInfo struct {
 	// and logged, until that work ends (detachRequest).
 	mu              sync.Mutex
 	detached, ended bool
+	lateStatus      int    // the status of an answer written past net/http, if any
 	extraBytes      int    // written past net/http, counted in the log line
 	finish          func() // what front left to do when the work ends
 }
 
 // detachRequest marks the request's work as outliving its handler. The
-// returned function ends it, with the bytes written outside the
-// ResponseWriter; call it exactly once.
-func detachRequest(ctx context.Context) func(written int) {
+// returned function ends it, with the status of an answer written outside
+// the ResponseWriter (0 when the ResponseWriter's stands) and the bytes
+// written there; call it exactly once.
+func detachRequest(ctx context.Context) func(status, written int) {
 	i := infoFrom(ctx)
 	if i == nil {
-		return func(int) {}
+		return func(int, int) {}
 	}
 	i.mu.Lock()
 	i.detached = true
 	i.mu.Unlock()
-	return func(written int) {
+	return func(status, written int) {
 		i.mu.Lock()
-		i.ended, i.extraBytes = true, written
+		i.ended, i.lateStatus, i.extraBytes = true, status, written
 		finish := i.finish
 		i.mu.Unlock()
 		if finish != nil {
 			finish()
 		}
 	}
+}
+
+// statusOr is the status written past net/http, if any, else recorded.
+// Call it once the request's work has ended.
+func (i *requestInfo) statusOr(recorded int) int {
+	if i.lateStatus != 0 {
+		return i.lateStatus
+	}
+	return recorded
 }
 
 // routeOf is the request's route pattern (routePattern), built once.
@@ -128,12 +139,12 @@ func (s *Server) front(next http.Handler) http.Handler {
 		info.mu.Lock()
 		if info.detached && !info.ended {
 			ctx, method, status, written := r.Context(), r.Method, rec.status, rec.bytes
-			info.finish = func() { finish(ctx, method, status, written+info.extraBytes) }
+			info.finish = func() { finish(ctx, method, info.statusOr(status), written+info.extraBytes) }
 			info.mu.Unlock()
 			return
 		}
 		info.mu.Unlock()
-		finish(r.Context(), r.Method, rec.status, rec.bytes+info.extraBytes)
+		finish(r.Context(), r.Method, info.statusOr(rec.status), rec.bytes+info.extraBytes)
 	})
 	if len(s.trusted) > 0 {
 		return middleware.ClientIPFromXFF(s.trusted...)(h)

@@ -10,7 +10,7 @@ import "net"
 // goroutine blocked in a read; elsewhere, and when the set cannot take the
 // connection, a goroutine reads.
 func onHangup(conn net.Conn, gone func()) (stop func()) {
-	if stop, ok := watchHangup(conn, gone); ok {
+	if stop, ok := watchConn(conn, func(bool) { gone() }); ok {
 		return stop
 	}
 	go func() {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"sync"
@@ -9,23 +10,40 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hangups is the process's epoll set of detached streams' connections,
-// level-triggered and one-shot: each connection reports once, when its
-// client closes it (EPOLLRDHUP, EPOLLHUP) or sends a byte (EPOLLIN).
-// Entries carry an id of their own, not the descriptor, so a descriptor
-// reused after a close can never reach another stream's gone.
+// hangups is the process's epoll set of the connections taken from
+// net/http (detached streams, held requests, and their connections waiting
+// for the client's next request), level-triggered and one-shot: each
+// connection reports once, when its client closes it (EPOLLRDHUP, EPOLLHUP)
+// or sends a byte (EPOLLIN). Entries carry an id of their own, not the
+// descriptor, so a descriptor reused after a close can never reach another
+// connection's callback.
 var hangups struct {
 	once sync.Once
 	fd   int // -1 when the set could not be made
 	mu   sync.Mutex
 	next uint32
-	gone map[uint32]func()
+	gone map[uint32]func(hup bool)
 }
 
-func watchHangup(conn net.Conn, gone func()) (func(), bool) {
+// canWatch reports whether watchConn can take connections.
+func canWatch() bool {
 	hangups.once.Do(startHangups)
+	return hangups.fd >= 0
+}
+
+// watchConn calls report, once, from the set's goroutine, when conn's
+// client sends anything (hup false) or closes it (hup true). The returned
+// stop ends the watch; call it before closing conn or reading from it. A
+// TLS connection is watched on its socket.
+func watchConn(conn net.Conn, report func(hup bool)) (func(), bool) {
+	if !canWatch() {
+		return nil, false
+	}
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn()
+	}
 	sc, ok := conn.(syscall.Conn)
-	if hangups.fd < 0 || !ok {
+	if !ok {
 		return nil, false
 	}
 	raw, err := sc.SyscallConn()
@@ -38,7 +56,7 @@ func watchHangup(conn net.Conn, gone func()) (func(), bool) {
 		id++
 	}
 	hangups.next = id + 1
-	hangups.gone[id] = gone
+	hangups.gone[id] = report
 	hangups.mu.Unlock()
 	var added error
 	err = raw.Control(func(fd uintptr) {
@@ -55,8 +73,8 @@ func watchHangup(conn net.Conn, gone func()) (func(), bool) {
 	}, true
 }
 
-// forgetHangup removes id and returns its gone, if still there.
-func forgetHangup(id uint32) func() {
+// forgetHangup removes id and returns its callback, if still there.
+func forgetHangup(id uint32) func(bool) {
 	hangups.mu.Lock()
 	defer hangups.mu.Unlock()
 	gone := hangups.gone[id]
@@ -65,7 +83,7 @@ func forgetHangup(id uint32) func() {
 }
 
 func startHangups() {
-	hangups.gone = map[uint32]func(){}
+	hangups.gone = map[uint32]func(bool){}
 	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		hangups.fd = -1
@@ -83,8 +101,8 @@ func startHangups() {
 				return
 			}
 			for _, ev := range events[:n] {
-				if gone := forgetHangup(uint32(ev.Fd)); gone != nil {
-					gone()
+				if report := forgetHangup(uint32(ev.Fd)); report != nil {
+					report(ev.Events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0)
 				}
 			}
 		}

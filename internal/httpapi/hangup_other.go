@@ -4,5 +4,8 @@ package httpapi
 
 import "net"
 
-// watchHangup has no shared watcher outside Linux: onHangup reads.
-func watchHangup(net.Conn, func()) (func(), bool) { return nil, false }
+// canWatch: there is no shared watcher outside Linux. onHangup reads
+// instead, and held requests stay in net/http.
+func canWatch() bool { return false }
+
+func watchConn(net.Conn, func(bool)) (func(), bool) { return nil, false }

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -78,21 +77,45 @@ func (s *Server) reauthenticate(ctx context.Context, c heldCredential) (*venue.P
 	return s.venue.AuthParticipant(ctx, c.family, c.invitation, c.token)
 }
 
-// hold keeps a request for up to wait while the reader's room tag is tag.
-// It returns the freshest principal and whether the room changed. An error
-// is a credential that no longer holds, a failed database, or the client
-// gone (its context's error). The hub's bound answers 429 and returns
-// errAnswered.
-func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration, tag venue.RoomTag) (*venue.Principal, bool, error) {
+// heldAnswer writes a held request's answer once its wait is over: p is
+// the freshest principal, changed whether the room changed for the reader.
+type heldAnswer func(w http.ResponseWriter, r *http.Request, p *venue.Principal, changed bool)
+
+// hold keeps a request for up to wait while the reader's room tag is tag,
+// then answers it with answer. A credential that no longer holds or a
+// failed database is answered as a problem; a client gone, not at all;
+// the hub's bound answers 429. Over HTTP/1.1 the request waits outside
+// net/http (detachHold), and hold returns before it is answered.
+func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration, tag venue.RoomTag, answer heldAnswer) {
 	p := participantFrom(r.Context())
 	waiter := s.join(w, r, p)
 	if waiter == nil {
-		return nil, false, errAnswered
+		return
+	}
+	c := heldCredentialOf(r)
+	if d := s.detachHold(w, r); d != nil {
+		go func() {
+			defer d.finish()
+			defer waiter.Leave()
+			ctx := requestContext(d.r)
+			p, changed, err := s.awaitChange(ctx, waiter, p, wait, tag, func() (*venue.Principal, error) { return s.reauthenticate(ctx, c) })
+			if err != nil {
+				s.handleHoldFailure(d.w, d.r, err)
+				return
+			}
+			answer(d.w, d.r, p, changed)
+		}()
+		return
 	}
 	defer waiter.Leave()
 	holdDeadline(w, wait+holdSlack)
-	c := heldCredentialOf(r)
-	return s.awaitChange(requestContext(r), waiter, p, wait, tag, func() (*venue.Principal, error) { return s.reauthenticate(requestContext(r), c) })
+	ctx := requestContext(r)
+	p, changed, err := s.awaitChange(ctx, waiter, p, wait, tag, func() (*venue.Principal, error) { return s.reauthenticate(ctx, c) })
+	if err != nil {
+		s.handleHoldFailure(w, r, err)
+		return
+	}
+	answer(w, r, p, changed)
 }
 
 // awaitChange waits, joined to the hub as waiter, for up to wait while the
@@ -129,9 +152,6 @@ func (s *Server) awaitChange(ctx context.Context, waiter *live.Waiter, p *venue.
 	}
 }
 
-// errAnswered: the helper already wrote the answer.
-var errAnswered = errors.New("httpapi: answered")
-
 // deadlineTimer fires when p's pending room passes its deadline (its
 // outcome then reads expired, with no write to announce it); nil, which
 // never fires, otherwise.
@@ -154,10 +174,12 @@ func preferWait(w http.ResponseWriter, r *http.Request) time.Duration {
 	return wait
 }
 
-// handleHoldFailure answers what hold returned as an error: nothing when
-// the client left or the answer was written, a problem otherwise.
+// handleHoldFailure answers what ended a hold as an error: a problem, or
+// when the client left, only the status that says so (for the request log
+// and the metrics; nobody reads it).
 func (s *Server) handleHoldFailure(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, errAnswered) || requestContext(r).Err() != nil {
+	if requestContext(r).Err() != nil {
+		w.WriteHeader(StatusClientClosed)
 		return
 	}
 	s.writeProblem(w, r, err)

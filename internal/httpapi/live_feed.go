@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -27,21 +26,18 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if wait > 0 && len(events.Marks) == 0 && !page.Final {
-		p, changed, err := s.hold(w, r, wait, page.Tag)
-		if err != nil {
-			s.handleHoldFailure(w, r, err)
-			return
-		}
-		if changed {
-			var ctx context.Context
-			var cancel context.CancelFunc
-			ctx, cancel = s.freshDatabase(r)
-			defer cancel()
-			if page, events, err = s.venue.FeedEncoded(ctx, p, after, limit); err != nil {
-				s.writeProblem(w, r, err)
-				return
+		s.hold(w, r, wait, page.Tag, func(w http.ResponseWriter, r *http.Request, p *venue.Principal, changed bool) {
+			if changed {
+				ctx, cancel := s.freshDatabase(r)
+				defer cancel()
+				if page, events, err = s.venue.FeedEncoded(ctx, p, after, limit); err != nil {
+					s.writeProblem(w, r, err)
+					return
+				}
 			}
-		}
+			writeFeedPage(w, page, events)
+		})
+		return
 	}
 	writeFeedPage(w, page, events)
 }

@@ -80,10 +80,11 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		end := detachRequest(r.Context())
 		if conn, _, err := rc.Hijack(); err == nil {
 			detached = true
+			s.detached.Add(1)
 			go st.detached(requestContext(r), conn, full, end)
 			return
 		}
-		end(0)
+		end(0, 0)
 	}
 	st.run(requestContext(r), out, full)
 }
@@ -170,9 +171,10 @@ func (st *stream) run(ctx context.Context, out *sseWriter, full bool) {
 // page: reqCtx's values without its end (net/http ends it when the handler
 // returns), and the client's leaving noticed by onHangup. end tells front
 // the request is over.
-func (st *stream) detached(reqCtx context.Context, conn net.Conn, full bool, end func(written int)) {
+func (st *stream) detached(reqCtx context.Context, conn net.Conn, full bool, end func(status, written int)) {
 	written := 0
-	defer func() { end(written) }()
+	defer st.s.detached.Done()
+	defer func() { end(0, written) }()
 	defer st.waiter.Leave()
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(context.WithoutCancel(reqCtx))

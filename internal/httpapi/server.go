@@ -3,9 +3,11 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -32,6 +34,13 @@ type Server struct {
 	breaker       Breaker
 	hub           *live.Hub
 	lists         *live.Workspaces
+
+	// rejoin is the listener of Listen: set, held requests over HTTP/1.1
+	// leave net/http while they wait (detachedHold).
+	rejoin *rejoinListener
+	// detached counts the streams and held requests that left net/http,
+	// for WaitDetached.
+	detached sync.WaitGroup
 }
 
 // Breaker remembers that the database stopped answering (the store).
@@ -103,6 +112,32 @@ func New(o Options) *Server {
 		venue: o.Venue, pinger: o.Pinger, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,
 		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: min(2*time.Second, o.DBTimeout), dbTimeout: o.DBTimeout, breaker: o.Breaker,
 		trusted: prefixStrings(o.TrustedProxies), hsts: o.HSTS, requests: o.Requests, hub: o.Live, lists: o.Lists,
+	}
+}
+
+// Listen wraps the listener the server will accept on (serve it with
+// http.Server.Serve; for TLS, a tls.NewListener inside it). Through it a
+// held request over HTTP/1.1 waits outside net/http, and its connection
+// comes back to net/http for the client's next request; idle is how long
+// that connection may wait for it (the server's IdleTimeout). Call it once,
+// before serving; without it held requests wait inside their handler.
+func (s *Server) Listen(ln net.Listener, idle time.Duration) net.Listener {
+	s.rejoin = newRejoinListener(ln, idle)
+	return s.rejoin
+}
+
+// WaitDetached waits until every stream and held request that left
+// net/http has ended, or ctx ends. After http.Server.Shutdown (whose
+// OnShutdown ends their waits) it is what lets their last answers reach
+// their clients before the process exits.
+func (s *Server) WaitDetached(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.detached.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

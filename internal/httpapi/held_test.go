@@ -1,0 +1,152 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// A detached request's connection comes back to net/http for the client's
+// next request, over plain TCP and over TLS (the listener of Listen inside
+// the TLS one's, as the daemon serves). The next request is served as
+// net/http serves any (its TLS state is there); HTTP/2 requests are not
+// detached. Only Linux has the epoll set detaching needs.
+func TestDetachedConnectionRejoins(t *testing.T) {
+	if !canWatch() {
+		t.Skip("no epoll set here: held requests stay in net/http")
+	}
+	cert := selfSigned(t)
+	for _, tc := range []struct {
+		name string
+		tls  bool
+	}{{"plain", false}, {"tls", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Server{}
+			handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("X-Proto", strconv.Itoa(r.ProtoMajor))
+				w.Header().Set("X-TLS", strconv.FormatBool(r.TLS != nil))
+				if r.URL.Path != "/hold" {
+					_, _ = io.WriteString(w, "plain")
+					return
+				}
+				d := s.detachHold(w, r)
+				if d == nil {
+					w.WriteHeader(http.StatusTeapot) // not detached
+					return
+				}
+				go func() {
+					time.Sleep(50 * time.Millisecond)
+					d.w.Header().Set("ETag", `"held"`)
+					d.w.WriteHeader(http.StatusNotModified)
+					d.finish()
+				}()
+			})
+			inner, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := &http.Server{Handler: handler, ReadHeaderTimeout: time.Second}
+			ln := inner
+			client := &http.Transport{}
+			if tc.tls {
+				srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert.Certificate}, NextProtos: []string{"h2", "http/1.1"}}
+				ln = tls.NewListener(inner, srv.TLSConfig)
+				client.TLSClientConfig = &tls.Config{RootCAs: cert.pool(t), ServerName: "localhost"}
+				client.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // HTTP/1.1
+			}
+			go func() { _ = srv.Serve(s.Listen(ln, time.Minute)) }()
+			t.Cleanup(func() { _ = srv.Close() })
+			base := "http://" + inner.Addr().String()
+			if tc.tls {
+				base = "https://localhost:" + strconv.Itoa(inner.Addr().(*net.TCPAddr).Port)
+				client.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+					return (&net.Dialer{}).DialContext(ctx, network, inner.Addr().String())
+				}
+			}
+			c := &http.Client{Transport: client, Timeout: 10 * time.Second}
+			get := func(path string) (*http.Response, bool) {
+				t.Helper()
+				reused := false
+				req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+				req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+					GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}))
+				resp, err := c.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				return resp, reused
+			}
+			if resp, _ := get("/hold"); resp.StatusCode != http.StatusNotModified || resp.Header.Get("ETag") != `"held"` ||
+				resp.Header.Get("X-TLS") != strconv.FormatBool(tc.tls) {
+				t.Fatalf("held: %d %v", resp.StatusCode, resp.Header)
+			}
+			for range 3 {
+				resp, reused := get("/plain")
+				if resp.StatusCode != http.StatusOK || !reused || resp.Header.Get("X-TLS") != strconv.FormatBool(tc.tls) {
+					t.Fatalf("the next request: %d, reused %v, %v", resp.StatusCode, reused, resp.Header)
+				}
+				if resp, reused := get("/hold"); resp.StatusCode != http.StatusNotModified || !reused {
+					t.Fatalf("held again: %d, reused %v", resp.StatusCode, reused)
+				}
+			}
+			if !tc.tls {
+				return
+			}
+			h2 := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{ForceAttemptHTTP2: true,
+				TLSClientConfig: &tls.Config{RootCAs: cert.pool(t), ServerName: "localhost"}, DialContext: client.DialContext}}
+			resp, err := h2.Get(base + "/hold")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusTeapot {
+				t.Fatalf("over HTTP/2: proto %d, status %d", resp.ProtoMajor, resp.StatusCode)
+			}
+		})
+	}
+}
+
+type testCert struct {
+	tls.Certificate
+}
+
+func (c testCert) pool(t *testing.T) *x509.CertPool {
+	p := x509.NewCertPool()
+	leaf, err := x509.ParseCertificate(c.Certificate.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.AddCert(leaf)
+	return p
+}
+
+// selfSigned is a certificate for localhost that signs itself.
+func selfSigned(t *testing.T) testCert {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testCert{tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}}
+}
