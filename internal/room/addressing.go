@@ -1,5 +1,7 @@
 package room
 
+import "slices"
+
 // Addressing: a question or a change request may name the participants it
 // asks (to), and a comment may answer one (inReplyTo). Both travel in the
 // command, so the command digest, the event chain and a participant's
@@ -66,15 +68,22 @@ func ValidateAddressing(action string, to []string, inReplyTo *string) error {
 // participant on the current revision's roster (members) other than the
 // sender.
 func CheckAddressees(to []string, sender string, members []string) error {
-	on := make(map[string]bool, len(members))
-	for _, m := range members {
-		on[m] = true
+	if len(to) == 0 {
+		return nil // most events address nobody: no set of members to build
+	}
+	onRoster := func(id string) bool { return slices.Contains(members, id) }
+	if len(to)*len(members) > 1024 {
+		on := make(map[string]bool, len(members))
+		for _, m := range members {
+			on[m] = true
+		}
+		onRoster = func(id string) bool { return on[id] }
 	}
 	for i, id := range to {
 		switch {
 		case id == sender:
 			return invalid("to", "item %d is you: address other participants", i)
-		case !on[id]:
+		case !onRoster(id):
 			return invalid("to", "item %d, %s, is not on the roster of the revision the event is posted on", i, id)
 		}
 	}

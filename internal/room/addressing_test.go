@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,25 @@ func TestCheckAddressees(t *testing.T) {
 	}
 	if err := CheckAddressees([]string{q1}, pa, members); field(err) != "to" || !strings.Contains(err.Error(), q1) {
 		t.Errorf("a stranger: %v", err)
+	}
+	if err := CheckAddressees(nil, pa, members); err != nil {
+		t.Errorf("addressing nobody: %v", err)
+	}
+	// A large roster and a long list take the other way to look members
+	// up; the answers are the same.
+	large := []string{pa}
+	for i := range 200 {
+		large = append(large, fmt.Sprintf("p-%03d", i))
+	}
+	to := large[150:170]
+	if err := CheckAddressees(to, pa, large); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckAddressees(append(slices.Clone(to), q1), pa, large); field(err) != "to" || !strings.Contains(err.Error(), "item 20, "+q1) {
+		t.Errorf("a stranger among many: %v", err)
+	}
+	if err := CheckAddressees(append(slices.Clone(to), pa), pa, large); field(err) != "to" || !strings.Contains(err.Error(), "item 20 is you") {
+		t.Errorf("oneself among many: %v", err)
 	}
 }
 
