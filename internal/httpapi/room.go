@@ -48,19 +48,26 @@ func putUUID(b []byte, id uuid.UUID) int {
 // roomShared joins the members every reader of a version is served alike,
 // from the outcome to the room's closing brace.
 func roomShared(p venue.SharedPieces) []byte {
-	var b bytes.Buffer
+	var lead bytes.Buffer
 	// Encoding these values cannot fail: they hold strings, numbers and
 	// slices of them.
-	_ = writeMembers(&b, sharedLead{p.Outcome, p.Blocking, p.DecisionRule, p.ChainHead, canon.FormatSeconds(p.Deadline)})
-	for _, m := range [...]struct {
+	_ = writeMembers(&lead, sharedLead{p.Outcome, p.Blocking, p.DecisionRule, p.ChainHead, canon.FormatSeconds(p.Deadline)})
+	members := [...]struct {
 		name  string
 		value []byte
-	}{{`,"revision":`, p.Revision}, {`,"revisions":`, p.Revisions}, {`,"roster":`, p.Roster}, {`,"events":[`, p.Events}} {
-		b.WriteString(m.name)
-		b.Write(m.value)
+	}{{`,"revision":`, p.Revision}, {`,"revisions":`, p.Revisions}, {`,"roster":`, p.Roster}, {`,"events":[`, p.Events}}
+	// The result is kept with the version, as long as the room is cached:
+	// it is made at its exact size, not with a growing buffer's spare half.
+	n := lead.Len() + len(`]}`)
+	for _, m := range members {
+		n += len(m.name) + len(m.value)
 	}
-	b.WriteString(`]}`)
-	return b.Bytes()
+	b := make([]byte, 0, n)
+	b = append(b, lead.Bytes()...)
+	for _, m := range members {
+		b = append(append(b, m.name...), m.value...)
+	}
+	return append(b, `]}`...)
 }
 
 // writeMembers writes the members of v's JSON object (no HTML escaping),
