@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -69,6 +70,9 @@ one is wrong. The settings are listed below and in docs/configuration.md.`,
 			lines := logwriter.New(env.Stderr, 100*time.Millisecond, 64<<10)
 			defer lines.Close()
 			log := slog.New(slog.NewJSONHandler(lines, nil))
+			if env.Getenv("GOGC") == "" {
+				debug.SetGCPercent(defaultGCPercent)
+			}
 			return daemon.Run(c.Context(), cfg, log, daemon.Options{})
 		},
 	}
@@ -132,3 +136,10 @@ settings, run deploy/local/run.sh check.`,
 	root.AddCommand(migrate, cfg, workspaceCommand(env), healthcheckCommand(env), command.Completion(root))
 	return root
 }
+
+// defaultGCPercent is how far the heap grows between collections, as a
+// percentage of the live heap, when GOGC does not say: half, where Go's
+// default is all of it. The service's live heap is small (about 15 MB in
+// the bench's long append run), so collecting twice as often costs little
+// CPU, and the peak RSS of that run falls by about 10 MB (bench/README.md).
+const defaultGCPercent = 50
