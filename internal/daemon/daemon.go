@@ -225,7 +225,13 @@ func shutdown(srv *http.Server, api *httpapi.Server, health *ops.Server, cfg *co
 	}
 	graceCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
-	if err := errors.Join(srv.Shutdown(graceCtx), api.WaitDetached(graceCtx)); err != nil {
+	// Only once no request is left in net/http can no more leave it: then
+	// the ones that left are waited for.
+	err := srv.Shutdown(graceCtx)
+	if err == nil {
+		err = api.WaitDetached(graceCtx)
+	}
+	if err != nil {
 		log.Warn("grace period over: closing the connections still open", slog.String("error", err.Error()))
 		_ = srv.Close()
 		return

@@ -43,12 +43,15 @@ func (s *Server) detachHold(w http.ResponseWriter, r *http.Request) *detachedHol
 	}
 	header := w.Header().Clone() // what front and the handler set so far
 	end := detachRequest(r.Context())
+	// Counted before the connection leaves net/http: until then its
+	// Shutdown waits for it, so WaitDetached cannot have begun.
+	s.detached.Add(1)
 	conn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
+		s.detached.Done()
 		end(0, 0)
 		return nil
 	}
-	s.detached.Add(1)
 	_ = conn.SetDeadline(time.Time{})
 	ctx, cancel := detachedContext(r)
 	d := &detachedHold{s: s, conn: conn, w: &connResponse{header: header}, r: r.WithContext(ctx), cancel: cancel, end: end,

@@ -78,12 +78,13 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	full := len(events.Marks) == venue.FeedMaxLimit
 	if leave {
 		end := detachRequest(r.Context())
+		s.detached.Add(1) // before the connection leaves net/http (see detachHold)
 		if conn, _, err := rc.Hijack(); err == nil {
 			detached = true
-			s.detached.Add(1)
 			go st.detached(requestContext(r), conn, full, end)
 			return
 		}
+		s.detached.Done()
 		end(0, 0)
 	}
 	st.run(requestContext(r), out, full)
