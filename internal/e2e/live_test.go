@@ -418,20 +418,25 @@ func TestLiveHoldLeavesNetHTTP(t *testing.T) {
 	send("room", "", map[string]string{"If-None-Match": etag, "Prefer": "wait=30"})
 	inFlight(t, lr.two, "1")
 	// The replica runs in this process: its waiting goroutine is not
-	// net/http's.
-	var stacks bytes.Buffer
-	_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
-	waiting := 0
-	for _, g := range strings.Split(stacks.String(), "\n\n") {
-		if strings.Contains(g, "httpapi.(*Server).awaitChange") {
-			waiting++
-			if strings.Contains(g, "net/http.(*conn).serve") {
-				t.Errorf("a held request waits in net/http's goroutine:\n%s", g)
+	// net/http's. (In flight, the request may not wait yet: look again.)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var stacks bytes.Buffer
+		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
+		waiting := 0
+		for _, g := range strings.Split(stacks.String(), "\n\n") {
+			if strings.Contains(g, "httpapi.(*Server).awaitChange") {
+				waiting++
+				if strings.Contains(g, "net/http.(*conn).serve") {
+					t.Fatalf("a held request waits in net/http's goroutine:\n%s", g)
+				}
 			}
 		}
-	}
-	if waiting == 0 {
-		t.Error("no goroutine waits in awaitChange")
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no goroutine waits in awaitChange")
+		}
 	}
 	expect(t, b.post("hold-leaves-1", "comment", "wakes the held read"), 201, "")
 	resp, body := receive()

@@ -93,29 +93,25 @@ func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration
 		return
 	}
 	c := heldCredentialOf(r)
+	run := func(w http.ResponseWriter, r *http.Request) {
+		defer waiter.Leave()
+		ctx := requestContext(r)
+		p, changed, err := s.awaitChange(ctx, waiter, p, wait, tag, func() (*venue.Principal, error) { return s.reauthenticate(ctx, c) })
+		if err != nil {
+			s.handleHoldFailure(w, r, err)
+			return
+		}
+		answer(w, r, p, changed)
+	}
 	if d := s.detachHold(w, r); d != nil {
 		go func() {
 			defer d.finish()
-			defer waiter.Leave()
-			ctx := requestContext(d.r)
-			p, changed, err := s.awaitChange(ctx, waiter, p, wait, tag, func() (*venue.Principal, error) { return s.reauthenticate(ctx, c) })
-			if err != nil {
-				s.handleHoldFailure(d.w, d.r, err)
-				return
-			}
-			answer(d.w, d.r, p, changed)
+			run(d.w, d.r)
 		}()
 		return
 	}
-	defer waiter.Leave()
 	holdDeadline(w, wait+holdSlack)
-	ctx := requestContext(r)
-	p, changed, err := s.awaitChange(ctx, waiter, p, wait, tag, func() (*venue.Principal, error) { return s.reauthenticate(ctx, c) })
-	if err != nil {
-		s.handleHoldFailure(w, r, err)
-		return
-	}
-	answer(w, r, p, changed)
+	run(w, r)
 }
 
 // awaitChange waits, joined to the hub as waiter, for up to wait while the
