@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/consensus-md/consensus/internal/cli/command"
 	"github.com/consensus-md/consensus/internal/config"
 	"github.com/consensus-md/consensus/internal/daemon"
+	"github.com/consensus-md/consensus/internal/gcpace"
 	"github.com/consensus-md/consensus/internal/logwriter"
 	"github.com/consensus-md/consensus/internal/store"
 )
@@ -71,7 +71,7 @@ one is wrong. The settings are listed below and in docs/configuration.md.`,
 			defer lines.Close()
 			log := slog.New(slog.NewJSONHandler(lines, nil))
 			if env.Getenv("GOGC") == "" {
-				debug.SetGCPercent(defaultGCPercent)
+				gcpace.Start() // GOGC 50 on a small live heap, 100 on a large one
 			}
 			return daemon.Run(c.Context(), cfg, log, daemon.Options{})
 		},
@@ -136,11 +136,3 @@ settings, run deploy/local/run.sh check.`,
 	root.AddCommand(migrate, cfg, workspaceCommand(env), healthcheckCommand(env), command.Completion(root))
 	return root
 }
-
-// defaultGCPercent is how far the heap grows between collections, as a
-// percentage of the live heap, when GOGC does not say: half, where Go's
-// default is all of it. The service's live heap is small (about 15 MB in
-// the bench's long append run), so collecting twice as often costs little:
-// side by side, about 4% of the append rate for a peak RSS of 61 MiB
-// instead of 70 (docs/operations.md).
-const defaultGCPercent = 50
