@@ -54,11 +54,12 @@ func (s *Server) detachHold(w http.ResponseWriter, r *http.Request) *detachedHol
 	}
 	_ = conn.SetDeadline(time.Time{})
 	ctx, cancel := detachedContext(r)
-	d := &detachedHold{s: s, conn: conn, w: &connResponse{header: header}, r: r.WithContext(ctx), cancel: cancel, end: end,
+	d := &detachedHold{s: s, conn: conn, r: r.WithContext(ctx), cancel: cancel, end: end,
 		// A request the client sent behind this one (pipelining) is in
 		// net/http's buffer, which goes: this answer closes the connection,
 		// and the client sends that request again.
 		keepAlive: !r.Close && brw.Reader.Buffered() == 0}
+	d.w = &connResponse{conn: conn, header: header, keep: func() bool { return d.keepAlive && !s.rejoin.closing() }}
 	stop, ok := watchConn(conn, func(hup bool) {
 		if hup {
 			cancel()
@@ -91,36 +92,44 @@ func detachedContext(r *http.Request) (context.Context, context.CancelFunc) {
 	return ctx, cancel
 }
 
-// finish ends the hold: it writes the answer on the connection and parks
-// the connection for the client's next request, or closes it when the
-// client left, asked to close, or the server stops.
+// finish ends the hold: it sends what of the answer is not sent yet and
+// parks the connection for the client's next request, or closes it when
+// the client left, asked to close, or the server stops.
 func (d *detachedHold) finish() {
 	defer d.s.detached.Done()
 	defer d.cancel()
 	d.stopWatch()
-	status := d.w.status
-	if status == 0 || status == StatusClientClosed || d.r.Context().Err() != nil {
+	w := d.w
+	if w.status == 0 || w.status == StatusClientClosed || (!w.sent && d.r.Context().Err() != nil) {
 		_ = d.conn.Close()
 		d.end(StatusClientClosed, 0)
 		return
 	}
-	keep := d.keepAlive && !d.s.rejoin.closing()
-	_ = d.conn.SetWriteDeadline(time.Now().Add(holdSlack))
-	_, err := d.conn.Write(d.w.encode(!keep))
-	if err != nil || !keep {
+	if err := w.flush(); err != nil || w.closing {
 		_ = d.conn.Close()
 	} else {
 		_ = d.conn.SetWriteDeadline(time.Time{})
 		d.s.rejoin.park(d.conn)
 	}
-	d.end(status, d.w.body.Len())
+	d.end(w.status, w.written)
 }
 
-// connResponse gathers a detached request's answer for finish.
+// connResponse is a detached request's ResponseWriter, on its connection.
+// An answer that states its Content-Length goes out as it is written (the
+// head with the first bytes, in one write), as net/http sends it: a room of
+// thousands of events is not copied for each woken reader. Any other answer
+// (a problem, a 304) is gathered, and flush sends it whole.
 type connResponse struct {
+	conn   net.Conn
+	keep   func() bool // whether the connection may carry another request, asked when the head goes
 	header http.Header
 	status int
-	body   bytes.Buffer
+
+	body    bytes.Buffer // gathered until the head is sent
+	sent    bool         // the head is sent
+	closing bool         // the head said Connection: close
+	written int          // body bytes sent
+	err     error        // the first failed write
 }
 
 func (c *connResponse) Header() http.Header { return c.header }
@@ -133,22 +142,65 @@ func (c *connResponse) WriteHeader(code int) {
 
 func (c *connResponse) Write(b []byte) (int, error) {
 	c.WriteHeader(http.StatusOK)
-	return c.body.Write(b)
+	switch {
+	case c.err != nil:
+		return 0, c.err
+	case c.sent:
+		return c.send(nil, b)
+	case bodyAllowed(c.status) && c.header.Get("Content-Length") != "":
+		return c.send(c.head(), b)
+	default:
+		return c.body.Write(b)
+	}
 }
 
-// encode is the answer as HTTP/1.1 bytes, with the headers net/http would
+// flush sends the head, if it is not sent, with the gathered body.
+func (c *connResponse) flush() error {
+	if !c.sent && c.err == nil {
+		_, _ = c.send(c.head(), c.body.Bytes())
+	}
+	return c.err
+}
+
+// send writes head (nil once sent) and b in one write.
+func (c *connResponse) send(head, b []byte) (int, error) {
+	if head != nil {
+		c.sent = true
+		_ = c.conn.SetWriteDeadline(time.Now().Add(holdSlack))
+	}
+	bufs := make(net.Buffers, 0, 2)
+	for _, p := range [][]byte{head, b} {
+		if len(p) > 0 {
+			bufs = append(bufs, p)
+		}
+	}
+	n, err := bufs.WriteTo(c.conn)
+	sent := max(0, int(n)-len(head))
+	c.written += sent
+	if err != nil {
+		c.err = err
+	}
+	return sent, err
+}
+
+// bodyAllowed reports whether an answer of status may have a body.
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+}
+
+// head is the answer's status line and headers, with what net/http would
 // add or drop for its status (Content-Length, Content-Type, Date), and
-// Connection: close when closing.
-func (c *connResponse) encode(closing bool) []byte {
+// Connection: close unless keep allows another request.
+func (c *connResponse) head() []byte {
 	h, body := c.header, c.body.Bytes()
 	switch {
 	case c.status == http.StatusNotModified:
-		body = nil
 		h.Del("Content-Type")
 		h.Del("Content-Length")
-	case c.status == http.StatusNoContent || c.status < 200:
-		body = nil
+		c.body.Reset()
+	case !bodyAllowed(c.status):
 		h.Del("Content-Length")
+		c.body.Reset()
 	default:
 		if h.Get("Content-Length") == "" {
 			h.Set("Content-Length", strconv.Itoa(len(body)))
@@ -161,11 +213,12 @@ func (c *connResponse) encode(closing bool) []byte {
 	if h.Get("Date") == "" {
 		h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 	}
-	if closing {
+	c.closing = !c.keep()
+	if c.closing {
 		h.Set("Connection", "close")
 	}
 	var b bytes.Buffer
-	b.Grow(512 + len(body))
+	b.Grow(512)
 	b.WriteString("HTTP/1.1 ")
 	b.WriteString(strconv.Itoa(c.status))
 	b.WriteByte(' ')
@@ -173,6 +226,5 @@ func (c *connResponse) encode(closing bool) []byte {
 	b.WriteString("\r\n")
 	_ = h.Write(&b)
 	b.WriteString("\r\n")
-	b.Write(body)
 	return b.Bytes()
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -28,6 +29,10 @@ func TestDetachedConnectionRejoins(t *testing.T) {
 		t.Skip("no epoll set here: held requests stay in net/http")
 	}
 	cert := selfSigned(t)
+	big := make([]byte, 200_000)
+	for i := range big {
+		big[i] = byte('a' + i%26)
+	}
 	for _, tc := range []struct {
 		name string
 		tls  bool
@@ -37,7 +42,7 @@ func TestDetachedConnectionRejoins(t *testing.T) {
 			handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("X-Proto", strconv.Itoa(r.ProtoMajor))
 				w.Header().Set("X-TLS", strconv.FormatBool(r.TLS != nil))
-				if r.URL.Path != "/hold" {
+				if r.URL.Path != "/hold" && r.URL.Path != "/big" {
 					_, _ = io.WriteString(w, "plain")
 					return
 				}
@@ -48,8 +53,14 @@ func TestDetachedConnectionRejoins(t *testing.T) {
 				}
 				go func() {
 					time.Sleep(50 * time.Millisecond)
-					d.w.Header().Set("ETag", `"held"`)
-					d.w.WriteHeader(http.StatusNotModified)
+					if r.URL.Path == "/big" { // a body of known length, sent as written
+						d.w.Header().Set("Content-Length", strconv.Itoa(len(big)))
+						_, _ = d.w.Write(big[:1000])
+						_, _ = d.w.Write(big[1000:])
+					} else {
+						d.w.Header().Set("ETag", `"held"`)
+						d.w.WriteHeader(http.StatusNotModified)
+					}
 					d.finish()
 				}()
 			})
@@ -79,6 +90,7 @@ func TestDetachedConnectionRejoins(t *testing.T) {
 			get := func(path string) (*http.Response, bool) {
 				t.Helper()
 				reused := false
+				var body []byte
 				req, _ := http.NewRequest(http.MethodGet, base+path, nil)
 				req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
 					GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}))
@@ -86,8 +98,11 @@ func TestDetachedConnectionRejoins(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
+				body, err = io.ReadAll(resp.Body)
 				resp.Body.Close()
+				if err != nil || (path == "/big" && !bytes.Equal(body, big)) {
+					t.Fatalf("%s: %d bytes, %v", path, len(body), err)
+				}
 				return resp, reused
 			}
 			if resp, _ := get("/hold"); resp.StatusCode != http.StatusNotModified || resp.Header.Get("ETag") != `"held"` ||
@@ -101,6 +116,9 @@ func TestDetachedConnectionRejoins(t *testing.T) {
 				}
 				if resp, reused := get("/hold"); resp.StatusCode != http.StatusNotModified || !reused {
 					t.Fatalf("held again: %d, reused %v", resp.StatusCode, reused)
+				}
+				if resp, reused := get("/big"); resp.StatusCode != http.StatusOK || !reused || resp.ContentLength != int64(len(big)) {
+					t.Fatalf("held with a large body: %d, reused %v, Content-Length %d", resp.StatusCode, reused, resp.ContentLength)
 				}
 			}
 			if !tc.tls {
