@@ -3,20 +3,16 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/consensus-md/consensus/internal/testcert"
 )
 
 // A detached request's connection comes back to net/http for the client's
@@ -28,7 +24,7 @@ func TestDetachedConnectionRejoins(t *testing.T) {
 	if !canWatch() {
 		t.Skip("no epoll set here: held requests stay in net/http")
 	}
-	cert := selfSigned(t)
+	cert, roots := testcert.Pair()
 	big := make([]byte, 200_000)
 	for i := range big {
 		big[i] = byte('a' + i%26)
@@ -72,9 +68,9 @@ func TestDetachedConnectionRejoins(t *testing.T) {
 			ln := inner
 			client := &http.Transport{}
 			if tc.tls {
-				srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert.Certificate}, NextProtos: []string{"h2", "http/1.1"}}
+				srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}}
 				ln = tls.NewListener(inner, srv.TLSConfig)
-				client.TLSClientConfig = &tls.Config{RootCAs: cert.pool(t), ServerName: "localhost"}
+				client.TLSClientConfig = &tls.Config{RootCAs: roots, ServerName: "localhost"}
 				client.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // HTTP/1.1
 			}
 			go func() { _ = srv.Serve(s.Listen(ln, time.Minute)) }()
@@ -125,7 +121,7 @@ func TestDetachedConnectionRejoins(t *testing.T) {
 				return
 			}
 			h2 := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{ForceAttemptHTTP2: true,
-				TLSClientConfig: &tls.Config{RootCAs: cert.pool(t), ServerName: "localhost"}, DialContext: client.DialContext}}
+				TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "localhost"}, DialContext: client.DialContext}}
 			resp, err := h2.Get(base + "/hold")
 			if err != nil {
 				t.Fatal(err)
@@ -136,35 +132,4 @@ func TestDetachedConnectionRejoins(t *testing.T) {
 			}
 		})
 	}
-}
-
-type testCert struct {
-	tls.Certificate
-}
-
-func (c testCert) pool(t *testing.T) *x509.CertPool {
-	p := x509.NewCertPool()
-	leaf, err := x509.ParseCertificate(c.Certificate.Certificate[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.AddCert(leaf)
-	return p
-}
-
-// selfSigned is a certificate for localhost that signs itself.
-func selfSigned(t *testing.T) testCert {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return testCert{tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}}
 }
