@@ -115,10 +115,11 @@ func (d *detachedHold) finish() {
 }
 
 // connResponse is a detached request's ResponseWriter, on its connection.
-// An answer that states its Content-Length goes out as it is written (the
-// head with the first bytes, in one write), as net/http sends it: a room of
-// thousands of events is not copied for each woken reader. Any other answer
-// (a problem, a 304) is gathered, and flush sends it whole.
+// An answer that states a Content-Length over gatherAtMost goes out as it
+// is written (the head with the first bytes, in one write), as net/http
+// sends it: a room of thousands of events is not copied for each woken
+// reader. Any other answer (a feed page, a problem, a 304) is gathered,
+// and flush sends it whole, in one write.
 type connResponse struct {
 	conn   net.Conn
 	keep   func() bool // whether the connection may carry another request, asked when the head goes
@@ -147,11 +148,24 @@ func (c *connResponse) Write(b []byte) (int, error) {
 		return 0, c.err
 	case c.sent:
 		return c.send(nil, b)
-	case bodyAllowed(c.status) && c.header.Get("Content-Length") != "":
+	case bodyAllowed(c.status) && c.declared() > gatherAtMost:
 		return c.send(c.head(), b)
 	default:
 		return c.body.Write(b)
 	}
+}
+
+// gatherAtMost is the largest body gathered to go out with its head in one
+// write; a larger one is sent as it is written, not copied.
+const gatherAtMost = 32 << 10
+
+// declared is the answer's Content-Length, or -1 when it states none.
+func (c *connResponse) declared() int {
+	n, err := strconv.Atoi(c.header.Get("Content-Length"))
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // flush sends the head, if it is not sent, with the gathered body.
