@@ -64,8 +64,9 @@ func (s *Server) detachHold(w http.ResponseWriter, r *http.Request) *detachedHol
 		if hup {
 			cancel()
 		}
-		// Bytes sent while the answer is awaited: a request behind this
-		// one. The watch is over; the answer closes the connection.
+		// Bytes sent while the answer is awaited are a request behind
+		// this one. They end the watch and stay in the socket, where
+		// net/http reads them once the connection rejoins it.
 	})
 	if !ok {
 		stop = onHangup(conn, cancel)
