@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"net"
@@ -42,14 +43,8 @@ func (s *Server) detachHold(w http.ResponseWriter, r *http.Request) *detachedHol
 		return nil
 	}
 	header := w.Header().Clone() // what front and the handler set so far
-	end := detachRequest(r.Context())
-	// Counted before the connection leaves net/http: until then its
-	// Shutdown waits for it, so WaitDetached cannot have begun.
-	s.detached.Add(1)
-	conn, brw, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		s.detached.Done()
-		end(0, 0)
+	conn, brw, end, ok := s.takeConn(w, r)
+	if !ok {
 		return nil
 	}
 	_ = conn.SetDeadline(time.Time{})
@@ -76,6 +71,28 @@ func (s *Server) detachHold(w http.ResponseWriter, r *http.Request) *detachedHol
 	return d
 }
 
+// takeConn takes r's connection from net/http (Hijack) for work that
+// outlives the handler: the request stays in flight and logged until end,
+// and WaitDetached waits for it. Call end once that work is over (detached
+// counts it done); when ok is false nothing was taken and the handler
+// answers through w as usual.
+func (s *Server) takeConn(w http.ResponseWriter, r *http.Request) (conn net.Conn, brw *bufio.ReadWriter, end func(status, written int), ok bool) {
+	ended := detachRequest(r.Context())
+	// Counted before the connection leaves net/http: until then its
+	// Shutdown waits for it, so WaitDetached cannot have begun.
+	s.detached.Add(1)
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		s.detached.Done()
+		ended(0, 0)
+		return nil, nil, nil, false
+	}
+	return conn, brw, func(status, written int) {
+		ended(status, written)
+		s.detached.Done()
+	}, true
+}
+
 // detachedContext is r's context without its end (net/http ends it when
 // the handler returns), cancelled when the client leaves. It is also the
 // unbounded context (requestContext) of the returned request, and it
@@ -97,7 +114,6 @@ func detachedContext(r *http.Request) (context.Context, context.CancelFunc) {
 // parks the connection for the client's next request, or closes it when
 // the client left, asked to close, or the server stops.
 func (d *detachedHold) finish() {
-	defer d.s.detached.Done()
 	defer d.cancel()
 	d.stopWatch()
 	w := d.w

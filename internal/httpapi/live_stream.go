@@ -77,15 +77,11 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	}
 	full := len(events.Marks) == venue.FeedMaxLimit
 	if leave {
-		end := detachRequest(r.Context())
-		s.detached.Add(1) // before the connection leaves net/http (see detachHold)
-		if conn, _, err := rc.Hijack(); err == nil {
+		if conn, _, end, ok := s.takeConn(w, r); ok {
 			detached = true
 			go st.detached(requestContext(r), conn, full, end)
 			return
 		}
-		s.detached.Done()
-		end(0, 0)
 	}
 	st.run(requestContext(r), out, full)
 }
@@ -174,7 +170,6 @@ func (st *stream) run(ctx context.Context, out *sseWriter, full bool) {
 // the request is over.
 func (st *stream) detached(reqCtx context.Context, conn net.Conn, full bool, end func(status, written int)) {
 	written := 0
-	defer st.s.detached.Done()
 	defer func() { end(0, written) }()
 	defer st.waiter.Leave()
 	defer conn.Close()
