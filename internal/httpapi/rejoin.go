@@ -21,8 +21,7 @@ type rejoinListener struct {
 	back     chan net.Conn
 	done     chan struct{}
 
-	mu     sync.Mutex
-	closed bool
+	mu     sync.Mutex // guards parked, and closing done
 	parked map[net.Conn]parkedConn
 }
 
@@ -87,11 +86,10 @@ func (l *rejoinListener) Accept() (net.Conn, error) {
 // idle one.
 func (l *rejoinListener) Close() error {
 	l.mu.Lock()
-	if l.closed {
+	if l.closing() {
 		l.mu.Unlock()
 		return nil
 	}
-	l.closed = true
 	close(l.done)
 	parked := l.parked
 	l.parked = nil
@@ -128,7 +126,7 @@ func (l *rejoinListener) closing() bool {
 func (l *rejoinListener) park(conn net.Conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
+	if l.closing() {
 		_ = conn.Close()
 		return
 	}
@@ -156,7 +154,13 @@ func (l *rejoinListener) unpark(conn net.Conn, ready bool) {
 		_ = conn.Close()
 		return
 	}
+	// Under the lock, so Close either finds conn in back when it drains
+	// it, or has closed done first.
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	select {
+	case <-l.done:
+		_ = conn.Close()
 	case l.back <- conn:
 	default:
 		go l.rejoin(conn) // not on the epoll set's goroutine
