@@ -91,7 +91,12 @@ func defaultConfig() config {
 		PProf:      true,
 		// A participant holds at most 4 waiting readers: 200 rooms × 5
 		// participants × (2 streams + 2 polls) = 2,000 + 2,000.
-		BusyDuration: 2 * time.Second,
+		// A room takes at most 50 × 100 = 5,000 appends (eventLimit per
+		// participant and revision, at most 50 participants): a side of 1 s
+		// leaves the rate room up to 5,000 a second. At 2 s the room ran
+		// out before the end in every round (about 2,500 a second), and
+		// the service's rate was only that bound.
+		BusyDuration: time.Second,
 		LongDuration: 20 * time.Second,
 		ListenRooms:  200,
 		ListenParts:  5,
@@ -122,7 +127,6 @@ func smokeConfig(c config) config {
 	c.FlatRounds = 1
 	c.Pause = 0
 	c.PProf = false
-	c.BusyDuration = time.Second
 	// The long run appends into the listener rooms (5 participants of 100
 	// events each per room): 24 rooms hold 12,000 events, well beyond the
 	// 3,200 a one-second run takes on a quiet machine (appends to one room
