@@ -128,6 +128,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	defer batcher.Close()
 	v := &venue.Venue{Store: st, Batch: batcher, Keys: keys, Origin: cfg.PublicOrigin, Now: opt.Now, Signer: signingKey(cfg, log),
 		Webhooks: venue.WebhookPolicy{AllowLoopback: cfg.WebhookAllowLoopback}, ReplyAddress: cfg.Reply.Address}
+	metrics.WatchRoomCache(v.RoomCacheStats)
 	replies, err := replyReader(cfg, st, v, keys, log, opt.ReplyPoll)
 	if err != nil {
 		return err

@@ -73,6 +73,8 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		"consensus_outbox_depth 0",
 		"consensus_db_pool_max_conns ",
 		`consensus_build_info{goversion="`,
+		"consensus_room_cache_limit_bytes ",
+		`consensus_room_cache_reads_total{result="whole"} `,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/consensus-md/consensus/internal/store"
+	"github.com/consensus-md/consensus/internal/venue"
 )
 
 // fakeDB answers as told.
@@ -142,6 +143,9 @@ func TestMetricsContent(t *testing.T) {
 	m := NewMetrics("v1.2.3")
 	db := &fakeDB{depth: 7}
 	m.WatchDatabase(db)
+	m.WatchRoomCache(func() venue.RoomCacheStats {
+		return venue.RoomCacheStats{Bytes: 1000, Limit: 4096, Rooms: 2, Hits: 5, Tails: 4, Wholes: 3, Evictions: 1}
+	})
 	m.RequestStarted()
 	m.RequestDone("/api/v1/agent/invitations/{invitationId}/events", http.MethodPost, 201, 30*time.Millisecond)
 	m.RequestStarted()
@@ -174,6 +178,13 @@ func TestMetricsContent(t *testing.T) {
 		`consensus_db_pool_acquired_conns 3`,
 		`consensus_db_pool_max_conns 8`,
 		`consensus_db_pool_acquire_duration_seconds_total 1.5`,
+		`consensus_room_cache_bytes 1000`,
+		`consensus_room_cache_limit_bytes 4096`,
+		`consensus_room_cache_rooms 2`,
+		`consensus_room_cache_reads_total{result="hit"} 5`,
+		`consensus_room_cache_reads_total{result="tail"} 4`,
+		`consensus_room_cache_reads_total{result="whole"} 3`,
+		`consensus_room_cache_evictions_total 1`,
 		`consensus_build_info{goversion="go`,
 		`version="v1.2.3"} 1`,
 		`consensus_tls_certificate_expiry_timestamp_seconds 1.9e+09`,

@@ -36,6 +36,27 @@ type roomCache struct {
 	// append, which knows only its invitation before its transaction, finds
 	// the cached revision.
 	agreements map[uuid.UUID]uuid.UUID
+	// The cache's history, for metrics: snapshots served as cached (hits),
+	// read from the database after the events cached (tails) or from the
+	// room's first event (wholes), and entries evicted to fit the limit.
+	hits, tails, wholes, evictions int64
+}
+
+// RoomCacheStats is the room cache's state and history.
+type RoomCacheStats struct {
+	Bytes, Limit, Rooms int
+	// Hits are room reads the cache answered; Tails read only the events
+	// after those it held, Wholes the whole room; Evictions are rooms
+	// dropped to stay within Limit.
+	Hits, Tails, Wholes, Evictions int64
+}
+
+// RoomCacheStats reads the room cache's statistics.
+func (v *Venue) RoomCacheStats() RoomCacheStats {
+	c := v.rooms()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return RoomCacheStats{Bytes: c.bytes, Limit: c.limit, Rooms: len(c.rooms), Hits: c.hits, Tails: c.tails, Wholes: c.wholes, Evictions: c.evictions}
 }
 
 // maxInvitations bounds the invitation → agreement map (about 80 bytes an
@@ -134,6 +155,10 @@ type roomSnapshot struct {
 	middleOnce    sync.Once
 	middle        []byte
 	middleOutcome room.Outcome // the outcome middle shows
+	// charged is what of middle the snapshot's entry counts: 0 until a
+	// full read made it (feed reads and streams never do). Guarded by
+	// roomCache.mu.
+	charged int
 }
 
 // blocking is the blocking list for outcome o, made once per version for
@@ -183,6 +208,7 @@ func (c *roomCache) fresh(e *cachedRoom, atLeast int64) *roomSnapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e.snap != nil && e.snap.agreement.Version >= atLeast {
+		c.hits++
 		return e.snap
 	}
 	return nil
@@ -290,6 +316,11 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 		return s, nil
 	}
 	c.mu.Lock()
+	if e.head == 0 {
+		c.wholes++
+	} else {
+		c.tails++
+	}
 	req := store.RoomRequest{AgreementID: id, After: e.head, WithRevision: e.revision == nil, WithArtifact: e.artifact == nil}
 	rev, art := e.revision, e.artifact
 	c.mu.Unlock()
@@ -363,13 +394,26 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 	return s, nil
 }
 
-// cost is what a snapshot adds to its entry: its roster and the copy of
-// revision, roster and events its first full read makes (RoomParts.Shared).
+// cost is what a snapshot adds to its entry: its roster, and once its
+// first full read made it, the copy of revision, roster and events that
+// read joined (RoomParts.Shared, charged).
 func (s *roomSnapshot) cost() int {
 	if s == nil {
 		return 0
 	}
-	return 2*len(s.rosterJS) + len(s.revision.view) + len(s.events)
+	return len(s.rosterJS) + s.charged
+}
+
+// charge counts n more bytes made for snapshot s in its entry, while s is
+// the entry's snapshot; one superseded or evicted is no longer counted,
+// and is kept only by the requests still using it.
+func (c *roomCache) charge(s *roomSnapshot, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.rooms[s.agreement.ID]; ok && e.snap == s {
+		s.charged += n
+		c.resize(e, n)
+	}
 }
 
 // resize accounts for delta more bytes in e and evicts the least recently
@@ -387,6 +431,7 @@ func (c *roomCache) resize(e *cachedRoom, delta int) {
 		c.lru.Remove(victim.elem)
 		delete(c.rooms, victim.id)
 		c.bytes -= victim.size
+		c.evictions++
 		if victim == e {
 			return
 		}

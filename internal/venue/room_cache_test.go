@@ -59,3 +59,37 @@ func TestRevisionKeepsTheNewest(t *testing.T) {
 		t.Fatalf("cached revision %+v", r)
 	}
 }
+
+// TestRoomCacheChargesTheJoinedCopyOnceMade: a snapshot counts its joined
+// copy (RoomParts.Shared) only once a full read made it, so rooms read only
+// through the feed and streams fit twice as many; a snapshot already
+// replaced is no longer charged.
+func TestRoomCacheChargesTheJoinedCopyOnceMade(t *testing.T) {
+	t.Parallel()
+	c := newRoomCache(1000)
+	id := uuid.New()
+	e := c.entry(id)
+	replace := func(s *roomSnapshot) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.resize(e, s.cost()-e.snap.cost())
+		e.snap = s
+	}
+	first := &roomSnapshot{agreement: store.Agreement{ID: id, Version: 1}, rosterJS: make([]byte, 10)}
+	replace(first)
+	if c.bytes != 10 {
+		t.Fatalf("a snapshot no full read used counts %d bytes, want its roster's 10", c.bytes)
+	}
+	c.charge(first, 300)
+	if c.bytes != 310 {
+		t.Fatalf("after its joined copy: %d bytes, want 310", c.bytes)
+	}
+	replace(&roomSnapshot{agreement: store.Agreement{ID: id, Version: 2}, rosterJS: make([]byte, 10)})
+	if c.bytes != 10 {
+		t.Fatalf("after a newer snapshot: %d bytes, want 10", c.bytes)
+	}
+	c.charge(first, 300) // a request still joining the old version
+	if c.bytes != 10 {
+		t.Fatalf("a replaced snapshot was charged: %d bytes", c.bytes)
+	}
+}

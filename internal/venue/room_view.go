@@ -301,6 +301,7 @@ type RoomParts struct {
 	Artifact     *ArtifactMeta
 	ServerTime   time.Time
 	snap         *roomSnapshot
+	cache        *roomCache   // which holds snap, and counts its middle
 	outcome      room.Outcome // what Outcome and Blocking show
 }
 
@@ -332,6 +333,7 @@ func (r *RoomParts) Shared(join func(SharedPieces) []byte) []byte {
 	s.middleOnce.Do(func() {
 		s.middleOutcome = r.outcome
 		s.middle = join(pieces())
+		r.cache.charge(s, len(s.middle))
 	})
 	if r.outcome != s.middleOutcome {
 		return join(pieces())
@@ -347,7 +349,7 @@ func (v *Venue) RoomParts(ctx context.Context, p *Principal) (*RoomParts, error)
 	}
 	a := r.snap.agreement
 	return &RoomParts{Tag: r.tag, AgreementID: a.ID, InvitationID: p.InvitationID, You: r.you, Outcome: r.outcome, Blocking: r.blocking,
-		DecisionRule: r.snap.decisionRule, ChainHead: a.Head.Hash, Deadline: a.Deadline, Artifact: r.artifact, ServerTime: r.now, snap: r.snap, outcome: r.settled}, nil
+		DecisionRule: r.snap.decisionRule, ChainHead: a.Head.Hash, Deadline: a.Deadline, Artifact: r.artifact, ServerTime: r.now, snap: r.snap, cache: v.rooms(), outcome: r.settled}, nil
 }
 
 // Room returns the room as p reads it, as a value (what RoomParts holds).
