@@ -37,6 +37,8 @@ type Config struct {
 	SMTPPassword string
 	// RateLimit is exchange and claim requests a minute per client address and route; 0 disables.
 	RateLimit int
+	// RoomCacheBytes bounds the room cache (CONSENSUS_ROOM_CACHE_MB).
+	RoomCacheBytes int
 	// OutboxPoll is how long an idle outbox worker waits before looking for
 	// due mail again (CONSENSUS_OUTBOX_POLL, a Go duration; default 1s).
 	OutboxPoll time.Duration

@@ -52,6 +52,8 @@ func TestLoadErrorsNameTheSetting(t *testing.T) {
 		"both token and file":         {map[string]string{"CONSENSUS_OPERATOR_TOKEN_FILE": "/nonexistent"}, "CONSENSUS_OPERATOR_TOKEN"},
 		"mail scheme":                 {map[string]string{"CONSENSUS_MAIL_URL": "ftp://x"}, "CONSENSUS_MAIL_URL"},
 		"rate limit":                  {map[string]string{"CONSENSUS_RATE_LIMIT": "-1"}, "CONSENSUS_RATE_LIMIT"},
+		"room cache of nothing":       {map[string]string{"CONSENSUS_ROOM_CACHE_MB": "0"}, "CONSENSUS_ROOM_CACHE_MB"},
+		"room cache in bytes":         {map[string]string{"CONSENSUS_ROOM_CACHE_MB": "48MiB"}, "CONSENSUS_ROOM_CACHE_MB"},
 		"listen":                      {map[string]string{"CONSENSUS_LISTEN": "8080"}, "CONSENSUS_LISTEN"},
 		"env":                         {map[string]string{"CONSENSUS_ENV": "staging"}, "CONSENSUS_ENV"},
 		"database timeout":            {map[string]string{"CONSENSUS_DB_TIMEOUT": "5"}, "CONSENSUS_DB_TIMEOUT"},
@@ -87,7 +89,7 @@ func TestLocalDefaultsAndFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.PublicOrigin != "http://127.0.0.1:8080" || c.RateLimit != 0 {
+	if c.PublicOrigin != "http://127.0.0.1:8080" || c.RateLimit != 0 || c.RoomCacheBytes != 48<<20 {
 		t.Fatalf("%+v", c)
 	}
 }

@@ -180,6 +180,18 @@ var coreSettings = []Setting{
 		},
 	},
 	{
+		Name: "CONSENSUS_ROOM_CACHE_MB", Default: "48",
+		Doc: "Memory, in MiB, each replica's room cache may hold: the rooms read lately, each encoded once for all its readers, so a read costs the database only its credential check and the events the cache lacks. The cache fills only with rooms that are read. Raise it when `consensus_room_cache_evictions_total` grows as fast as `consensus_room_cache_reads_total{result=\"whole\"}`: the rooms being read do not fit. From `1` to `65536`.",
+		parse: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 65536 {
+				return fmt.Errorf("CONSENSUS_ROOM_CACHE_MB: must be a whole number of MiB from 1 to 65536, got %q", v)
+			}
+			c.RoomCacheBytes = n << 20
+			return nil
+		},
+	},
+	{
 		Name: "CONSENSUS_OUTBOX_POLL", Default: "1s",
 		Doc: "How long an idle outbox worker waits before looking for due mail again: a duration from `1ms` to `1h`.",
 		parse: func(c *Config, v string) error {

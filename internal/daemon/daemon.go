@@ -127,7 +127,8 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	batcher := batch.New(st) // closed before st: its deferred Close runs first
 	defer batcher.Close()
 	v := &venue.Venue{Store: st, Batch: batcher, Keys: keys, Origin: cfg.PublicOrigin, Now: opt.Now, Signer: signingKey(cfg, log),
-		Webhooks: venue.WebhookPolicy{AllowLoopback: cfg.WebhookAllowLoopback}, ReplyAddress: cfg.Reply.Address}
+		Webhooks: venue.WebhookPolicy{AllowLoopback: cfg.WebhookAllowLoopback}, ReplyAddress: cfg.Reply.Address,
+		RoomCacheBytes: cfg.RoomCacheBytes}
 	metrics.WatchRoomCache(v.RoomCacheStats)
 	replies, err := replyReader(cfg, st, v, keys, log, opt.ReplyPoll)
 	if err != nil {

@@ -45,6 +45,7 @@ func TestStartRefusesEachSetting(t *testing.T) {
 		"CONSENSUS_MAIL_URL":               {"CONSENSUS_MAIL_URL": "maildir:///var/mail/consensus"},
 		"CONSENSUS_SMTP_PASSWORD":          {"CONSENSUS_SMTP_PASSWORD_FILE": missing},
 		"CONSENSUS_RATE_LIMIT":             {"CONSENSUS_RATE_LIMIT": "lots"},
+		"CONSENSUS_ROOM_CACHE_MB":          {"CONSENSUS_ROOM_CACHE_MB": "0"},
 		"CONSENSUS_OUTBOX_POLL":            {"CONSENSUS_OUTBOX_POLL": "soon"},
 		"CONSENSUS_TLS_CERT_FILE":          {"CONSENSUS_TLS_CERT_FILE": garbage, "CONSENSUS_TLS_KEY_FILE": garbage},
 		"CONSENSUS_TLS_KEY_FILE":           {"CONSENSUS_TLS_CERT_FILE": missing},
