@@ -93,3 +93,22 @@ func TestRoomCacheChargesTheJoinedCopyOnceMade(t *testing.T) {
 		t.Fatalf("a replaced snapshot was charged: %d bytes", c.bytes)
 	}
 }
+
+// TestRoomForGrowsByAnEighth: a room's events grow in place while they
+// fit, and otherwise into an array an eighth larger than needed, with
+// what was there kept.
+func TestRoomForGrowsByAnEighth(t *testing.T) {
+	t.Parallel()
+	s := make([]byte, 800, 900)
+	if got := roomFor(s, 100); &got[0] != &s[0] || cap(got) != 900 {
+		t.Fatalf("grew although it fit: cap %d", cap(got))
+	}
+	s[799] = 7
+	got := roomFor(s, 101)
+	if len(got) != 800 || cap(got) != 901+901/8 || got[799] != 7 {
+		t.Fatalf("len %d, cap %d (want %d), last %d", len(got), cap(got), 901+901/8, got[799])
+	}
+	if e := (cachedRoom{events: got, marks: make([]eventMark, 0, 3)}); e.held() != cap(got)+3*markSize {
+		t.Fatalf("held %d, want the capacity %d", e.held(), cap(got)+3*markSize)
+	}
+}
