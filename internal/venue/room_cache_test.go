@@ -1,10 +1,12 @@
 package venue
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/uuid"
 
+	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store"
 )
 
@@ -110,5 +112,45 @@ func TestRoomForGrowsByAnEighth(t *testing.T) {
 	}
 	if e := (cachedRoom{events: got, marks: make([]eventMark, 0, 3)}); e.held() != cap(got)+3*markSize {
 		t.Fatalf("held %d, want the capacity %d", e.held(), cap(got)+3*markSize)
+	}
+}
+
+// TestRoomCacheStatsCountReads: on a real store, a room's first read is
+// whole, a read of the same version a hit, a read after a new event a
+// tail; a feed read makes no joined copy and a full read's copy counts.
+func TestRoomCacheStatsCountReads(t *testing.T) {
+	t.Parallel()
+	r := newTestRoom(t, 2)
+	ctx := context.Background()
+	r.comment(t, 1, "stats-0001") // a room with events: the next read can take only the newer ones
+	p, err := r.v.AuthParticipant(ctx, room.KindAgent, r.invs[0], r.tokens[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.v.Feed(ctx, p, 0, 10); err != nil {
+		t.Fatal(err)
+	}
+	feedOnly := r.v.RoomCacheStats()
+	if feedOnly.Wholes != 1 || feedOnly.Hits != 0 || feedOnly.Tails != 0 || feedOnly.Rooms != 1 {
+		t.Fatalf("after one feed read: %+v", feedOnly)
+	}
+	parts, err := r.v.RoomParts(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := parts.Shared(func(s SharedPieces) []byte { return make([]byte, 1000) })
+	full := r.v.RoomCacheStats()
+	if full.Hits != 1 || full.Bytes != feedOnly.Bytes+len(joined) {
+		t.Fatalf("after a full read of the same version: %+v, want one hit and %d more bytes", full, len(joined))
+	}
+	r.comment(t, 1, "stats-0002")
+	if p, err = r.v.AuthParticipant(ctx, room.KindAgent, r.invs[0], r.tokens[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.v.Feed(ctx, p, 0, 10); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.v.RoomCacheStats(); got.Tails != 1 || got.Wholes != 1 || got.Bytes >= full.Bytes {
+		t.Fatalf("after a new event: %+v, want one tail read, and the old version's copy no longer counted (%d bytes before)", got, full.Bytes)
 	}
 }
