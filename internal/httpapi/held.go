@@ -31,7 +31,6 @@ type detachedHold struct {
 	cancel    context.CancelFunc
 	stopWatch func()
 	end       func(status, written int)
-	keepAlive bool // the client may send another request on conn
 }
 
 // detachHold takes r's connection from net/http, or returns nil when it
@@ -49,12 +48,13 @@ func (s *Server) detachHold(w http.ResponseWriter, r *http.Request) *detachedHol
 	}
 	_ = conn.SetDeadline(time.Time{})
 	ctx, cancel := detachedContext(r)
+	// Whether the client may send another request on conn. A request it
+	// sent behind this one (pipelining) is in net/http's buffer, which
+	// goes: this answer closes the connection, and the client sends that
+	// request again.
+	keepAlive := !r.Close && brw.Reader.Buffered() == 0
 	d := &detachedHold{s: s, conn: conn, r: r.WithContext(ctx), cancel: cancel, end: end,
-		// A request the client sent behind this one (pipelining) is in
-		// net/http's buffer, which goes: this answer closes the connection,
-		// and the client sends that request again.
-		keepAlive: !r.Close && brw.Reader.Buffered() == 0}
-	d.w = &connResponse{conn: conn, header: header, keep: func() bool { return d.keepAlive && !s.rejoin.closing() }}
+		w: &connResponse{conn: conn, header: header, keep: func() bool { return keepAlive && !s.rejoin.closing() }}}
 	stop, ok := watchConn(conn, func(hup bool) {
 		if hup {
 			cancel()
@@ -65,7 +65,7 @@ func (s *Server) detachHold(w http.ResponseWriter, r *http.Request) *detachedHol
 	})
 	if !ok {
 		stop = onHangup(conn, cancel)
-		d.keepAlive = false // that read may take a byte of the next request
+		keepAlive = false // that read may take a byte of the next request
 	}
 	d.stopWatch = stop
 	return d
