@@ -18,12 +18,9 @@ import (
 	"github.com/emersion/go-smtp"
 )
 
-// testCert is the self-signed certificate for the names the tests dial.
-var testCert = testcert.Pair
-
 // clientTLS trusts the test certificate.
 func clientTLS() *tls.Config {
-	_, pool := testCert()
+	_, pool := testcert.Pair()
 	return &tls.Config{RootCAs: pool}
 }
 
@@ -143,7 +140,7 @@ func startSink(t *testing.T, s *sink, mode serverMode) string {
 	srv.ErrorLog = log.New(io.Discard, "", 0)
 	srv.ReadTimeout = 10 * time.Second
 	srv.WriteTimeout = 10 * time.Second
-	cert, _ := testCert()
+	cert, _ := testcert.Pair()
 	var l net.Listener
 	var err error
 	switch mode {
