@@ -35,17 +35,17 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			}
-			writeFeedPage(w, page, events)
+			writeFeedPage(w, r, page, events)
 		})
 		return
 	}
-	writeFeedPage(w, page, events)
+	writeFeedPage(w, r, page, events)
 }
 
 // writeFeedPage answers 200 with page and its events as the room cache
 // encoded them: the bytes writeJSON would write for the page with those
 // events in page.Events, without encoding them again for every reader.
-func writeFeedPage(w http.ResponseWriter, page *venue.FeedPage, events venue.EncodedEvents) {
+func writeFeedPage(w http.ResponseWriter, r *http.Request, page *venue.FeedPage, events venue.EncodedEvents) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -62,6 +62,7 @@ func writeFeedPage(w http.ResponseWriter, page *venue.FeedPage, events venue.Enc
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()+len(events.JSON)))
+	defer gatherWrites(r.Context()).release()
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(head)
 	_, _ = w.Write(events.JSON)

@@ -74,7 +74,7 @@ func TestFeedPageFromCachedEvents(t *testing.T) {
 		page.Events = events
 		writeJSON(want, http.StatusOK, &page)
 		got := httptest.NewRecorder()
-		writeFeedPage(got, &page, cached)
+		writeFeedPage(got, httptest.NewRequest(http.MethodGet, "/", nil), &page, cached)
 		if got.Body.String() != want.Body.String() || got.Code != want.Code || got.Header().Get("Content-Type") != want.Header().Get("Content-Type") ||
 			got.Header().Get("Content-Length") != strconv.Itoa(want.Body.Len()) {
 			t.Fatalf("%d %v %s\nwant %d %v %s", got.Code, got.Header(), got.Body, want.Code, want.Header(), want.Body)

@@ -51,7 +51,7 @@ func (l *rejoinListener) acceptLoop() {
 	for {
 		c, err := l.Listener.Accept()
 		select {
-		case l.accepted <- acceptResult{c, err}:
+		case l.accepted <- acceptResult{wrapGather(c), err}:
 		case <-l.done:
 			if c != nil {
 				_ = c.Close()

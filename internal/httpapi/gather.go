@@ -1,0 +1,139 @@
+package httpapi
+
+import (
+	"context"
+	"io"
+	"net"
+	"sync"
+)
+
+// net/http writes a response through a 4 KiB buffer on its connection. A
+// body longer than that buffer's room goes out in two writes: the buffer
+// (the head and the body's first bytes), then the rest of the body. On a
+// socket each write is a system call that also hands the bytes to the
+// receiver, and the first of the two is as costly as the second (issue 30:
+// a room of 300 events spent a third of its sending time on that 4 KiB).
+//
+// gatherConn is the server's side of a plain TCP connection
+// (rejoinListener wraps every one it accepts). A handler that writes a
+// whole answer it holds in memory marks the write (gatherWrites): net/http's
+// flush of its buffer is then kept, and goes out with the next large write
+// in one writev. Outside such a mark every write goes straight through,
+// so a stream's flush is never held back.
+type gatherConn struct {
+	*net.TCPConn
+	gathering bool
+	pending   *[]byte // what was kept while gathering; from gatherBuffers
+	iov       net.Buffers
+}
+
+// gatherBuffers hold what a gathering connection keeps; net/http's flush
+// is 4 KiB.
+var gatherBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+// gatherKeep is the largest write a gathering connection keeps back; a
+// larger one goes out at once, with what was kept before it.
+const gatherKeep = 16 << 10
+
+// wrapGather wraps a plain TCP connection; any other (TLS, a connection
+// already wrapped, a test's pipe) is returned as it is.
+func wrapGather(c net.Conn) net.Conn {
+	if tc, ok := c.(*net.TCPConn); ok {
+		return &gatherConn{TCPConn: tc}
+	}
+	return c
+}
+
+func (c *gatherConn) Write(p []byte) (int, error) {
+	if !c.gathering {
+		return c.TCPConn.Write(p)
+	}
+	if c.pending == nil && len(p) <= gatherKeep {
+		c.pending = gatherBuffers.Get().(*[]byte)
+	}
+	if c.pending != nil && len(*c.pending)+len(p) <= gatherKeep {
+		*c.pending = append(*c.pending, p...)
+		return len(p), nil
+	}
+	return c.writeWith(p)
+}
+
+// writeWith sends what is pending and then p, in one writev, and reports
+// how much of p went.
+func (c *gatherConn) writeWith(p []byte) (int, error) {
+	var kept []byte
+	if c.pending != nil {
+		kept = *c.pending
+	}
+	if len(kept) == 0 {
+		c.putPending()
+		if len(p) == 0 {
+			return 0, nil
+		}
+		return c.TCPConn.Write(p)
+	}
+	c.iov = append(c.iov[:0], kept, p)
+	n, err := c.iov.WriteTo(c.TCPConn)
+	c.iov = c.iov[:0]
+	c.putPending()
+	return int(max(0, n-int64(len(kept)))), err
+}
+
+// ReadFrom sends what is pending before the connection copies from r
+// (net/http uses it for a body read from a file).
+func (c *gatherConn) ReadFrom(r io.Reader) (int64, error) {
+	if err := c.release(); err != nil {
+		return 0, err
+	}
+	return c.TCPConn.ReadFrom(r)
+}
+
+// gather starts keeping small writes back; release ends it.
+func (c *gatherConn) gather() {
+	if c != nil {
+		c.gathering = true
+	}
+}
+
+// release ends gathering and sends what it kept.
+func (c *gatherConn) release() error {
+	if c == nil {
+		return nil
+	}
+	c.gathering = false
+	if c.pending == nil {
+		return nil
+	}
+	_, err := c.writeWith(nil)
+	return err
+}
+
+func (c *gatherConn) putPending() {
+	if c.pending != nil {
+		*c.pending = (*c.pending)[:0]
+		gatherBuffers.Put(c.pending)
+		c.pending = nil
+	}
+}
+
+type gatherKey struct{}
+
+// ConnContext is the http.Server's ConnContext of a server serving on
+// Listen's listener: it lets a handler reach its connection's gatherConn.
+func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {
+	if gc, ok := c.(*gatherConn); ok {
+		return context.WithValue(ctx, gatherKey{}, gc)
+	}
+	return ctx
+}
+
+// gatherWrites marks the writes of a whole answer, held in memory, that
+// the handler makes before calling the returned function (deferred, so a
+// panic cannot leave the mark on): net/http's flush of its buffer then
+// goes out with the rest of the body in one system call. Mark only writes
+// of a body whose length the answer states; never a stream's.
+func gatherWrites(ctx context.Context) *gatherConn {
+	gc, _ := ctx.Value(gatherKey{}).(*gatherConn)
+	gc.gather()
+	return gc
+}
