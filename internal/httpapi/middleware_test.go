@@ -1,0 +1,64 @@
+package httpapi
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeBreaker is a Breaker whose state the test sets.
+type fakeBreaker struct {
+	refusing  atomic.Bool
+	suspected atomic.Int32
+}
+
+func (b *fakeBreaker) Refusing() bool { return b.refusing.Load() }
+func (b *fakeBreaker) Suspect()       { b.suspected.Add(1) }
+
+type testValueKey struct{}
+
+// The database deadline keeps the request's values but not its
+// cancellation: a client leaving does not cut a statement short.
+func TestDeadlineKeepsValuesNotCancellation(t *testing.T) {
+	b := &fakeBreaker{}
+	s := &Server{dbTimeout: time.Minute, breaker: b}
+	parent, leave := context.WithCancel(context.WithValue(context.Background(), testValueKey{}, "v"))
+	ctx, done := s.deadline(parent)
+	leave()
+	if ctx.Err() != nil {
+		t.Fatalf("the client's leaving ended the database work: %v", ctx.Err())
+	}
+	if ctx.Value(testValueKey{}) != "v" {
+		t.Fatal("the request's values are lost")
+	}
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > time.Minute || time.Until(d) < 50*time.Second {
+		t.Fatalf("deadline %v, %v; want about a minute from now", d, ok)
+	}
+	done()
+	if ctx.Err() == nil {
+		t.Fatal("cancel did not end the context")
+	}
+	if b.suspected.Load() != 0 {
+		t.Fatal("work that ended in time was reported to the breaker")
+	}
+}
+
+func TestDeadlineTellsTheBreakerOfWorkOutOfTime(t *testing.T) {
+	b := &fakeBreaker{}
+	s := &Server{dbTimeout: 10 * time.Millisecond, breaker: b}
+	ctx, done := s.deadline(context.Background())
+	<-ctx.Done()
+	done()
+	if b.suspected.Load() != 1 {
+		t.Fatalf("suspected %d times, want once", b.suspected.Load())
+	}
+
+	// While the breaker refuses, the deadline has passed already.
+	b.refusing.Store(true)
+	ctx, done = s.deadline(context.Background())
+	defer done()
+	if ctx.Err() != context.DeadlineExceeded {
+		t.Fatalf("refusing: %v, want the deadline passed", ctx.Err())
+	}
+}
