@@ -107,8 +107,19 @@ func (s *Server) participantCredential(next http.Handler) http.Handler {
 			return
 		}
 		c := venue.NewParticipantCredential(familyFrom(r.Context()), chi.URLParam(r, agentroute.IDParam), token)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credentialKey{}, c)))
+		next.ServeHTTP(w, withPrincipal(r, credentialKey{}, c))
 	})
+}
+
+// withPrincipal is r carrying what its credential middleware authenticated
+// under key, for principal to read: in the request's record when front
+// made one, else in a context value.
+func withPrincipal(r *http.Request, key, p any) *http.Request {
+	if i := infoFrom(r.Context()); i != nil && i.authKey == nil {
+		i.authKey, i.auth = key, p
+		return r
+	}
+	return r.WithContext(context.WithValue(r.Context(), key, p))
 }
 
 // authenticate is the middleware of one invitation credential: the token
@@ -127,7 +138,7 @@ func authenticate[P any](s *Server, scheme string, key any, check func(ctx conte
 			s.writeProblem(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), key, p)))
+		next.ServeHTTP(w, withPrincipal(r, key, p))
 	})
 }
 
@@ -150,9 +161,22 @@ func credentialFrom(ctx context.Context) venue.ParticipantCredential {
 // mounted without that middleware is a programming error: it panics, and
 // the recoverer answers 500, rather than serving an unauthenticated request.
 func principal[P any](ctx context.Context, key any, missing string) P {
-	p, ok := ctx.Value(key).(P)
+	p, ok := lookupPrincipal[P](ctx, key)
 	if !ok {
 		panic("httpapi: " + missing)
 	}
 	return p
+}
+
+// lookupPrincipal is what withPrincipal (or a context value) holds under
+// key, if it is a P.
+func lookupPrincipal[P any](ctx context.Context, key any) (P, bool) {
+	var v any
+	if i := infoFrom(ctx); i != nil && i.authKey == key {
+		v = i.auth
+	} else {
+		v = ctx.Value(key)
+	}
+	p, ok := v.(P)
+	return p, ok
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -72,4 +73,27 @@ func TestPrincipalWithoutMiddlewarePanics(t *testing.T) {
 	if got := participantFrom(context.WithValue(context.Background(), participantKey{}, p)); got != p {
 		t.Error("participantFrom does not return the stored principal")
 	}
+}
+
+// TestPrincipalInTheRequestRecord: under front, the credential middleware
+// keeps the principal in the request's record, not in a copy of the
+// request; it is read back under its own key only.
+func TestPrincipalInTheRequestRecord(t *testing.T) {
+	t.Parallel()
+	info := &requestInfo{}
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey, info))
+	p := &venue.Principal{}
+	if got := withPrincipal(r, participantKey{}, p); got != r {
+		t.Error("withPrincipal copied the request although front made a record")
+	}
+	if got := participantFrom(r.Context()); got != p {
+		t.Error("participantFrom does not return the recorded principal")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("sessionFrom returned the participant's principal")
+		}
+	}()
+	sessionFrom(r.Context())
 }

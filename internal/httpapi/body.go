@@ -66,7 +66,7 @@ func readBody(r *http.Request, limit bodyLimit) ([]byte, error) {
 		}
 		return nil, tooLarge(limit)
 	}
-	b, err := io.ReadAll(io.LimitReader(r.Body, limit.Wire+1))
+	b, err := readAtMost(r, limit.Wire+1)
 	if err != nil {
 		return nil, malformed("the request body could not be read")
 	}
@@ -82,12 +82,29 @@ func readBody(r *http.Request, limit bodyLimit) ([]byte, error) {
 	return b, nil
 }
 
+// readAtMost reads r's body, up to n bytes. A body of a stated length is
+// read into a buffer of that length (net/http ends it there), any other
+// as it comes.
+func readAtMost(r *http.Request, n int64) ([]byte, error) {
+	if r.ContentLength < 0 || r.ContentLength >= n {
+		return io.ReadAll(io.LimitReader(r.Body, n))
+	}
+	b := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(r.Body, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
 // checkContentType accepts application/json with no parameter but a
 // UTF-8 charset. JSON exchanged between systems is UTF-8 (RFC 8259), and a
 // body sent as a form or as text was not meant as this JSON.
 func checkContentType(r *http.Request) error {
-	unsupported := &Error{Code: ProblemUnsupportedMediaType, Detail: "send the body with Content-Type: application/json (charset, if given, utf-8)"}
 	values := r.Header.Values("Content-Type")
+	if len(values) == 1 && values[0] == "application/json" {
+		return nil // the usual spelling, without parsing it
+	}
+	unsupported := &Error{Code: ProblemUnsupportedMediaType, Detail: "send the body with Content-Type: application/json (charset, if given, utf-8)"}
 	if len(values) != 1 {
 		return unsupported
 	}

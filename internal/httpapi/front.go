@@ -21,6 +21,10 @@ type requestInfo struct {
 	// route is the route pattern once routeOf has built it: the log line
 	// and the metrics both need it, and chi joins it anew on each call.
 	route string
+	// authKey and auth are what the route's credential middleware
+	// authenticated, under the key its reader asks for (principal): kept
+	// here rather than in a context value, which would copy the request.
+	authKey, auth any
 
 	// A handler whose work outlives ServeHTTP (a stream taken from
 	// net/http) detaches the request: it stays in flight, and is observed

@@ -24,7 +24,8 @@ type gatherConn struct {
 	*net.TCPConn
 	gathering bool
 	pending   *[]byte // what was kept while gathering; from gatherBuffers
-	iov       net.Buffers
+	vec       [2][]byte
+	iov       net.Buffers // over vec: a writev allocates nothing
 }
 
 // gatherBuffers hold what a gathering connection keeps; net/http's flush
@@ -72,9 +73,10 @@ func (c *gatherConn) writeWith(p []byte) (int, error) {
 		}
 		return c.TCPConn.Write(p)
 	}
-	c.iov = append(c.iov[:0], kept, p)
+	c.vec = [2][]byte{kept, p}
+	c.iov = c.vec[:]
 	n, err := c.iov.WriteTo(c.TCPConn)
-	c.iov = c.iov[:0]
+	c.vec, c.iov = [2][]byte{}, nil
 	c.putPending()
 	return int(max(0, n-int64(len(kept)))), err
 }

@@ -112,6 +112,7 @@ func (s *Server) writeRoom(w http.ResponseWriter, r *http.Request, room *venue.R
 		return
 	}
 	var head bytes.Buffer
+	head.Grow(512) // the ids, you, artifact and serverTime: one allocation, not five
 	var id [36]byte
 	head.WriteString(`{"agreementId":"`)
 	putUUID(id[:], room.AgreementID)

@@ -240,8 +240,7 @@ func (s *Server) handleMCP() http.HandlerFunc {
 	h := mcpfacade.Handler(mcpfacade.Options{
 		Venue: s.venue,
 		Principal: func(ctx context.Context) (*venue.Principal, bool) {
-			p, ok := ctx.Value(participantKey{}).(*venue.Principal)
-			return p, ok
+			return lookupPrincipal[*venue.Principal](ctx, participantKey{})
 		},
 		Describe: s.refusal,
 		Version:  s.version,
