@@ -89,8 +89,11 @@ func defaultConfig() config {
 		FlatRounds: 5,
 		Pause:      500 * time.Millisecond,
 		PProf:      true,
-		// A participant holds at most 4 waiting readers: 200 rooms × 5
-		// participants × (2 streams + 2 polls) = 2,000 + 2,000.
+		// A participant holds at most 4 waiting readers: 200 rooms × 10
+		// participants × (1 stream + 1 poll) = 2,000 + 2,000. The long
+		// run appends into these rooms first: 10 participants of 100
+		// events each give 200,000, where 5 (2 streams and 2 polls each)
+		// ran out at about 3,600 appends a second for 23 s.
 		// A room takes at most 50 × 100 = 5,000 appends (eventLimit per
 		// participant and revision, at most 50 participants): a side of 1 s
 		// leaves the rate room up to 5,000 a second. At 2 s the room ran
@@ -99,9 +102,9 @@ func defaultConfig() config {
 		BusyDuration: time.Second,
 		LongDuration: 20 * time.Second,
 		ListenRooms:  200,
-		ListenParts:  5,
-		StreamsPer:   2,
-		PollsPer:     2,
+		ListenParts:  10,
+		StreamsPer:   1,
+		PollsPer:     1,
 		Waves:        5,
 		// 100,000 rooms × 3 participants × 10 events
 		ScaleAgreements: 100_000,
@@ -127,10 +130,10 @@ func smokeConfig(c config) config {
 	c.FlatRounds = 1
 	c.Pause = 0
 	c.PProf = false
-	// The long run appends into the listener rooms (5 participants of 100
-	// events each per room): 24 rooms hold 12,000 events, well beyond the
-	// 3,200 a one-second run takes on a quiet machine (appends to one room
-	// share a commit).
+	// The long run appends into the listener rooms (10 participants of
+	// 100 events each per room): 24 rooms hold 24,000 events, well beyond
+	// the 3,200 a one-second run takes on a quiet machine (appends to one
+	// room share a commit).
 	c.LongDuration = time.Second
 	c.ListenRooms = 24
 	c.Waves = 2
@@ -190,7 +193,7 @@ func parseFlags(args []string) (config, error) {
 	profiles := fs.String("profiles", "", "pprof directory (default ROOT/bench/profiles)")
 	fs.IntVar(&cfg.Conns, "conns", cfg.Conns, "connections (wrk) and clients (pgbench) for append, read and 304; also vegeta's for exchange, claim and fill")
 	long := fs.String("long", envDefault("BENCH_LONG", cfg.LongDuration.String()), "length of the long append run for peak RSS, whole seconds; 0 skips it (env BENCH_LONG)")
-	listenRooms := fs.Int("listen-rooms", envInt("BENCH_LISTEN_ROOMS", cfg.ListenRooms), "listener rooms (each 5 participants × 2 streams + 2 long polls); 0 skips the listeners (env BENCH_LISTEN_ROOMS)")
+	listenRooms := fs.Int("listen-rooms", envInt("BENCH_LISTEN_ROOMS", cfg.ListenRooms), "listener rooms (each 10 participants × 1 stream + 1 long poll); 0 skips the listeners (env BENCH_LISTEN_ROOMS)")
 	fs.BoolVar(&cfg.PProf, "pprof", cfg.PProf, "capture CPU and allocation profiles when the service serves /debug/pprof on its ops listener")
 	fs.BoolVar(&cfg.KeepPG, "keep-pg", false, "leave the private PostgreSQL running at the end")
 	scale := fs.Int("scale", envInt("BENCH_SCALE", 0), "1: first load 100,000 agreements, 300,000 participants and 1,000,000 events into the service's tables, and write the results as results.md's scale section (env BENCH_SCALE)")
