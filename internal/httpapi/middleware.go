@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -139,16 +140,14 @@ func (s *Server) bound(base context.Context) (context.Context, context.CancelFun
 // timeout. It keeps ctx's values but not its cancellation: a client that
 // leaves does not cut a statement short (pgx closes a connection whose
 // statement is cancelled, and the pool would open another), and the work
-// is bounded by the timeout all the same. One context and its timer per
-// request, registered with no parent: the request's hot path allocates
-// little and takes no shared lock.
+// is bounded by the timeout all the same. With no cancellation to follow,
+// its contexts register with no parent of the request's.
 //
 // While the breaker reports the database not answering, the deadline has
 // already passed: the request's database work fails at once and it
 // answers 503 unavailable with Retry-After. Work that runs out of its time
 // tells the breaker, which then checks whether the database answers at
-// all. Work already waiting when the breaker opens ends at its own
-// deadline.
+// all; work already waiting when the breaker opens stops too.
 func (s *Server) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx = context.WithoutCancel(ctx)
 	if s.breaker == nil {
@@ -157,14 +156,22 @@ func (s *Server) deadline(ctx context.Context) (context.Context, context.CancelF
 	if s.breaker.Refusing() {
 		return context.WithDeadline(ctx, time.Time{})
 	}
+	ctx, abandon := context.WithCancelCause(ctx)
 	ctx, cancel := context.WithTimeout(ctx, s.dbTimeout)
+	stop := context.AfterFunc(s.breaker.Tripped(), func() { abandon(errDatabaseNotAnswering) })
 	return ctx, func() {
-		if ctx.Err() == context.DeadlineExceeded {
+		stop()
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			s.breaker.Suspect()
 		}
 		cancel()
+		abandon(nil)
 	}
 }
+
+// errDatabaseNotAnswering ends the requests waiting for a database the
+// breaker found not answering: an outage, not a client that went away.
+var errDatabaseNotAnswering = errors.New("the database does not answer")
 
 // afterBody bounds the database work a handler does once it has read the
 // request body. boundDatabase's deadline started with the request, and a

@@ -49,6 +49,8 @@ type Breaker interface {
 	Refusing() bool
 	// Suspect says some request ran out of its database time.
 	Suspect()
+	// Tripped ends when the database is found not answering.
+	Tripped() context.Context
 }
 
 // Options configures a Server.

@@ -25,6 +25,10 @@ type breaker struct {
 	stopOnce sync.Once
 	stopped  chan struct{} // closed by Close: no probe after it
 	init     sync.Once
+
+	mu      sync.Mutex
+	tripped context.Context // ends when the breaker opens; renewed when it closes
+	trip    context.CancelFunc
 }
 
 const (
@@ -42,6 +46,33 @@ func (b *breaker) stopCh() chan struct{} {
 }
 
 func (b *breaker) stop() { b.stopOnce.Do(func() { close(b.stopCh()) }) }
+
+// context returns the context that ends when the breaker next opens (or
+// an ended one while it is open).
+func (b *breaker) context() context.Context {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.tripped == nil {
+		b.tripped, b.trip = context.WithCancel(context.Background())
+	}
+	return b.tripped
+}
+
+func (b *breaker) set(open bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.open.Store(open)
+	switch {
+	case open && b.trip != nil:
+		b.trip()
+	case !open && b.tripped != nil && b.tripped.Err() != nil:
+		b.tripped, b.trip = nil, nil // the next context() starts afresh
+	}
+}
+
+// Tripped returns a context that ends when the store finds the database
+// not answering, so work already waiting for it can stop at once too.
+func (s *Store) Tripped() context.Context { return s.brk.context() }
 
 // Refusing reports whether the database is known not to answer: the last
 // probe, started because work ran out of its time, got no answer, and no
@@ -63,10 +94,10 @@ func (s *Store) probeUntilAnswered() {
 	stopped := s.brk.stopCh()
 	for {
 		if s.probe(stopped) {
-			s.brk.open.Store(false)
+			s.brk.set(false)
 			return
 		}
-		s.brk.open.Store(true)
+		s.brk.set(true)
 		select {
 		case <-stopped:
 			return

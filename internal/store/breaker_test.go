@@ -53,8 +53,8 @@ func TestBreakerBusyDatabaseRefusesNothing(t *testing.T) {
 }
 
 // TestBreakerFrozenDatabase: once something ran out of its time on a
-// frozen database, the store refuses within the probe's half second, and
-// stops refusing once the database answers again.
+// frozen database, the store refuses within the probe's half second, ends
+// the Tripped context, and stops refusing once the database answers again.
 func TestBreakerFrozenDatabase(t *testing.T) {
 	t.Parallel()
 	pg := proctest.StartPostgres(t)
@@ -67,17 +67,17 @@ func TestBreakerFrozenDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
+	tripped := st.Tripped()
 	pg.Freeze(t)
 	start := time.Now()
 	st.Suspect()
-	for !st.Refusing() {
-		if time.Since(start) > 2*time.Second {
-			t.Fatal("the breaker did not open within 2s of a frozen database")
-		}
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-tripped.Done():
+	case <-time.After(2 * time.Second):
+		t.Fatal("the breaker did not open within 2s of a frozen database")
 	}
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("opened after %v", d)
+	if d := time.Since(start); d > time.Second || !st.Refusing() {
+		t.Fatalf("opened after %v, refusing %v", d, st.Refusing())
 	}
 	pg.Thaw(t)
 	deadline := time.Now().Add(5 * time.Second)
@@ -86,6 +86,9 @@ func TestBreakerFrozenDatabase(t *testing.T) {
 			t.Fatal("still refusing 5s after the database answers again")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	if st.Tripped().Err() != nil {
+		t.Fatal("Tripped stays ended after the breaker closed")
 	}
 	if err := st.Ping(ctx); err != nil {
 		t.Fatal(err)
