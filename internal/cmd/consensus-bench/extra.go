@@ -77,7 +77,7 @@ func (b *bench) busyRounds(ctx context.Context) error {
 	for r := 1; r <= cfg.Rounds; r++ {
 		room := b.world.busy[r-1]
 		for _, side := range sides(r) {
-			if err := b.cl.checkpoint(ctx); err != nil {
+			if err := b.cl.quiet(ctx); err != nil {
 				return err
 			}
 			b.pause(ctx)
@@ -131,7 +131,7 @@ func (b *bench) longAppend(ctx context.Context) error {
 		return nil
 	}
 	b.cfg.logf("== long append run: %s over the %d listener rooms, %d connections (peak RSS)", b.cfg.LongDuration, len(b.world.listen), b.cfg.Conns)
-	if err := b.cl.checkpoint(ctx); err != nil {
+	if err := b.cl.quiet(ctx); err != nil {
 		return err
 	}
 	// The same load first, for longWarmup, not recorded: the peak is then
@@ -329,7 +329,7 @@ func (b *bench) listenerPhase(ctx context.Context) error {
 	cfg.logf("   %d wake-ups: p50 %s, p99 %s, worst %s; %d missed", res.wakes, fmtDur(res.p50), fmtDur(res.p99), fmtDur(res.worst), res.missed)
 
 	// The main append load with the listeners attached, against pgbench.
-	if err := b.cl.checkpoint(ctx); err != nil {
+	if err := b.cl.quiet(ctx); err != nil {
 		return err
 	}
 	b.pause(ctx)
@@ -347,7 +347,7 @@ func (b *bench) listenerPhase(ctx context.Context) error {
 		}
 	}
 	b.record(measurement{Path: pathListen, Side: sideService, Round: 1, F: f, RoomFrom: from, RoomTo: b.storedTotal()})
-	if err := b.cl.checkpoint(ctx); err != nil {
+	if err := b.cl.quiet(ctx); err != nil {
 		return err
 	}
 	b.pause(ctx)

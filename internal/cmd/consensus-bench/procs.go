@@ -141,13 +141,13 @@ var quietSQL = []struct{ db, sql string }{
 	{baselineDB, "VACUUM (ANALYZE)"},
 }
 
-// checkpoint readies the cluster for a measured side. It vacuums and
+// quiet readies the cluster for a measured side. It vacuums and
 // analyzes what the loads before wrote: autovacuum would otherwise start
 // on its own clock, inside whichever side it falls in (one run caught
 // VACUUM ANALYZE of the events table in the listeners' append round,
 // after the long run's 70,000 inserts). Then it flushes dirty buffers, so
 // an append measurement does not pay for the previous one's checkpoint.
-func (c *cluster) checkpoint(ctx context.Context) error {
+func (c *cluster) quiet(ctx context.Context) error {
 	for _, q := range quietSQL {
 		conn, err := pgx.Connect(ctx, c.url(q.db))
 		if err != nil {

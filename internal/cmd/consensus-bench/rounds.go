@@ -41,9 +41,7 @@ func (b *bench) warmup(ctx context.Context) error {
 	for _, size := range b.cfg.Sizes {
 		a := b.readRoom(size)
 		for _, cond := range []bool{false, true} {
-			// wrk's -d counts whole seconds.
-			d := max(time.Second, b.cfg.Warmup.Round(time.Second))
-			if _, err := b.wrkService(ctx, b.readLoad(fmt.Sprintf("warmup-%d-%t", size, cond), a, cond, d)); err != nil {
+			if _, err := b.wrkService(ctx, b.readLoad(fmt.Sprintf("warmup-%d-%t", size, cond), a, cond, b.warmupFor())); err != nil {
 				return err
 			}
 		}
@@ -65,8 +63,14 @@ func (b *bench) appendWarmup(ctx context.Context) error {
 	if len(rooms) == 0 {
 		rooms = b.world.ags
 	}
-	_, err := b.wrkAppendOf(ctx, "append-warmup", rooms, max(time.Second, b.cfg.Warmup.Round(time.Second)))
+	_, err := b.wrkAppendOf(ctx, "append-warmup", rooms, b.warmupFor())
 	return err
+}
+
+// warmupFor is the length of one path's warm-up: whole seconds, as wrk's
+// -d counts them.
+func (b *bench) warmupFor() time.Duration {
+	return max(time.Second, b.cfg.Warmup.Round(time.Second))
 }
 
 func (b *bench) readRounds(ctx context.Context) error {
@@ -168,7 +172,7 @@ func (b *bench) flatRounds(ctx context.Context) error {
 			if side == sideBaseline {
 				room, label = large, sideLarge // the large room is the small one's reference
 			}
-			if err := b.cl.checkpoint(ctx); err != nil {
+			if err := b.cl.quiet(ctx); err != nil {
 				return err
 			}
 			b.pause(ctx)
@@ -197,8 +201,9 @@ func (b *bench) storedTotal() int {
 
 // appendRounds: comments spread over every room (a random room per
 // request, rotating participants) vs pgbench's minimal append transaction
-// with the same rooms and clients. A checkpoint before each side keeps one
-// side from paying for the other's dirty buffers.
+// with the same rooms and clients. Before each side the cluster is quieted
+// (quiet: vacuum, analyze, checkpoint), so no side pays for the other's
+// dirty buffers or meets autovacuum started by the loads before it.
 func (b *bench) appendRounds(ctx context.Context) error {
 	cfg := b.cfg
 	cfg.logf("== event append vs pgbench's minimal append (%d connections, %d agreements)", cfg.Conns, cfg.Agreements)
@@ -207,7 +212,7 @@ func (b *bench) appendRounds(ctx context.Context) error {
 	}
 	for r := 1; r <= cfg.Rounds; r++ {
 		for _, side := range sides(r) {
-			if err := b.cl.checkpoint(ctx); err != nil {
+			if err := b.cl.quiet(ctx); err != nil {
 				return err
 			}
 			b.pause(ctx)
@@ -230,7 +235,7 @@ func (b *bench) appendRounds(ctx context.Context) error {
 			b.record(measurement{Path: pathAppend, Side: side, Round: r, F: f, RoomFrom: from, RoomTo: b.storedTotal()})
 		}
 	}
-	if err := b.cl.checkpoint(ctx); err != nil {
+	if err := b.cl.quiet(ctx); err != nil {
 		return err
 	}
 	b.profilePass(ctx, "append", func(ctx context.Context, name string, d time.Duration) error {
