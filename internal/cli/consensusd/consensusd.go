@@ -75,7 +75,7 @@ one is wrong. The settings are listed below and in docs/configuration.md.`,
 				// collection's work is what is live, so this costs the
 				// bench's append about 4%, and keeps the peak RSS of its
 				// long append run near 60 MiB instead of 70, and its 4,000
-				// listeners' at 200-250 MiB instead of 275 (docs/operations.md).
+				// listeners' at 200-270 MiB instead of 275 (docs/operations.md).
 				debug.SetGCPercent(50)
 			}
 			return daemon.Run(c.Context(), cfg, log, daemon.Options{})
