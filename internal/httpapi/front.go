@@ -111,6 +111,7 @@ func (s *Server) front(next http.Handler) http.Handler {
 		hdr.Set("X-Request-Id", info.id)
 		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey, info))
 		rec := &statusRecorder{ResponseWriter: w}
+		rec.conn, _ = r.Context().Value(gatherKey{}).(*gatherConn)
 		if s.requests != nil {
 			s.requests.RequestStarted()
 		}
@@ -138,6 +139,7 @@ func (s *Server) front(next http.Handler) http.Handler {
 			}
 		}()
 		checked.ServeHTTP(rec, r)
+		_ = rec.release() // an error is net/http's to meet on its next write
 		finished = true
 		info.routeOf(r) // while chi still holds the route
 		info.mu.Lock()

@@ -15,11 +15,12 @@ import (
 // a room of 300 events spent a third of its sending time on that 4 KiB).
 //
 // gatherConn is the server's side of a plain TCP connection
-// (rejoinListener wraps every one it accepts). A handler that writes a
-// whole answer it holds in memory marks the write (gatherWrites): net/http's
-// flush of its buffer is then kept, and goes out with the next large write
-// in one writev. Outside such a mark every write goes straight through,
-// so a stream's flush is never held back.
+// (rejoinListener wraps every one it accepts). While front writes an
+// answer that states its length (statusRecorder), the connection gathers:
+// net/http's flush of its buffer is kept, and goes out with the next large
+// write in one writev, or when the handler returns or flushes. Otherwise
+// every write goes straight through, so a stream's flush is never held
+// back.
 type gatherConn struct {
 	*net.TCPConn
 	gathering bool
@@ -121,21 +122,10 @@ func (c *gatherConn) putPending() {
 type gatherKey struct{}
 
 // ConnContext is the http.Server's ConnContext of a server serving on
-// Listen's listener: it lets a handler reach its connection's gatherConn.
+// Listen's listener: it lets front reach its connection's gatherConn.
 func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {
 	if gc, ok := c.(*gatherConn); ok {
 		return context.WithValue(ctx, gatherKey{}, gc)
 	}
 	return ctx
-}
-
-// gatherWrites marks the writes of a whole answer, held in memory, that
-// the handler makes before calling the returned function (deferred, so a
-// panic cannot leave the mark on): net/http's flush of its buffer then
-// goes out with the rest of the body in one system call. Mark only writes
-// of a body whose length the answer states; never a stream's.
-func gatherWrites(ctx context.Context) *gatherConn {
-	gc, _ := ctx.Value(gatherKey{}).(*gatherConn)
-	gc.gather()
-	return gc
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -119,51 +121,116 @@ func TestGatherConnWritesAtOnceOutsideAMark(t *testing.T) {
 	}
 }
 
-// A whole answer written under gatherWrites, through net/http on Listen's
-// listener, arrives intact, answer after answer on one connection.
-func TestGatherWritesThroughNetHTTP(t *testing.T) {
-	s := &Server{} // Listen and ConnContext are all this test serves through
+// Through front, on Listen's listener: an answer that states its length
+// is gathered until the handler returns or flushes, arrives intact, answer
+// after answer on one connection; an answer without a stated length (a
+// stream) is never held back.
+func TestFrontGathersAnswersOfStatedLength(t *testing.T) {
+	s := &Server{log: slog.New(slog.DiscardHandler)}
 	body := bytes.Repeat([]byte("0123456789abcdef"), 20<<10)
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Context().Value(gatherKey{}) == nil {
-			http.Error(w, "no gatherConn in the context", http.StatusInternalServerError)
-			return
+	wrong := make(chan string, 16)
+	gathering := func(r *http.Request) bool {
+		gc, ok := r.Context().Value(gatherKey{}).(*gatherConn)
+		if !ok {
+			wrong <- r.URL.Path + ": no gatherConn in the context"
+			return false
 		}
-		w.Header().Set("Content-Length", "330")
-		defer gatherWrites(r.Context()).release()
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(body[:10])
-		_, _ = w.Write(body[10:330])
-	})
-	big := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer gatherWrites(r.Context()).release()
-		_, _ = w.Write(body[:100])
-		_, _ = w.Write(body[100:])
-	})
+		return gc.gathering
+	}
+	whole := func(n int) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if gathering(r) {
+				wrong <- r.URL.Path + ": gathering before the answer began"
+			}
+			w.Header().Set("Content-Length", strconv.Itoa(n))
+			w.WriteHeader(http.StatusOK)
+			if !gathering(r) {
+				wrong <- r.URL.Path + ": an answer of stated length is not gathered"
+			}
+			_, _ = w.Write(body[:10])
+			_, _ = w.Write(body[10:n])
+		}
+	}
+	// seen is closed by the client once it read what a handler flushed: a
+	// handler waits for it, so a flush held back fails the test.
+	var seen chan struct{}
+	flushed := func(stated bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if stated {
+				w.Header().Set("Content-Length", "12")
+			}
+			_, _ = w.Write([]byte("first\n"))
+			if gathering(r) != stated {
+				wrong <- r.URL.Path + ": gathering does not follow the stated length"
+			}
+			if err := http.NewResponseController(w).Flush(); err != nil {
+				wrong <- r.URL.Path + ": flush: " + err.Error()
+			}
+			if gathering(r) {
+				wrong <- r.URL.Path + ": still gathering after a flush"
+			}
+			select {
+			case <-seen:
+			case <-time.After(5 * time.Second):
+				wrong <- r.URL.Path + ": the client never read what was flushed"
+			}
+			_, _ = w.Write([]byte("second"))
+		}
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/small", handler)
-	mux.Handle("/big", big)
+	mux.Handle("/small", whole(330))
+	mux.Handle("/big", whole(len(body)))
+	mux.Handle("/stream", flushed(false))
+	mux.Handle("/flushed", flushed(true))
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: time.Second, ConnContext: s.ConnContext}
+	srv := &http.Server{Handler: s.front(mux), ReadHeaderTimeout: time.Second, ConnContext: s.ConnContext}
 	go func() { _ = srv.Serve(s.Listen(inner, time.Minute)) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	c := &http.Client{Timeout: 10 * time.Second}
-	for i := range 6 {
-		path, want := "/big", body
-		if i%2 == 1 {
-			path, want = "/small", body[:330]
-		}
+	get := func(path string) *http.Response {
 		resp, err := c.Get("http://" + inner.Addr().String() + path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK || !bytes.Equal(got, want) {
-			t.Fatalf("%s: status %d, %d bytes (want %d), %v: %.80q", path, resp.StatusCode, len(got), len(want), err, got)
+		return resp
+	}
+	for i := range 8 {
+		switch i % 4 {
+		case 0, 1:
+			path, want := "/big", body
+			if i%2 == 1 {
+				path, want = "/small", body[:330]
+			}
+			resp := get(path)
+			got, err := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK || !bytes.Equal(got, want) {
+				t.Fatalf("%s: status %d, %d bytes (want %d), %v: %.80q", path, resp.StatusCode, len(got), len(want), err, got)
+			}
+		default:
+			path := "/stream"
+			if i%4 == 3 {
+				path = "/flushed"
+			}
+			seen = make(chan struct{})
+			resp := get(path)
+			first := make([]byte, len("first\n"))
+			if _, err := io.ReadFull(resp.Body, first); err != nil || string(first) != "first\n" {
+				t.Fatalf("%s: %q, %v", path, first, err)
+			}
+			close(seen)
+			rest, err := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if err != nil || string(rest) != "second" {
+				t.Fatalf("%s: rest %q, %v", path, rest, err)
+			}
 		}
+	}
+	close(wrong)
+	for w := range wrong {
+		t.Error(w)
 	}
 }

@@ -94,15 +94,11 @@ func (s *Server) takeConn(w http.ResponseWriter, r *http.Request) (conn net.Conn
 }
 
 // detachedContext is r's context without its end (net/http ends it when
-// the handler returns), cancelled when the client leaves, and without the
-// connection's gatherConn (gatherWrites). It is also the
+// the handler returns), cancelled when the client leaves. It is also the
 // unbounded context (requestContext) of the returned request, and it
 // keeps its own copy of chi's route context, which chi reuses.
 func detachedContext(r *http.Request) (context.Context, context.CancelFunc) {
 	base, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	// The answer goes out through connResponse, in one write of its own,
-	// not through net/http's buffer: there is nothing to gather.
-	base = context.WithValue(base, gatherKey{}, (*gatherConn)(nil))
 	ctx := context.WithValue(base, unboundKey{}, base)
 	if rc := chi.RouteContext(r.Context()); rc != nil {
 		cp := *rc

@@ -62,7 +62,6 @@ func writeFeedPage(w http.ResponseWriter, r *http.Request, page *venue.FeedPage,
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()+len(events.JSON)))
-	defer gatherWrites(r.Context()).release()
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(head)
 	_, _ = w.Write(events.JSON)

@@ -12,30 +12,80 @@ import (
 
 type ctxKey int
 
+// statusRecorder is front's view of the answer: its status and size, and
+// the gathering of its writes. An answer that states its Content-Length is
+// whole before it is written, so its writes on a plain TCP connection are
+// gathered (gather.go) from its head until the handler returns or flushes:
+// net/http's flush of its 4 KiB buffer then leaves with the rest of the
+// body in one writev. An answer without a stated length (a stream) is
+// never held back.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
 	bytes  int
+	conn   *gatherConn // the request's connection, when it can gather
+	// gathering is set once this answer starts gathering on conn: only then
+	// does it touch conn, which a hijacked request no longer owns.
+	gathering bool
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code
+		r.gatherStated()
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
 
-// Unwrap lets http.ResponseController reach the connection (flushes and
-// deadlines of streams and held requests).
+// Unwrap lets http.ResponseController reach the connection (deadlines of
+// streams, the hijack of held requests).
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
+		r.gatherStated()
 	}
 	n, err := r.ResponseWriter.Write(b)
 	r.bytes += n
 	return n, err
+}
+
+// gatherStated starts gathering when the answer, about to be written,
+// states its length. A 1xx answer leaves at once, and is not gathered.
+func (r *statusRecorder) gatherStated() {
+	if r.conn == nil || r.status < http.StatusOK {
+		return
+	}
+	if _, stated := r.ResponseWriter.Header()["Content-Length"]; stated {
+		r.conn.gather()
+		r.gathering = true
+	}
+}
+
+// FlushError flushes through net/http and sends what was gathered: a flush
+// means the client should have it now (http.ResponseController calls it).
+func (r *statusRecorder) FlushError() error {
+	var err error
+	if f, ok := r.ResponseWriter.(interface{ FlushError() error }); ok {
+		err = f.FlushError()
+	} else {
+		err = http.NewResponseController(r.ResponseWriter).Flush()
+	}
+	if rerr := r.release(); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// release ends this answer's gathering and sends what it kept; front calls
+// it when the handler returns.
+func (r *statusRecorder) release() error {
+	if !r.gathering {
+		return nil
+	}
+	r.gathering = false
+	return r.conn.release()
 }
 
 func (s *Server) recoverPanics(next http.Handler) http.Handler {

@@ -129,7 +129,6 @@ func (s *Server) writeRoom(w http.ResponseWriter, r *http.Request, room *venue.R
 	shared := room.Shared(roomShared)
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(head.Len()+len(shared)))
-	defer gatherWrites(r.Context()).release()
 	w.WriteHeader(http.StatusOK)
 	if _, err := w.Write(head.Bytes()); err == nil {
 		_, _ = w.Write(shared)

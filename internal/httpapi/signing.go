@@ -22,7 +22,6 @@ func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
 	}
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(len(rec.Body)))
-	defer gatherWrites(r.Context()).release()
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(rec.Body)
 }
