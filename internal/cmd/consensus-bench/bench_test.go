@@ -74,6 +74,7 @@ func TestSmoke(t *testing.T) {
 		"SMOKE RUN", "## Ratios against the targets", "event append,", "full room read, 12 events",
 		"304 (If-None-Match), 40 events", "peak RSS of consensusd", "flatness: append", "flatness: 304",
 		"| exchange |", "| claim |", "pgbench (PostgreSQL)", "fsync=on",
+		"## Listeners", "listeners: append ratio with them ÷ without", "| round | service events/s | service latency | pgbench tps | ratio |",
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("results.md lacks %q:\n%s", want, md)

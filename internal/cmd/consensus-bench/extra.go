@@ -23,7 +23,10 @@ import (
 //     (a participant posts at most eventLimit events per revision, so a
 //     room holds at most cfg.Parts × eventLimit appends);
 //   - cfg.ListenRooms rooms of cfg.ListenParts participants for the
-//     listeners, whose event slots the long append run then spends.
+//     listeners, whose event slots the long append run then spends;
+//   - cfg.Agreements rooms of cfg.Parts participants, like the main ones,
+//     for the append rounds made with the listeners attached (the main
+//     rooms' event slots are the main rounds').
 
 const (
 	pathBusy   = "append-busy"
@@ -40,7 +43,11 @@ const (
 func (b *bench) setupExtra(ctx context.Context) error {
 	cfg := b.cfg
 	t := time.Now()
-	cfg.logf("== %d busy rooms × %d participants and %d listener rooms × %d participants", cfg.Rounds, cfg.Parts, cfg.ListenRooms, cfg.ListenParts)
+	along := 0
+	if cfg.ListenRooms > 0 {
+		along = cfg.Agreements
+	}
+	cfg.logf("== %d busy rooms × %d participants, %d listener rooms × %d participants and %d rooms × %d for the appends beside the listeners", cfg.Rounds, cfg.Parts, cfg.ListenRooms, cfg.ListenParts, along, cfg.Parts)
 	busy, err := b.createAgreementSet(ctx, cfg.Agreements, cfg.Rounds, cfg.Parts)
 	if err != nil {
 		return err
@@ -49,21 +56,25 @@ func (b *bench) setupExtra(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.world.busy, b.world.listen = busy, listen
+	beside, err := b.createAgreementSet(ctx, cfg.Agreements+cfg.Rounds+cfg.ListenRooms, along, cfg.Parts)
+	if err != nil {
+		return err
+	}
+	b.world.busy, b.world.listen, b.world.beside = busy, listen, beside
 	if err := b.readInvitations(ctx); err != nil {
 		return err
 	}
 	var ps []*participant
-	for _, a := range append(slices.Clone(busy), listen...) {
+	for _, a := range slices.Concat(busy, listen, beside) {
 		ps = append(ps, a.parts...)
 	}
 	if _, err := b.exchangeAll(ctx, ps); err != nil {
-		return fmt.Errorf("busy and listener rooms: %w", err)
+		return fmt.Errorf("busy, listener and beside rooms: %w", err)
 	}
 	if _, err := b.claimAll(ctx, ps); err != nil {
-		return fmt.Errorf("busy and listener rooms: %w", err)
+		return fmt.Errorf("busy, listener and beside rooms: %w", err)
 	}
-	b.setupTime[fmt.Sprintf("busy and listener rooms: create, deliver, exchange and claim %d participants", len(ps))] = time.Since(t)
+	b.setupTime[fmt.Sprintf("busy, listener and beside rooms: create, deliver, exchange and claim %d participants", len(ps))] = time.Since(t)
 	return nil
 }
 
@@ -233,7 +244,8 @@ func (w *wakeBook) fail(what string) {
 // rooms by default), posts cfg.Waves events into every room, one per room
 // per wave, and takes, for every listener, the time from just before the
 // post was sent to the moment the listener received it. Then, with them
-// still attached, one append round over the main rooms against pgbench.
+// still attached, cfg.Rounds append rounds into the beside rooms against
+// pgbench, and a heap profile and a profile pass of the same load.
 func (b *bench) listenerPhase(ctx context.Context) error {
 	cfg := b.cfg
 	if cfg.ListenRooms == 0 {
@@ -287,35 +299,8 @@ func (b *bench) listenerPhase(ctx context.Context) error {
 	// listener got this one (or 10 s passed).
 	perRoom := cfg.ListenParts * (cfg.StreamsPer + cfg.PollsPer)
 	var posts atomic.Int64
-	for wave := 0; wave < cfg.Waves; wave++ {
-		want := book.seen.Load() + int64(len(rooms)*perRoom)
-		jobs := make(chan *agreement)
-		var pw sync.WaitGroup
-		for range 8 {
-			pw.Add(1)
-			go func() {
-				defer pw.Done()
-				for a := range jobs {
-					if err := b.postOne(ctx, a, book); err != nil {
-						book.fail("post: " + err.Error())
-					} else {
-						posts.Add(1)
-					}
-				}
-			}()
-		}
-		for _, a := range rooms {
-			jobs <- a
-		}
-		close(jobs)
-		pw.Wait()
-		end := time.Now().Add(10 * time.Second)
-		for book.seen.Load() < want && time.Now().Before(end) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if n := want - book.seen.Load(); n > 0 {
-			res.missed += int(n)
-		}
+	for range cfg.Waves {
+		res.missed += b.wave(ctx, rooms, perRoom, book, &posts)
 	}
 	res.posts = int(posts.Load())
 	book.mu.Lock()
@@ -328,41 +313,89 @@ func (b *bench) listenerPhase(ctx context.Context) error {
 	}
 	cfg.logf("   %d wake-ups: p50 %s, p99 %s, worst %s; %d missed", res.wakes, fmtDur(res.p50), fmtDur(res.p99), fmtDur(res.worst), res.missed)
 
-	// The main append load with the listeners attached, against pgbench.
-	if err := b.cl.quiet(ctx); err != nil {
-		return err
-	}
-	b.pause(ctx)
-	from := b.storedTotal()
-	f, err := b.wrkAppend(ctx, "append-listeners", cfg.Duration)
-	if err != nil {
-		return err
-	}
-	// A listener's request that ends meanwhile (a poll's wait running out)
-	// is counted by /metrics too: it is the listeners', not the load's.
-	for k, v := range f.Unexpected {
-		if strings.HasPrefix(k, "200 (GET ") {
-			delete(f.Unexpected, k)
-			f.Requests -= v
+	// With them still attached, cfg.Rounds append rounds against pgbench,
+	// into the beside rooms (made as the main ones are). Each round starts
+	// with one more wave, not measured: every poll is then sent again
+	// within seconds of the round, and no poll's wait (60 s) runs out
+	// inside it.
+	for r := 1; r <= cfg.Rounds; r++ {
+		_ = b.wave(ctx, rooms, perRoom, book, &posts)
+		for _, side := range sides(r) {
+			if err := b.cl.quiet(ctx); err != nil {
+				return err
+			}
+			b.pause(ctx)
+			name := fmt.Sprintf("%s-r%d", pathListen, r)
+			if side == sideBaseline {
+				f, err := runPgbench(ctx, b.cl, b.logDir, pgbenchRun{
+					Name: name, Script: b.appendSQL, Conns: cfg.Conns, Duration: cfg.Duration,
+					Vars: map[string]string{"agreements": fmt.Sprint(cfg.Agreements), "participants": fmt.Sprint(cfg.Parts)},
+				})
+				if err != nil {
+					return err
+				}
+				b.record(measurement{Path: pathListen, Side: side, Round: r, F: f})
+				continue
+			}
+			from := storedOf(b.world.beside)
+			f, err := b.wrkAppendOf(ctx, name, b.world.beside, cfg.Duration)
+			if err != nil {
+				return err
+			}
+			// A listener's request that ends meanwhile is counted by
+			// /metrics too: it is the listeners', not the load's.
+			for k, v := range f.Unexpected {
+				if strings.HasPrefix(k, "200 (GET ") {
+					delete(f.Unexpected, k)
+					f.Requests -= v
+				}
+			}
+			b.record(measurement{Path: pathListen, Side: side, Round: r, F: f, RoomFrom: from, RoomTo: storedOf(b.world.beside)})
 		}
 	}
-	b.record(measurement{Path: pathListen, Side: sideService, Round: 1, F: f, RoomFrom: from, RoomTo: b.storedTotal()})
-	if err := b.cl.quiet(ctx); err != nil {
-		return err
-	}
-	b.pause(ctx)
-	bf, err := runPgbench(ctx, b.cl, b.logDir, pgbenchRun{
-		Name: "append-listeners", Script: b.appendSQL, Conns: cfg.Conns, Duration: cfg.Duration,
-		Vars: map[string]string{"agreements": fmt.Sprint(cfg.Agreements), "participants": fmt.Sprint(cfg.Parts)},
-	})
-	if err != nil {
-		return err
-	}
-	b.record(measurement{Path: pathListen, Side: sideBaseline, Round: 1, F: bf})
 	res.peakRSS, _ = readPeakRSS(b.svc.pid)
 	res.startRSS = startRSS
 	b.listeners = &res
+	// What the listeners hold and what an append costs beside them, once
+	// every figure above is taken.
+	b.heapProfile(ctx, "listeners")
+	b.profilePass(ctx, pathListen, func(ctx context.Context, name string, d time.Duration) error {
+		_, err := b.wrkAppendOf(ctx, name, b.world.beside, d)
+		return err
+	})
 	return nil
+}
+
+// wave posts once into each of rooms (8 posters) and waits until every
+// listener read its post, or 10 s; it returns how many wake-ups did not
+// come.
+func (b *bench) wave(ctx context.Context, rooms []*agreement, perRoom int, book *wakeBook, posts *atomic.Int64) int {
+	want := book.seen.Load() + int64(len(rooms)*perRoom)
+	jobs := make(chan *agreement)
+	var pw sync.WaitGroup
+	for range 8 {
+		pw.Add(1)
+		go func() {
+			defer pw.Done()
+			for a := range jobs {
+				if err := b.postOne(ctx, a, book); err != nil {
+					book.fail("post: " + err.Error())
+				} else {
+					posts.Add(1)
+				}
+			}
+		}()
+	}
+	for _, a := range rooms {
+		jobs <- a
+	}
+	close(jobs)
+	pw.Wait()
+	end := time.Now().Add(10 * time.Second)
+	for book.seen.Load() < want && time.Now().Before(end) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return int(max(0, want-book.seen.Load()))
 }
 
 // stream holds one event stream open and notes when each event arrives.

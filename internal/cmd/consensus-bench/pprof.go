@@ -124,3 +124,23 @@ func (b *bench) profilePass(ctx context.Context, name string, load func(ctx cont
 		b.note("profile of %s failed: %v", name, err)
 	}
 }
+
+// heapProfile saves the service's heap profile of this moment (what is in
+// use, and what was allocated since it started) as name.heap.pprof.
+func (b *bench) heapProfile(ctx context.Context, name string) {
+	if !b.pprofOK {
+		return
+	}
+	if err := os.MkdirAll(b.cfg.Profiles, 0o755); err != nil {
+		b.note("heap profile of %s failed: %v", name, err)
+		return
+	}
+	file := filepath.Join(b.cfg.Profiles, name+".heap.pprof")
+	if err := fetchTo(ctx, "http://"+b.svc.ops+"/debug/pprof/heap", file, 30*time.Second); err != nil {
+		b.note("heap profile of %s failed: %v", name, err)
+		return
+	}
+	b.mu.Lock()
+	b.profileFiles = append(b.profileFiles, file)
+	b.mu.Unlock()
+}

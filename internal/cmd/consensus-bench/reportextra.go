@@ -64,7 +64,17 @@ func (b *bench) extraMarkdown(w func(format string, args ...any)) {
 	if l := b.listeners; l != nil {
 		w("## Listeners")
 		w("")
-		w("This program holds %d event streams (`GET …/stream`) and %d long polls of the feed (`GET …/events?after=<last seq seen>` with `Prefer: wait=60`, sent again at once after each answer) on one consensusd, over %d rooms of %d participants (each participant %d streams and %d polls, the per-participant bound of 4). Attaching took %s. Then %d waves of one post per room (8 posters): for every listener, the wake-up time is from just before the post was sent to when the listener read the event (the stream's `id:` line, or the poll's answer); the long append run before filled these rooms. %d posts, %d wake-ups measured: p50 %s, p99 %s, worst %s; %d expected wake-ups did not come within 10 s of their wave. Peak RSS %s (RSS %s before attaching). With them still attached, one append round over the main rooms against pgbench (below, `%s`).", l.streams, l.polls, len(b.world.listen), cfg.ListenParts, cfg.StreamsPer, cfg.PollsPer, l.attach.Round(time.Millisecond), cfg.Waves, l.posts, l.wakes, fmtDur(l.p50), fmtDur(l.p99), fmtDur(l.worst), l.missed, kib(l.peakRSS), kib(l.startRSS), pathListen)
+		w("This program holds %d event streams (`GET …/stream`) and %d long polls of the feed (`GET …/events?after=<last seq seen>` with `Prefer: wait=60`, sent again at once after each answer) on one consensusd, over %d rooms of %d participants (each participant %d streams and %d polls, the per-participant bound of 4). Attaching took %s. Then %d waves of one post per room (8 posters): for every listener, the wake-up time is from just before the post was sent to when the listener read the event (the stream's `id:` line, or the poll's answer); the long append run before filled these rooms. %d posts, %d wake-ups measured: p50 %s, p99 %s, worst %s; %d expected wake-ups did not come within 10 s of their wave. Peak RSS %s (RSS %s before attaching), over the waves and the append rounds that follow.", l.streams, l.polls, len(b.world.listen), cfg.ListenParts, cfg.StreamsPer, cfg.PollsPer, l.attach.Round(time.Millisecond), cfg.Waves, l.posts, l.wakes, fmtDur(l.p50), fmtDur(l.p99), fmtDur(l.worst), l.missed, kib(l.peakRSS), kib(l.startRSS))
+		w("")
+		w("With them still attached, %d rounds of the event append against pgbench (`%s`), as the main append rounds run but into %d rooms of %d participants of their own, which nobody listens to (the main rooms' event slots are the main rounds'). Each round starts with one more wave, not measured, so every poll was sent again seconds before it and no poll's wait runs out inside it. The ratio with the listeners is the median of the rounds' ratios, over the main rounds' median.", cfg.Rounds, pathListen, len(b.world.beside), cfg.Parts)
+		w("")
+		lp := pair(b.sel(pathListen, sideService, 0), b.sel(pathListen, sideBaseline, 0))
+		w("| round | service events/s | service latency | pgbench tps | ratio | CPU per append: service, pgbench |")
+		w("| --- | --- | --- | --- | --- | --- |")
+		for _, r := range lp.rounds {
+			x, y := lp.am[r], lp.bm[r]
+			w("| %d | %s | %s | %s | %s | %s, %s |", r, thousands(x.F.ReqPerSec), latF(x.F), thousands(y.F.ReqPerSec), fmtRatio(safeDiv(x.F.ReqPerSec, y.F.ReqPerSec)), fmtDur(x.F.cost()), fmtDur(y.F.cost()))
+		}
 		if len(l.errors) > 0 {
 			w("")
 			w("Listener errors: %v", l.errors)

@@ -53,8 +53,9 @@ func commentText(a int) string {
 type world struct {
 	ags []*agreement // the main rooms
 	// busy: one room per round for the busy-room load; listen: the
-	// listener rooms (extra.go)
-	busy, listen []*agreement
+	// listener rooms; beside: the rooms appended to while the listeners
+	// are attached (extra.go)
+	busy, listen, beside []*agreement
 	byInv        map[string]*participant
 	runID        string
 	keys         atomic.Int64
@@ -74,10 +75,10 @@ func (w *world) invitationOf(u string) *participant {
 	return w.byInv[rest]
 }
 
-// allAgreements is every agreement of the run: the main ones, the busy
-// and the listener rooms.
+// allAgreements is every agreement of the run: the main ones, the busy,
+// the listener and the beside rooms.
 func (w *world) allAgreements() []*agreement {
-	return append(append(slices.Clone(w.ags), w.busy...), w.listen...)
+	return slices.Concat(w.ags, w.busy, w.listen, w.beside)
 }
 
 // every is the participants of every agreement of the run.
