@@ -56,9 +56,9 @@ type world struct {
 	// listener rooms; beside: the rooms appended to while the listeners
 	// are attached (extra.go)
 	busy, listen, beside []*agreement
-	byInv        map[string]*participant
-	runID        string
-	keys         atomic.Int64
+	byInv                map[string]*participant
+	runID                string
+	keys                 atomic.Int64
 }
 
 // invitationOf finds the participant a result's URL belongs to.
