@@ -318,6 +318,13 @@ func (b *bench) listenerPhase(ctx context.Context) error {
 	// with one more wave, not measured: every poll is then sent again
 	// within seconds of the round, and no poll's wait (60 s) runs out
 	// inside it.
+	// Each service load resets VmHWM as it starts (serviceWatch): the
+	// phase's peak is kept across them.
+	keepPeak := func() {
+		if v, err := readPeakRSS(b.svc.pid); err == nil {
+			res.peakRSS = max(res.peakRSS, v)
+		}
+	}
 	for r := 1; r <= cfg.Rounds; r++ {
 		_ = b.wave(ctx, rooms, perRoom, book, &posts)
 		for _, side := range sides(r) {
@@ -338,6 +345,7 @@ func (b *bench) listenerPhase(ctx context.Context) error {
 				continue
 			}
 			from := storedOf(b.world.beside)
+			keepPeak()
 			f, err := b.wrkAppendOf(ctx, name, b.world.beside, cfg.Duration)
 			if err != nil {
 				return err
@@ -353,7 +361,7 @@ func (b *bench) listenerPhase(ctx context.Context) error {
 			b.record(measurement{Path: pathListen, Side: side, Round: r, F: f, RoomFrom: from, RoomTo: storedOf(b.world.beside)})
 		}
 	}
-	res.peakRSS, _ = readPeakRSS(b.svc.pid)
+	keepPeak()
 	res.startRSS = startRSS
 	b.listeners = &res
 	// What the listeners hold and what an append costs beside them, once
