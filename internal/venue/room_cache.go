@@ -373,12 +373,15 @@ func (c *roomCache) snapshot(ctx context.Context, st *store.Store, id uuid.UUID,
 	defer c.mu.Unlock()
 	grown := e.held()
 	if len(added) > 0 {
-		e.events = roomFor(e.events, 1+len(added))
-		if len(e.events) > 0 {
+		base := 0
+		if len(e.events) == 0 {
+			e.events = added // made for the cache, with at most an eighth to spare
+		} else {
+			e.events = roomFor(e.events, 1+len(added))
 			e.events = append(e.events, ',')
+			base = len(e.events)
+			e.events = append(e.events, added...)
 		}
-		base := len(e.events)
-		e.events = append(e.events, added...)
 		e.marks = roomFor(e.marks, len(rs.Events))
 		for i, ev := range rs.Events {
 			e.marks = append(e.marks, eventMark{seq: ev.Seq, id: ev.ID, end: base + ends[i]})

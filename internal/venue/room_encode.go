@@ -39,10 +39,16 @@ func newRevisionBlock(rev store.Revision) (*revisionBlock, error) {
 }
 
 // encodeEvents encodes events as the room shows them, joined by commas, and
-// returns where each one ends in the joined bytes.
+// returns where each one ends in the joined bytes. The bytes are made once,
+// to a size estimated from the events, with at most an eighth to spare (as
+// roomFor grows the cache's): the room cache keeps them as they are. A
+// reconnecting crowd reads hundreds of rooms whole at once, and a buffer
+// grown by doubling, then copied into the cache, had allocated three times
+// what it kept (issue 30: 108 MB of growth and 44 MB of copies, of 730 MB
+// allocated in the 8 s that 4,000 listeners took to attach).
 func encodeEvents(events []store.Event) ([]byte, []int, error) {
-	var buf bytes.Buffer
-	enc := newEncoder(&buf)
+	buf := bytes.NewBuffer(make([]byte, 0, encodedSizeOf(events)))
+	enc := newEncoder(buf)
 	ends := make([]int, 0, len(events))
 	for i, ev := range events {
 		if i > 0 {
@@ -54,7 +60,31 @@ func encodeEvents(events []store.Event) ([]byte, []int, error) {
 		buf.Truncate(buf.Len() - 1) // Encode's newline
 		ends = append(ends, buf.Len())
 	}
-	return buf.Bytes(), ends, nil
+	out := buf.Bytes()
+	if cap(out)-len(out) > len(out)/8 {
+		// The estimate missed (bodies escaped at length, say): what the
+		// cache keeps is not left with the spare room of a buffer grown
+		// past it.
+		out = append(make([]byte, 0, len(out)+len(out)/8), out...)
+	}
+	return out, ends, nil
+}
+
+// eventFixedSize is a little over what an event's JSON takes besides its
+// body, evidence, recipients and signature: the keys, two ids, two hashes,
+// the time, the action and seq (about 360 bytes).
+const eventFixedSize = 400
+
+// encodedSizeOf estimates the joined JSON of events, a little over.
+func encodedSizeOf(events []store.Event) int {
+	n := 0
+	for _, ev := range events {
+		n += eventFixedSize + len(ev.Body) + len(ev.Evidence) + 40*len(ev.To) + 1
+		if ev.Signature != nil {
+			n += 4 * len(ev.Signature) / 3
+		}
+	}
+	return n
 }
 
 // encode is JSON as every response is written: no HTML escaping, no
