@@ -25,7 +25,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	if wait > 0 && len(events.Marks) == 0 && !page.Final {
+	if wait > 0 && events.Len() == 0 && !page.Final {
 		s.hold(w, r, wait, page.Tag, func(w http.ResponseWriter, r *http.Request, p *venue.Principal, changed bool) {
 			if changed {
 				ctx, cancel := s.freshDatabase(r)

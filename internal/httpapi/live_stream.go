@@ -75,7 +75,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	if out.flush() != nil {
 		return
 	}
-	full := len(events.Marks) == venue.FeedMaxLimit
+	full := events.Len() == venue.FeedMaxLimit
 	if leave {
 		if conn, _, end, ok := s.takeConn(w, r); ok {
 			detached = true
@@ -108,7 +108,7 @@ func (st *stream) page(ctx context.Context) (*venue.FeedPage, venue.EncodedEvent
 // send writes the page's events, then the revision and outcome when they
 // changed.
 func (st *stream) send(out *sseWriter, page *venue.FeedPage, events venue.EncodedEvents) {
-	for _, m := range events.Marks {
+	for m := range events.Marks() {
 		out.event(m.Seq, events.JSON[m.Start:m.End], awaits(page.AwaitingReply, m.ID))
 	}
 	st.after = page.Next
@@ -160,7 +160,7 @@ func (st *stream) run(ctx context.Context, out *sseWriter, full bool) {
 		if out.flush() != nil {
 			return
 		}
-		full = len(events.Marks) == venue.FeedMaxLimit
+		full = events.Len() == venue.FeedMaxLimit
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"sort"
 
 	"github.com/google/uuid"
@@ -47,7 +48,7 @@ func (v *Venue) Feed(ctx context.Context, p *Principal, after int64, limit int) 
 	if err != nil {
 		return nil, err
 	}
-	if len(events.Marks) == 0 {
+	if events.Len() == 0 {
 		return page, nil
 	}
 	list := make([]byte, 0, len(events.JSON)+2)
@@ -61,10 +62,12 @@ func (v *Venue) Feed(ctx context.Context, p *Principal, after int64, limit int) 
 // EncodedEvents are events of a page as the room cache holds them, encoded
 // once per room for every reader: JSON is the events' JSON (each an
 // EventView) joined by commas, and Marks say where each one lies. Callers
-// must not modify JSON.
+// must not modify JSON. The marks are read from the room cache's own, so a
+// page costs no copy of them (a reconnecting crowd reads pages of 500).
 type EncodedEvents struct {
 	JSON  []byte
-	Marks []EventMark
+	marks []eventMark // the cache's, one per event of JSON
+	base  int         // where JSON starts in the cached events the marks index
 }
 
 // EventMark is one event of EncodedEvents: its seq and id, and its JSON
@@ -73,6 +76,23 @@ type EventMark struct {
 	Seq        int64
 	ID         uuid.UUID
 	Start, End int
+}
+
+// Len is the number of events.
+func (e EncodedEvents) Len() int { return len(e.marks) }
+
+// Marks yields where each event lies in JSON, in order.
+func (e EncodedEvents) Marks() iter.Seq[EventMark] {
+	return func(yield func(EventMark) bool) {
+		start := 0
+		for _, m := range e.marks {
+			end := m.end - e.base
+			if !yield(EventMark{Seq: m.seq, ID: m.id, Start: start, End: end}) {
+				return
+			}
+			start = end + 1 // past the comma
+		}
+	}
 }
 
 // FeedEncoded is Feed with the events left encoded: page.Events is empty
@@ -103,12 +123,8 @@ func (v *Venue) FeedEncoded(ctx context.Context, p *Principal, after int64, limi
 	if first > 0 {
 		start = marks[first-1].end + 1 // past the comma
 	}
-	out := EncodedEvents{JSON: r.snap.events[start:marks[last-1].end:marks[last-1].end], Marks: make([]EventMark, 0, last-first)}
-	prev := start
-	for _, m := range marks[first:last] {
-		out.Marks = append(out.Marks, EventMark{Seq: m.seq, ID: m.id, Start: prev - start, End: m.end - start})
-		prev = m.end + 1
-	}
+	end := marks[last-1].end
+	out := EncodedEvents{JSON: r.snap.events[start:end:end], marks: marks[first:last:last], base: start}
 	page.Next = marks[last-1].seq
 	return page, out, nil
 }
