@@ -92,17 +92,10 @@ func (c *gatherConn) ReadFrom(r io.Reader) (int64, error) {
 }
 
 // gather starts keeping small writes back; release ends it.
-func (c *gatherConn) gather() {
-	if c != nil {
-		c.gathering = true
-	}
-}
+func (c *gatherConn) gather() { c.gathering = true }
 
 // release ends gathering and sends what it kept.
 func (c *gatherConn) release() error {
-	if c == nil {
-		return nil
-	}
 	c.gathering = false
 	if c.pending == nil {
 		return nil

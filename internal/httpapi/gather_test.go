@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"testing"
@@ -104,9 +105,9 @@ func TestGatherConnReleaseSendsWhatItKept(t *testing.T) {
 	}
 }
 
-// Outside a mark a write goes at once: a stream's flushed event is never
-// held back waiting for a write that may not come.
-func TestGatherConnWritesAtOnceOutsideAMark(t *testing.T) {
+// A connection that is not gathering writes at once: a stream's flushed
+// event is never held back waiting for a write that may not come.
+func TestGatherConnWritesAtOnceWhenNotGathering(t *testing.T) {
 	gc, client := tcpPair(t)
 	if _, err := gc.Write([]byte("event")); err != nil {
 		t.Fatal(err)
@@ -114,10 +115,25 @@ func TestGatherConnWritesAtOnceOutsideAMark(t *testing.T) {
 	if got := arrived(t, client, time.Second); string(got) != "event" {
 		t.Fatalf("got %q", got)
 	}
-	var nilConn *gatherConn // a connection that is not a gatherConn (TLS)
-	nilConn.gather()
-	if err := nilConn.release(); err != nil {
-		t.Fatal(err)
+}
+
+// A 1xx goes out before the answer and is not its status: the answer
+// that follows is recorded, and gathered when it states its length.
+func TestStatusRecorderSkipsInformationalAnswers(t *testing.T) {
+	gc, _ := tcpPair(t)
+	w := httptest.NewRecorder()
+	rec := &statusRecorder{ResponseWriter: w, conn: gc}
+	rec.WriteHeader(http.StatusEarlyHints)
+	if rec.status != 0 || gc.gathering {
+		t.Fatalf("after a 103: status %d, gathering %v", rec.status, gc.gathering)
+	}
+	w.Header().Set("Content-Length", "2")
+	rec.WriteHeader(http.StatusOK)
+	if rec.status != http.StatusOK || !gc.gathering {
+		t.Fatalf("after the 200: status %d, gathering %v", rec.status, gc.gathering)
+	}
+	if err := rec.release(); err != nil || gc.gathering {
+		t.Fatalf("release: %v, gathering %v", err, gc.gathering)
 	}
 }
 

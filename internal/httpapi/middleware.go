@@ -29,8 +29,10 @@ type statusRecorder struct {
 	gathering bool
 }
 
+// WriteHeader records the answer's status, the first one of 200 or more:
+// a 1xx is informational and leaves at once, and the answer comes after.
 func (r *statusRecorder) WriteHeader(code int) {
-	if r.status == 0 {
+	if r.status == 0 && code >= http.StatusOK {
 		r.status = code
 		r.gatherStated()
 	}
@@ -52,9 +54,9 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 }
 
 // gatherStated starts gathering when the answer, about to be written,
-// states its length. A 1xx answer leaves at once, and is not gathered.
+// states its length.
 func (r *statusRecorder) gatherStated() {
-	if r.conn == nil || r.status < http.StatusOK {
+	if r.conn == nil {
 		return
 	}
 	if _, stated := r.ResponseWriter.Header()["Content-Length"]; stated {
