@@ -65,7 +65,7 @@ func encodeEvents(events []store.Event) ([]byte, []int, error) {
 		// The estimate missed (bodies escaped at length, say): what the
 		// cache keeps is not left with the spare room of a buffer grown
 		// past it.
-		out = append(make([]byte, 0, len(out)+len(out)/8), out...)
+		out = append(roomFor([]byte(nil), len(out)), out...)
 	}
 	return out, ends, nil
 }
