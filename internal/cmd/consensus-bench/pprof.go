@@ -56,17 +56,12 @@ func (b *bench) startProfiles(ctx context.Context, name string, seconds int) *pr
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			url := "http://" + b.svc.ops + "/debug/pprof/" + kind.path + "?seconds=" + strconv.Itoa(seconds)
-			file := filepath.Join(b.cfg.Profiles, name+"."+kind.suffix+".pprof")
-			if err := fetchTo(ctx, url, file, time.Duration(seconds+30)*time.Second); err != nil {
+			path := kind.path + "?seconds=" + strconv.Itoa(seconds)
+			if err := b.saveProfile(ctx, path, name+"."+kind.suffix, time.Duration(seconds+30)*time.Second); err != nil {
 				p.mu.Lock()
-				p.errs = append(p.errs, fmt.Errorf("%s: %w", file, err))
+				p.errs = append(p.errs, err)
 				p.mu.Unlock()
-				return
 			}
-			b.mu.Lock()
-			b.profileFiles = append(b.profileFiles, file)
-			b.mu.Unlock()
 		}()
 	}
 	return p
@@ -125,22 +120,30 @@ func (b *bench) profilePass(ctx context.Context, name string, load func(ctx cont
 	}
 }
 
+// saveProfile fetches /debug/pprof/<path> from the service into
+// <name>.pprof among the profiles, and lists the file in the results.
+func (b *bench) saveProfile(ctx context.Context, path, name string, timeout time.Duration) error {
+	file := filepath.Join(b.cfg.Profiles, name+".pprof")
+	if err := fetchTo(ctx, "http://"+b.svc.ops+"/debug/pprof/"+path, file, timeout); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	b.mu.Lock()
+	b.profileFiles = append(b.profileFiles, file)
+	b.mu.Unlock()
+	return nil
+}
+
 // heapProfile saves the service's heap profile of this moment (what is in
 // use, and what was allocated since it started) as name.heap.pprof.
 func (b *bench) heapProfile(ctx context.Context, name string) {
 	if !b.pprofOK {
 		return
 	}
-	if err := os.MkdirAll(b.cfg.Profiles, 0o755); err != nil {
-		b.note("heap profile of %s failed: %v", name, err)
-		return
+	err := os.MkdirAll(b.cfg.Profiles, 0o755)
+	if err == nil {
+		err = b.saveProfile(ctx, "heap", name+".heap", 30*time.Second)
 	}
-	file := filepath.Join(b.cfg.Profiles, name+".heap.pprof")
-	if err := fetchTo(ctx, "http://"+b.svc.ops+"/debug/pprof/heap", file, 30*time.Second); err != nil {
+	if err != nil {
 		b.note("heap profile of %s failed: %v", name, err)
-		return
 	}
-	b.mu.Lock()
-	b.profileFiles = append(b.profileFiles, file)
-	b.mu.Unlock()
 }

@@ -145,8 +145,7 @@ var quietSQL = []struct{ db, sql string }{
 // analyzes what the loads before wrote: autovacuum would otherwise start
 // on its own clock, inside whichever side it falls in (one run caught
 // VACUUM ANALYZE of the events table in the listeners' append round,
-// after the long run's 70,000 inserts). Then it flushes dirty buffers, so
-// an append measurement does not pay for the previous one's checkpoint.
+// after the long run's 70,000 inserts). Then it checkpoints.
 func (c *cluster) quiet(ctx context.Context) error {
 	for _, q := range quietSQL {
 		conn, err := pgx.Connect(ctx, c.url(q.db))
@@ -159,6 +158,12 @@ func (c *cluster) quiet(ctx context.Context) error {
 			return fmt.Errorf("vacuum %s: %w", q.db, err)
 		}
 	}
+	return c.checkpoint(ctx)
+}
+
+// checkpoint flushes dirty buffers, so a measurement does not pay for the
+// previous load's checkpoint.
+func (c *cluster) checkpoint(ctx context.Context) error {
 	_, err := c.admin.Exec(ctx, "CHECKPOINT")
 	return err
 }

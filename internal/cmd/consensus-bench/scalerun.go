@@ -86,7 +86,7 @@ func (b *bench) scalePhase(ctx context.Context, bin string) error {
 		return fmt.Errorf("VACUUM (ANALYZE): %w", err)
 	}
 	sr.vacuum = time.Since(t)
-	if err := b.cl.quiet(ctx); err != nil {
+	if err := b.cl.checkpoint(ctx); err != nil {
 		return err
 	}
 	if sr.sizeAfter, err = b.cl.databaseSize(ctx); err != nil {
