@@ -313,11 +313,6 @@ func (b *bench) listenerPhase(ctx context.Context) error {
 	}
 	cfg.logf("   %d wake-ups: p50 %s, p99 %s, worst %s; %d missed", res.wakes, fmtDur(res.p50), fmtDur(res.p99), fmtDur(res.worst), res.missed)
 
-	// With them still attached, cfg.Rounds append rounds against pgbench,
-	// into the beside rooms (made as the main ones are). Each round starts
-	// with one more wave, not measured: every poll is then sent again
-	// within seconds of the round, and no poll's wait (60 s) runs out
-	// inside it.
 	// Each service load resets VmHWM as it starts (serviceWatch): the
 	// phase's peak is kept across them.
 	keepPeak := func() {
@@ -325,40 +320,28 @@ func (b *bench) listenerPhase(ctx context.Context) error {
 			res.peakRSS = max(res.peakRSS, v)
 		}
 	}
+	// A listener's request that ends meanwhile is counted by /metrics too:
+	// it is the listeners', not the load's.
+	listenersOwn := func(f *figures) {
+		for k, v := range f.Unexpected {
+			if strings.HasPrefix(k, "200 (GET ") {
+				delete(f.Unexpected, k)
+				f.Requests -= v
+			}
+		}
+	}
+	// With them still attached, cfg.Rounds append rounds against pgbench,
+	// into the beside rooms (made as the main ones are). Each round starts
+	// with one more wave, not measured: every poll is then sent again
+	// within seconds of the round, and no poll's wait (60 s) runs out
+	// inside it.
 	for r := 1; r <= cfg.Rounds; r++ {
 		_ = b.wave(ctx, rooms, perRoom, book, &posts)
 		for _, side := range sides(r) {
-			if err := b.cl.quiet(ctx); err != nil {
-				return err
-			}
-			b.pause(ctx)
-			name := fmt.Sprintf("%s-r%d", pathListen, r)
-			if side == sideBaseline {
-				f, err := runPgbench(ctx, b.cl, b.logDir, pgbenchRun{
-					Name: name, Script: b.appendSQL, Conns: cfg.Conns, Duration: cfg.Duration,
-					Vars: map[string]string{"agreements": fmt.Sprint(cfg.Agreements), "participants": fmt.Sprint(cfg.Parts)},
-				})
-				if err != nil {
-					return err
-				}
-				b.record(measurement{Path: pathListen, Side: side, Round: r, F: f})
-				continue
-			}
-			from := storedOf(b.world.beside)
 			keepPeak()
-			f, err := b.wrkAppendOf(ctx, name, b.world.beside, cfg.Duration)
-			if err != nil {
+			if err := b.appendSide(ctx, pathListen, r, side, b.world.beside, listenersOwn); err != nil {
 				return err
 			}
-			// A listener's request that ends meanwhile is counted by
-			// /metrics too: it is the listeners', not the load's.
-			for k, v := range f.Unexpected {
-				if strings.HasPrefix(k, "200 (GET ") {
-					delete(f.Unexpected, k)
-					f.Requests -= v
-				}
-			}
-			b.record(measurement{Path: pathListen, Side: side, Round: r, F: f, RoomFrom: from, RoomTo: storedOf(b.world.beside)})
 		}
 	}
 	keepPeak()

@@ -191,12 +191,38 @@ func (b *bench) flatRounds(ctx context.Context) error {
 	return nil
 }
 
-func (b *bench) storedTotal() int {
-	n := 0
-	for _, a := range b.world.ags {
-		n += int(a.stored.Load())
+// appendSide measures one side of round r of an append load, recorded
+// under path, after quiet and a pause: pgbench's minimal append, or the
+// service's comments into rooms. mend, when not nil, corrects the
+// service's figures before they are recorded.
+func (b *bench) appendSide(ctx context.Context, path string, r int, side string, rooms []*agreement, mend func(*figures)) error {
+	cfg := b.cfg
+	if err := b.cl.quiet(ctx); err != nil {
+		return err
 	}
-	return n
+	b.pause(ctx)
+	name := fmt.Sprintf("%s-r%d", path, r)
+	if side == sideBaseline {
+		f, err := runPgbench(ctx, b.cl, b.logDir, pgbenchRun{
+			Name: name, Script: b.appendSQL, Conns: cfg.Conns, Duration: cfg.Duration,
+			Vars: map[string]string{"agreements": fmt.Sprint(cfg.Agreements), "participants": fmt.Sprint(cfg.Parts)},
+		})
+		if err != nil {
+			return err
+		}
+		b.record(measurement{Path: path, Side: side, Round: r, F: f})
+		return nil
+	}
+	from := storedOf(rooms)
+	f, err := b.wrkAppendOf(ctx, name, rooms, cfg.Duration)
+	if err != nil {
+		return err
+	}
+	if mend != nil {
+		mend(&f)
+	}
+	b.record(measurement{Path: path, Side: side, Round: r, F: f, RoomFrom: from, RoomTo: storedOf(rooms)})
+	return nil
 }
 
 // appendRounds: comments spread over every room (a random room per
@@ -212,27 +238,9 @@ func (b *bench) appendRounds(ctx context.Context) error {
 	}
 	for r := 1; r <= cfg.Rounds; r++ {
 		for _, side := range sides(r) {
-			if err := b.cl.quiet(ctx); err != nil {
+			if err := b.appendSide(ctx, pathAppend, r, side, b.world.ags, nil); err != nil {
 				return err
 			}
-			b.pause(ctx)
-			if side == sideBaseline {
-				f, err := runPgbench(ctx, b.cl, b.logDir, pgbenchRun{
-					Name: fmt.Sprintf("append-r%d", r), Script: b.appendSQL, Conns: cfg.Conns, Duration: cfg.Duration,
-					Vars: map[string]string{"agreements": fmt.Sprint(cfg.Agreements), "participants": fmt.Sprint(cfg.Parts)},
-				})
-				if err != nil {
-					return err
-				}
-				b.record(measurement{Path: pathAppend, Side: side, Round: r, F: f})
-				continue
-			}
-			from := b.storedTotal()
-			f, err := b.wrkAppend(ctx, fmt.Sprintf("append-r%d", r), cfg.Duration)
-			if err != nil {
-				return err
-			}
-			b.record(measurement{Path: pathAppend, Side: side, Round: r, F: f, RoomFrom: from, RoomTo: b.storedTotal()})
 		}
 	}
 	if err := b.cl.quiet(ctx); err != nil {
