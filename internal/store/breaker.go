@@ -54,6 +54,9 @@ func (b *breaker) context() context.Context {
 	defer b.mu.Unlock()
 	if b.tripped == nil {
 		b.tripped, b.trip = context.WithCancel(context.Background())
+		if b.open.Load() {
+			b.trip() // opened before anyone asked
+		}
 	}
 	return b.tripped
 }
