@@ -41,7 +41,7 @@ func (b *bench) extraMarkdown(w func(format string, args ...any)) {
 	if len(bp.rounds) > 0 {
 		w("## One busy room")
 		w("")
-		w("Service: wrk, %d connections, every request a comment into one room (a fresh room of %d participants each round; at %d events per participant it holds %d appends), %s per side. Baseline: the append pgbench script above with its %d clients all on one agreement row (`aid` always 1). Both serialize on one row lock; `CHECKPOINT` before each side.", cfg.Conns, cfg.Parts, eventLimit, cfg.Parts*eventLimit, cfg.BusyDuration, cfg.Conns)
+		w("Service: wrk, %d connections, every request a comment into one room (a fresh room of %d participants each round; at %d events per participant it holds %d appends), %s per side. Baseline: the append pgbench script above with its %d clients all on one agreement row (`aid` always 1). Both serialize on one row lock; before each side, `VACUUM (ANALYZE)` of what the loads wrote and `CHECKPOINT`.", cfg.Conns, cfg.Parts, eventLimit, cfg.Parts*eventLimit, cfg.BusyDuration, cfg.Conns)
 		w("")
 		w("| round | service events/s | service latency | events in the room | pgbench tps | pgbench latency | ratio | CPU per append: service, pgbench |")
 		w("| --- | --- | --- | --- | --- | --- | --- | --- |")
