@@ -144,7 +144,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		HSTS: strings.HasPrefix(cfg.PublicOrigin, "https://"), Requests: metrics, DBTimeout: cfg.DBTimeout, Breaker: st})
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout,
 		WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		ConnContext: api.ConnContext}
+		ConnContext: api.ConnContext, ConnState: api.ConnState}
 	// The API serves on api.Listen's listener: held requests wait outside
 	// net/http and their connections come back through it. For TLS the
 	// daemon makes the TLS listener itself, inside that one, and offers

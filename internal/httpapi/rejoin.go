@@ -23,6 +23,8 @@ type rejoinListener struct {
 
 	mu     sync.Mutex // guards parked, and closing done
 	parked map[net.Conn]parkedConn
+
+	admit *admission // how many connections may be in their first request at once
 }
 
 type acceptResult struct {
@@ -36,12 +38,12 @@ type parkedConn struct {
 	timer *time.Timer
 }
 
-func newRejoinListener(ln net.Listener, idle time.Duration) *rejoinListener {
+func newRejoinListener(ln net.Listener, idle time.Duration, admit *admission) *rejoinListener {
 	if idle <= 0 {
 		idle = 2 * time.Minute
 	}
 	l := &rejoinListener{Listener: ln, idle: idle, accepted: make(chan acceptResult), back: make(chan net.Conn, 64),
-		done: make(chan struct{}), parked: map[net.Conn]parkedConn{}}
+		done: make(chan struct{}), parked: map[net.Conn]parkedConn{}, admit: admit}
 	go l.acceptLoop()
 	return l
 }
@@ -64,8 +66,23 @@ func (l *rejoinListener) acceptLoop() {
 	}
 }
 
-// Accept returns the next new connection or the next rejoining one.
+// Accept returns the next new connection or the next rejoining one, once
+// it may be admitted (admission).
 func (l *rejoinListener) Accept() (net.Conn, error) {
+	if !l.admit.wait(l.done) {
+		return nil, net.ErrClosed
+	}
+	c, err := l.next()
+	if err != nil {
+		l.admit.unused()
+		return nil, err
+	}
+	l.admit.admit(c)
+	return c, nil
+}
+
+// next returns the next new connection or the next rejoining one.
+func (l *rejoinListener) next() (net.Conn, error) {
 	select {
 	case c := <-l.back:
 		return c, nil

@@ -119,10 +119,12 @@ func New(o Options) *Server {
 // http.Server.Serve; for TLS, a tls.NewListener inside it). Through it a
 // held request over HTTP/1.1 waits outside net/http, and its connection
 // comes back to net/http for the client's next request; idle is how long
-// that connection may wait for it (the server's IdleTimeout). Call it once,
-// before serving; without it held requests wait inside their handler.
+// that connection may wait for it (the server's IdleTimeout). It admits
+// connections to net/http a bounded number at a time (admission): set the
+// http.Server's ConnState to s.ConnState. Call it once, before serving;
+// without it held requests wait inside their handler.
 func (s *Server) Listen(ln net.Listener, idle time.Duration) net.Listener {
-	s.rejoin = newRejoinListener(ln, idle)
+	s.rejoin = newRejoinListener(ln, idle, newAdmission(admitAtOnce(), admitFor))
 	return s.rejoin
 }
 

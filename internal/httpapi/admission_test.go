@@ -1,0 +1,166 @@
+package httpapi
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// admissionServer serves handler on a listener admitting at most n
+// connections in their first request at once, each for at most hold, as
+// the daemon serves (ConnState wired); it returns the server's address.
+func admissionServer(t *testing.T, n int, hold time.Duration, handler http.Handler) (*Server, string) {
+	t.Helper()
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{}
+	s.rejoin = newRejoinListener(inner, time.Minute, newAdmission(n, hold))
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: time.Minute, ConnState: s.ConnState}
+	go func() { _ = srv.Serve(s.rejoin) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return s, inner.Addr().String()
+}
+
+// send writes a GET of path on a new connection and returns it, with a
+// channel that gets the status line of its answer.
+func send(t *testing.T, addr, path string) (net.Conn, <-chan string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		got <- line
+	}()
+	return c, got
+}
+
+func answered(t *testing.T, got <-chan string, within time.Duration) string {
+	t.Helper()
+	select {
+	case line := <-got:
+		return line
+	case <-time.After(within):
+		t.Fatalf("no answer within %s", within)
+		return ""
+	}
+}
+
+// A reconnect storm is served a bounded number of connections at a time:
+// the next one starts when one before it is answered.
+func TestAdmissionBoundsFirstRequests(t *testing.T) {
+	release := make(chan struct{})
+	var started atomic.Int32
+	s, addr := admissionServer(t, 2, time.Hour, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started.Add(1)
+		<-release
+	}))
+	var answers []<-chan string
+	for range 3 {
+		_, got := send(t, addr, "/")
+		answers = append(answers, got)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for started.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // time enough for a third to start, were it admitted
+	if n := started.Load(); n != 2 {
+		t.Fatalf("%d requests started, want 2 (the bound)", n)
+	}
+	if n := s.rejoin.admit.admitted(); n != 2 {
+		t.Fatalf("%d connections counted, want 2", n)
+	}
+	release <- struct{}{} // one answer: its connection turns idle and frees a place
+	deadline = time.Now().Add(5 * time.Second)
+	for started.Load() < 3 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := started.Load(); n != 3 {
+		t.Fatalf("%d requests started after one was answered, want 3", n)
+	}
+	close(release)
+	for _, got := range answers {
+		if line := answered(t, got, 5*time.Second); line != "HTTP/1.1 200 OK\r\n" {
+			t.Fatalf("answer %q", line)
+		}
+	}
+}
+
+// A connection leaves the count when its first request is answered (an
+// idle keep-alive connection holds no place), when it is taken from
+// net/http (a held request), or when it closes; a client that connects and
+// sends nothing holds its place only for the admission's hold.
+func TestAdmissionFreesPlaces(t *testing.T) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/take" {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			t.Cleanup(func() { _ = conn.Close() })
+			return // held: nothing is written
+		}
+		_, _ = io.WriteString(w, "ok")
+	})
+	for _, tc := range []struct {
+		name string
+		hold time.Duration
+		// first occupies the one place; the second request must then be served.
+		first func(t *testing.T, addr string)
+	}{
+		{"idle", time.Hour, func(t *testing.T, addr string) {
+			_, got := send(t, addr, "/")
+			answered(t, got, 5*time.Second) // the connection stays open, idle
+		}},
+		{"hijacked", time.Hour, func(t *testing.T, addr string) {
+			_, _ = send(t, addr, "/take")
+		}},
+		{"closed", time.Hour, func(t *testing.T, addr string) {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond) // accepted
+			_ = c.Close()
+		}},
+		{"silent", 100 * time.Millisecond, func(t *testing.T, addr string) {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = c.Close() })
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, addr := admissionServer(t, 1, tc.hold, handler)
+			tc.first(t, addr)
+			_, got := send(t, addr, "/")
+			if line := answered(t, got, 5*time.Second); line != "HTTP/1.1 200 OK\r\n" {
+				t.Fatalf("answer %q", line)
+			}
+			if tc.name != "silent" {
+				deadline := time.Now().Add(5 * time.Second)
+				for s.rejoin.admit.admitted() != 0 && time.Now().Before(deadline) {
+					time.Sleep(5 * time.Millisecond)
+				}
+				if n := s.rejoin.admit.admitted(); n != 0 {
+					t.Fatalf("%d connections still counted", n)
+				}
+			}
+		})
+	}
+}
