@@ -160,6 +160,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		idle = cfg.ReadTimeout // net/http's rule for a keep-alive connection's wait
 	}
 	serving = api.Listen(serving, idle)
+	metrics.WatchAdmitted(api.Admitted)
 	// Held requests and streams answer at once when shutdown begins, so
 	// the grace period is not spent waiting for them.
 	srv.RegisterOnShutdown(hub.Shutdown)

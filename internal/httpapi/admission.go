@@ -16,14 +16,15 @@ import (
 // their memory adds up (issue 30: 4,000 listeners attaching).
 //
 // admission lets a bounded number of connections be in their first
-// request at once; the others wait in the kernel's accept queue, or, for a
-// connection coming back from a held request, in rejoinListener. A
+// request at once; the others wait in the kernel's accept queue. A
 // connection counts from the moment Accept hands it to net/http until its
 // first request is answered (it turns idle), is taken from net/http
 // (hijacked) or its connection closes (Server.ConnState), and at most for
 // admitFor: a client that connects and sends nothing holds its place that
 // long, not until net/http's header timeout. A connection's later requests
-// are not counted.
+// are not counted, nor is a connection coming back from a held request
+// (rejoinListener): its client is already served, and it would otherwise
+// wait behind a storm it is not part of.
 type admission struct {
 	slots chan struct{}
 	hold  time.Duration
@@ -43,20 +44,14 @@ func newAdmission(n int, hold time.Duration) *admission {
 	return &admission{slots: make(chan struct{}, n), hold: hold, in: map[net.Conn]*time.Timer{}}
 }
 
-// wait takes a place, or returns false when done is closed first.
-func (a *admission) wait(done <-chan struct{}) bool {
-	select {
-	case a.slots <- struct{}{}:
-		return true
-	case <-done:
-		return false
-	}
-}
+// place is where a send takes a place; it blocks while every place is
+// taken.
+func (a *admission) place() chan<- struct{} { return a.slots }
 
-// unused gives back a place wait took for no connection.
+// unused gives back a place taken for no connection.
 func (a *admission) unused() { <-a.slots }
 
-// admit counts c in the place wait took, until leave or a.hold.
+// admit counts c in the place taken for it, until leave or a.hold.
 func (a *admission) admit(c net.Conn) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -97,6 +92,15 @@ func (s *Server) ConnState(c net.Conn, state http.ConnState) {
 	case http.StateIdle, http.StateHijacked, http.StateClosed:
 		s.rejoin.admit.leave(c)
 	}
+}
+
+// Admitted is the number of connections in their first request now (0
+// before Listen).
+func (s *Server) Admitted() int {
+	if s.rejoin == nil {
+		return 0
+	}
+	return s.rejoin.admit.admitted()
 }
 
 // admitAtOnce is the number of connections Listen lets be in their first

@@ -164,3 +164,63 @@ func TestAdmissionFreesPlaces(t *testing.T) {
 		})
 	}
 }
+
+// A connection coming back from a held request is served at once, though
+// every place is taken: it is a kept-alive connection's next request.
+func TestAdmissionLetsRejoiningConnectionsIn(t *testing.T) {
+	if !canWatch() {
+		t.Skip("no epoll set here: held requests stay in net/http")
+	}
+	release := make(chan struct{})
+	defer close(release)
+	var s *Server
+	s, addr := admissionServer(t, 1, time.Hour, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/block":
+			<-release
+		case "/hold":
+			d := s.detachHold(w, r)
+			if d == nil {
+				t.Error("not detached")
+				return
+			}
+			go func() {
+				d.w.WriteHeader(http.StatusNoContent)
+				d.finish()
+			}()
+		default:
+			_, _ = io.WriteString(w, "ok")
+		}
+	}))
+	held, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	rd := bufio.NewReader(held)
+	get := func(path string) string {
+		t.Helper()
+		_ = held.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.WriteString(held, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(rd, nil)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp.Status
+	}
+	if st := get("/hold"); st != "204 No Content" {
+		t.Fatalf("held answer %q", st)
+	}
+	_, _ = send(t, addr, "/block") // takes the one place
+	deadline := time.Now().Add(5 * time.Second)
+	for s.rejoin.admit.admitted() != 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if st := get("/"); st != "200 OK" {
+		t.Fatalf("rejoining connection's answer %q", st)
+	}
+}

@@ -66,34 +66,35 @@ func (l *rejoinListener) acceptLoop() {
 	}
 }
 
-// Accept returns the next new connection or the next rejoining one, once
-// it may be admitted (admission).
+// Accept returns the next connection: one coming back from a held request
+// at once (it is a kept-alive connection's next request, which admission
+// does not count), a new one once admission has a place for it.
 func (l *rejoinListener) Accept() (net.Conn, error) {
-	if !l.admit.wait(l.done) {
-		return nil, net.ErrClosed
-	}
-	c, err := l.next()
-	if err != nil {
-		l.admit.unused()
-		return nil, err
-	}
-	l.admit.admit(c)
-	return c, nil
-}
-
-// next returns the next new connection or the next rejoining one.
-func (l *rejoinListener) next() (net.Conn, error) {
 	select {
 	case c := <-l.back:
 		return c, nil
 	default:
 	}
 	select {
-	case r := <-l.accepted:
-		return r.conn, r.err
 	case c := <-l.back:
 		return c, nil
+	case l.admit.place() <- struct{}{}:
 	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	select {
+	case r := <-l.accepted:
+		if r.err != nil {
+			l.admit.unused()
+			return nil, r.err
+		}
+		l.admit.admit(r.conn)
+		return r.conn, nil
+	case c := <-l.back:
+		l.admit.unused()
+		return c, nil
+	case <-l.done:
+		l.admit.unused()
 		return nil, net.ErrClosed
 	}
 }
