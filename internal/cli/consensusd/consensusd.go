@@ -76,7 +76,9 @@ one is wrong. The settings are listed below and in docs/configuration.md.`,
 				// CPU, and keeps the peak RSS of the bench's long append
 				// run near 60 MiB instead of 70, and that of its 4,000
 				// listeners attaching at once near 200-225 MiB, where 50
-				// let it reach 254-276 (docs/operations.md).
+				// let it reach 254-276 (docs/operations.md); admitting
+				// connections a bounded number at a time has since brought
+				// that storm to 181-203 MiB.
 				debug.SetGCPercent(40)
 			}
 			return daemon.Run(c.Context(), cfg, log, daemon.Options{})
