@@ -137,8 +137,13 @@ func TestInTxRetriesADeadlock(t *testing.T) {
 			t.Fatalf("a deadlocked transaction was not retried: %v", err)
 		}
 	}
-	if attempts != 3 {
-		t.Fatalf("%d attempts, want 3 (one retry)", attempts)
+	// Usually PostgreSQL aborts one of the two and its retry commits: three
+	// attempts. Four were seen once, under -race on a loaded machine, after
+	// two deadlock timeouts (2.96 s): what this test holds is that a
+	// deadlock is retried until both commit, not how many times PostgreSQL
+	// found one.
+	if attempts < 3 {
+		t.Fatalf("%d attempts, want at least 3 (a retry)", attempts)
 	}
 }
 
