@@ -187,48 +187,74 @@ type listenerResult struct {
 	wakes           int // listener wake-ups measured
 	missed          int // wake-ups that never came within the wave's time
 	p50, p99, worst time.Duration
-	peakRSS         int64
-	startRSS        int64
-	errors          map[string]int
+	// The wake-ups' p99 by kind (streams, polls), and the posts' own
+	// answer times: a wake-up cannot come before its post commits.
+	p99By            [2]time.Duration
+	postP50, postP99 time.Duration
+	peakRSS          int64
+	startRSS         int64
+	errors           map[string]int
 }
+
+// The kinds of listener, as wakeBook counts them.
+const (
+	kindStream = iota
+	kindPoll
+)
 
 // listener wake-ups: per room, per seq, when the post was sent.
 type wakeBook struct {
 	mu    sync.Mutex
 	sent  map[*agreement]map[int64]time.Time
 	lat   []time.Duration
-	late  map[*agreement]map[int64][]time.Time // arrivals before the post's seq was known
+	latBy [2][]time.Duration                 // lat by kind
+	posts []time.Duration                    // each post's time to its answer
+	late  map[*agreement]map[int64][]arrival // arrivals before the post's seq was known
 	seen  atomic.Int64
 	errs  map[string]int
 	ready atomic.Int64
 }
 
-func (w *wakeBook) arrived(a *agreement, seq int64, at time.Time) {
+// arrival is when a listener of kind read an event.
+type arrival struct {
+	at   time.Time
+	kind int
+}
+
+// woke records one wake-up of a listener of kind; w.mu is held.
+func (w *wakeBook) woke(kind int, d time.Duration) {
+	w.lat = append(w.lat, d)
+	w.latBy[kind] = append(w.latBy[kind], d)
+}
+
+func (w *wakeBook) arrived(a *agreement, seq int64, at time.Time, kind int) {
 	if seq <= a.listenFrom {
 		return // stored before the listeners attached
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if t0, ok := w.sent[a][seq]; ok {
-		w.lat = append(w.lat, at.Sub(t0))
+		w.woke(kind, at.Sub(t0))
 	} else {
 		if w.late[a] == nil {
-			w.late[a] = map[int64][]time.Time{}
+			w.late[a] = map[int64][]arrival{}
 		}
-		w.late[a][seq] = append(w.late[a][seq], at)
+		w.late[a][seq] = append(w.late[a][seq], arrival{at, kind})
 	}
 	w.seen.Add(1)
 }
 
-func (w *wakeBook) posted(a *agreement, seq int64, t0 time.Time) {
+// posted records a post sent at t0 and answered at done.
+func (w *wakeBook) posted(a *agreement, seq int64, t0, done time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.posts = append(w.posts, done.Sub(t0))
 	if w.sent[a] == nil {
 		w.sent[a] = map[int64]time.Time{}
 	}
 	w.sent[a][seq] = t0
-	for _, at := range w.late[a][seq] {
-		w.lat = append(w.lat, at.Sub(t0))
+	for _, ar := range w.late[a][seq] {
+		w.woke(ar.kind, ar.at.Sub(t0))
 	}
 	delete(w.late[a], seq)
 }
@@ -256,7 +282,7 @@ func (b *bench) listenerPhase(ctx context.Context) error {
 	nPolls := len(rooms) * cfg.ListenParts * cfg.PollsPer
 	cfg.logf("== listeners: %d streams and %d held long polls over %d rooms", nStreams, nPolls, len(rooms))
 	res := listenerResult{errors: map[string]int{}}
-	book := &wakeBook{sent: map[*agreement]map[int64]time.Time{}, late: map[*agreement]map[int64][]time.Time{}, errs: res.errors}
+	book := &wakeBook{sent: map[*agreement]map[int64]time.Time{}, late: map[*agreement]map[int64][]arrival{}, errs: res.errors}
 	tr := &http.Transport{MaxIdleConns: 0, MaxIdleConnsPerHost: nStreams + nPolls + 64, DisableCompression: true, IdleConnTimeout: time.Minute}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
@@ -305,13 +331,22 @@ func (b *bench) listenerPhase(ctx context.Context) error {
 	res.posts = int(posts.Load())
 	book.mu.Lock()
 	lat := slices.Clone(book.lat)
+	for k, l := range book.latBy {
+		l = slices.Clone(l)
+		slices.Sort(l)
+		res.p99By[k] = quantile(l, 0.99)
+	}
+	answered := slices.Clone(book.posts)
 	book.mu.Unlock()
+	slices.Sort(answered)
+	res.postP50, res.postP99 = quantile(answered, 0.5), quantile(answered, 0.99)
 	slices.Sort(lat)
 	res.wakes = len(lat)
 	if len(lat) > 0 {
 		res.p50, res.p99, res.worst = quantile(lat, 0.5), quantile(lat, 0.99), lat[len(lat)-1]
 	}
-	cfg.logf("   %d wake-ups: p50 %s, p99 %s, worst %s; %d missed", res.wakes, fmtDur(res.p50), fmtDur(res.p99), fmtDur(res.worst), res.missed)
+	cfg.logf("   %d wake-ups: p50 %s, p99 %s, worst %s; %d missed; p99 of streams %s, of polls %s; posts answered in p50 %s, p99 %s", res.wakes, fmtDur(res.p50), fmtDur(res.p99), fmtDur(res.worst), res.missed,
+		fmtDur(res.p99By[kindStream]), fmtDur(res.p99By[kindPoll]), fmtDur(res.postP50), fmtDur(res.postP99))
 
 	// Each service load resets VmHWM as it starts (serviceWatch): the
 	// phase's peak is kept across them.
@@ -423,7 +458,7 @@ func (b *bench) stream(ctx context.Context, c *http.Client, p *participant, book
 			}
 			if v, ok := strings.CutPrefix(line, "id: "); ok {
 				if seq, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-					book.arrived(p.agreement, seq, time.Now())
+					book.arrived(p.agreement, seq, time.Now(), kindStream)
 				}
 			}
 		}
@@ -472,7 +507,7 @@ func (b *bench) poll(ctx context.Context, c *http.Client, p *participant, book *
 			continue
 		}
 		for _, e := range page.Events {
-			book.arrived(p.agreement, e.Seq, at)
+			book.arrived(p.agreement, e.Seq, at, kindPoll)
 		}
 		last = max(last, page.Next)
 	}
@@ -495,6 +530,7 @@ func (b *bench) postOne(ctx context.Context, a *agreement, book *wakeBook) error
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	done := time.Now()
 	if resp.StatusCode != http.StatusCreated {
 		return fmt.Errorf("%d", resp.StatusCode)
 	}
@@ -507,6 +543,6 @@ func (b *bench) postOne(ctx context.Context, a *agreement, book *wakeBook) error
 		return fmt.Errorf("append answer without seq: %.100s", raw)
 	}
 	a.stored.Add(1)
-	book.posted(a, ev.Event.Seq, t0)
+	book.posted(a, ev.Event.Seq, t0, done)
 	return nil
 }
