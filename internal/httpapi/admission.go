@@ -55,10 +55,6 @@ func (a *admission) unused() { <-a.slots }
 func (a *admission) admit(c net.Conn) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if t, ok := a.in[c]; ok { // admitted before and not left: keep one place
-		t.Stop()
-		<-a.slots
-	}
 	a.in[c] = time.AfterFunc(a.hold, func() { a.leave(c) })
 }
 

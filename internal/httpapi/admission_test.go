@@ -27,6 +27,12 @@ func admissionServer(t *testing.T, n int, hold time.Duration, handler http.Handl
 	return s, inner.Addr().String()
 }
 
+// writeGet writes a GET of path on c.
+func writeGet(c net.Conn, path string) error {
+	_, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+	return err
+}
+
 // send writes a GET of path on a new connection and returns it, with a
 // channel that gets the status line of its answer.
 func send(t *testing.T, addr, path string) (net.Conn, <-chan string) {
@@ -36,7 +42,7 @@ func send(t *testing.T, addr, path string) (net.Conn, <-chan string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+	if err := writeGet(c, path); err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan string, 1)
@@ -201,7 +207,7 @@ func TestAdmissionLetsRejoiningConnectionsIn(t *testing.T) {
 	get := func(path string) string {
 		t.Helper()
 		_ = held.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := io.WriteString(held, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		if err := writeGet(held, path); err != nil {
 			t.Fatal(err)
 		}
 		resp, err := http.ReadResponse(rd, nil)
