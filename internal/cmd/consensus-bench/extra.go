@@ -206,8 +206,7 @@ const (
 type wakeBook struct {
 	mu    sync.Mutex
 	sent  map[*agreement]map[int64]time.Time
-	lat   []time.Duration
-	latBy [2][]time.Duration                 // lat by kind
+	lat   [2][]time.Duration                 // wake-ups, by kind
 	posts []time.Duration                    // each post's time to its answer
 	late  map[*agreement]map[int64][]arrival // arrivals before the post's seq was known
 	seen  atomic.Int64
@@ -223,8 +222,7 @@ type arrival struct {
 
 // woke records one wake-up of a listener of kind; w.mu is held.
 func (w *wakeBook) woke(kind int, d time.Duration) {
-	w.lat = append(w.lat, d)
-	w.latBy[kind] = append(w.latBy[kind], d)
+	w.lat[kind] = append(w.lat[kind], d)
 }
 
 func (w *wakeBook) arrived(a *agreement, seq int64, at time.Time, kind int) {
@@ -330,8 +328,8 @@ func (b *bench) listenerPhase(ctx context.Context) error {
 	}
 	res.posts = int(posts.Load())
 	book.mu.Lock()
-	lat := slices.Clone(book.lat)
-	for k, l := range book.latBy {
+	lat := slices.Concat(book.lat[:]...)
+	for k, l := range book.lat {
 		l = slices.Clone(l)
 		slices.Sort(l)
 		res.p99By[k] = quantile(l, 0.99)
