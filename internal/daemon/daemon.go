@@ -159,7 +159,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	if idle <= 0 {
 		idle = cfg.ReadTimeout // net/http's rule for a keep-alive connection's wait
 	}
-	serving = api.Listen(serving, idle)
+	serving = api.Listen(serving, idle, cfg.ReadHeaderTimeout)
 	metrics.WatchAdmitted(api.Admitted)
 	// Held requests and streams answer at once when shutdown begins, so
 	// the grace period is not spent waiting for them.

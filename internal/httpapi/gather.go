@@ -117,7 +117,7 @@ type gatherKey struct{}
 // ConnContext is the http.Server's ConnContext of a server serving on
 // Listen's listener: it lets front reach its connection's gatherConn.
 func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {
-	if gc, ok := c.(*gatherConn); ok {
+	if gc := plainConn(c); gc != nil {
 		return context.WithValue(ctx, gatherKey{}, gc)
 	}
 	return ctx

@@ -203,7 +203,7 @@ func TestFrontGathersAnswersOfStatedLength(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: s.front(mux), ReadHeaderTimeout: time.Second, ConnContext: s.ConnContext}
-	go func() { _ = srv.Serve(s.Listen(inner, time.Minute)) }()
+	go func() { _ = srv.Serve(s.Listen(inner, time.Minute, 0)) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	c := &http.Client{Timeout: 10 * time.Second}
 	get := func(path string) *http.Response {

@@ -73,7 +73,7 @@ func TestDetachedConnectionRejoins(t *testing.T) {
 				client.TLSClientConfig = &tls.Config{RootCAs: roots, ServerName: "localhost"}
 				client.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // HTTP/1.1
 			}
-			go func() { _ = srv.Serve(s.Listen(ln, time.Minute)) }()
+			go func() { _ = srv.Serve(s.Listen(ln, time.Minute, 0)) }()
 			t.Cleanup(func() { _ = srv.Close() })
 			base := "http://" + inner.Addr().String()
 			if tc.tls {

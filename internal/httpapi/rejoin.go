@@ -25,6 +25,12 @@ type rejoinListener struct {
 	parked map[net.Conn]parkedConn
 
 	admit *admission // how many connections may be in their first request at once
+
+	// serve, when set, takes a plain TCP connection whose client sent its
+	// next request (Server.serveParked), on a goroutine it starts; headWait
+	// bounds its reading of the request's head.
+	serve    func(net.Conn)
+	headWait time.Duration
 }
 
 type acceptResult struct {
@@ -43,7 +49,7 @@ func newRejoinListener(ln net.Listener, idle time.Duration, admit *admission) *r
 		idle = 2 * time.Minute
 	}
 	l := &rejoinListener{Listener: ln, idle: idle, accepted: make(chan acceptResult), back: make(chan net.Conn, 64),
-		done: make(chan struct{}), parked: map[net.Conn]parkedConn{}, admit: admit}
+		done: make(chan struct{}), parked: map[net.Conn]parkedConn{}, admit: admit, headWait: 10 * time.Second}
 	go l.acceptLoop()
 	return l
 }
@@ -156,8 +162,9 @@ func (l *rejoinListener) park(conn net.Conn) {
 	l.parked[conn] = parkedConn{stop: stop, timer: time.AfterFunc(l.idle, func() { l.unpark(conn, false) })}
 }
 
-// unpark ends conn's wait: ready, it rejoins net/http (which reads what
-// the client sent, or finds it closed); otherwise it is closed.
+// unpark ends conn's wait: ready, it goes to serve or rejoins net/http
+// (which reads what the client sent, or finds it closed); otherwise it is
+// closed.
 func (l *rejoinListener) unpark(conn net.Conn, ready bool) {
 	l.mu.Lock()
 	p, ok := l.parked[conn]
@@ -173,12 +180,20 @@ func (l *rejoinListener) unpark(conn net.Conn, ready bool) {
 		return
 	}
 	// Under the lock, so Close either finds conn in back when it drains
-	// it, or has closed done first.
+	// it, or has closed done first; and serve counts conn (for
+	// WaitDetached) before Close returns, as net/http's Shutdown, which
+	// runs before WaitDetached, ends by closing its listeners.
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	select {
-	case <-l.done:
+	if l.closing() {
 		_ = conn.Close()
+		return
+	}
+	if l.serve != nil && plainConn(conn) != nil {
+		l.serve(conn)
+		return
+	}
+	select {
 	case l.back <- conn:
 	default:
 		go l.rejoin(conn) // not on the epoll set's goroutine

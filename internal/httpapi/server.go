@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -39,8 +40,11 @@ type Server struct {
 	// leave net/http while they wait (detachedHold).
 	rejoin *rejoinListener
 	// detached counts the streams and held requests that left net/http,
-	// for WaitDetached.
+	// and the requests served off it (rehold.go), for WaitDetached.
 	detached sync.WaitGroup
+	// reholding is what serving a parked connection's next request takes,
+	// once Handler has built it.
+	reholding atomic.Pointer[reholdRoutes]
 }
 
 // Breaker remembers that the database stopped answering (the store).
@@ -118,13 +122,26 @@ func New(o Options) *Server {
 // Listen wraps the listener the server will accept on (serve it with
 // http.Server.Serve; for TLS, a tls.NewListener inside it). Through it a
 // held request over HTTP/1.1 waits outside net/http, and its connection
-// comes back to net/http for the client's next request; idle is how long
-// that connection may wait for it (the server's IdleTimeout). It admits
-// connections to net/http a bounded number at a time (admission): set the
-// http.Server's ConnState to s.ConnState. Call it once, before serving;
-// without it held requests wait inside their handler.
-func (s *Server) Listen(ln net.Listener, idle time.Duration) net.Listener {
+// waits for the client's next request; idle is how long it may wait (the
+// server's IdleTimeout). That request comes back to net/http, or, when it
+// is another held read, is served off it (rehold.go): readHeader bounds
+// the reading of its head there, as the server's ReadHeaderTimeout does
+// in net/http (zero: 10 seconds). It admits connections to net/http a
+// bounded number at a time (admission): set the http.Server's ConnState to
+// s.ConnState. Call it once, before serving; without it held requests wait
+// inside their handler.
+func (s *Server) Listen(ln net.Listener, idle, readHeader time.Duration) net.Listener {
 	s.rejoin = newRejoinListener(ln, idle, newAdmission(admitAtOnce(), admitFor))
+	if readHeader > 0 {
+		s.rejoin.headWait = readHeader
+	}
+	s.rejoin.serve = func(conn net.Conn) {
+		s.detached.Add(1)
+		go func() {
+			defer s.detached.Done()
+			s.serveParked(conn)
+		}()
+	}
 	return s.rejoin
 }
 
@@ -162,7 +179,15 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
 		s.writeProblem(w, req, &Error{Code: ProblemMethodNotAllowed, Detail: "this route does not accept " + req.Method})
 	})
-	s.mount(r, s.routes())
+	table := s.routes()
+	s.mount(r, table)
+	holds := chi.NewRouter()
+	for _, rt := range table {
+		if rt.Holds {
+			holds.Get(rt.Pattern, http.NotFound)
+		}
+	}
+	s.setRehold(r, holds)
 	return r
 }
 
