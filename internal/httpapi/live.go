@@ -6,9 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
-	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/live"
 	"github.com/consensus-md/consensus/internal/venue"
 )
@@ -60,21 +57,13 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request, p *venue.Principal
 	return waiter
 }
 
-// heldCredential is what checking a waiting reader's participant
-// credential again takes, copied out of its request: a detached stream
-// outlives the request, and chi reuses the request's route context.
-type heldCredential struct{ family, invitation, token string }
-
-func heldCredentialOf(r *http.Request) heldCredential {
-	return heldCredential{family: familyFrom(r.Context()), invitation: chi.URLParam(r, agentroute.IDParam), token: credential(r, venue.SchemeParticipant)}
-}
-
-// reauthenticate checks c again, for a woken reader, within the database
-// bound: a revoked token is *venue.UnauthorizedError now.
-func (s *Server) reauthenticate(ctx context.Context, c heldCredential) (*venue.Principal, error) {
+// reauthenticate checks p's credential again, for a woken reader, within
+// the database bound: a revoked token is *venue.UnauthorizedError now. The
+// principal it returns holds the room's state as of now.
+func (s *Server) reauthenticate(ctx context.Context, p *venue.Principal) (*venue.Principal, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.dbTimeout)
 	defer cancel()
-	return s.venue.AuthParticipant(ctx, c.family, c.invitation, c.token)
+	return s.venue.Recheck(ctx, p)
 }
 
 // heldAnswer writes a held request's answer once its wait is over: p is
@@ -92,11 +81,10 @@ func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration
 	if waiter == nil {
 		return
 	}
-	c := heldCredentialOf(r)
 	run := func(w http.ResponseWriter, r *http.Request) {
 		defer waiter.Leave()
 		ctx := requestContext(r)
-		p, changed, err := s.awaitChange(ctx, waiter, p, wait, tag, func() (*venue.Principal, error) { return s.reauthenticate(ctx, c) })
+		p, changed, err := s.awaitChange(ctx, waiter, p, wait, tag, func(p *venue.Principal) (*venue.Principal, error) { return s.reauthenticate(ctx, p) })
 		if err != nil {
 			s.handleHoldFailure(w, r, err)
 			return
@@ -118,7 +106,7 @@ func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration
 // reader's room tag is tag, checking the credential again (reauthenticate)
 // before each comparison. It returns as hold does.
 func (s *Server) awaitChange(ctx context.Context, waiter *live.Waiter, p *venue.Principal, wait time.Duration, tag venue.RoomTag,
-	reauthenticate func() (*venue.Principal, error)) (*venue.Principal, bool, error) {
+	reauthenticate func(*venue.Principal) (*venue.Principal, error)) (*venue.Principal, bool, error) {
 	timeout := time.NewTimer(wait)
 	defer timeout.Stop()
 	// A change committed between the first read and joining the hub is not
@@ -127,7 +115,7 @@ func (s *Server) awaitChange(ctx context.Context, waiter *live.Waiter, p *venue.
 	for {
 		if check {
 			var err error
-			if p, err = reauthenticate(); err != nil {
+			if p, err = reauthenticate(p); err != nil {
 				return nil, false, err
 			}
 			if s.venue.RoomTag(p) != tag {

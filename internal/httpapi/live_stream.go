@@ -46,7 +46,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 			waiter.Leave()
 		}
 	}()
-	st := &stream{s: s, p: p, waiter: waiter, after: after, cred: heldCredentialOf(r)}
+	st := &stream{s: s, p: p, waiter: waiter, after: after}
 	// The first page is read before the status is sent: a failed read is
 	// its problem (503 with Retry-After, say), not a 200 whose body ends at
 	// once, which a client could not tell from a stream the server closed.
@@ -95,7 +95,6 @@ type stream struct {
 	after    int64 // the last seq sent
 	outcome  string
 	revision int
-	cred     heldCredential
 }
 
 // page reads the next page with a fresh database bound.
@@ -133,7 +132,7 @@ func (st *stream) run(ctx context.Context, out *sseWriter, full bool) {
 		for waiting := !full; waiting; {
 			select {
 			case <-st.waiter.Changed():
-				p, err := st.s.reauthenticate(ctx, st.cred)
+				p, err := st.s.reauthenticate(ctx, st.p)
 				if err != nil {
 					return
 				}

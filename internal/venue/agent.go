@@ -374,18 +374,24 @@ func (v *Venue) AuthParticipant(ctx context.Context, kind, invitationID, token s
 	return v.authParticipant(ctx, NewParticipantCredential(kind, invitationID, token))
 }
 
+// Recheck checks again the credential p was authenticated with, as
+// AuthParticipant did (a reader that waited checks it once woken): the
+// principal it returns holds the agreement's state as of now.
+func (v *Venue) Recheck(ctx context.Context, p *Principal) (*Principal, error) {
+	return v.authParticipant(ctx, p.credential())
+}
+
 func (v *Venue) authParticipant(ctx context.Context, c ParticipantCredential) (*Principal, error) {
-	unauthorized := &UnauthorizedError{Scheme: SchemeParticipant}
 	o, err := v.tokenOwner(ctx, c.tokenHash)
 	if err != nil {
 		if errors.Is(err, room.ErrNotFound) {
-			return nil, unauthorized
+			return nil, &UnauthorizedError{Scheme: SchemeParticipant}
 		}
 		// The database failed: that is not a bad credential.
 		return nil, fmt.Errorf("venue: authenticate participant: %w", err)
 	}
 	if o.InvitationID != c.invitationID || o.RevokedAt != nil || o.Kind != c.kind || !secret.Equal(o.TokenHash, c.tokenHash) {
-		return nil, unauthorized
+		return nil, &UnauthorizedError{Scheme: SchemeParticipant}
 	}
 	v.rooms().learnAgreement(o.InvitationID, o.AgreementID)
 	return principalFrom(o, c.tokenHash), nil
