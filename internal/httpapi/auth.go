@@ -90,6 +90,9 @@ func (s *Server) requireSession(next http.Handler) http.Handler {
 // participantFrom.
 func (s *Server) requireParticipant(next http.Handler) http.Handler {
 	return authenticate(s, venue.SchemeParticipant, participantKey{}, func(ctx context.Context, id, token string) (*venue.Principal, error) {
+		if i := infoFrom(ctx); i != nil {
+			i.hubMark, i.marked = s.hub.Mark(), true
+		}
 		return s.venue.AuthParticipant(ctx, familyFrom(ctx), id, token)
 	}, next)
 }

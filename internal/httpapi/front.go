@@ -25,6 +25,10 @@ type requestInfo struct {
 	// authenticated, under the key its reader asks for (principal): kept
 	// here rather than in a context value, which would copy the request.
 	authKey, auth any
+	// hubMark is the live hub's Mark taken before the participant
+	// credential's lookup (marked), for a held request (hold).
+	hubMark uint64
+	marked  bool
 
 	// A handler whose work outlives ServeHTTP (a stream taken from
 	// net/http) detaches the request: it stays in flight, and is observed

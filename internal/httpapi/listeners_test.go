@@ -21,9 +21,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/fwtest"
+	"github.com/consensus-md/consensus/internal/httpapi"
 	"github.com/consensus-md/consensus/internal/ingest"
+	"github.com/consensus-md/consensus/internal/live"
 	"github.com/consensus-md/consensus/internal/servertest"
 )
 
@@ -621,5 +625,64 @@ func TestRevocationEndsStreamAndPoll(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stream outlived the revocation by 10 s")
+	}
+}
+
+// A post committed after a held read's credential lookup read the room,
+// and heard before the read joined the hub, answers the read at once: it
+// is not left waiting for a change that already came.
+func TestChangeBeforeJoiningAnswersAHeldRead(t *testing.T) {
+	t.Parallel()
+	s := servertest.New(t, servertest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r := setUpListenerRooms(ctx, t, s, 1, 2)[0]
+	reader, poster := r.parts[0], r.parts[1]
+	var once sync.Once
+	httpapi.BeforeJoin(t, uuid.MustParse(r.id), func(hub *live.Hub) {
+		once.Do(func() {
+			mark := hub.Mark()
+			body, _ := json.Marshal(map[string]any{"action": "comment", "body": "Before the join.", "revision": r.rev, "digest": r.digest})
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/api/v1/agent/invitations/"+poster.inv+"/events", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Consensus-Participant "+poster.token)
+			req.Header.Set("Idempotency-Key", "before-the-join")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Errorf("post: %v", err)
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated {
+				t.Errorf("post: %d", resp.StatusCode)
+				return
+			}
+			for !hub.ChangedSince(uuid.MustParse(r.id), mark) {
+				if ctx.Err() != nil {
+					t.Error("the hub never heard of the post")
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+	})
+	host := strings.TrimPrefix(s.URL, "http://")
+	conn, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	if err := sendGet(conn, host, "/api/v1/agent/invitations/"+reader.inv+"/events?after=0", reader.token, "Prefer", "wait=20"); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	if took := time.Since(start); resp.StatusCode != http.StatusOK || !strings.Contains(string(raw), "Before the join.") || took > 10*time.Second {
+		t.Fatalf("the held read answered %d after %s: %.300s", resp.StatusCode, took, raw)
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/live"
 	"github.com/consensus-md/consensus/internal/venue"
@@ -77,14 +80,24 @@ type heldAnswer func(w http.ResponseWriter, r *http.Request, p *venue.Principal,
 // net/http (detachHold), and hold returns before it is answered.
 func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration, tag venue.RoomTag, answer heldAnswer) {
 	p := participantFrom(r.Context())
+	if h := beforeJoin.Load(); h != nil && h.agreementID == p.AgreementID {
+		h.f(s.hub)
+	}
 	waiter := s.join(w, r, p)
 	if waiter == nil {
 		return
 	}
+	// The credential's lookup read the room's state: unless the hub heard
+	// of a change to the room since just before it, that state still
+	// holds, and a change from now on wakes the waiter.
+	recheck := true
+	if i := infoFrom(r.Context()); i != nil && i.marked {
+		recheck = s.hub.ChangedSince(p.AgreementID, i.hubMark)
+	}
 	run := func(w http.ResponseWriter, r *http.Request) {
 		defer waiter.Leave()
 		ctx := requestContext(r)
-		p, changed, err := s.awaitChange(ctx, waiter, p, wait, tag, func(p *venue.Principal) (*venue.Principal, error) { return s.reauthenticate(ctx, p) })
+		p, changed, err := s.awaitChange(ctx, waiter, p, wait, tag, recheck, func(p *venue.Principal) (*venue.Principal, error) { return s.reauthenticate(ctx, p) })
 		if err != nil {
 			s.handleHoldFailure(w, r, err)
 			return
@@ -102,27 +115,36 @@ func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration
 	run(w, r)
 }
 
+// beforeJoin, set by tests only, runs in hold before a held read of its
+// agreement joins the hub.
+var beforeJoin atomic.Pointer[joinHook]
+
+type joinHook struct {
+	agreementID uuid.UUID
+	f           func(*live.Hub)
+}
+
 // awaitChange waits, joined to the hub as waiter, for up to wait while the
 // reader's room tag is tag, checking the credential again (reauthenticate)
-// before each comparison. It returns as hold does.
+// before each comparison. A change committed between the first read and
+// joining the hub is not signalled: with recheck it looks once more now
+// that it would be; without, the caller knows p's state still holds and
+// only the room's deadline is looked at. It returns as hold does.
 func (s *Server) awaitChange(ctx context.Context, waiter *live.Waiter, p *venue.Principal, wait time.Duration, tag venue.RoomTag,
-	reauthenticate func(*venue.Principal) (*venue.Principal, error)) (*venue.Principal, bool, error) {
+	recheck bool, reauthenticate func(*venue.Principal) (*venue.Principal, error)) (*venue.Principal, bool, error) {
 	timeout := time.NewTimer(wait)
 	defer timeout.Stop()
-	// A change committed between the first read and joining the hub is not
-	// signalled: look once more now that it would be.
-	check := true
 	for {
-		if check {
+		if recheck {
 			var err error
 			if p, err = reauthenticate(p); err != nil {
 				return nil, false, err
 			}
-			if s.venue.RoomTag(p) != tag {
-				return p, true, nil
-			}
 		}
-		check = true
+		recheck = true
+		if s.venue.RoomTag(p) != tag {
+			return p, true, nil
+		}
 		select {
 		case <-waiter.Changed():
 		case <-s.deadlineTimer(p):

@@ -67,7 +67,7 @@ func (s *Server) mcpWait(ctx context.Context, p *venue.Principal, tag venue.Room
 	defer waiter.Leave()
 	holdDeadline(x.w, wait+holdSlack)
 	token := credential(x.r, venue.SchemeParticipant)
-	return s.awaitChange(ctx, waiter, p, wait, tag, func(*venue.Principal) (*venue.Principal, error) {
+	return s.awaitChange(ctx, waiter, p, wait, tag, true, func(*venue.Principal) (*venue.Principal, error) {
 		fresh, cancel := s.freshDatabase(x.r)
 		defer cancel()
 		return s.authAgentToken(fresh, token)

@@ -34,7 +34,18 @@ type Hub struct {
 	// changed, when set, hears of every change to a room with readers
 	// (see OnRoomChanged).
 	changed func(agreementID uuid.UUID)
+
+	// seq counts the changes heard (RoomChanged, RoomsResumed); changedAt
+	// holds the count at the last change of each room changed since the
+	// count was forgotten; a room not in it last changed then or before
+	// (ChangedSince).
+	seq, forgotten uint64
+	changedAt      map[uuid.UUID]uint64
 }
+
+// rememberedRooms bounds changedAt: past it, what it holds is forgotten,
+// and a reader that marked before then checks its room again.
+const rememberedRooms = 4096
 
 // New returns a hub admitting perParticipant readers per participant and
 // perReplica in all; zero or less means the defaults.
@@ -46,7 +57,39 @@ func New(perParticipant, perReplica int) *Hub {
 		perReplica = DefaultPerReplica
 	}
 	return &Hub{perParticipant: perParticipant, perReplica: perReplica,
-		rooms: map[uuid.UUID]map[*Waiter]struct{}{}, byPerson: map[uuid.UUID]int{}, closed: make(chan struct{})}
+		rooms: map[uuid.UUID]map[*Waiter]struct{}{}, byPerson: map[uuid.UUID]int{}, closed: make(chan struct{}),
+		changedAt: map[uuid.UUID]uint64{}}
+}
+
+// Mark is where the hub's count of changes stands. Take it before reading
+// a room's state, and after joining ask ChangedSince: a change committed
+// after the read is then either heard by ChangedSince or signalled to the
+// waiter.
+func (h *Hub) Mark() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seq
+}
+
+// ChangedSince reports whether a change to agreementID may have been heard
+// since mark was taken: true when one was, or when the hub no longer
+// knows (it forgot, or rooms resumed after changes went unannounced).
+func (h *Hub) ChangedSince(agreementID uuid.UUID, mark uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.forgotten > mark || h.changedAt[agreementID] > mark
+}
+
+// heardLocked counts a change to agreementID (uuid.Nil: to every room).
+func (h *Hub) heardLocked(agreementID uuid.UUID) {
+	h.seq++
+	if agreementID == uuid.Nil || len(h.changedAt) >= rememberedRooms {
+		// Forgotten: a mark taken before this change cannot tell.
+		h.forgotten = h.seq
+		clear(h.changedAt)
+		return
+	}
+	h.changedAt[agreementID] = h.seq
 }
 
 // Waiter is one waiting reader of one agreement. Its channel holds at most
@@ -119,6 +162,7 @@ func (w *Waiter) signal() {
 // function when there were any.
 func (h *Hub) RoomChanged(agreementID uuid.UUID) {
 	h.mu.Lock()
+	h.heardLocked(agreementID)
 	set := h.rooms[agreementID]
 	for w := range set {
 		w.signal()
@@ -145,6 +189,7 @@ func (h *Hub) OnRoomChanged(f func(agreementID uuid.UUID)) {
 func (h *Hub) RoomsResumed() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.heardLocked(uuid.Nil)
 	for _, set := range h.rooms {
 		for w := range set {
 			w.signal()

@@ -93,3 +93,43 @@ func TestHubTellsOfChangesToRoomsWithReaders(t *testing.T) {
 		t.Fatalf("told of a change to a room without readers: %v", heard)
 	}
 }
+
+// ChangedSince tells a reader whether its room changed between its mark
+// and now, and says yes whenever the hub cannot tell: after it forgot
+// (past rememberedRooms rooms) and after rooms resumed.
+func TestHubChangedSince(t *testing.T) {
+	t.Parallel()
+	h := New(0, 0)
+	room, other := uuid.New(), uuid.New()
+	mark := h.Mark()
+	if h.ChangedSince(room, mark) {
+		t.Fatal("a room nobody changed changed")
+	}
+	h.RoomChanged(room)
+	if !h.ChangedSince(room, mark) || h.ChangedSince(other, mark) {
+		t.Fatal("one room's change is not told apart from another's")
+	}
+	after := h.Mark()
+	if h.ChangedSince(room, after) {
+		t.Fatal("a change before the mark counts after it")
+	}
+
+	for range rememberedRooms {
+		h.RoomChanged(uuid.New())
+	}
+	if !h.ChangedSince(other, after) {
+		t.Fatal("past what the hub remembers, a room reads unchanged")
+	}
+	late := h.Mark()
+	if h.ChangedSince(other, late) {
+		t.Fatal("a mark taken after the hub forgot cannot tell")
+	}
+
+	h.RoomsResumed()
+	if !h.ChangedSince(other, late) {
+		t.Fatal("rooms resumed, and a room reads unchanged")
+	}
+	if h.ChangedSince(other, h.Mark()) {
+		t.Fatal("a mark taken after rooms resumed cannot tell")
+	}
+}
