@@ -205,8 +205,10 @@ const (
 // listener wake-ups: per room, per seq, when the post was sent.
 type wakeBook struct {
 	mu    sync.Mutex
-	sent  map[*agreement]map[int64]time.Time
+	sent  map[*agreement]map[int64]sentPost
 	lat   [2][]time.Duration                 // wake-ups, by kind
+	wave  int                                // the wave being posted
+	waves [][]time.Duration                  // wake-ups, by wave
 	posts []time.Duration                    // each post's time to its answer
 	late  map[*agreement]map[int64][]arrival // arrivals before the post's seq was known
 	seen  atomic.Int64
@@ -220,9 +222,20 @@ type arrival struct {
 	kind int
 }
 
-// woke records one wake-up of a listener of kind; w.mu is held.
-func (w *wakeBook) woke(kind int, d time.Duration) {
+// sentPost is when a post was sent, in which wave.
+type sentPost struct {
+	at   time.Time
+	wave int
+}
+
+// woke records one wake-up of a listener of kind by a post of wave; w.mu
+// is held.
+func (w *wakeBook) woke(kind, wave int, d time.Duration) {
 	w.lat[kind] = append(w.lat[kind], d)
+	for len(w.waves) <= wave {
+		w.waves = append(w.waves, nil)
+	}
+	w.waves[wave] = append(w.waves[wave], d)
 }
 
 func (w *wakeBook) arrived(a *agreement, seq int64, at time.Time, kind int) {
@@ -231,8 +244,8 @@ func (w *wakeBook) arrived(a *agreement, seq int64, at time.Time, kind int) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if t0, ok := w.sent[a][seq]; ok {
-		w.woke(kind, at.Sub(t0))
+	if sp, ok := w.sent[a][seq]; ok {
+		w.woke(kind, sp.wave, at.Sub(sp.at))
 	} else {
 		if w.late[a] == nil {
 			w.late[a] = map[int64][]arrival{}
@@ -248,11 +261,11 @@ func (w *wakeBook) posted(a *agreement, seq int64, t0, done time.Time) {
 	defer w.mu.Unlock()
 	w.posts = append(w.posts, done.Sub(t0))
 	if w.sent[a] == nil {
-		w.sent[a] = map[int64]time.Time{}
+		w.sent[a] = map[int64]sentPost{}
 	}
-	w.sent[a][seq] = t0
+	w.sent[a][seq] = sentPost{t0, w.wave}
 	for _, ar := range w.late[a][seq] {
-		w.woke(ar.kind, ar.at.Sub(t0))
+		w.woke(ar.kind, w.wave, ar.at.Sub(t0))
 	}
 	delete(w.late[a], seq)
 }
@@ -280,7 +293,7 @@ func (b *bench) listenerPhase(ctx context.Context) error {
 	nPolls := len(rooms) * cfg.ListenParts * cfg.PollsPer
 	cfg.logf("== listeners: %d streams and %d held long polls over %d rooms", nStreams, nPolls, len(rooms))
 	res := listenerResult{errors: map[string]int{}}
-	book := &wakeBook{sent: map[*agreement]map[int64]time.Time{}, late: map[*agreement]map[int64][]arrival{}, errs: res.errors}
+	book := &wakeBook{sent: map[*agreement]map[int64]sentPost{}, late: map[*agreement]map[int64][]arrival{}, errs: res.errors}
 	tr := &http.Transport{MaxIdleConns: 0, MaxIdleConnsPerHost: nStreams + nPolls + 64, DisableCompression: true, IdleConnTimeout: time.Minute}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
@@ -323,11 +336,22 @@ func (b *bench) listenerPhase(ctx context.Context) error {
 	// listener got this one (or 10 s passed).
 	perRoom := cfg.ListenParts * (cfg.StreamsPer + cfg.PollsPer)
 	var posts atomic.Int64
-	for range cfg.Waves {
+	for i := range cfg.Waves {
+		book.mu.Lock()
+		book.wave = i
+		book.mu.Unlock()
 		res.missed += b.wave(ctx, rooms, perRoom, book, &posts)
 	}
 	res.posts = int(posts.Load())
 	book.mu.Lock()
+	// Wave by wave, for the log: where the tail sits.
+	for i, l := range book.waves {
+		l = slices.Clone(l)
+		slices.Sort(l)
+		if len(l) > 0 {
+			cfg.logf("   wave %d: %d wake-ups, p50 %s, p99 %s, worst %s", i+1, len(l), fmtDur(quantile(l, 0.5)), fmtDur(quantile(l, 0.99)), fmtDur(l[len(l)-1]))
+		}
+	}
 	lat := slices.Concat(book.lat[:]...)
 	for k, l := range book.lat {
 		l = slices.Clone(l)
