@@ -112,6 +112,7 @@ func (s *Server) serveParked(conn net.Conn) {
 		handed = w.handed
 		return // the held request has the connection
 	}
+	w.WriteHeader(http.StatusOK) // a handler that wrote nothing answered 200, as in net/http
 	switch {
 	case !ok || w.flush() != nil || w.closing:
 		_ = conn.Close()

@@ -16,9 +16,10 @@ import (
 // reholdServer serves, as the daemon does, a handler whose /hold is a held
 // read: it leaves net/http (detachHold) and is answered 20 ms later, 204
 // with what the handler saw of the request in headers; /hold?now is
-// answered at once, and any other request is answered "plain". /hold is
-// the only route that holds. It returns the address and how many
-// requests net/http served (each makes its connection active).
+// answered at once, /hold?nothing writes nothing, and any other request
+// is answered "plain". /hold is the only route that holds. It returns the
+// address and how many requests net/http served (each makes its
+// connection active).
 func reholdServer(t *testing.T, readHeader time.Duration) (string, *atomic.Int64) {
 	t.Helper()
 	if !canWatch() {
@@ -36,9 +37,12 @@ func reholdServer(t *testing.T, readHeader time.Duration) (string, *atomic.Int64
 			_, _ = io.WriteString(w, "plain")
 			return
 		}
-		if r.URL.RawQuery == "now" {
+		switch r.URL.RawQuery {
+		case "now":
 			seen(w.Header())
 			_, _ = io.WriteString(w, "now")
+			return
+		case "nothing":
 			return
 		}
 		d := s.detachHold(w, r)
@@ -156,6 +160,11 @@ func TestParkedHeldReadsAreServedHere(t *testing.T) {
 	}
 	if n := served.Load(); n != 1 {
 		t.Fatalf("net/http served %d requests, want the first only", n)
+	}
+	// A handler that writes nothing answers 200 with an empty body.
+	c.write(get("/hold?nothing"))
+	if resp, body := c.answer(); resp.StatusCode != http.StatusOK || body != "" || resp.ContentLength != 0 {
+		t.Fatalf("nothing written: %d %q, Content-Length %d", resp.StatusCode, body, resp.ContentLength)
 	}
 	// A request sent in pieces is read whole.
 	c.write("GET /hold HTTP/1.1\r\nHo")

@@ -3,6 +3,7 @@ package live
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 )
@@ -35,12 +36,13 @@ type Hub struct {
 	// (see OnRoomChanged).
 	changed func(agreementID uuid.UUID)
 
-	// seq counts the changes heard (RoomChanged, RoomsResumed); changedAt
-	// holds the count at the last change of each room changed since the
-	// count was forgotten; a room not in it last changed then or before
-	// (ChangedSince).
-	seq, forgotten uint64
-	changedAt      map[uuid.UUID]uint64
+	// seq counts the changes heard (RoomChanged, RoomsResumed), written
+	// under mu; changedAt holds the count at the last change of each room
+	// changed since the count stood at forgotten; a room not in it last
+	// changed then or before (ChangedSince).
+	seq       atomic.Uint64
+	forgotten uint64
+	changedAt map[uuid.UUID]uint64
 }
 
 // rememberedRooms bounds changedAt: past it, what it holds is forgotten,
@@ -65,11 +67,7 @@ func New(perParticipant, perReplica int) *Hub {
 // a room's state, and after joining ask ChangedSince: a change committed
 // after the read is then either heard by ChangedSince or signalled to the
 // waiter.
-func (h *Hub) Mark() uint64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.seq
-}
+func (h *Hub) Mark() uint64 { return h.seq.Load() }
 
 // ChangedSince reports whether a change to agreementID may have been heard
 // since mark was taken: true when one was, or when the hub no longer
@@ -82,14 +80,14 @@ func (h *Hub) ChangedSince(agreementID uuid.UUID, mark uint64) bool {
 
 // heardLocked counts a change to agreementID (uuid.Nil: to every room).
 func (h *Hub) heardLocked(agreementID uuid.UUID) {
-	h.seq++
+	seq := h.seq.Add(1)
 	if agreementID == uuid.Nil || len(h.changedAt) >= rememberedRooms {
 		// Forgotten: a mark taken before this change cannot tell.
-		h.forgotten = h.seq
+		h.forgotten = seq
 		clear(h.changedAt)
 		return
 	}
-	h.changedAt[agreementID] = h.seq
+	h.changedAt[agreementID] = seq
 }
 
 // Waiter is one waiting reader of one agreement. Its channel holds at most
