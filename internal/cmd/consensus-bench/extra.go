@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"strconv"
 	"strings"
@@ -323,11 +324,22 @@ func (b *bench) listenerPhase(ctx context.Context) error {
 		}
 	}
 	// Streams count themselves ready at their first line; polls once sent.
+	// A poll sent may still wait in the kernel's accept queue: the
+	// listeners are attached once the service holds them all (each is a
+	// request in flight until it is answered). A wave posted before then
+	// measures the connection storm: its posts' new connections queue
+	// behind the polls still connecting (2.3 s in a run that did).
 	deadline := time.Now().Add(2 * time.Minute)
 	for book.ready.Load() < int64(nStreams+nPolls) && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 	}
-	time.Sleep(time.Second) // the last polls reach the server and are held
+	metrics := "http://" + b.svc.ops + "/metrics"
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if _, inFlight, err := scrapeMetrics(ctx, metrics); err != nil || inFlight >= float64(nStreams+nPolls) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	res.attach = time.Since(t)
 	res.streams, res.polls = nStreams, nPolls
 	cfg.logf("   %d of %d listeners attached in %s", book.ready.Load(), nStreams+nPolls, res.attach.Round(time.Millisecond))
@@ -545,6 +557,8 @@ func (b *bench) postOne(ctx context.Context, a *agreement, book *wakeBook) error
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Consensus-Participant "+p.token)
 	req.Header.Set("Idempotency-Key", fmt.Sprintf("bench-%s-post-%d", b.world.runID, b.world.keys.Add(1)))
+	var conn postConn
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), conn.trace()))
 	t0 := time.Now()
 	resp, err := b.http.Do(req)
 	if err != nil {
@@ -566,5 +580,37 @@ func (b *bench) postOne(ctx context.Context, a *agreement, book *wakeBook) error
 	}
 	a.stored.Add(1)
 	book.posted(a, ev.Event.Seq, t0, done)
+	if took := done.Sub(t0); took > time.Second {
+		b.cfg.logf("   a post took %s: %s", took.Round(time.Millisecond), conn.since(t0))
+	}
 	return nil
+}
+
+// postConn is how a post's request got its connection and its answer,
+// for a post that took long.
+type postConn struct {
+	mu                          sync.Mutex
+	reused                      bool
+	connected, wrote, firstByte time.Time
+}
+
+func (c *postConn) trace() *httptrace.ClientTrace {
+	at := func(t *time.Time) { c.mu.Lock(); *t = time.Now(); c.mu.Unlock() }
+	return &httptrace.ClientTrace{
+		GotConn:              func(i httptrace.GotConnInfo) { c.mu.Lock(); c.reused = i.Reused; c.mu.Unlock(); at(&c.connected) },
+		WroteRequest:         func(httptrace.WroteRequestInfo) { at(&c.wrote) },
+		GotFirstResponseByte: func() { at(&c.firstByte) },
+	}
+}
+
+func (c *postConn) since(t0 time.Time) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return t.Sub(t0).Round(time.Millisecond).String()
+	}
+	return fmt.Sprintf("connection (reused %v) at %s, request written at %s, answer began at %s", c.reused, d(c.connected), d(c.wrote), d(c.firstByte))
 }
