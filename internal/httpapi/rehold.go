@@ -94,7 +94,7 @@ func (s *Server) serveParked(conn net.Conn) {
 		return
 	}
 	rt := s.reholding.Load()
-	req := s.reheldRequest(rt, bufs, head)
+	req := reheldRequest(rt, bufs, head)
 	if req == nil {
 		s.rejoin.rejoin(newPrefixConn(conn, bufs.conn))
 		return
@@ -187,7 +187,7 @@ func headEnd(b []byte) int {
 
 // reheldRequest parses head into a request this file may serve, or
 // returns nil when net/http should have it (reholding's rules above).
-func (s *Server) reheldRequest(rt *reholdRoutes, bufs *reholdBuffers, head []byte) *http.Request {
+func reheldRequest(rt *reholdRoutes, bufs *reholdBuffers, head []byte) *http.Request {
 	if rt == nil || !bytes.HasPrefix(head, []byte("GET /")) {
 		return nil
 	}

@@ -159,3 +159,13 @@ func TestProfilesFromOpsListener(t *testing.T) {
 		t.Errorf("probe of a closed listener: %v %q", ok, note)
 	}
 }
+
+func TestTail(t *testing.T) {
+	if p50, p99, worst := tail(nil); p50 != 0 || p99 != 0 || worst != 0 {
+		t.Fatalf("tail of nothing: %s %s %s", p50, p99, worst)
+	}
+	ds := []time.Duration{9, 1, 5, 3, 7}
+	if p50, p99, worst := tail(ds); p50 != 5 || p99 != 9 || worst != 9 {
+		t.Fatalf("tail: %s %s %s", p50, p99, worst)
+	}
+}

@@ -207,9 +207,8 @@ const (
 type wakeBook struct {
 	mu    sync.Mutex
 	sent  map[*agreement]map[int64]sentPost
-	lat   [2][]time.Duration                 // wake-ups, by kind
+	wakes []wake                             // every wake-up; by kind and by wave are derived
 	wave  int                                // the wave being posted
-	waves [][]time.Duration                  // wake-ups, by wave
 	posts []time.Duration                    // each post's time to its answer
 	late  map[*agreement]map[int64][]arrival // arrivals before the post's seq was known
 	seen  atomic.Int64
@@ -229,14 +228,25 @@ type sentPost struct {
 	wave int
 }
 
-// woke records one wake-up of a listener of kind by a post of wave; w.mu
-// is held.
+// wake is one wake-up: a listener of kind read a post of wave d after
+// the post was sent.
+type wake struct {
+	kind, wave int
+	d          time.Duration
+}
+
+// woke records one wake-up; w.mu is held.
 func (w *wakeBook) woke(kind, wave int, d time.Duration) {
-	w.lat[kind] = append(w.lat[kind], d)
-	for len(w.waves) <= wave {
-		w.waves = append(w.waves, nil)
+	w.wakes = append(w.wakes, wake{kind, wave, d})
+}
+
+// tail is the p50, p99 and worst of ds, which it sorts.
+func tail(ds []time.Duration) (p50, p99, worst time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0, 0
 	}
-	w.waves[wave] = append(w.waves[wave], d)
+	slices.Sort(ds)
+	return quantile(ds, 0.5), quantile(ds, 0.99), ds[len(ds)-1]
 }
 
 func (w *wakeBook) arrived(a *agreement, seq int64, at time.Time, kind int) {
@@ -356,29 +366,27 @@ func (b *bench) listenerPhase(ctx context.Context) error {
 	}
 	res.posts = int(posts.Load())
 	book.mu.Lock()
-	// Wave by wave, for the log: where the tail sits.
-	for i, l := range book.waves {
-		l = slices.Clone(l)
-		slices.Sort(l)
-		if len(l) > 0 {
-			cfg.logf("   wave %d: %d wake-ups, p50 %s, p99 %s, worst %s", i+1, len(l), fmtDur(quantile(l, 0.5)), fmtDur(quantile(l, 0.99)), fmtDur(l[len(l)-1]))
-		}
-	}
-	lat := slices.Concat(book.lat[:]...)
-	for k, l := range book.lat {
-		l = slices.Clone(l)
-		slices.Sort(l)
-		res.p99By[k] = quantile(l, 0.99)
+	var all []time.Duration
+	var byKind [2][]time.Duration
+	byWave := make([][]time.Duration, cfg.Waves)
+	for _, k := range book.wakes {
+		all = append(all, k.d)
+		byKind[k.kind] = append(byKind[k.kind], k.d)
+		byWave[k.wave] = append(byWave[k.wave], k.d)
 	}
 	answered := slices.Clone(book.posts)
 	book.mu.Unlock()
-	slices.Sort(answered)
-	res.postP50, res.postP99 = quantile(answered, 0.5), quantile(answered, 0.99)
-	slices.Sort(lat)
-	res.wakes = len(lat)
-	if len(lat) > 0 {
-		res.p50, res.p99, res.worst = quantile(lat, 0.5), quantile(lat, 0.99), lat[len(lat)-1]
+	// Wave by wave, for the log: where the tail sits.
+	for i, l := range byWave {
+		p50, p99, worst := tail(l)
+		cfg.logf("   wave %d: %d wake-ups, p50 %s, p99 %s, worst %s", i+1, len(l), fmtDur(p50), fmtDur(p99), fmtDur(worst))
 	}
+	for k, l := range byKind {
+		_, res.p99By[k], _ = tail(l)
+	}
+	res.postP50, res.postP99, _ = tail(answered)
+	res.wakes = len(all)
+	res.p50, res.p99, res.worst = tail(all)
 	cfg.logf("   %d wake-ups: p50 %s, p99 %s, worst %s; %d missed; p99 of streams %s, of polls %s; posts answered in p50 %s, p99 %s", res.wakes, fmtDur(res.p50), fmtDur(res.p99), fmtDur(res.worst), res.missed,
 		fmtDur(res.p99By[kindStream]), fmtDur(res.p99By[kindPoll]), fmtDur(res.postP50), fmtDur(res.postP99))
 
