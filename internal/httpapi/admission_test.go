@@ -29,7 +29,7 @@ func admissionServer(t *testing.T, n int, hold time.Duration, handler http.Handl
 
 // writeGet writes a GET of path on c.
 func writeGet(c net.Conn, path string) error {
-	_, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+	_, err := io.WriteString(c, get(path))
 	return err
 }
 

@@ -122,6 +122,7 @@ func (c *reholdConn) closed() bool {
 	return err == io.EOF
 }
 
+// get is a GET of path with headers (each a whole line), as raw HTTP/1.1.
 func get(path string, headers ...string) string {
 	return "GET " + path + " HTTP/1.1\r\nHost: x\r\n" + strings.Join(headers, "") + "\r\n"
 }
