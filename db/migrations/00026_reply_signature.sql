@@ -8,10 +8,14 @@
 -- gets no event and no answer. NULL for a row without evidence (a message
 -- refused unread before this migration): NULLs never conflict.
 ALTER TABLE replies ADD COLUMN dkim_signature text, ADD COLUMN dkim_body_hash text;
+CREATE UNIQUE INDEX replies_dkim_signature_key ON replies (dkim_signature);
+CREATE UNIQUE INDEX replies_dkim_body_hash_key ON replies (invitation_id, dkim_body_hash);
 
 -- Replies recorded before this column keep what they were accepted on:
 -- the evidence of their event. A copy already recorded twice keeps its key
--- on the first only. The owner is bound by row-level security, so the
+-- on the first only. (The indexes come first: an update of replies
+-- queues the deferred check of event_id, after which CREATE INDEX on the
+-- table is refused.) The owner is bound by row-level security, so the
 -- statement runs in the service scope.
 SELECT set_config('consensus.scope', 'service', true);
 UPDATE replies r SET dkim_signature = s.signature
@@ -26,9 +30,6 @@ FROM (SELECT DISTINCT ON (r2.invitation_id, e.evidence::jsonb #>> '{dkim,body_ha
       WHERE e.evidence IS NOT NULL
       ORDER BY r2.invitation_id, e.evidence::jsonb #>> '{dkim,body_hash}', r2.received_at, r2.message_id) s
 WHERE r.message_id = s.message_id;
-
-CREATE UNIQUE INDEX replies_dkim_signature_key ON replies (dkim_signature);
-CREATE UNIQUE INDEX replies_dkim_body_hash_key ON replies (invitation_id, dkim_body_hash);
 
 -- +goose Down
 DROP INDEX replies_dkim_body_hash_key;
