@@ -29,7 +29,10 @@ func (s *Server) withReply(c Capabilities) Capabilities {
 		FirstLine: "AGREE, DISAGREE or ABSTAIN followed by the current revision digest (all 64 hex characters or the first 12) decides",
 		Otherwise: "any other new text (above the quoted email, at most 4000 characters) is posted as a comment; a digest of an older revision records nothing",
 		Accepted:  "only from the invited address, with a DKIM signature that verifies and whose d= domain is the address's domain or a parent or child of it; each reply acted on gets one answer email",
-		Ignored:   []string{"auto-replies (Auto-Submitted other than no, Precedence bulk, list or junk, an empty return path)", "a Message-ID seen before", "a revoked participant's reply"},
+		Ignored: []string{"any message that is not accepted, unanswered", "a message over 1 MiB (not read, so not authenticated)",
+			"auto-replies (Auto-Submitted other than no, Precedence bulk, list or junk, an empty return path)",
+			"a reply seen before: the same Message-ID, the same DKIM signature (b=), or the same signed body hash (bh=) to the same invitation",
+			"a revoked participant's reply"},
 		Assurance: room.AssuranceDKIMReply + " (the first verified reply claims an unclaimed slot; countsAsSignature false)",
 		Evidence:  "the event's evidence member, carried by the signed record and re-checked offline by both record verifiers",
 	}

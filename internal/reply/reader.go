@@ -2,9 +2,7 @@ package reply
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
-	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -25,7 +23,8 @@ import (
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
-// MaxMessage is the largest reply read; a larger one is refused unread.
+// MaxMessage is the largest reply read; a larger one is ignored unread:
+// not authenticated, it gets no answer.
 const MaxMessage = 1 << 20
 
 // ProcessedMailbox is where a message goes once its result is committed.
@@ -255,7 +254,10 @@ func (r *Reader) move(c *imapclient.Client, uid imap.UID) error {
 // Handle acts on one message (raw is only its header when oversize) and
 // says what it did: ignored (with why), refused or recorded. An error is
 // a failure to be retried (the database); every verdict on the message is
-// an outcome.
+// an outcome. Only a message whose DKIM signature proves it came from the
+// invited address is acted on, and so answered: an oversize one is not
+// read, so it is ignored unanswered, as is any message that does not
+// authenticate.
 func (r *Reader) Handle(ctx context.Context, raw []byte, oversize bool) (string, error) {
 	fields, err := headerFields(raw)
 	if err != nil {
@@ -264,38 +266,29 @@ func (r *Reader) Handle(ctx context.Context, raw []byte, oversize bool) (string,
 	if why := autoReply(fields); why != "" {
 		return "ignored: " + why, nil
 	}
+	if oversize {
+		return fmt.Sprintf("ignored: larger than %d bytes, so not read and not authenticated", MaxMessage), nil
+	}
 	invitationID, ok := r.invitation(fields)
 	if !ok {
 		return "ignored: not addressed to an invitation's reply address", nil
 	}
-	messageID := headerValue(fields, "message-id")
-	if messageID == "" {
-		h := sha256.Sum256(raw)
-		messageID = "sha256:" + hex.EncodeToString(h[:])
-	}
-	invited, err := r.Venue.ReplyInvitee(ctx, invitationID)
+	inv, err := r.Venue.ReplyInvitation(ctx, invitationID)
 	if errors.Is(err, room.ErrNotFound) {
 		return "ignored: unknown invitation", nil
 	}
 	if err != nil {
 		return "", err
 	}
-	h := sha256.Sum256(raw)
-	in := venue.ReplyInput{InvitationID: invitationID, MessageID: messageID, RawSHA256: hex.EncodeToString(h[:])}
-	if oversize {
-		// Unread, so unauthenticated: answered at the invited address
-		// only, which the tag names, never at the sender.
-		in.Refusal = fmt.Sprintf("the message is larger than %d bytes; reply with text only.", MaxMessage)
-		return r.act(ctx, in)
-	}
-	if seen, err := r.Venue.ReplySeen(ctx, messageID); err != nil || seen {
-		return "ignored: Message-ID seen before", err
-	}
-	ev, err := Authenticate(raw, invited, r.Lookup)
+	ev, err := Authenticate(raw, inv.Email, r.Lookup)
 	if err != nil {
 		return "ignored: " + err.Error(), nil
 	}
-	in.Evidence = ev
+	messageID := headerValue(fields, "message-id")
+	if messageID == "" {
+		messageID = "sha256:" + ev.RawSHA256
+	}
+	in := venue.ReplyInput{Invitation: inv, MessageID: messageID, RawSHA256: ev.RawSHA256, Evidence: ev}
 	text, err := Text(raw)
 	if err != nil {
 		in.Refusal = "the message has no readable text."
@@ -318,7 +311,7 @@ func (r *Reader) act(ctx context.Context, in venue.ReplyInput) (string, error) {
 	case err != nil:
 		return "", err
 	case !res.Acted:
-		return "ignored: seen before or not admitted", nil
+		return "ignored: seen before or revoked", nil
 	case res.Recorded:
 		return "recorded " + in.Action, nil
 	}

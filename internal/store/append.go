@@ -91,9 +91,6 @@ type AppendWrite struct {
 	// Result is what the decision tells its caller, written or not: Append
 	// returns it, AppendMany keeps it in the item. The store never reads it.
 	Result any
-	// Reply, with Event, is the reply email the event was read from: its
-	// row and its answer are written in the event's transaction.
-	Reply *ReplyWrite
 }
 
 // empty reports a write of nothing (a refusal, a replay): nothing to commit.
@@ -185,26 +182,71 @@ func (s *Store) AppendMany(ctx context.Context, items []*AppendItem, decided fun
 // each after the first derived from the one before it and its write (see
 // chain), so a crowded room costs no more round trips than a quiet one.
 // Only a write whose effects the chain does not derive (a decision, an
-// outcome, an artifact, a reply) sends the agreement's later items to the
+// outcome, an artifact) sends the agreement's later items to the
 // next round, which sends the writes so far and reads their state again.
 func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked bool, decided func()) error {
-	// Locks in agreement order: transactions never wait for each other in a
-	// cycle. The sort is stable: items of one agreement keep their order.
-	slices.SortStableFunc(items, func(a, b *AppendItem) int {
-		return bytes.Compare(a.Request.AgreementID[:], b.Request.AgreementID[:])
-	})
 	tx, err := s.beginPiped(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.close(ctx)
-
-	// done[i] is items[i]'s write and the agreement it locked, for
-	// after the commit.
-	type committed struct {
-		write     AppendWrite
-		agreement uuid.UUID
+	var begin pipeline
+	begin.exec("BEGIN")
+	done, last, err := judgeItems(ctx, tx.conn, begin, items, skipLocked)
+	if err != nil {
+		return err
 	}
+	if decided != nil {
+		decided()
+	}
+	if last == nil {
+		return nil // nothing written: close rolls back, which costs what a commit would
+	}
+	last.exec("COMMIT")
+	if err := last.send(ctx, tx.conn); err != nil {
+		return err
+	}
+	announce(s.queries, done)
+	return nil
+}
+
+// committed is an item's write and the agreement it locked, for after the
+// commit.
+type committed struct {
+	write     AppendWrite
+	agreement uuid.UUID
+}
+
+// announce tells q what the writes of done changed, once committed: each
+// room has a new version, and the observer hears what an EventInsert or
+// AgreementSetOutcome would have told it.
+func announce(q queries, done []committed) {
+	for _, c := range done {
+		if c.write.empty() {
+			continue
+		}
+		q.roomChanged(c.agreement)
+		if c.write.Event != nil {
+			q.note(noteEvent, c.write.Event.Action)
+		}
+		if c.write.Outcome != nil && c.write.Outcome.Final() {
+			q.note(noteOutcome, c.write.Outcome.Status)
+		}
+	}
+}
+
+// judgeItems reads and judges items on db, in a transaction that pending
+// (sent with the first reads) begins or that db already is, and returns
+// each item's write and the statements that write the last of them, which
+// the caller sends (with COMMIT, when it began the transaction); nil
+// statements when nothing is to be written.
+func judgeItems(ctx context.Context, db batchSender, pending pipeline, items []*AppendItem, skipLocked bool) ([]committed, *pipeline, error) {
+	// Locks in agreement order: transactions never wait for each other in a
+	// cycle. The sort is stable: items of one agreement keep their order.
+	slices.SortStableFunc(items, func(a, b *AppendItem) int {
+		return bytes.Compare(a.Request.AgreementID[:], b.Request.AgreementID[:])
+	})
+	// done[i] is items[i]'s write, for after the commit.
 	done := make([]committed, len(items))
 	index := make(map[*AppendItem]int, len(items))
 	for i, it := range items {
@@ -212,10 +254,8 @@ func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked
 	}
 	// pending holds the writes not sent yet: each round trip sends them
 	// before its reads, which then see them.
-	var pending pipeline
 	var events dbsqlc.EventAppendBatchParams
 	wrote := false
-	pending.exec("BEGIN")
 	// The statements take arrays, and PostgreSQL would plan each execution
 	// anew for its arrays' values (see TokenOwners): the generic plan is
 	// the same nested loop of index probes.
@@ -230,8 +270,8 @@ func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked
 		pending = pipeline{}
 		flushEvents(ctx, &read, &events)
 		queueReads(ctx, &read, round, skipLocked, states)
-		if err := tx.send(ctx, &read); err != nil {
-			return err
+		if err := read.send(ctx, db); err != nil {
+			return nil, nil, err
 		}
 		var next []*AppendItem
 		for first := 0; first < len(round); {
@@ -287,109 +327,11 @@ func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked
 		}
 		round = next
 	}
-	if decided != nil {
-		decided()
-	}
 	if !wrote {
-		return nil // nothing written: close rolls back, which costs what a commit would
+		return done, nil, nil
 	}
 	flushEvents(ctx, &pending, &events)
-	pending.exec("COMMIT")
-	if err := tx.send(ctx, &pending); err != nil {
-		return err
-	}
-	// Committed: each room has a new version, and the observer hears what
-	// an EventInsert or AgreementSetOutcome would have told it.
-	for _, c := range done {
-		if c.write.empty() {
-			continue
-		}
-		s.roomCommitted(c.agreement)
-		if s.obs != nil {
-			if c.write.Event != nil {
-				tell(s.obs, note{noteEvent, c.write.Event.Action})
-			}
-			if c.write.Outcome != nil && c.write.Outcome.Final() {
-				tell(s.obs, note{noteOutcome, c.write.Outcome.Status})
-			}
-		}
-	}
-	return nil
-}
-
-// chain derives, for the items of one agreement judged one after the other
-// in a transaction, the state each would read after the writes of the
-// ones before it, without reading it: what those writes change of it is
-// the agreement's chain head and version, and the counters, idempotency
-// keys and signatures of their holders. It follows writes of plain events
-// (and writes of nothing); after any other write it closes, and the next
-// item reads its state from the database instead.
-type chain struct {
-	open      bool
-	agreement Agreement
-	// holders are the holders that wrote, after their writes, by token.
-	holders map[string]*TokenHolder
-	// keys and signatures are the events written, by holder and
-	// idempotency key or signature.
-	keys       map[tokenKey]*Event
-	signatures map[tokenKey]uuid.UUID
-}
-
-type tokenKey struct{ token, key string }
-
-// follow records that an item judged on st wrote w (nothing, for a
-// refusal).
-func (c *chain) follow(st *AppendState, w AppendWrite) {
-	if c.holders == nil {
-		c.open, c.agreement = true, st.Agreement
-		c.holders, c.keys, c.signatures = map[string]*TokenHolder{}, map[tokenKey]*Event{}, map[tokenKey]uuid.UUID{}
-	}
-	if w.empty() {
-		return
-	}
-	e := w.Event
-	if e == nil || w.Outcome != nil || w.Artifact != nil || w.Reply != nil || room.IsTerminal(e.Action) ||
-		st.Holder == nil || e.Revision != st.Agreement.CurrentRevision {
-		c.open = false
-		return
-	}
-	c.agreement.Head = ChainHead{Seq: e.Seq, Hash: e.Hash}
-	c.agreement.Version++
-	h := *st.Holder
-	if h.EventsRevision == e.Revision {
-		h.EventCount++
-	} else {
-		h.EventsRevision, h.EventCount = e.Revision, 1
-	}
-	token := string(h.TokenHash)
-	c.holders[token] = &h
-	c.keys[tokenKey{token, e.IdempotencyKey}] = e
-	if e.Signature != nil {
-		c.signatures[tokenKey{token, string(e.Signature)}] = e.ID
-	}
-}
-
-// derive brings st, which req read before the chain's writes, up to date
-// with them. The roster and the revision do not change with plain events.
-func (c *chain) derive(st *AppendState, req AppendRequest) {
-	st.Agreement = c.agreement
-	if st.Holder == nil {
-		return
-	}
-	token := string(req.TokenHash)
-	if h, ok := c.holders[token]; ok {
-		cp := *h
-		st.Holder = &cp
-	}
-	if e, ok := c.keys[tokenKey{token, req.IdempotencyKey}]; ok {
-		prior := *e
-		st.Prior = &prior
-	}
-	if req.Signature != nil {
-		if id, ok := c.signatures[tokenKey{token, string(req.Signature)}]; ok {
-			st.SignatureEvent = &id
-		}
-	}
+	return done, &pending, nil
 }
 
 // flushEvents adds the events gathered so far to p as one statement, and

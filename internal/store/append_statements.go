@@ -208,9 +208,6 @@ func queueWrite(ctx context.Context, p *pipeline, events *dbsqlc.EventAppendBatc
 		return errors.New("store: append: an outcome without a status")
 	}
 	addEvent(events, e, status, decidedAt, eventID)
-	if w.Reply != nil {
-		queueReply(ctx, p, *w.Reply)
-	}
 	if a := w.Artifact; a != nil {
 		p.add(func(db dbsqlc.DBTX) error {
 			return interpretError("insert artifact", dbsqlc.New(db).ArtifactInsert(ctx, dbsqlc.ArtifactInsertParams{

@@ -52,11 +52,17 @@ func (p *pipeline) exec(sql string) {
 	})
 }
 
-// send runs the queued statements in one round trip on conn and hands each
+// batchSender is what a pipeline is sent on: a pooled connection, or a
+// transaction.
+type batchSender interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// send runs the queued statements in one round trip on db and hands each
 // step its result. It returns the first error: once a statement fails the
 // server skips the rest, and their steps see that error too.
-func (p *pipeline) send(ctx context.Context, conn *pgxpool.Conn) error {
-	br := conn.SendBatch(ctx, &p.batch)
+func (p *pipeline) send(ctx context.Context, db batchSender) error {
+	br := db.SendBatch(ctx, &p.batch)
 	var first error
 	for _, s := range p.steps {
 		if err := s(results{br}); err != nil && first == nil {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/consensus-md/consensus/internal/jobs"
 	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
 )
 
@@ -20,15 +19,21 @@ const (
 // it carries no credential.
 const OutboxAnswer = "answer"
 
-// Reply is one reply email acted on, keyed by its Message-ID.
+// Reply is one reply email acted on. It is keyed by its Message-ID, by
+// the DKIM signature it was accepted on and by that signature's body hash
+// within its invitation, so that a copy differing only in what the
+// signature leaves unsigned is the same reply.
 type Reply struct {
 	MessageID    string
 	InvitationID uuid.UUID
 	RawSHA256    string
-	Result       string // ReplyRecorded or ReplyRefused
-	Reason       string
-	EventID      uuid.NullUUID
-	ReceivedAt   time.Time
+	// DKIMSignature and DKIMBodyHash are the b= and bh= values of the
+	// signature; empty only for a reply without evidence.
+	DKIMSignature, DKIMBodyHash string
+	Result                      string // ReplyRecorded or ReplyRefused
+	Reason                      string
+	EventID                     uuid.NullUUID
+	ReceivedAt                  time.Time
 }
 
 // ReplyWrite is a reply's row and its answer email, written together.
@@ -37,10 +42,16 @@ type ReplyWrite struct {
 	Answer OutboxMessage
 }
 
-// ReplyWrite stores w: the reply row and, unless its Message-ID was seen
-// before (then nothing is written and false comes back), the answer email.
+// ReplyWrite stores w: the reply row and its answer email, queued through
+// River in tx. A reply seen before (see Reply) writes nothing, and false
+// comes back.
 func (tx *Tx) ReplyWrite(ctx context.Context, w ReplyWrite) (bool, error) {
-	n, err := tx.q.ReplyInsert(ctx, replyParams(w.Reply))
+	r := w.Reply
+	n, err := tx.q.ReplyInsert(ctx, dbsqlc.ReplyInsertParams{
+		MessageID: r.MessageID, InvitationID: r.InvitationID, RawSha256: r.RawSHA256, Result: r.Result,
+		Reason: r.Reason, EventID: r.EventID, ReceivedAt: r.ReceivedAt,
+		DkimSignature: nullable(r.DKIMSignature), DkimBodyHash: nullable(r.DKIMBodyHash),
+	})
 	if err != nil || n == 0 {
 		return false, interpretError("insert reply", err)
 	}
@@ -48,47 +59,14 @@ func (tx *Tx) ReplyWrite(ctx context.Context, w ReplyWrite) (bool, error) {
 	return true, tx.OutboxInsert(ctx, w.Answer)
 }
 
-// ReplySeen reports whether a reply with messageID was acted on.
-func (q queries) ReplySeen(ctx context.Context, messageID string) (bool, error) {
-	seen, err := q.q.ReplySeen(ctx, messageID)
+// ReplySeen reports whether r was acted on already: a reply with its
+// Message-ID, its DKIM signature, or its body hash in its invitation.
+func (q queries) ReplySeen(ctx context.Context, r Reply) (bool, error) {
+	seen, err := q.q.ReplySeen(ctx, dbsqlc.ReplySeenParams{
+		MessageID: r.MessageID, InvitationID: r.InvitationID,
+		DkimSignature: nullable(r.DKIMSignature), DkimBodyHash: nullable(r.DKIMBodyHash),
+	})
 	return seen, interpretError("read reply", err)
-}
-
-func replyParams(r Reply) dbsqlc.ReplyInsertParams {
-	return dbsqlc.ReplyInsertParams{
-		MessageID: r.MessageID, InvitationID: r.InvitationID, RawSha256: r.RawSHA256, Result: r.Result,
-		Reason: r.Reason, EventID: r.EventID, ReceivedAt: r.ReceivedAt,
-	}
-}
-
-// queueReply adds the statements of w to an append's second round trip.
-// The events of the batch are inserted after it; the row's reference to its
-// event is checked at commit.
-// A Message-ID seen meanwhile makes the reply row's insert write nothing;
-// the answer is then a unique-key conflict that fails the append, which
-// the caller reads as a reply already acted on.
-func queueReply(ctx context.Context, p *pipeline, w ReplyWrite) {
-	p.add(func(db dbsqlc.DBTX) error {
-		_, err := dbsqlc.New(db).ReplyInsert(ctx, replyParams(w.Reply))
-		return interpretError("insert reply", err)
-	})
-	p.add(func(db dbsqlc.DBTX) error {
-		m := w.Answer
-		return interpretError("insert answer", dbsqlc.New(db).OutboxInsert(ctx, dbsqlc.OutboxInsertParams{
-			ID: m.ID, InvitationID: m.InvitationID, AgreementID: m.AgreementID, Recipient: m.Recipient,
-			Subject: m.Subject, MessageID: m.MessageID, SealedBody: m.SealedBody, CreatedAt: m.CreatedAt, Kind: OutboxAnswer,
-		}))
-	})
-	// The answer's job, as jobs.InsertTx would queue it (a pipeline step is
-	// one statement, so it is written here), and River's wake-up for its
-	// queue.
-	p.add(func(db dbsqlc.DBTX) error {
-		_, err := db.Exec(ctx, `WITH j AS (
-			INSERT INTO river_job (args, kind, max_attempts, queue) VALUES (jsonb_build_object('outbox_id', $1::uuid), $2, $3, $4) RETURNING 1)
-			SELECT pg_notify(current_schema() || '.river_insert', json_build_object('queue', $4::text)::text) FROM j`,
-			w.Answer.ID, jobs.KindEmail, jobs.EmailMaxAttempts, jobs.QueueEmail)
-		return interpretError("queue answer", err)
-	})
 }
 
 // SessionLock is a PostgreSQL session-level advisory lock held by one

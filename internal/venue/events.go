@@ -108,16 +108,24 @@ func (v *Venue) PostEvent(ctx context.Context, p *Principal, key string, sig *st
 // room-command/v1, or carrying a signature its participant already
 // stored, is room.ErrBadSignature too; nothing is stored in any case.
 func (v *Venue) PostEventAs(ctx context.Context, c ParticipantCredential, key string, sig *string, in EventInput) (*Posted, bool, error) {
-	return v.postEvent(ctx, c, key, sig, in, nil)
+	return v.postEvent(ctx, c, key, sig, in, "", nil)
 }
 
-// postEvent is PostEventAs; with also, the event carries also's evidence
-// and commits with what also writes (a reply's row and answer).
-func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key string, sig *string, in EventInput, also *eventAlso) (*Posted, bool, error) {
+// postEvent is PostEventAs. A reply's event carries its evidence and is
+// appended in the reply's transaction tx, which holds the claim of its
+// slot (so the credential is not looked up outside tx); with a nil tx the
+// event commits on its own.
+func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key string, sig *string, in EventInput, evidence string, tx *store.Tx) (*Posted, bool, error) {
+	appendWith := v.append
+	if tx != nil {
+		appendWith = tx.Append
+	}
 	cmd, err := v.command(key, in)
 	if err != nil {
-		if _, authErr := v.authParticipant(ctx, c); authErr != nil {
-			return nil, false, authErr
+		if tx == nil {
+			if _, authErr := v.authParticipant(ctx, c); authErr != nil {
+				return nil, false, authErr
+			}
 		}
 		return nil, false, err
 	}
@@ -230,12 +238,9 @@ func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key stri
 		if cmd.InReplyTo != "" {
 			e.InReplyTo = uuid.NullUUID{UUID: uuid.MustParse(cmd.InReplyTo), Valid: true}
 		}
+		e.Evidence = evidence
 		e.Hash = chainHash(e)
 		w := store.AppendWrite{Event: &e, Result: res}
-		if also != nil {
-			e.Evidence = also.evidence
-			w.Reply = also.write(e)
-		}
 		final := a.Outcome
 		if room.IsTerminal(cmd.Action) {
 			var err error
@@ -250,11 +255,11 @@ func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key stri
 		res.posted, res.created = &Posted{Event: eventView(e), Outcome: outcomeView(final)}, true
 		return w, nil
 	}
-	out, err := v.append(ctx, req, decide)
+	out, err := appendWith(ctx, req, decide)
 	if errors.Is(err, errNewRevision) {
 		// Not the revision cached: read the current one with the append.
 		req.WithRevision = true
-		out, err = v.append(ctx, req, decide)
+		out, err = appendWith(ctx, req, decide)
 	}
 	if err != nil {
 		return nil, false, err

@@ -1,6 +1,7 @@
 package venue
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -30,34 +31,29 @@ func (v *Venue) invitationBody(env envelope.Envelope) (string, error) {
 	return mail.InvitationBody(env)
 }
 
-// ReplyInvitee is the address an invitation was sent to, which a reply
-// must come from; room.ErrNotFound for an unknown invitation.
-func (v *Venue) ReplyInvitee(ctx context.Context, invitationID uuid.UUID) (string, error) {
-	inv, err := v.Store.InvitationGet(ctx, invitationID)
-	if err != nil {
-		return "", err
-	}
-	return inv.Email, nil
-}
-
-// ReplySeen reports whether a reply with messageID was acted on already.
-func (v *Venue) ReplySeen(ctx context.Context, messageID string) (bool, error) {
-	return v.Store.ReplySeen(ctx, messageID)
+// ReplyInvitation is the invitation a reply's address names, read once
+// before the reply is authenticated: its Email is the address the reply
+// must come from (a slot's address never changes). room.ErrNotFound for
+// an unknown invitation. What may change meanwhile (a revocation, a claim,
+// the deadline, the revision) Reply reads under the agreement's lock.
+func (v *Venue) ReplyInvitation(ctx context.Context, invitationID uuid.UUID) (store.InvitationDetail, error) {
+	return v.Store.InvitationGet(ctx, invitationID)
 }
 
 // ReplyInput is one authenticated reply: its invitation (from the tag of
-// the address it was sent to), what its new text says, and the evidence
-// that the invited address sent it.
+// the address it was sent to, as ReplyInvitation read it), what its new
+// text says, and the evidence that the invited address sent it.
 type ReplyInput struct {
-	InvitationID uuid.UUID
-	MessageID    string
+	Invitation store.InvitationDetail
+	MessageID  string
 	// Action is agree, disagree, abstain or comment; Digest (a decision's)
 	// is the revision digest or its first 12 characters, lower case; Body
 	// is a comment's text. Refusal, when set, refuses the reply with that
-	// reason before anything else (a message too large, an empty text).
+	// reason before anything else (an empty text, one too long).
 	Action, Digest, Body string
 	Refusal              string
-	// Evidence is nil only with a Refusal.
+	// Evidence is the DKIM signature the reply was accepted on: its b= and
+	// bh= values key the reply besides its Message-ID. Never nil.
 	Evidence  *record.Evidence
 	RawSHA256 string
 }
@@ -71,195 +67,212 @@ type ReplyResult struct {
 	EventID  string
 }
 
-// Reply acts on one reply email: it claims an unclaimed slot for the
-// invited address (assurance recipient-dkim-reply), posts the event
-// through the same append as the events route (every rule of the room
-// holds, under the agreement's lock) with the evidence attached, and
-// queues exactly one answer to the invited address in the transaction
-// that records the reply. A reply refused (deadline passed, an old or
-// unknown digest, a slot bound to a key, any refusal of the room) records
-// no event but its refusal and the answer. A Message-ID seen before and a
-// revoked participant's reply are ignored.
+// errReplyIgnored ends a reply's transaction without writing anything: the
+// reply was acted on before, or its participant is revoked.
+var errReplyIgnored = errors.New("venue: reply ignored")
+
+// Reply acts on one reply email in one transaction, under the agreement's
+// lock: it claims an unclaimed slot for the invited address (assurance
+// recipient-dkim-reply), posts the event through the same append as the
+// events route (every rule of the room holds) with the evidence attached,
+// and stores the reply's row and exactly one answer to the invited
+// address, which all commit together. A reply refused (deadline passed,
+// an old or unknown digest, a slot bound to a key, any refusal of the
+// room) commits only its row and the answer stating the refusal: a claim
+// made for its event is undone with the event. A reply seen before (its
+// Message-ID, its DKIM signature, or its signed body in its invitation)
+// and a revoked participant's reply are ignored: nothing is written.
 func (v *Venue) Reply(ctx context.Context, in ReplyInput) (ReplyResult, error) {
-	if seen, err := v.Store.ReplySeen(ctx, in.MessageID); err != nil || seen {
-		return ReplyResult{}, err
+	if in.Evidence == nil {
+		return ReplyResult{}, errors.New("venue: reply: no evidence")
 	}
-	inv, err := v.Store.InvitationGet(ctx, in.InvitationID)
-	if err != nil {
-		return ReplyResult{}, err
-	}
-	if inv.RevokedAt != nil {
+	var res ReplyResult
+	err := v.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		res, err = v.replyIn(ctx, tx, in)
+		return err
+	})
+	if errors.Is(err, errReplyIgnored) {
 		return ReplyResult{}, nil
 	}
-	rev, err := v.rooms().lockedRevision(ctx, v.Store, inv.AgreementID, inv.CurrentRevision)
+	return res, err
+}
+
+// replyIn is Reply in its transaction tx.
+func (v *Venue) replyIn(ctx context.Context, tx *store.Tx, in ReplyInput) (ReplyResult, error) {
+	inv := in.Invitation
+	a, err := tx.AgreementLock(ctx, inv.AgreementID)
 	if err != nil {
 		return ReplyResult{}, err
 	}
-	refuse := func(reason string) (ReplyResult, error) {
-		return v.refuseReply(ctx, in, inv, rev, reason)
+	p, err := tx.ParticipantGet(ctx, inv.ParticipantID)
+	if err != nil {
+		return ReplyResult{}, err
+	}
+	if p.RevokedAt != nil {
+		return ReplyResult{}, errReplyIgnored
+	}
+	if seen, err := tx.ReplySeen(ctx, replyRow(in)); err != nil || seen {
+		return ReplyResult{}, cmp.Or(err, errReplyIgnored)
+	}
+	rev, err := v.rooms().lockedRevision(ctx, tx, a.ID, a.CurrentRevision)
+	if err != nil {
+		return ReplyResult{}, err
 	}
 	now := canon.Now(v.now())
+	refuse := func(reason string) (ReplyResult, error) {
+		if err := v.writeReply(ctx, tx, in, rev, reason, uuid.Nil, now); err != nil {
+			return ReplyResult{}, err
+		}
+		return ReplyResult{Acted: true, Reason: reason}, nil
+	}
 	switch {
 	case in.Refusal != "":
 		return refuse(in.Refusal)
-	case in.Evidence == nil:
-		return ReplyResult{}, errors.New("venue: reply: no evidence")
-	case !now.Before(inv.ExpiresAt) || !now.Before(inv.Deadline):
+	case !now.Before(a.Deadline): // an invitation expires with the deadline
 		return refuse("the deadline has passed.")
+	case room.IsTerminal(in.Action) && !strings.HasPrefix(rev.RevisionDigest, in.Digest):
+		return refuse(staleDigest(in.Digest, rev))
+	case p.PublicKey != nil:
+		return refuse("your place is bound to a key, so every decision must be signed with it: decide over the API.")
 	}
-	if room.IsTerminal(in.Action) && !strings.HasPrefix(rev.RevisionDigest, in.Digest) {
-		return refuse(v.staleDigest(ctx, inv.AgreementID, in.Digest, rev))
-	}
-	token, refusal, err := v.replyClaim(ctx, inv, now)
+	var refusal string
+	var posted *Posted
+	err = tx.Savepoint(ctx, func(tx *store.Tx) error {
+		var err error
+		posted, refusal, err = v.replyEvent(ctx, tx, in, p, rev, now)
+		if err == nil && refusal != "" {
+			err = errReplyRefused // undoes the claim
+		}
+		return err
+	})
 	switch {
-	case errors.Is(err, room.ErrNotFound):
-		return ReplyResult{}, nil // revoked meanwhile
+	case errors.Is(err, errReplyRefused):
+		return refuse(refusal)
 	case err != nil:
 		return ReplyResult{}, err
-	case refusal != "":
-		return refuse(refusal)
+	}
+	id := uuid.MustParse(posted.Event.ID)
+	if err := v.writeReply(ctx, tx, in, rev, "", id, now); err != nil {
+		return ReplyResult{}, err
+	}
+	return ReplyResult{Acted: true, Recorded: true, EventID: posted.Event.ID}, nil
+}
+
+// errReplyRefused undoes, to its savepoint, what a refused reply's event
+// wrote.
+var errReplyRefused = errors.New("venue: reply refused")
+
+// replyEvent claims p's slot if nobody has, and posts the reply's event
+// with its evidence, both in tx. A refusal of the room comes back as the
+// reason the answer states, for the caller to undo the claim.
+func (v *Venue) replyEvent(ctx context.Context, tx *store.Tx, in ReplyInput, p store.Participant, rev store.Revision, now time.Time) (*Posted, string, error) {
+	token, err := v.replyClaim(ctx, tx, p, rev, now)
+	if err != nil {
+		return nil, "", err
 	}
 	evidence, err := canon.Marshal(in.Evidence)
 	if err != nil {
-		return ReplyResult{}, err
+		return nil, "", err
 	}
-	key := replyKey(in.MessageID)
 	number, digest := rev.Number, rev.RevisionDigest
 	body := in.Body
 	if room.IsTerminal(in.Action) {
 		body = ""
 	}
 	action := in.Action
-	result := ReplyResult{Acted: true, Recorded: true}
-	also := &eventAlso{evidence: string(evidence), write: func(e store.Event) *store.ReplyWrite {
-		result.EventID = e.ID.String()
-		w := v.replyWrite(in, inv, rev, "", now)
-		w.Reply.EventID = uuid.NullUUID{UUID: e.ID, Valid: true}
-		return &w
-	}}
-	c := ParticipantCredential{kind: inv.Kind, invitationID: inv.ID, tokenHash: secret.Hash(token)}
-	_, created, err := v.postEvent(ctx, c, key, nil, EventInput{Action: &action, Body: &body, Revision: &number, Digest: &digest}, also)
+	c := ParticipantCredential{kind: p.Kind, invitationID: p.InvitationID, tokenHash: secret.Hash(token)}
+	posted, created, err := v.postEvent(ctx, c, replyKey(in.MessageID), nil,
+		EventInput{Action: &action, Body: &body, Revision: &number, Digest: &digest}, string(evidence), tx)
 	switch {
-	case errors.Is(err, room.ErrConflict) || errors.Is(err, ErrUnauthorized):
-		// The same reply, acted on meanwhile by another reader; or the
-		// participant was revoked under the lock: nothing is recorded.
-		return ReplyResult{}, nil
 	case err != nil && refusable(err):
-		return refuse(reasonOf(err))
+		return nil, reasonOf(err), nil
 	case err != nil:
-		return ReplyResult{}, err
+		return nil, "", err
 	case !created:
-		return ReplyResult{}, nil // stored before under the reply's key: acted on already
+		return nil, "", errReplyIgnored // stored before under the reply's key: acted on already
 	}
-	return result, nil
+	return posted, "", nil
 }
 
-// eventAlso is what an event read from a reply carries and writes with it.
-type eventAlso struct {
-	evidence string
-	write    func(store.Event) *store.ReplyWrite
-}
-
-// replyKey is the idempotency key of a reply's event, from its Message-ID:
-// a reply read twice replays the event instead of storing it again.
+// replyKey is the idempotency key of a reply's event, from its Message-ID.
 func replyKey(messageID string) string {
 	h := sha256.Sum256([]byte(messageID))
 	return "reply:" + hex.EncodeToString(h[:16])
 }
 
-// replyClaim returns the participant token of inv's slot, claiming the
-// slot for the invited address first if nobody has (room.ErrNotFound once
-// the participant is revoked); a slot bound to a key
-// cannot be decided by email (its events must be signed), which is the
-// refusal returned.
-func (v *Venue) replyClaim(ctx context.Context, inv store.InvitationDetail, now time.Time) (token, refusal string, err error) {
-	err = v.Store.InTx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.AgreementLock(ctx, inv.AgreementID); err != nil {
-			return err
-		}
-		cur, err := tx.InvitationGet(ctx, inv.ID)
-		if err != nil {
-			return err
-		}
-		if cur.RevokedAt != nil {
-			return room.ErrNotFound
-		}
-		rev, err := v.rooms().lockedRevision(ctx, tx, cur.AgreementID, cur.CurrentRevision)
-		if err != nil {
-			return err
-		}
-		binding := room.Binding{
-			Schema: fmt.Sprintf(room.BindingSchemaFmt, v.Origin), Version: 1, AgreementID: cur.AgreementID.String(),
-			InvitationID: cur.ID.String(), ParticipantID: cur.ParticipantID.String(), Inbox: cur.Email,
-			Assurance: room.AssuranceDKIMReply, Revision: rev.Number, RevisionDigest: rev.RevisionDigest,
-		}
-		canonical, digest, err := canon.DigestOf(binding)
-		if err != nil {
-			return err
-		}
-		token = v.Keys.ParticipantToken(digest)
-		claimed, err := tx.ParticipantClaim(ctx, cur.ParticipantID, store.Claim{
-			BindingJSON: string(canonical), BindingDigest: digest, TokenHash: secret.Hash(token), ClaimedAt: now,
-		})
-		if err != nil {
-			return err
-		}
-		if claimed {
-			return tx.AgreementBump(ctx, cur.AgreementID)
-		}
-		p, err := tx.ParticipantGet(ctx, cur.ParticipantID)
-		if err != nil {
-			return err
-		}
-		if p.PublicKey != nil {
-			refusal = "your place is bound to a key, so every decision must be signed with it: decide over the API."
-			return nil
-		}
-		token = v.Keys.ParticipantToken(p.BindingDigest)
-		return nil
+// replyClaim returns the participant token of p's slot, claiming the slot
+// in tx for the invited address first if nobody has.
+func (v *Venue) replyClaim(ctx context.Context, tx *store.Tx, p store.Participant, rev store.Revision, now time.Time) (string, error) {
+	if p.BindingDigest != "" {
+		return v.Keys.ParticipantToken(p.BindingDigest), nil
+	}
+	binding := room.Binding{
+		Schema: fmt.Sprintf(room.BindingSchemaFmt, v.Origin), Version: 1, AgreementID: p.AgreementID.String(),
+		InvitationID: p.InvitationID.String(), ParticipantID: p.ID.String(), Inbox: p.Email,
+		Assurance: room.AssuranceDKIMReply, Revision: rev.Number, RevisionDigest: rev.RevisionDigest,
+	}
+	canonical, digest, err := canon.DigestOf(binding)
+	if err != nil {
+		return "", err
+	}
+	token := v.Keys.ParticipantToken(digest)
+	claimed, err := tx.ParticipantClaim(ctx, p.ID, store.Claim{
+		BindingJSON: string(canonical), BindingDigest: digest, TokenHash: secret.Hash(token), ClaimedAt: now,
 	})
-	return token, refusal, err
+	switch {
+	case err != nil:
+		return "", err
+	case !claimed:
+		// A claim takes the agreement's lock, which this transaction holds.
+		return "", errors.New("venue: reply: the slot was claimed under the agreement's lock")
+	}
+	return token, tx.AgreementBump(ctx, p.AgreementID)
 }
 
 // staleDigest says why a decision's digest is not the current revision's.
-func (v *Venue) staleDigest(ctx context.Context, agreementID uuid.UUID, digest string, cur store.Revision) string {
+func staleDigest(digest string, cur store.Revision) string {
 	if digest != "" {
-		if revs, err := v.Store.RevisionList(ctx, agreementID); err == nil {
-			for _, r := range revs {
-				if strings.HasPrefix(r.RevisionDigest, digest) && r.Number != cur.Number {
-					return fmt.Sprintf("your reply names revision %d, but revision %d is now current.", r.Number, cur.Number)
-				}
+		for _, r := range cur.History {
+			if strings.HasPrefix(r.RevisionDigest, digest) && r.Number != cur.Number {
+				return fmt.Sprintf("your reply names revision %d, but revision %d is now current.", r.Number, cur.Number)
 			}
 		}
 	}
 	return "your reply names no revision of this agreement."
 }
 
-// refuseReply records a refused reply and queues its answer.
-func (v *Venue) refuseReply(ctx context.Context, in ReplyInput, inv store.InvitationDetail, rev store.Revision, reason string) (ReplyResult, error) {
-	now := canon.Now(v.now())
-	var wrote bool
-	err := v.Store.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		wrote, err = tx.ReplyWrite(ctx, v.replyWrite(in, inv, rev, reason, now))
-		return err
-	})
-	if errors.Is(err, room.ErrConflict) || err == nil && !wrote {
-		return ReplyResult{}, nil
+// writeReply stores the reply's row and queues its answer in tx: recorded
+// (with its event) when reason is empty, refused with reason otherwise. A
+// reply that another transaction stored meanwhile is errReplyIgnored,
+// which rolls back whatever the reply wrote.
+func (v *Venue) writeReply(ctx context.Context, tx *store.Tx, in ReplyInput, rev store.Revision, reason string, eventID uuid.UUID, now time.Time) error {
+	w := v.replyWrite(in, rev, reason, now)
+	w.Reply.EventID = uuid.NullUUID{UUID: eventID, Valid: eventID != uuid.Nil}
+	wrote, err := tx.ReplyWrite(ctx, w)
+	if err == nil && !wrote {
+		err = errReplyIgnored
 	}
-	if err != nil {
-		return ReplyResult{}, err
+	return err
+}
+
+// replyRow is the reply's row, with the keys a reply seen before matches.
+func replyRow(in ReplyInput) store.Reply {
+	return store.Reply{
+		MessageID: in.MessageID, InvitationID: in.Invitation.ID, RawSHA256: in.RawSHA256,
+		DKIMSignature: in.Evidence.DKIM.Signature, DKIMBodyHash: in.Evidence.DKIM.BodyHash,
 	}
-	return ReplyResult{Acted: true, Reason: reason}, nil
 }
 
 // replyWrite is the reply's row and its answer: recorded when reason is
 // empty, refused with reason otherwise. The answer's Message-ID comes from
 // the reply's, so a second answer to one reply cannot be queued.
-func (v *Venue) replyWrite(in ReplyInput, inv store.InvitationDetail, rev store.Revision, reason string, now time.Time) store.ReplyWrite {
-	result := store.ReplyRecorded
+func (v *Venue) replyWrite(in ReplyInput, rev store.Revision, reason string, now time.Time) store.ReplyWrite {
+	inv := in.Invitation
+	row := replyRow(in)
+	row.Result, row.Reason, row.ReceivedAt = store.ReplyRecorded, reason, now
 	if reason != "" {
-		result = store.ReplyRefused
+		row.Result = store.ReplyRefused
 	}
 	body := mail.AnswerBody(mail.AnswerInput{
 		Origin: v.Origin, Title: v.replyTitle(rev), Recorded: reason == "", Action: in.Action, Reason: reason,
@@ -268,7 +281,7 @@ func (v *Venue) replyWrite(in ReplyInput, inv store.InvitationDetail, rev store.
 	h := sha256.Sum256([]byte(in.MessageID))
 	id := uuid.NewSHA1(uuid.NameSpaceOID, h[:])
 	return store.ReplyWrite{
-		Reply: store.Reply{MessageID: in.MessageID, InvitationID: inv.ID, RawSHA256: in.RawSHA256, Result: result, Reason: reason, ReceivedAt: now},
+		Reply: row,
 		Answer: store.OutboxMessage{
 			ID: id, InvitationID: inv.ID, AgreementID: inv.AgreementID, Recipient: inv.Email,
 			Subject: mail.AnswerSubject(v.replyTitle(rev)), MessageID: "answer-" + id.String() + "@" + originHost(v.Origin),

@@ -169,10 +169,16 @@ func mailOwner(t testing.TB) (int, int) {
 // From, To, Subject, Message-ID and Date), as a mail provider would.
 func Sign(t testing.TB, raw []byte, domain, selector string, key crypto.Signer) []byte {
 	t.Helper()
+	return SignHeaders(t, raw, domain, selector, key, "From", "To", "Subject", "Message-ID", "Date")
+}
+
+// SignHeaders is Sign over the header fields named (DKIM requires From).
+func SignHeaders(t testing.TB, raw []byte, domain, selector string, key crypto.Signer, headers ...string) []byte {
+	t.Helper()
 	var out bytes.Buffer
 	opts := &dkim.SignOptions{Domain: domain, Selector: selector, Signer: key,
 		HeaderCanonicalization: dkim.CanonicalizationRelaxed, BodyCanonicalization: dkim.CanonicalizationRelaxed,
-		HeaderKeys: []string{"From", "To", "Subject", "Message-ID", "Date"}}
+		HeaderKeys: headers}
 	if err := dkim.Sign(&out, bytes.NewReader(raw), opts); err != nil {
 		t.Fatal(err)
 	}

@@ -213,14 +213,16 @@ type Record struct {
 }
 
 type Reply struct {
-	MessageID    string
-	InvitationID uuid.UUID
-	RawSha256    string
-	Result       string
-	Reason       string
-	EventID      uuid.NullUUID
-	ReceivedAt   time.Time
-	WorkspaceID  uuid.UUID
+	MessageID     string
+	InvitationID  uuid.UUID
+	RawSha256     string
+	Result        string
+	Reason        string
+	EventID       uuid.NullUUID
+	ReceivedAt    time.Time
+	WorkspaceID   uuid.UUID
+	DkimSignature *string
+	DkimBodyHash  *string
 }
 
 type Revision struct {

@@ -13,22 +13,26 @@ import (
 )
 
 const replyInsert = `-- name: ReplyInsert :execrows
-INSERT INTO replies (message_id, invitation_id, raw_sha256, result, reason, event_id, received_at, workspace_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, (SELECT workspace_id FROM invitations WHERE id = $2))
-ON CONFLICT (message_id) DO NOTHING
+INSERT INTO replies (message_id, invitation_id, raw_sha256, result, reason, event_id, received_at, workspace_id, dkim_signature, dkim_body_hash)
+VALUES ($1, $2, $3, $4, $5, $6, $7, (SELECT workspace_id FROM invitations WHERE id = $2), $8, $9)
+ON CONFLICT DO NOTHING
 `
 
 type ReplyInsertParams struct {
-	MessageID    string
-	InvitationID uuid.UUID
-	RawSha256    string
-	Result       string
-	Reason       string
-	EventID      uuid.NullUUID
-	ReceivedAt   time.Time
+	MessageID     string
+	InvitationID  uuid.UUID
+	RawSha256     string
+	Result        string
+	Reason        string
+	EventID       uuid.NullUUID
+	ReceivedAt    time.Time
+	DkimSignature *string
+	DkimBodyHash  *string
 }
 
-// A reply acted on; a Message-ID seen before inserts nothing (0 rows).
+// A reply acted on; one seen before inserts nothing (0 rows): the same
+// Message-ID, the same DKIM signature (b=), or the same signed body hash
+// (bh=) in the same invitation.
 func (q *Queries) ReplyInsert(ctx context.Context, arg ReplyInsertParams) (int64, error) {
 	result, err := q.db.Exec(ctx, replyInsert,
 		arg.MessageID,
@@ -38,6 +42,8 @@ func (q *Queries) ReplyInsert(ctx context.Context, arg ReplyInsertParams) (int64
 		arg.Reason,
 		arg.EventID,
 		arg.ReceivedAt,
+		arg.DkimSignature,
+		arg.DkimBodyHash,
 	)
 	if err != nil {
 		return 0, err
@@ -46,11 +52,29 @@ func (q *Queries) ReplyInsert(ctx context.Context, arg ReplyInsertParams) (int64
 }
 
 const replySeen = `-- name: ReplySeen :one
-SELECT EXISTS (SELECT 1 FROM replies WHERE message_id = $1)
+SELECT EXISTS (
+    SELECT 1 FROM replies
+    WHERE message_id = $1
+       OR dkim_signature = $2
+       OR (invitation_id = $3 AND dkim_body_hash = $4)
+)
 `
 
-func (q *Queries) ReplySeen(ctx context.Context, messageID string) (bool, error) {
-	row := q.db.QueryRow(ctx, replySeen, messageID)
+type ReplySeenParams struct {
+	MessageID     string
+	DkimSignature *string
+	InvitationID  uuid.UUID
+	DkimBodyHash  *string
+}
+
+// Whether a reply was acted on, by any of the keys ReplyInsert refuses.
+func (q *Queries) ReplySeen(ctx context.Context, arg ReplySeenParams) (bool, error) {
+	row := q.db.QueryRow(ctx, replySeen,
+		arg.MessageID,
+		arg.DkimSignature,
+		arg.InvitationID,
+		arg.DkimBodyHash,
+	)
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
