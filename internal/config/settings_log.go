@@ -74,7 +74,7 @@ var logSettings = []Setting{
 	},
 	{
 		Name: "CONSENSUS_LOG_INTERVAL", Default: "1s",
-		Doc:  "The longest time between two integrations of the transparency log (a Go duration, 50ms to 1m): room milestones become leaves and a new checkpoint is signed and sent to the witnesses at most this long after they happen.",
+		Doc: "The longest time between two integrations of the transparency log (a Go duration, 50ms to 1m): room milestones become leaves and a new checkpoint is signed and sent to the witnesses at most this long after they happen.",
 		parse: func(c *Config, v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil || d < 50*time.Millisecond || d > time.Minute {

@@ -174,7 +174,9 @@ func (q queries) LogHashes(ctx context.Context, indexes []int64) ([]tlog.Hash, e
 
 type errMissingHash int64
 
-func (e errMissingHash) Error() string { return fmt.Sprintf("log: no stored hash at index %d", int64(e)) }
+func (e errMissingHash) Error() string {
+	return fmt.Sprintf("log: no stored hash at index %d", int64(e))
+}
 
 // LogCheckpointInsert stores a signed checkpoint.
 func (q queries) LogCheckpointInsert(ctx context.Context, c LogCheckpoint) error {
