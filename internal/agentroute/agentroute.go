@@ -52,6 +52,8 @@ const (
 	Webhook  = "/webhook"
 	Artifact = "/artifact"
 	Record   = "/record"
+	// RecordProof is the record's transparency log proof.
+	RecordProof = "/record/proof"
 )
 
 // URLs are the absolute URLs of one invitation's actions. The JSON names are

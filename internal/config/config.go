@@ -48,6 +48,8 @@ type Config struct {
 	// Reply holds deciding by replying to an invitation email
 	// (settings_reply.go).
 	Reply Reply
+	// Log holds the transparency log (settings_log.go).
+	Log Log
 	// Version is the build's version, set by consensusd (not a setting).
 	Version string
 }

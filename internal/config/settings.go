@@ -69,7 +69,7 @@ func (s Setting) DefaultDoc() string {
 // listeners, the proxies in front and shutdown (settings_server.go). Rows
 // are read in this order, so a row may depend on an earlier one (the public
 // origin on CONSENSUS_ENV).
-var settings = append(append(coreSettings[:len(coreSettings):len(coreSettings)], serverSettings...), replySettings...)
+var settings = append(append(append(coreSettings[:len(coreSettings):len(coreSettings)], serverSettings...), replySettings...), logSettings...)
 
 var coreSettings = []Setting{
 	{

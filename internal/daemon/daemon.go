@@ -26,6 +26,7 @@ import (
 	"github.com/consensus-md/consensus/internal/config"
 	"github.com/consensus-md/consensus/internal/httpapi"
 	"github.com/consensus-md/consensus/internal/live"
+	"github.com/consensus-md/consensus/internal/logd"
 	"github.com/consensus-md/consensus/internal/mail"
 	"github.com/consensus-md/consensus/internal/ops"
 	"github.com/consensus-md/consensus/internal/outbox"
@@ -129,6 +130,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	v := &venue.Venue{Store: st, Batch: batcher, Keys: keys, Origin: cfg.PublicOrigin, Now: opt.Now, Signer: signingKey(cfg, log),
 		Webhooks: venue.WebhookPolicy{AllowLoopback: cfg.WebhookAllowLoopback}, ReplyAddress: cfg.Reply.Address,
 		RoomCacheBytes: cfg.RoomCacheBytes}
+	if v.LogSigner, err = logSigner(cfg, v.Signer); err != nil {
+		return err
+	}
 	metrics.WatchRoomCache(v.RoomCacheStats)
 	replies, err := replyReader(cfg, st, v, keys, log, opt.ReplyPoll)
 	if err != nil {
@@ -181,9 +185,12 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	if err := queue.Start(workCtx); err != nil {
 		return stoppedEarly(ctx, log, fmt.Errorf("start the job queue: %w", err))
 	}
+	logLoop := &logd.Loop{Venue: v, Witnesses: cfg.Log.Witnesses, Interval: cfg.Log.Interval, Log: log, Observer: metrics}
+	health.WatchLog(func() any { return logLoop.Status() })
 	var wg sync.WaitGroup
-	wg.Add(3)
-	go func() { defer wg.Done(); roomnotify.Listen(workCtx, st, live.Listeners{hub, lists}, log) }()
+	wg.Add(4)
+	go func() { defer wg.Done(); roomnotify.Listen(workCtx, st, live.Listeners{hub, lists, logLoop}, log) }()
+	go func() { defer wg.Done(); logLoop.Run(workCtx) }()
 	go func() { defer wg.Done(); lists.Run(workCtx) }()
 	go func() { defer wg.Done(); reloadOnHangup(workCtx, hup, cert, log) }()
 	if replies != nil {

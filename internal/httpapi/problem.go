@@ -73,6 +73,7 @@ const (
 	ProblemNotFound
 	ProblemArtifactNotReady
 	ProblemRecordNotReady
+	ProblemProofNotReady
 	ProblemEnrollmentExpired
 	ProblemEnrollmentUsed
 	ProblemMethodNotAllowed
@@ -128,13 +129,16 @@ var problemTypes = [problemCodeCount]ProblemType{
 		Errors:      []error{room.ErrProofMismatch}},
 	ProblemNotFound: {Code: "not-found", Status: 404, Title: "Not found",
 		Explanation: "Nothing is available at this address. For invitations this one answer covers an unknown id, a wrong secret, an expired or revoked invitation, and an invitation of another kind, deliberately.",
-		Errors:      []error{room.ErrNotFound}, Detail: "Nothing is available at this address."},
+		Errors:      []error{room.ErrNotFound, venue.ErrNoLog, venue.ErrLogEmpty, venue.ErrTileNotFound}, Detail: "Nothing is available at this address."},
 	ProblemArtifactNotReady: {Code: "artifact-not-ready", Status: 404, Title: "Artifact not available",
 		Explanation: "CONSENSUS.md exists only once the outcome is reached. Read the room to see the current outcome.",
 		Errors:      []error{venue.ErrArtifactNotReady}},
 	ProblemRecordNotReady: {Code: "record-not-ready", Status: 404, Title: "Record not available",
 		Explanation: "The signed consensus-record/v1 exists once the outcome is final (reached, disagreed, no_consensus or expired). Read the room to see the current outcome.",
 		Errors:      []error{venue.ErrRecordNotReady}},
+	ProblemProofNotReady: {Code: "proof-not-ready", Status: 404, Title: "Record not in the log yet",
+		Explanation: "The record is issued but the transparency log has not integrated it yet: integration runs about every second (CONSENSUS_LOG_INTERVAL). Retry after the number of seconds in Retry-After; the proof then names the checkpoint it is proven against.",
+		Errors:      []error{venue.ErrProofNotReady}},
 	ProblemEnrollmentExpired: {Code: "enrollment-expired", Status: 410, Title: "Enrollment link expired",
 		Explanation: "This console enrollment link is past its 24 hours. Nothing was registered. Ask an owner of the workspace to invite you again: the new email carries a new link.",
 		Errors:      []error{venue.ErrEnrollmentExpired}},
@@ -350,6 +354,8 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 		h.Set("Retry-After", retryAfterUnavailable)
 	case ProblemTooManyWaiting:
 		h.Set("Retry-After", retryAfterBusy)
+	case ProblemProofNotReady:
+		h.Set("Retry-After", "1")
 	}
 	h.Set("Content-Type", "application/problem+json; charset=utf-8")
 	h.Set("Cache-Control", "no-store")

@@ -96,6 +96,9 @@ func (s *Server) routesServing(docs discoveryDocs, pages webPages) []Route {
 		{Method: http.MethodGet, Pattern: "/.well-known/api-catalog", Credential: CredentialNone, Handler: docs.apiCatalog.serve},
 		{Method: http.MethodHead, Pattern: "/.well-known/api-catalog", Credential: CredentialNone, Handler: docs.apiCatalog.serve},
 		{Method: http.MethodGet, Pattern: "/.well-known/consensus-keys", Credential: CredentialNone, Handler: s.handleSigningKeys},
+		// The transparency log, as C2SP tlog-tiles lays it out.
+		{Method: http.MethodGet, Pattern: "/log/checkpoint", Credential: CredentialNone, Handler: s.handleLogCheckpoint},
+		{Method: http.MethodGet, Pattern: "/log/tile/*", Credential: CredentialNone, Handler: s.handleLogTile},
 		{Method: http.MethodGet, Pattern: "/openapi.json", Credential: CredentialNone, Handler: docs.openapi.serve},
 		{Method: http.MethodHead, Pattern: "/openapi.json", Credential: CredentialNone, Handler: docs.openapi.serve},
 		{Method: http.MethodGet, Pattern: "/openapi-agent.json", Credential: CredentialNone, Handler: docs.openapiAgent.serve},
@@ -129,6 +132,7 @@ func (s *Server) routesServing(docs discoveryDocs, pages webPages) []Route {
 		{Method: http.MethodPost, Pattern: "/api/v1/admin/agreements", Credential: CredentialOperator, Scope: workspace.AgreementsWrite, Action: venue.ActionAgreementCreate, Middleware: operator, Handler: s.handleAgreementCreate},
 		{Method: http.MethodGet, Pattern: "/api/v1/admin/agreements", Credential: CredentialOperator, Scope: workspace.AgreementsRead, Action: venue.ActionAgreementList, Middleware: operator, Handler: s.handleAgreementList},
 		{Method: http.MethodGet, Pattern: "/api/v1/admin/agreements/{agreementId}", Credential: CredentialOperator, Scope: workspace.AgreementsRead, Action: venue.ActionAgreementRead, Middleware: operator, Handler: s.handleAgreementGet},
+		{Method: http.MethodGet, Pattern: "/api/v1/admin/agreements/{agreementId}/record/proof", Credential: CredentialOperator, Scope: workspace.AgreementsRead, Action: venue.ActionAgreementRead, Middleware: operator, Handler: s.handleAdminRecordProof},
 		{Method: http.MethodPost, Pattern: "/api/v1/admin/agreements/{agreementId}/revisions", Credential: CredentialOperator, Scope: workspace.AgreementsWrite, Action: venue.ActionAgreementAmend, Middleware: operator, Handler: s.handleAgreementAmend},
 		{Method: http.MethodPost, Pattern: "/api/v1/admin/participants/{participantId}/revoke", Credential: CredentialOperator, Scope: workspace.ParticipantsManage, Action: venue.ActionParticipantRevoke, Middleware: operator, Handler: s.handleParticipantRevoke},
 		{Method: http.MethodPost, Pattern: "/api/v1/admin/invitations/{invitationId}/resend", Credential: CredentialOperator, Scope: workspace.ParticipantsManage, Action: venue.ActionInvitationResend, Middleware: operator, Handler: s.handleInvitationResend},
@@ -197,6 +201,7 @@ func (s *Server) routesServing(docs discoveryDocs, pages webPages) []Route {
 			Route{Method: http.MethodGet, Pattern: p + agentroute.Artifact, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleArtifact},
 			Route{Method: http.MethodHead, Pattern: p + agentroute.Artifact, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleArtifact},
 			Route{Method: http.MethodGet, Pattern: p + agentroute.Record, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleRecord},
+			Route{Method: http.MethodGet, Pattern: p + agentroute.RecordProof, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleRecordProof},
 		)
 	}
 	return t

@@ -23,15 +23,19 @@ const other = "other"
 type Metrics struct {
 	reg *prometheus.Registry
 
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	inFlight prometheus.Gauge
-	events   *prometheus.CounterVec
-	outcomes *prometheus.CounterVec
-	delivery *prometheus.CounterVec
-	certEnd  prometheus.Gauge
-	certOnce sync.Once
-	reloads  *prometheus.CounterVec
+	requests     *prometheus.CounterVec
+	duration     *prometheus.HistogramVec
+	inFlight     prometheus.Gauge
+	events       *prometheus.CounterVec
+	outcomes     *prometheus.CounterVec
+	delivery     *prometheus.CounterVec
+	certEnd      prometheus.Gauge
+	certOnce     sync.Once
+	reloads      *prometheus.CounterVec
+	logLeaves    prometheus.Counter
+	logSize      prometheus.Gauge
+	logWitnessed *prometheus.GaugeVec
+	logFailures  *prometheus.CounterVec
 }
 
 // NewMetrics registers every series of the service, the Go runtime's and
@@ -71,13 +75,29 @@ func NewMetrics(version string) *Metrics {
 		Name: "consensus_tls_reloads_total",
 		Help: "TLS certificate reloads on SIGHUP, by result: ok, or error (the previous certificate stays).",
 	}, []string{"result"})
+	m.logLeaves = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "consensus_log_leaves_total",
+		Help: "Transparency log leaves this replica integrated.",
+	})
+	m.logSize = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "consensus_log_size",
+		Help: "The transparency log's tree size at the newest checkpoint this replica signed.",
+	})
+	m.logWitnessed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "consensus_log_witness_cosigned_size",
+		Help: "The largest tree size each witness cosigned for this replica.",
+	}, []string{"witness"})
+	m.logFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "consensus_log_witness_failures_total",
+		Help: "Checkpoints a witness did not cosign, by witness and result: refused (it found the log inconsistent or untrusted: an alert) or unreachable.",
+	}, []string{"witness", "result"})
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "consensus_build_info",
 		Help: "Always 1; the labels say which build runs.",
 	}, []string{"version", "goversion"})
 	build.WithLabelValues(version, runtime.Version()).Set(1)
 
-	m.reg.MustRegister(m.requests, m.duration, m.inFlight, m.events, m.outcomes, m.delivery, m.reloads, build,
+	m.reg.MustRegister(m.logLeaves, m.logSize, m.logWitnessed, m.logFailures, m.requests, m.duration, m.inFlight, m.events, m.outcomes, m.delivery, m.reloads, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Known label values start at zero, so increase() sees the first one.
 	for _, a := range []string{room.ActionComment, room.ActionQuestion, room.ActionChangeRequest, room.ActionAgree, room.ActionDisagree, room.ActionAbstain} {
@@ -181,4 +201,24 @@ func (m *Metrics) CertificateReloaded(err error) {
 		result = "error"
 	}
 	m.reloads.WithLabelValues(result).Inc()
+}
+
+// LogIntegrated counts leaves integrated into a tree of size.
+func (m *Metrics) LogIntegrated(leaves int, size int64) {
+	m.logLeaves.Add(float64(leaves))
+	m.logSize.Set(float64(size))
+}
+
+// LogWitnessed records that witness cosigned the tree of size.
+func (m *Metrics) LogWitnessed(witness string, size int64) {
+	m.logWitnessed.WithLabelValues(witness).Set(float64(size))
+}
+
+// LogWitnessFailed counts a checkpoint witness did not cosign.
+func (m *Metrics) LogWitnessFailed(witness string, refused bool) {
+	result := "unreachable"
+	if refused {
+		result = "refused"
+	}
+	m.logFailures.WithLabelValues(witness, result).Inc()
 }

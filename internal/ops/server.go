@@ -31,6 +31,7 @@ type Server struct {
 	pprof   bool
 	state   atomic.Int32
 	db      atomic.Pointer[Database]
+	logInfo atomic.Pointer[func() any]
 
 	mu        sync.Mutex
 	lastReady *bool // the previous check's result, to log changes only
@@ -47,6 +48,11 @@ func (s *Server) Serving(db Database) {
 	s.db.Store(&db)
 	s.state.CompareAndSwap(stateStarting, stateServing)
 }
+
+// WatchLog makes /readyz carry status() as its log detail: the
+// transparency log's size and its witnesses' states. It never changes
+// readiness: a refusing witness is an alert, not a reason to stop serving.
+func (s *Server) WatchLog(status func() any) { s.logInfo.Store(&status) }
 
 // Draining makes /readyz fail from now on: the process is shutting down.
 func (s *Server) Draining() { s.state.Store(stateDraining) }
@@ -80,6 +86,7 @@ type probe struct {
 	Service  string `json:"service"`
 	Database string `json:"database,omitempty"`
 	Schema   string `json:"schema,omitempty"`
+	Log      any    `json:"log,omitempty"`
 }
 
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
@@ -109,6 +116,9 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	if err != nil {
 		p.Status, status = "unavailable", http.StatusServiceUnavailable
+	}
+	if f := s.logInfo.Load(); f != nil {
+		p.Log = (*f)()
 	}
 	s.logChange(err)
 	writeStatus(w, status, p)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/jwk"
 	"github.com/consensus-md/consensus/internal/record"
@@ -29,11 +31,19 @@ func (v *Venue) Record(ctx context.Context, p *Principal) (*store.Record, error)
 	if p.OutcomeStatus == room.StatusPending && now.Before(p.Deadline) {
 		return nil, ErrRecordNotReady // as of the credential lookup: nothing more to read
 	}
-	rec, err := v.Store.RecordGet(ctx, p.AgreementID)
+	return v.issueStoredRecord(ctx, p.AgreementID)
+}
+
+// issueStoredRecord returns the agreement's stored record, issuing and
+// storing it first if its outcome is final and it has none yet (settling
+// a lapsed deadline as expired). ErrRecordNotReady while pending.
+func (v *Venue) issueStoredRecord(ctx context.Context, agreementID uuid.UUID) (*store.Record, error) {
+	now := canon.Now(v.now())
+	rec, err := v.Store.RecordGet(ctx, agreementID)
 	if err == nil || !errors.Is(err, room.ErrNotFound) {
 		return &rec, err
 	}
-	a, err := v.Store.AgreementGet(ctx, p.AgreementID)
+	a, err := v.Store.AgreementGet(ctx, agreementID)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +54,7 @@ func (v *Venue) Record(ctx context.Context, p *Principal) (*store.Record, error)
 		if _, err := settleExpiry(ctx, v.Store, a, room.Outcome{Status: room.StatusExpired, DecidedAt: a.Deadline}); err != nil {
 			return nil, err
 		}
-		if a, err = v.Store.AgreementGet(ctx, p.AgreementID); err != nil {
+		if a, err = v.Store.AgreementGet(ctx, agreementID); err != nil {
 			return nil, err
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
+	"github.com/consensus-md/consensus/internal/translog"
 )
 
 // SessionLifetime bounds a session token; it never outlives the invitation.
@@ -63,6 +64,8 @@ type Venue struct {
 	// Signer is the service's Ed25519 key: it signs records (and is
 	// published with every key before it at /.well-known/consensus-keys).
 	Signer ed25519.PrivateKey
+	// LogSigner signs the transparency log's checkpoints; nil keeps no log.
+	LogSigner *translog.Signer
 	// RoomCacheBytes bounds the memory the room cache keeps (encoded
 	// revisions, events, rosters and artifacts); zero means
 	// DefaultRoomCacheBytes.

@@ -96,6 +96,49 @@ type Invitation struct {
 	WorkspaceID   uuid.UUID
 }
 
+type LogCheckpoint struct {
+	Size      int64
+	Root      []byte
+	Signed    string
+	CreatedAt time.Time
+}
+
+type LogCosignature struct {
+	Size      int64
+	Witness   string
+	Line      string
+	CreatedAt time.Time
+}
+
+type LogHash struct {
+	Idx  int64
+	Hash []byte
+}
+
+type LogLeafe struct {
+	Idx         int64
+	AgreementID uuid.UUID
+	Kind        string
+	Body        []byte
+}
+
+type LogRoom struct {
+	AgreementID uuid.UUID
+	Revision    int32
+	Seq         int64
+	HeadHash    string
+	Record      bool
+}
+
+type LogWitness struct {
+	Name       string
+	Size       int64
+	FailedSize *int64
+	Failure    *string
+	Refused    bool
+	UpdatedAt  time.Time
+}
+
 type Operator struct {
 	ID          uuid.UUID
 	WorkspaceID uuid.UUID

@@ -1,0 +1,117 @@
+package translog
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/consensus-md/consensus/internal/canon"
+)
+
+// LeafType is the type member of every leaf.
+const LeafType = "consensus-log-leaf/v1"
+
+// The kinds of milestone a leaf records.
+const (
+	// KindRevision: a revision was locked; Digest is its revision digest.
+	KindRevision = "revision"
+	// KindHead: the room's events changed since the last integration;
+	// Seq and ChainHead are its head then.
+	KindHead = "head"
+	// KindRecord: the final consensus-record/v1 was issued; Digest is the
+	// SHA-256 of its bytes, Seq and ChainHead the record's event_count and
+	// chain_head.
+	KindRecord = "record"
+)
+
+// Leaf is a consensus-log-leaf/v1. Every member is present in its bytes;
+// a member that does not apply to the kind is null. Hashes are 64
+// lowercase hex characters, as in the record; At is the milestone's own
+// instant (a revision's lock, the head event's creation, the record's
+// issue), formatted as the service formats instants.
+type Leaf struct {
+	Type        string  `json:"type"`
+	AgreementID string  `json:"agreementId"`
+	Kind        string  `json:"kind"`
+	Revision    int     `json:"revision"`
+	Seq         *int64  `json:"seq"`
+	ChainHead   *string `json:"chainHead"`
+	Digest      *string `json:"digest"`
+	At          string  `json:"at"`
+}
+
+// Bytes returns the leaf's RFC 8785 canonical bytes: what the log hashes
+// and what an entry bundle holds.
+func (l Leaf) Bytes() ([]byte, error) {
+	b, err := canon.Marshal(l)
+	if err != nil {
+		return nil, fmt.Errorf("translog: leaf bytes: %w", err)
+	}
+	return b, nil
+}
+
+// Hash is the leaf's RFC 6962 leaf hash.
+func (l Leaf) Hash() (tlog.Hash, error) {
+	b, err := l.Bytes()
+	if err != nil {
+		return tlog.Hash{}, err
+	}
+	return tlog.RecordHash(b), nil
+}
+
+// ErrLeaf: bytes that are not a canonical consensus-log-leaf/v1.
+var ErrLeaf = errors.New("not a canonical consensus-log-leaf/v1")
+
+// ParseLeaf reads a leaf from its bytes and refuses anything whose bytes are
+// not exactly the canonical form of a valid leaf: duplicate, unknown or
+// case-folded members change the bytes, so they cannot pass.
+func ParseLeaf(b []byte) (Leaf, error) {
+	var l Leaf
+	if err := strictUnmarshal(b, &l); err != nil {
+		return Leaf{}, fmt.Errorf("%w: %v", ErrLeaf, err)
+	}
+	if err := l.Validate(); err != nil {
+		return Leaf{}, err
+	}
+	again, err := l.Bytes()
+	if err != nil || !bytes.Equal(again, b) {
+		return Leaf{}, fmt.Errorf("%w: the bytes are not its canonical form", ErrLeaf)
+	}
+	return l, nil
+}
+
+// Validate checks the members a leaf of its kind must and must not have.
+func (l Leaf) Validate() error {
+	bad := func(format string, a ...any) error { return fmt.Errorf("%w: %s", ErrLeaf, fmt.Sprintf(format, a...)) }
+	if l.Type != LeafType {
+		return bad("type %q", l.Type)
+	}
+	if l.AgreementID == "" || l.At == "" || l.Revision < 1 {
+		return bad("agreementId, revision and at are required")
+	}
+	hex := func(p *string) bool { return p != nil && isHex64(*p) }
+	switch l.Kind {
+	case KindRevision:
+		if l.Seq != nil || l.ChainHead != nil || !hex(l.Digest) {
+			return bad("a revision leaf has a digest and no seq or chainHead")
+		}
+	case KindHead:
+		if l.Seq == nil || *l.Seq < 1 || !hex(l.ChainHead) || l.Digest != nil {
+			return bad("a head leaf has seq and chainHead and no digest")
+		}
+	case KindRecord:
+		if l.Seq == nil || *l.Seq < 0 || !hex(l.ChainHead) || !hex(l.Digest) {
+			return bad("a record leaf has seq, chainHead and digest")
+		}
+	default:
+		return bad("kind %q", l.Kind)
+	}
+	return nil
+}
+
+func isHex64(s string) bool {
+	_, err := canon.ParseDigest(s)
+	return err == nil && len(s) == 64
+}
