@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,22 @@ func (c client) send(method, path, body string) (int, http.Header, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header, string(b)
+}
+
+// settled reads the console's agreement at path until no email of it is
+// still to be sent (a sending changes the agreement), and returns the
+// read's ETag and body.
+func (c client) settled(path string) (string, string) {
+	c.t.Helper()
+	for end := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		status, h, body := c.send(http.MethodGet, path, "")
+		if status == 200 && strings.Contains(body, `"state":"sent"`) && !strings.Contains(body, `"state":"queued"`) && !strings.Contains(body, `"state":"retrying"`) {
+			return h.Get("ETag"), body
+		}
+		if time.Now().After(end) {
+			c.t.Fatalf("the agreement's emails were not sent: %d %.400s", status, body)
+		}
+	}
 }
 
 // TestConsoleWritesAnswerConsoleLocations: what a console write creates is
@@ -125,12 +142,7 @@ func TestConsoleAgreementReadsOneRevision(t *testing.T) {
 	_ = json.Unmarshal([]byte(body), &created)
 	path := "/console/api/agreements/" + created.AgreementID
 	// The invitation's email first, so that no send waits on the lock.
-	for end := time.Now().Add(20 * time.Second); !strings.Contains(body, `"state":"sent"`); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("the invitation was not sent: %.400s", body)
-		}
-		_, body = owner.do(http.MethodGet, path, "")
-	}
+	owner.settled(path)
 
 	ctx := context.Background()
 	lock := db(t, s.DatabaseURL)
@@ -188,5 +200,85 @@ func TestConsoleAgreementReadsOneRevision(t *testing.T) {
 	}
 	if got.Title != got.Revision.Title || !strings.Contains(got.Markdown, got.Title) {
 		t.Errorf("one answer mixes two revisions: the detail of %q (revision %d), the terms of %q", got.Title, got.RevisionNumber, got.Revision.Title)
+	}
+}
+
+// TestConsoleAgreementHeld: an agreement held for the console answers when
+// it changes, not when another agreement of the workspace does, and with
+// the same answer when the wait ends.
+func TestConsoleAgreementHeld(t *testing.T) {
+	t.Parallel()
+	s := servertest.New(t, servertest.Options{DatabaseURL: pgtest.URL(t), Origin: "http://localhost"})
+	session, err := passkey.New(s.Origin).Enroll(s.URL, workspace(t, s.DatabaseURL, s.Origin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := client{t, s.URL, s.Origin, session}
+	_, h, _ := owner.send(http.MethodPost, "/console/api/agreements", agreementBody)
+	path := strings.TrimPrefix(h.Get("Location"), s.Origin)
+	// The invitation's email first: its delivery changes the agreement.
+	etag, body := owner.settled(path)
+	if etag == "" {
+		t.Fatalf("no ETag: %.200s", body)
+	}
+	hold := func(wait string) <-chan held {
+		out := make(chan held, 1)
+		start := time.Now()
+		go func() {
+			req, _ := http.NewRequest(http.MethodGet, s.URL+path, nil)
+			req.AddCookie(session.Cookie)
+			req.Header.Set("If-None-Match", etag)
+			req.Header.Set("Prefer", "wait="+wait)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				out <- held{}
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			out <- held{resp.StatusCode, resp.Header.Get("ETag"), string(b), time.Since(start)}
+		}()
+		return out
+	}
+
+	got := waitHeld(t, "a wait of a second", hold("1"), 5*time.Second)
+	if got.status != 200 || got.etag != etag || got.after < time.Second {
+		t.Errorf("a wait that ends unchanged: %d %s (held %s) after %s: %.300s", got.status, got.etag, etag, got.after, got.body)
+	}
+
+	waiting := hold("20")
+	quiet(t, "nothing changed", waiting)
+	if status, body := owner.do(http.MethodPost, "/console/api/agreements", agreementBody); status != 201 {
+		t.Fatalf("another agreement: %d %s", status, body)
+	}
+	quiet(t, "another agreement of the workspace created", waiting)
+	if status, body := owner.do(http.MethodPost, path+"/revisions", `{"title":"Renamed"}`); status != 201 {
+		t.Fatalf("amend: %d %s", status, body)
+	}
+	got = waitHeld(t, "the agreement amended", waiting, 3*time.Second)
+	if got.status != 200 || got.etag == etag || !strings.Contains(got.body, `"title":"Renamed"`) {
+		t.Fatalf("after the amendment: %d %s %.300s", got.status, got.etag, got.body)
+	}
+
+	// A viewer's held agreement ends when an owner removes the viewer.
+	if status, body := owner.do(http.MethodPost, "/console/api/operators", `{"email":"vera@acme.example","role":"viewer"}`); status != 201 {
+		t.Fatalf("invite: %d %s", status, body)
+	}
+	vera, err := passkey.New(s.Origin).Enroll(s.URL, emailedToken(t, s.Maildir, "vera@acme.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	etag, _ = client{t, s.URL, s.Origin, vera}.settled(path)
+	session = vera
+	waiting = hold("20")
+	quiet(t, "vera's agreement before the removal", waiting)
+	_, body = owner.do(http.MethodGet, "/console/api/operators", "")
+	veraID := regexp.MustCompile(`"id":"([0-9a-f-]{36})","email":"vera@acme.example"`).FindStringSubmatch(body)[1]
+	if status, body := owner.do(http.MethodDelete, "/console/api/operators/"+veraID, ""); status != 200 {
+		t.Fatalf("remove: %d %s", status, body)
+	}
+	if got := waitHeld(t, "vera removed", waiting, 2*time.Second); got.status != 401 {
+		t.Fatalf("vera's held agreement after the removal: %d %.200s", got.status, got.body)
 	}
 }

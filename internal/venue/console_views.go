@@ -20,33 +20,26 @@ type AgreementTerms struct {
 	Markdown string          `json:"markdown"`
 }
 
-// GetAgreementTerms reads the current revision of an agreement of the
-// call's workspace; another workspace's is room.ErrNotFound.
-func (v *Venue) GetAgreementTerms(ctx context.Context, c OperatorCall, agreementID string) (*AgreementTerms, error) {
-	id, err := parseID(agreementID)
+// ConsoleAgreementDetail is one agreement as the console shows it: the
+// operator's view and the terms, both of one revision.
+type ConsoleAgreementDetail struct {
+	*AgreementDetail
+	*AgreementTerms
+}
+
+// GetConsoleAgreement reads an agreement of the call's workspace with its
+// terms: one read of the current revision makes both, so they never
+// describe two revisions; another workspace's is room.ErrNotFound.
+func (v *Venue) GetConsoleAgreement(ctx context.Context, c OperatorCall, agreementID string) (*ConsoleAgreementDetail, error) {
+	read, err := v.readAgreement(ctx, c, agreementID)
 	if err != nil {
 		return nil, err
 	}
-	var out AgreementTerms
-	err = v.inWorkspace(ctx, c, func(tx *store.Tx) error {
-		a, err := tx.AgreementGet(ctx, id)
-		if err != nil {
-			return err
-		}
-		if err := ownedBy(c, a.WorkspaceID); err != nil {
-			return err
-		}
-		rev, err := tx.RevisionGet(ctx, id, a.CurrentRevision)
-		if err != nil {
-			return err
-		}
-		out = AgreementTerms{Revision: json.RawMessage(rev.Canonical), Markdown: rev.Markdown}
-		return nil
-	})
+	d, err := v.agreementDetail(read)
 	if err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return &ConsoleAgreementDetail{d, &AgreementTerms{Revision: json.RawMessage(read.rev.Canonical), Markdown: read.rev.Markdown}}, nil
 }
 
 // ConsoleAgreement is one line of the console's agreement list: the
