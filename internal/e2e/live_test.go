@@ -424,7 +424,7 @@ func TestLiveHoldLeavesNetHTTP(t *testing.T) {
 		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
 		waiting := 0
 		for _, g := range strings.Split(stacks.String(), "\n\n") {
-			if strings.Contains(g, "httpapi.(*Server).awaitChange") {
+			if strings.Contains(g, "httpapi.(*Server).await(") {
 				waiting++
 				if strings.Contains(g, "net/http.(*conn).serve") {
 					t.Fatalf("a held request waits in net/http's goroutine:\n%s", g)
@@ -435,7 +435,7 @@ func TestLiveHoldLeavesNetHTTP(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("no goroutine waits in awaitChange")
+			t.Fatal("no goroutine waits in await (live.go)")
 		}
 	}
 	expect(t, b.post("hold-leaves-1", "comment", "wakes the held read"), 201, "")

@@ -43,7 +43,7 @@ func (s *Server) handleAgreementCreate(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	w.Header().Set("Location", s.origin+"/api/v1/admin/agreements/"+out.AgreementID)
+	w.Header().Set("Location", s.operatorURL(r, "/agreements/"+out.AgreementID))
 	writeJSON(w, http.StatusCreated, out)
 }
 
@@ -60,7 +60,7 @@ func (s *Server) handleAgreementAmend(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	w.Header().Set("Location", s.origin+"/api/v1/admin/agreements/"+out.AgreementID)
+	w.Header().Set("Location", s.operatorURL(r, "/agreements/"+out.AgreementID))
 	writeJSON(w, http.StatusCreated, out)
 }
 
@@ -140,7 +140,7 @@ func (s *Server) handleKeyCreate(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	w.Header().Set("Location", s.origin+"/api/v1/admin/keys/"+out.ID)
+	w.Header().Set("Location", s.operatorURL(r, "/keys/"+out.ID))
 	writeJSON(w, http.StatusCreated, out)
 }
 

@@ -73,11 +73,117 @@ func (s *Server) reauthenticate(ctx context.Context, p *venue.Principal) (*venue
 // the freshest principal, changed whether the room changed for the reader.
 type heldAnswer func(w http.ResponseWriter, r *http.Request, p *venue.Principal, changed bool)
 
-// hold keeps a request for up to wait while the reader's room tag is tag,
-// then answers it with answer. A credential that no longer holds or a
-// failed database is answered as a problem; a client gone, not at all;
-// the hub's bound answers 429. Over HTTP/1.1 the request waits outside
-// net/http (detachHold), and hold returns before it is answered.
+// A heldRead is a read that waits for its answer to change: joined to
+// the signals that may announce a change, it asks check, before its first
+// wait and after each wake-up, whether the answer changed.
+type heldRead struct {
+	wait time.Duration
+	// on, and also when set, wake the wait; on's Closing ends it (the
+	// server stops). holdRead leaves both.
+	on, also signal
+	// check reports whether the answer changed since the read it holds,
+	// asked with what woke the wait; an error ends the wait and is the
+	// answer.
+	check func(ctx context.Context, by wake) (bool, error)
+	// expires, when set, fires when the answer changes without a signal
+	// (a room's deadline passing); nil never fires.
+	expires func() <-chan time.Time
+	// answer writes the answer once the wait is over, changed as check
+	// last said.
+	answer func(w http.ResponseWriter, r *http.Request, changed bool)
+}
+
+// signal is what a held read joins: the hub's waiter for a room, the
+// workspace set's for a workspace.
+type signal interface {
+	Changed() <-chan struct{}
+	Closing() <-chan struct{}
+	Leave()
+}
+
+// wake is what a heldRead's check is asked after.
+type wake int
+
+const (
+	wakeFirst  wake = iota // nothing yet: before the first wait
+	wakeOn                 // on signalled
+	wakeAlso               // also signalled
+	wakeExpiry             // expires fired
+)
+
+// holdRead keeps a request for up to h.wait while h.check sees no change,
+// then answers it with h.answer. An error from check is answered as a
+// problem; a client gone, not at all. Over HTTP/1.1 the request waits
+// outside net/http (detachHold), and holdRead returns before it is
+// answered.
+func (s *Server) holdRead(w http.ResponseWriter, r *http.Request, h *heldRead) {
+	run := func(w http.ResponseWriter, r *http.Request) {
+		defer h.leave()
+		changed, err := s.await(requestContext(r), h)
+		if err != nil {
+			s.handleHoldFailure(w, r, err)
+			return
+		}
+		h.answer(w, r, changed)
+	}
+	if d := s.detachHold(w, r); d != nil {
+		go func() {
+			defer d.finish()
+			run(d.w, d.r)
+		}()
+		return
+	}
+	holdDeadline(w, h.wait+holdSlack)
+	run(w, r)
+}
+
+// leave leaves the signals h joined.
+func (h *heldRead) leave() {
+	h.on.Leave()
+	if h.also != nil {
+		h.also.Leave()
+	}
+}
+
+// await waits, joined to h's signals, for up to h.wait until h.check sees
+// a change: it reports whether one did, or the error that ended the wait
+// (the context's when the client left).
+func (s *Server) await(ctx context.Context, h *heldRead) (bool, error) {
+	timeout := time.NewTimer(h.wait)
+	defer timeout.Stop()
+	var also <-chan struct{}
+	if h.also != nil {
+		also = h.also.Changed()
+	}
+	for by := wakeFirst; ; {
+		if changed, err := h.check(ctx, by); err != nil || changed {
+			return changed, err
+		}
+		var expires <-chan time.Time
+		if h.expires != nil {
+			expires = h.expires()
+		}
+		select {
+		case <-h.on.Changed():
+			by = wakeOn
+		case <-also:
+			by = wakeAlso
+		case <-expires:
+			by = wakeExpiry
+		case <-timeout.C:
+			return false, nil
+		case <-h.on.Closing():
+			return false, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+}
+
+// hold keeps a participant's request for up to wait while the reader's
+// room tag is tag, then answers it with answer (holdRead). A credential
+// that no longer holds is answered as a problem; the hub's bound answers
+// 429.
 func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration, tag venue.RoomTag, answer heldAnswer) {
 	p := participantFrom(r.Context())
 	if h := beforeJoin.Load(); h != nil && h.agreementID == p.AgreementID {
@@ -94,25 +200,10 @@ func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration
 	if i := infoFrom(r.Context()); i != nil && i.marked {
 		recheck = s.hub.ChangedSince(p.AgreementID, i.hubMark)
 	}
-	run := func(w http.ResponseWriter, r *http.Request) {
-		defer waiter.Leave()
-		ctx := requestContext(r)
-		p, changed, err := s.awaitChange(ctx, waiter, p, wait, tag, recheck, func(p *venue.Principal) (*venue.Principal, error) { return s.reauthenticate(ctx, p) })
-		if err != nil {
-			s.handleHoldFailure(w, r, err)
-			return
-		}
-		answer(w, r, p, changed)
-	}
-	if d := s.detachHold(w, r); d != nil {
-		go func() {
-			defer d.finish()
-			run(d.w, d.r)
-		}()
-		return
-	}
-	holdDeadline(w, wait+holdSlack)
-	run(w, r)
+	h := &heldRead{wait: wait, on: waiter}
+	s.watchRoom(h, &p, tag, recheck, s.reauthenticate)
+	h.answer = func(w http.ResponseWriter, r *http.Request, changed bool) { answer(w, r, p, changed) }
+	s.holdRead(w, r, h)
 }
 
 // beforeJoin, set by tests only, runs in hold before a held read of its
@@ -124,38 +215,26 @@ type joinHook struct {
 	f           func(*live.Hub)
 }
 
-// awaitChange waits, joined to the hub as waiter, for up to wait while the
-// reader's room tag is tag, checking the credential again (reauthenticate)
-// before each comparison. A change committed between the first read and
-// joining the hub is not signalled: with recheck it looks once more now
-// that it would be; without, the caller knows p's state still holds and
-// only the room's deadline is looked at. It returns as hold does.
-func (s *Server) awaitChange(ctx context.Context, waiter *live.Waiter, p *venue.Principal, wait time.Duration, tag venue.RoomTag,
-	recheck bool, reauthenticate func(*venue.Principal) (*venue.Principal, error)) (*venue.Principal, bool, error) {
-	timeout := time.NewTimer(wait)
-	defer timeout.Stop()
-	for {
-		if recheck {
-			var err error
-			if p, err = reauthenticate(p); err != nil {
-				return nil, false, err
+// watchRoom makes h wait while the reader's room tag is tag: *p, the
+// reader, is checked again (reauthenticate) after each wake-up, so that it
+// is always the freshest principal, and compared then. A change committed
+// between the first read and joining the hub is not signalled: with
+// recheck h looks once more before waiting, as it would after a wake-up;
+// without, the caller knows *p's state still holds. The room's deadline
+// wakes h too.
+func (s *Server) watchRoom(h *heldRead, p **venue.Principal, tag venue.RoomTag, recheck bool,
+	reauthenticate func(context.Context, *venue.Principal) (*venue.Principal, error)) {
+	h.check = func(ctx context.Context, by wake) (bool, error) {
+		if by != wakeFirst || recheck {
+			fresh, err := reauthenticate(ctx, *p)
+			if err != nil {
+				return false, err
 			}
+			*p = fresh
 		}
-		recheck = true
-		if s.venue.RoomTag(p) != tag {
-			return p, true, nil
-		}
-		select {
-		case <-waiter.Changed():
-		case <-s.deadlineTimer(p):
-		case <-timeout.C:
-			return p, false, nil
-		case <-waiter.Closing():
-			return p, false, nil
-		case <-ctx.Done():
-			return nil, false, ctx.Err()
-		}
+		return s.venue.RoomTag(*p) != tag, nil
 	}
+	h.expires = func() <-chan time.Time { return s.deadlineTimer(*p) }
 }
 
 // deadlineTimer fires when p's pending room passes its deadline (its

@@ -67,11 +67,17 @@ func (s *Server) mcpWait(ctx context.Context, p *venue.Principal, tag venue.Room
 	defer waiter.Leave()
 	holdDeadline(x.w, wait+holdSlack)
 	token := credential(x.r, venue.SchemeParticipant)
-	return s.awaitChange(ctx, waiter, p, wait, tag, true, func(*venue.Principal) (*venue.Principal, error) {
+	h := &heldRead{wait: wait, on: waiter}
+	s.watchRoom(h, &p, tag, true, func(context.Context, *venue.Principal) (*venue.Principal, error) {
 		fresh, cancel := s.freshDatabase(x.r)
 		defer cancel()
 		return s.authAgentToken(fresh, token)
 	})
+	changed, err := s.await(ctx, h)
+	if err != nil {
+		return nil, false, err
+	}
+	return p, changed, nil
 }
 
 // refusal describes err for a tool result with the row of the problem

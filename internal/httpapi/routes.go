@@ -127,22 +127,15 @@ func (s *Server) routesServing(docs discoveryDocs, pages webPages) []Route {
 		// rather than leave a 404 in the console on every page.
 		{Method: http.MethodGet, Pattern: "/favicon.ico", Credential: CredentialNone, Handler: s.handleAssetNamed(pages.assets, "favicon.ico")},
 		{Method: http.MethodHead, Pattern: "/favicon.ico", Credential: CredentialNone, Handler: s.handleAssetNamed(pages.assets, "favicon.ico")},
-
-		// Operator API.
-		{Method: http.MethodPost, Pattern: "/api/v1/admin/agreements", Credential: CredentialOperator, Scope: workspace.AgreementsWrite, Action: venue.ActionAgreementCreate, Middleware: operator, Handler: s.handleAgreementCreate},
-		{Method: http.MethodGet, Pattern: "/api/v1/admin/agreements", Credential: CredentialOperator, Scope: workspace.AgreementsRead, Action: venue.ActionAgreementList, Middleware: operator, Handler: s.handleAgreementList},
-		{Method: http.MethodGet, Pattern: "/api/v1/admin/agreements/{agreementId}", Credential: CredentialOperator, Scope: workspace.AgreementsRead, Action: venue.ActionAgreementRead, Middleware: operator, Handler: s.handleAgreementGet},
-		{Method: http.MethodGet, Pattern: "/api/v1/admin/agreements/{agreementId}/record/proof", Credential: CredentialOperator, Scope: workspace.AgreementsRead, Action: venue.ActionAgreementRead, Middleware: operator, Handler: s.handleAdminRecordProof},
-		{Method: http.MethodPost, Pattern: "/api/v1/admin/agreements/{agreementId}/revisions", Credential: CredentialOperator, Scope: workspace.AgreementsWrite, Action: venue.ActionAgreementAmend, Middleware: operator, Handler: s.handleAgreementAmend},
-		{Method: http.MethodPost, Pattern: "/api/v1/admin/participants/{participantId}/revoke", Credential: CredentialOperator, Scope: workspace.ParticipantsManage, Action: venue.ActionParticipantRevoke, Middleware: operator, Handler: s.handleParticipantRevoke},
-		{Method: http.MethodPost, Pattern: "/api/v1/admin/invitations/{invitationId}/resend", Credential: CredentialOperator, Scope: workspace.ParticipantsManage, Action: venue.ActionInvitationResend, Middleware: operator, Handler: s.handleInvitationResend},
-		{Method: http.MethodPost, Pattern: "/api/v1/admin/keys", Credential: CredentialOperator, Scope: workspace.KeysManage, Action: venue.ActionKeyCreate, Middleware: operator, Handler: s.handleKeyCreate},
-		{Method: http.MethodGet, Pattern: "/api/v1/admin/keys", Credential: CredentialOperator, Scope: workspace.KeysManage, Action: venue.ActionKeyList, Middleware: operator, Handler: s.handleKeyList},
-		{Method: http.MethodDelete, Pattern: "/api/v1/admin/keys/{keyId}", Credential: CredentialOperator, Scope: workspace.KeysManage, Action: venue.ActionKeyRevoke, Middleware: operator, Handler: s.handleKeyRevoke},
-		{Method: http.MethodGet, Pattern: "/api/v1/admin/audit", Credential: CredentialOperator, Scope: workspace.AuditRead, Action: venue.ActionAuditRead, Middleware: operator, Handler: s.handleAuditList},
-
+	}
+	// The operator API (routes_operator.go: each route written once, with
+	// its scope and action, for these rows and the console's twins).
+	api := s.operatorAPI()
+	t = append(t, adminRows(api, operator)...)
+	t = append(t, []Route{
 		// The operators' console: its pages, sign-in and enrollment (same
-		// origin only), and the operator API again with the session.
+		// origin only), its session, and then the operator API again with
+		// the session (consoleRows).
 		{Method: http.MethodGet, Pattern: "/console", Credential: CredentialNone, Handler: pages.console.serve},
 		{Method: http.MethodGet, Pattern: "/console/", Credential: CredentialNone, Handler: pages.console.serve},
 		{Method: http.MethodGet, Pattern: "/console/{page}", Credential: CredentialNone, Handler: s.handleConsolePage(pages.console)},
@@ -153,26 +146,13 @@ func (s *Server) routesServing(docs discoveryDocs, pages webPages) []Route {
 		{Method: http.MethodPost, Pattern: "/console/api/signin/finish", Credential: CredentialNone, Middleware: chain(noStore, s.requireSameOrigin, s.limit("exchange"), s.boundDatabase), Handler: s.handleSignInFinish},
 		{Method: http.MethodGet, Pattern: "/console/api/session", Credential: CredentialConsole, Action: venue.ActionSessionRead, Middleware: operator, Handler: s.handleConsoleSession},
 		{Method: http.MethodPost, Pattern: "/console/api/signout", Credential: CredentialConsole, Action: venue.ActionOperatorSignOut, Middleware: operator, Handler: s.handleSignOut},
-		{Method: http.MethodPost, Pattern: "/console/api/agreements", Credential: CredentialConsole, Scope: workspace.AgreementsWrite, Action: venue.ActionAgreementCreate, Middleware: operator, Handler: s.handleAgreementCreate},
-		{Method: http.MethodGet, Pattern: "/console/api/agreements", Credential: CredentialConsole, Scope: workspace.AgreementsRead, Action: venue.ActionAgreementList, Middleware: chain(noStore), Handler: s.handleConsoleAgreements},
-		{Method: http.MethodGet, Pattern: "/console/api/agreements/{agreementId}", Credential: CredentialConsole, Scope: workspace.AgreementsRead, Action: venue.ActionAgreementRead, Middleware: chain(noStore), Handler: s.handleConsoleAgreement},
-		{Method: http.MethodGet, Pattern: "/console/api/agreements/{agreementId}/record", Credential: CredentialConsole, Scope: workspace.AgreementsRead, Action: venue.ActionAgreementRead, Middleware: operator, Handler: s.handleConsoleRecord},
-		{Method: http.MethodPost, Pattern: "/console/api/agreements/{agreementId}/revisions", Credential: CredentialConsole, Scope: workspace.AgreementsWrite, Action: venue.ActionAgreementAmend, Middleware: operator, Handler: s.handleAgreementAmend},
-		{Method: http.MethodPost, Pattern: "/console/api/participants/{participantId}/revoke", Credential: CredentialConsole, Scope: workspace.ParticipantsManage, Action: venue.ActionParticipantRevoke, Middleware: operator, Handler: s.handleParticipantRevoke},
-		{Method: http.MethodPost, Pattern: "/console/api/invitations/{invitationId}/resend", Credential: CredentialConsole, Scope: workspace.ParticipantsManage, Action: venue.ActionInvitationResend, Middleware: operator, Handler: s.handleInvitationResend},
-		{Method: http.MethodPost, Pattern: "/console/api/keys", Credential: CredentialConsole, Scope: workspace.KeysManage, Action: venue.ActionKeyCreate, Middleware: operator, Handler: s.handleKeyCreate},
-		{Method: http.MethodGet, Pattern: "/console/api/keys", Credential: CredentialConsole, Scope: workspace.KeysManage, Action: venue.ActionKeyList, Middleware: operator, Handler: s.handleKeyList},
-		{Method: http.MethodDelete, Pattern: "/console/api/keys/{keyId}", Credential: CredentialConsole, Scope: workspace.KeysManage, Action: venue.ActionKeyRevoke, Middleware: operator, Handler: s.handleKeyRevoke},
-		{Method: http.MethodGet, Pattern: "/console/api/audit", Credential: CredentialConsole, Scope: workspace.AuditRead, Action: venue.ActionAuditRead, Middleware: operator, Handler: s.handleAuditList},
-		{Method: http.MethodGet, Pattern: "/console/api/operators", Credential: CredentialConsole, Scope: workspace.AgreementsRead, Action: venue.ActionOperatorList, Middleware: operator, Handler: s.handleOperatorList},
-		{Method: http.MethodPost, Pattern: "/console/api/operators", Credential: CredentialConsole, Scope: workspace.OperatorsManage, Action: venue.ActionOperatorInvite, Middleware: operator, Handler: s.handleOperatorInvite},
-		{Method: http.MethodPut, Pattern: "/console/api/operators/{operatorId}/role", Credential: CredentialConsole, Scope: workspace.OperatorsManage, Action: venue.ActionOperatorRole, Middleware: operator, Handler: s.handleOperatorRole},
-		{Method: http.MethodDelete, Pattern: "/console/api/operators/{operatorId}", Credential: CredentialConsole, Scope: workspace.OperatorsManage, Action: venue.ActionOperatorRemove, Middleware: operator, Handler: s.handleOperatorRemove},
-
+	}...)
+	t = append(t, consoleRows(api, operator, chain(noStore))...)
+	t = append(t, []Route{
 		// MCP facade: POST only (stateless, no streams); every request is
 		// authenticated, so a revoked token is refused at once.
 		{Method: http.MethodPost, Pattern: "/mcp", Credential: CredentialParticipantToken, Middleware: chain(noStore, s.boundDatabase), Handler: s.handleMCP()},
-	}
+	}...)
 
 	// The agent API and the human API (the routes the invitation page
 	// calls): the same handlers, rules and answers, for invitations of one

@@ -165,51 +165,70 @@ func decodeCursor(c string) (time.Time, uuid.UUID, error) {
 
 // GetAgreement returns the operator's view, or room.ErrNotFound.
 func (v *Venue) GetAgreement(ctx context.Context, c OperatorCall, agreementID string) (*AgreementDetail, error) {
+	read, err := v.readAgreement(ctx, c, agreementID)
+	if err != nil {
+		return nil, err
+	}
+	return v.agreementDetail(read)
+}
+
+// agreementRead is what the operator's view of an agreement is made of.
+type agreementRead struct {
+	a        store.Agreement
+	rev      store.Revision // the current revision
+	parts    []store.Participant
+	invs     []store.Invitation
+	mails    []store.OutboxMessage
+	attempts []store.OutboxAttempt
+	roster   []store.RosterMember
+}
+
+// readAgreement reads an agreement of the call's workspace for its
+// operator's view, in one transaction; another workspace's is
+// room.ErrNotFound.
+func (v *Venue) readAgreement(ctx context.Context, c OperatorCall, agreementID string) (*agreementRead, error) {
 	id, err := parseID(agreementID)
 	if err != nil {
 		return nil, err
 	}
-	var (
-		a        store.Agreement
-		rev      store.Revision
-		parts    []store.Participant
-		invs     []store.Invitation
-		mails    []store.OutboxMessage
-		attempts []store.OutboxAttempt
-		roster   []store.RosterMember
-	)
-	// One transaction: every read sees the same state of the agreement.
+	var r agreementRead
 	err = v.inWorkspace(ctx, c, func(tx *store.Tx) (err error) {
-		if a, err = tx.AgreementGet(ctx, id); err != nil {
+		if r.a, err = tx.AgreementGet(ctx, id); err != nil {
 			return err
 		}
-		if err := ownedBy(c, a.WorkspaceID); err != nil {
+		if err := ownedBy(c, r.a.WorkspaceID); err != nil {
 			return err
 		}
-		if rev, err = tx.RevisionGet(ctx, id, a.CurrentRevision); err != nil {
+		if r.rev, err = tx.RevisionGet(ctx, id, r.a.CurrentRevision); err != nil {
 			return err
 		}
-		if rev.History, err = tx.RevisionList(ctx, id); err != nil {
+		if r.rev.History, err = tx.RevisionList(ctx, id); err != nil {
 			return err
 		}
-		if parts, err = tx.ParticipantListByAgreement(ctx, id); err != nil {
+		if r.parts, err = tx.ParticipantListByAgreement(ctx, id); err != nil {
 			return err
 		}
-		if invs, err = tx.InvitationListByAgreement(ctx, id); err != nil {
+		if r.invs, err = tx.InvitationListByAgreement(ctx, id); err != nil {
 			return err
 		}
-		if mails, err = tx.OutboxListByAgreement(ctx, id); err != nil {
+		if r.mails, err = tx.OutboxListByAgreement(ctx, id); err != nil {
 			return err
 		}
-		if attempts, err = tx.OutboxAttemptListByAgreement(ctx, id); err != nil {
+		if r.attempts, err = tx.OutboxAttemptListByAgreement(ctx, id); err != nil {
 			return err
 		}
-		roster, err = tx.ParticipantRoster(ctx, id)
+		r.roster, err = tx.ParticipantRoster(ctx, id)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	return &r, nil
+}
+
+// agreementDetail is the operator's view of what readAgreement read.
+func (v *Venue) agreementDetail(r *agreementRead) (*AgreementDetail, error) {
+	a, rev, parts, invs, mails, attempts, roster := r.a, r.rev, r.parts, r.invs, r.mails, r.attempts, r.roster
 	var revision room.Revision
 	if err := json.Unmarshal(rev.Canonical, &revision); err != nil {
 		return nil, err
