@@ -59,7 +59,7 @@ type run struct {
 	// keyText is the key in its signed-note form, as the state pins it.
 	keyText string
 	st      *State
-	t   *tree
+	t       *tree
 }
 
 // Run checks the log once and returns what it found. A failed check is a
