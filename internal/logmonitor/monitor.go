@@ -71,50 +71,59 @@ type run struct {
 // the rooms do not hold it back).
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r := &run{cfg: cfg, rep: &Report{}, f: newFetcher(ctx, cfg.Client, cfg.URL)}
+	err := r.run()
+	if err != nil {
+		r.rep.add("monitor", Unchecked, "%v", err)
+	}
+	return r.rep, err
+}
+
+func (r *run) run() error {
+	cfg := r.cfg
 	st, hashes, err := loadState(cfg.StatePath)
 	if err != nil {
-		return r.rep, err
+		return err
 	}
 	if st != nil && st.URL != r.f.base {
-		return r.rep, unavailable("state: %s belongs to %s, not %s", cfg.StatePath, st.URL, r.f.base)
+		return unavailable("state: %s belongs to %s, not %s", cfg.StatePath, st.URL, r.f.base)
 	}
 	if err := r.chooseKey(st); err != nil {
-		return r.rep, err
+		return err
 	}
 	old, err := r.restore(st, hashes)
 	if err != nil {
-		return r.rep, err
+		return err
 	}
 	// The rooms are read before the checkpoint, so that a room head older
 	// than the grace period when it was read must be in the checkpoint.
 	rooms := r.readRooms()
 	raw, err := r.f.checkpoint()
 	if err != nil {
-		return r.rep, err
+		return err
 	}
 	cp, err := openCheckpoint(raw, r.key)
 	if err != nil {
 		r.rep.add("checkpoint", Fail, "the log's checkpoint: %v", err)
-		return r.rep, nil
+		return nil
 	}
 	r.rep.add("checkpoint", OK, "%d leaves, root %s, signed by %s", cp.Size, b64(cp.Root), r.key.Name())
 	r.cosignatures(raw)
 	ok, err := r.advance(old, cp)
 	if err != nil || !ok {
-		return r.rep, err
+		return err
 	}
 	if ok, err = r.entries(old.Size, cp.Size); err != nil || !ok {
-		return r.rep, err
+		return err
 	}
 	if err := r.others(cp); err != nil {
-		return r.rep, err
+		return err
 	}
 	r.checkRooms(rooms)
 	r.st.Checkpoint, r.st.Size = string(raw), cp.Size
 	if err := saveState(cfg.StatePath, r.st, r.t.leaves, old.Size); err != nil {
-		return r.rep, unavailable("%w", err)
+		return unavailable("%w", err)
 	}
-	return r.rep, nil
+	return nil
 }
 
 // chooseKey settles the log key: --log-key, else the pinned one, else the
