@@ -37,7 +37,7 @@ type Config struct {
 	// be before its absence from the log is a failure.
 	Rooms []Room
 	Grace time.Duration
-	// Client makes every request.
+	// Client makes every request (nil: one with a 30 s timeout).
 	Client *http.Client
 }
 
@@ -70,6 +70,9 @@ type run struct {
 // state and every new entry (the cosignatures, the other checkpoints and
 // the rooms do not hold it back).
 func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: 30 * time.Second}
+	}
 	r := &run{cfg: cfg, rep: &Report{}, f: newFetcher(ctx, cfg.Client, cfg.URL)}
 	err := r.run()
 	if err != nil {

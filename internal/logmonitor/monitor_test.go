@@ -211,3 +211,38 @@ func TestMonitorChecksEveryEntry(t *testing.T) {
 		wantFail(t, mustRun(t, config(l, statePath(t))), "entries", "leaf 1:", "rewritten")
 	})
 }
+
+// A run that died after writing the hashes and before the state leaves
+// extra bytes, which the next run ignores; a damaged hashes file is
+// unreadable, not evidence against the log.
+func TestMonitorState(t *testing.T) {
+	t.Parallel()
+	l := logtest.New(t, logtest.NewSigner(t))
+	state := statePath(t)
+	l.Append(leaves(0, 40)...)
+	wantOK(t, mustRun(t, config(l, state)))
+	f, err := os.OpenFile(hashesPath(state), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.Write(make([]byte, 100))
+	f.Close()
+	l.Append(leaves(40, 3)...)
+	wantOK(t, mustRun(t, config(l, state)))
+	if fi, _ := os.Stat(hashesPath(state)); fi.Size() != 43*32 {
+		t.Fatalf("hashes file of %d bytes", fi.Size())
+	}
+
+	good, _ := os.ReadFile(hashesPath(state))
+	for name, damaged := range map[string][]byte{
+		"short":   good[:42*32],
+		"flipped": append(append([]byte{}, good[:5]...), append([]byte{good[5] ^ 1}, good[6:]...)...),
+	} {
+		if err := os.WriteFile(hashesPath(state), damaged, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Run(context.Background(), config(l, state)); !IsUnavailable(err) || !strings.Contains(err.Error(), "hashes") {
+			t.Errorf("%s hashes file: %v", name, err)
+		}
+	}
+}

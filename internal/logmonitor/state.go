@@ -75,6 +75,13 @@ func loadState(path string) (*State, []tlog.Hash, error) {
 		return nil, nil, unavailable("state: %w", err)
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, unavailable("state: %w", err)
+	}
+	if fi.Size()/tlog.HashSize < st.Size {
+		return nil, nil, unavailable("state: %s holds fewer than the %d leaf hashes the state counts", hashesPath(path), st.Size)
+	}
 	raw := make([]byte, st.Size*tlog.HashSize)
 	if _, err := io.ReadFull(f, raw); err != nil {
 		return nil, nil, unavailable("state: %s holds fewer than the %d leaf hashes the state counts", hashesPath(path), st.Size)
