@@ -36,11 +36,13 @@ ORDER BY agreement_id, number;
 
 -- name: LogFinalWithoutRecord :many
 -- Agreements whose outcome is final but whose record was never issued:
--- the integrator issues them so that every final record enters the log.
+-- the integrator issues them so that every final record enters the log,
+-- at most @max_rooms a round.
 SELECT a.id FROM agreements a
 WHERE (@every_room::boolean OR a.id = ANY(@ids::uuid[]))
   AND a.outcome_status <> 'pending'
-  AND NOT EXISTS (SELECT 1 FROM records r WHERE r.agreement_id = a.id);
+  AND NOT EXISTS (SELECT 1 FROM records r WHERE r.agreement_id = a.id)
+LIMIT @max_rooms::integer;
 
 -- name: LogLeavesInsert :exec
 INSERT INTO log_leaves (idx, agreement_id, kind, body)

@@ -1,5 +1,6 @@
 // Package cli implements the consensus command: `admin` (operator API),
-// `verify` (digests and artifacts) and `agent` (an invited agent's runtime).
+// `verify` (digests and artifacts), `agent` (an invited agent's runtime)
+// and `log` (the transparency log's monitor).
 package cli
 
 import (
@@ -49,13 +50,15 @@ func NewCommand(env Env) *cobra.Command {
 		Use:   "consensus COMMAND",
 		Short: "The Consensus command line",
 		Long: `The Consensus command line: operator commands (admin), an invited agent's
-runtime (agent), and checks of digests and artifacts anyone can run (verify).`,
+runtime (agent), checks of digests and artifacts anyone can run (verify), and a
+monitor of the service's transparency log (log).`,
 		Example: `  consensus admin create -f examples/agreement.json
   consensus agent watch --imap imaps://inbox@imap.example/INBOX --exec ./decide
-  consensus verify artifact CONSENSUS.md --headers artifact.headers`,
+  consensus verify artifact CONSENSUS.md --headers artifact.headers
+  consensus log monitor https://consensus.md --state monitor.json`,
 		Args: command.AnyGroupArgs,
 		RunE: command.Group,
 	}
-	root.AddCommand(adminCommand(env), agentCommand(env), verifyCommand(env), command.Completion(root))
+	root.AddCommand(adminCommand(env), agentCommand(env), verifyCommand(env), logCommand(env), command.Completion(root))
 	return root
 }

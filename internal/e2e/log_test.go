@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/consensus-md/consensus/internal/config"
+	"github.com/consensus-md/consensus/internal/logmonitor"
 	"github.com/consensus-md/consensus/internal/pgtest"
 	"github.com/consensus-md/consensus/internal/servertest"
 	"github.com/consensus-md/consensus/internal/translog"
@@ -27,6 +29,7 @@ type logFixture struct {
 	s       *server
 	w       *litewitness
 	logKey  note.Verifier
+	logVKey string
 	witness note.Verifier
 }
 
@@ -55,7 +58,7 @@ func startWitnessedLog(t *testing.T) *logFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &logFixture{s: s, w: w, logKey: lk, witness: wk}
+	return &logFixture{s: s, w: w, logKey: lk, logVKey: signer.VerifierKey(), witness: wk}
 }
 
 // reach drives a new two-agent room to reached and returns one agent.
@@ -147,6 +150,12 @@ func TestLogWitnessedAndRewriteRefused(t *testing.T) {
 		t.Fatalf("checkpoint: %d %s", status, cp)
 	}
 
+	// A monitor has seen the honest log.
+	state := filepath.Join(t.TempDir(), "monitor.json")
+	if rep := f.monitor(t, state); len(rep.Failed()) > 0 {
+		t.Fatalf("the monitor fails on the honest log:\n%s", reportText(rep))
+	}
+
 	// The rewrite: room 0's head and its record leaf, the tree recomputed.
 	ctx := context.Background()
 	db, err := pgx.Connect(ctx, pgtest.ServiceURL(f.s.DatabaseURL))
@@ -201,10 +210,35 @@ func TestLogWitnessedAndRewriteRefused(t *testing.T) {
 	}
 	// Appends go on regardless of the witness.
 	f.reach(t, "still-appending")
+	// The monitor sees the rewritten tree and names the rewritten leaf.
+	rep := f.monitor(t, state)
+	if want := fmt.Sprintf("first bad index %d", proofs[0].LeafIndex); len(rep.Failed()) == 0 || !strings.Contains(reportText(rep), want) {
+		t.Fatalf("the monitor should fail naming %q:\n%s", want, reportText(rep))
+	}
 	// The proof issued before the rewrite still verifies on its own.
 	if res := f.verify(proofs[0], records[0]); !res.OK() {
 		t.Fatalf("the old proof no longer verifies: %v", res.FailedChecks())
 	}
+}
+
+// monitor runs consensus log monitor's checks once against the service.
+func (f *logFixture) monitor(t *testing.T, state string) *logmonitor.Report {
+	t.Helper()
+	rep, err := logmonitor.Run(context.Background(), logmonitor.Config{URL: f.s.URL, StatePath: state,
+		LogKey: f.logVKey, Witnesses: []note.Verifier{f.witness}})
+	if err != nil {
+		t.Fatalf("monitor: %v\n%s", err, reportText(rep))
+	}
+	return rep
+}
+
+func reportText(rep *logmonitor.Report) string {
+	if rep == nil {
+		return "(no report)"
+	}
+	var b strings.Builder
+	_ = rep.Write(&b)
+	return b.String()
 }
 
 func mustLeaf(t *testing.T, p translog.Proof) []byte {

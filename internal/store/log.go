@@ -113,10 +113,10 @@ func (q queries) LogRevisions(ctx context.Context, ids []uuid.UUID) ([]LogRevisi
 	}), nil
 }
 
-// LogFinalWithoutRecord lists the final agreements (among ids, or all)
-// whose record was never issued.
-func (q queries) LogFinalWithoutRecord(ctx context.Context, ids []uuid.UUID, all bool) ([]uuid.UUID, error) {
-	out, err := q.q.LogFinalWithoutRecord(ctx, dbsqlc.LogFinalWithoutRecordParams{EveryRoom: all, Ids: nonNil(ids)})
+// LogFinalWithoutRecord lists up to max final agreements (among ids, or
+// all) whose record was never issued.
+func (q queries) LogFinalWithoutRecord(ctx context.Context, ids []uuid.UUID, all bool, max int) ([]uuid.UUID, error) {
+	out, err := q.q.LogFinalWithoutRecord(ctx, dbsqlc.LogFinalWithoutRecordParams{EveryRoom: all, Ids: nonNil(ids), MaxRooms: int32(max)})
 	return out, interpretError("log final rooms", err)
 }
 

@@ -37,6 +37,12 @@ var ErrNoLog = errors.New("this deployment keeps no transparency log")
 // for the next, which the caller runs at once.
 const LogIntegrationMax = 20000
 
+// LogRecordsPerRound bounds the records one integration issues for final
+// rooms that have none (a room just decided has its record issued at
+// once; a backlog, such as the rooms finished before the log existed,
+// is worked through a hundred a round without delaying the rest).
+const LogRecordsPerRound = 100
+
 // Integration is what one integration appended.
 type Integration struct {
 	Rooms      int
@@ -54,17 +60,8 @@ func (v *Venue) IntegrateLog(ctx context.Context, ids []uuid.UUID, all bool) (In
 	if v.LogSigner == nil {
 		return Integration{}, ErrNoLog
 	}
-	final, err := v.Store.LogFinalWithoutRecord(ctx, ids, all)
-	if err != nil {
-		return Integration{}, err
-	}
-	for _, id := range final {
-		if _, err := v.issueStoredRecord(ctx, id); err != nil {
-			return Integration{}, fmt.Errorf("log: issue the record of %s: %w", id, err)
-		}
-	}
 	var out Integration
-	err = v.Store.InTx(ctx, func(tx *store.Tx) error {
+	err := v.Store.InTx(ctx, func(tx *store.Tx) error {
 		out = Integration{}
 		ok, err := tx.LogTryLock(ctx)
 		if err != nil {
@@ -72,6 +69,12 @@ func (v *Venue) IntegrateLog(ctx context.Context, ids []uuid.UUID, all bool) (In
 		}
 		if !ok {
 			return ErrLogBusy
+		}
+		// Under the lock, so one replica does it: the records are issued
+		// and stored on connections of their own (idempotent), and this
+		// transaction's next statement sees them (read committed).
+		if err := v.issueMissingRecords(ctx, ids, all); err != nil {
+			return err
 		}
 		rooms, err := tx.LogRoomsChanged(ctx, ids, all)
 		if err != nil || len(rooms) == 0 {
@@ -84,6 +87,32 @@ func (v *Venue) IntegrateLog(ctx context.Context, ids []uuid.UUID, all bool) (In
 		return v.appendMilestones(ctx, tx, rooms, &out)
 	})
 	return out, err
+}
+
+// issueMissingRecords issues the records of the final rooms among ids,
+// and, when all, of up to LogRecordsPerRound other final rooms without one.
+func (v *Venue) issueMissingRecords(ctx context.Context, ids []uuid.UUID, all bool) error {
+	var final []uuid.UUID
+	if len(ids) > 0 {
+		f, err := v.Store.LogFinalWithoutRecord(ctx, ids, false, len(ids))
+		if err != nil {
+			return err
+		}
+		final = f
+	}
+	if all {
+		f, err := v.Store.LogFinalWithoutRecord(ctx, nil, true, LogRecordsPerRound)
+		if err != nil {
+			return err
+		}
+		final = append(final, f...)
+	}
+	for _, id := range final {
+		if _, err := v.issueStoredRecord(ctx, id); err != nil && !errors.Is(err, ErrRecordNotReady) {
+			return fmt.Errorf("log: issue the record of %s: %w", id, err)
+		}
+	}
+	return nil
 }
 
 func (v *Venue) appendMilestones(ctx context.Context, tx *store.Tx, rooms []store.LogRoom, out *Integration) error {

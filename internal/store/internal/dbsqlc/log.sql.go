@@ -156,17 +156,20 @@ SELECT a.id FROM agreements a
 WHERE ($1::boolean OR a.id = ANY($2::uuid[]))
   AND a.outcome_status <> 'pending'
   AND NOT EXISTS (SELECT 1 FROM records r WHERE r.agreement_id = a.id)
+LIMIT $3::integer
 `
 
 type LogFinalWithoutRecordParams struct {
 	EveryRoom bool
 	Ids       []uuid.UUID
+	MaxRooms  int32
 }
 
 // Agreements whose outcome is final but whose record was never issued:
-// the integrator issues them so that every final record enters the log.
+// the integrator issues them so that every final record enters the log,
+// at most @max_rooms a round.
 func (q *Queries) LogFinalWithoutRecord(ctx context.Context, arg LogFinalWithoutRecordParams) ([]uuid.UUID, error) {
-	rows, err := q.db.Query(ctx, logFinalWithoutRecord, arg.EveryRoom, arg.Ids)
+	rows, err := q.db.Query(ctx, logFinalWithoutRecord, arg.EveryRoom, arg.Ids, arg.MaxRooms)
 	if err != nil {
 		return nil, err
 	}
