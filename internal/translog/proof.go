@@ -1,9 +1,7 @@
 package translog
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -268,41 +266,40 @@ func checkInclusion(p Proof, leafBytes []byte, c Checkpoint) error {
 	return nil
 }
 
-// leafMatchesRecord checks that a record leaf describes the record bytes:
-// its SHA-256, agreement, final revision, event count, chain head and
-// issue instant.
+// leafMatchesRecord checks that a record leaf is the leaf of the record
+// bytes, naming the members that differ.
 func leafMatchesRecord(l Leaf, record []byte) error {
-	var rec struct {
-		AgreementID string `json:"agreement_id"`
-		IssuedAt    string `json:"issued_at"`
-		Revisions   []struct {
-			Number int `json:"number"`
-		} `json:"revisions"`
-		ChainHead  string `json:"chain_head"`
-		EventCount int64  `json:"event_count"`
+	want, err := RecordLeaf(record)
+	if err != nil {
+		return fmt.Errorf("the record gives no leaf: %w", err)
 	}
-	if err := json.Unmarshal(record, &rec); err != nil || len(rec.Revisions) == 0 {
-		return errors.New("the record is not a consensus-record/v1")
+	str := func(p *string) string {
+		if p == nil {
+			return "null"
+		}
+		return *p
 	}
-	sum := sha256.Sum256(record)
+	num := func(p *int64) int64 {
+		if p == nil {
+			return -1
+		}
+		return *p
+	}
 	var diff []string
-	if l.Digest == nil || *l.Digest != hex.EncodeToString(sum[:]) {
-		diff = append(diff, "digest (the record's SHA-256)")
-	}
-	if l.AgreementID != rec.AgreementID {
-		diff = append(diff, "agreementId")
-	}
-	if l.Revision != rec.Revisions[len(rec.Revisions)-1].Number {
-		diff = append(diff, "revision")
-	}
-	if l.Seq == nil || *l.Seq != rec.EventCount {
-		diff = append(diff, "seq (event_count)")
-	}
-	if l.ChainHead == nil || *l.ChainHead != rec.ChainHead {
-		diff = append(diff, "chainHead")
-	}
-	if l.At != rec.IssuedAt {
-		diff = append(diff, "at (issued_at)")
+	for _, d := range []struct {
+		name string
+		same bool
+	}{
+		{"digest (the record's SHA-256)", str(l.Digest) == str(want.Digest)},
+		{"agreementId", l.AgreementID == want.AgreementID},
+		{"revision", l.Revision == want.Revision},
+		{"seq (event_count)", num(l.Seq) == num(want.Seq)},
+		{"chainHead", str(l.ChainHead) == str(want.ChainHead)},
+		{"at (issued_at)", l.At == want.At},
+	} {
+		if !d.same {
+			diff = append(diff, d.name)
+		}
 	}
 	if len(diff) > 0 {
 		return fmt.Errorf("the leaf does not describe this record: %s differ", strings.Join(diff, ", "))

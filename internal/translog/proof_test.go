@@ -249,3 +249,20 @@ func TestParseProof(t *testing.T) {
 		}
 	}
 }
+
+func TestRecordLeaf(t *testing.T) {
+	t.Parallel()
+	rec := testRecord(agID, 7)
+	l, err := RecordLeaf(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := l.Bytes(); string(b) != string(leafOf(t, rec)) {
+		t.Fatalf("RecordLeaf = %s, want %s", b, leafOf(t, rec))
+	}
+	for _, bad := range []string{`{}`, `[]`, `{"agreement_id":"a","revisions":[]}`, `{"agreement_id":"a","issued_at":"x","revisions":[{"number":1}],"chain_head":"nothex","event_count":1}`} {
+		if _, err := RecordLeaf([]byte(bad)); err == nil {
+			t.Errorf("RecordLeaf(%s) accepted", bad)
+		}
+	}
+}
