@@ -4,11 +4,16 @@
 // `consensus verify record`, and reports failures under the same check names.
 //
 //   node tools/verify-record.mjs RECORD.json [--artifact CONSENSUS.md] [--keys JWKS] [--message REPLY.eml]...
+//       [--proof PROOF.json [--log-key VKEY] [--witness NAME=KEY]... [--witnesses N]]
 //   node tools/verify-record.mjs --conformance conformance/records
 //
-// Exit status: 0 nothing failed, 1 a check failed (or a vector differed),
-// 2 usage. Without --keys the service signature is skipped and the result
-// says NOT AUTHENTICATED.
+// --proof checks a consensus-log-proof/v1 bundle of the record: its leaf is
+// the record's, the log's signature on the checkpoint (with --log-key, or the
+// "log" member's verifierKey of the --keys document), the inclusion proof,
+// and at least N cosignatures (default: one per --witness) of the witnesses
+// named. Exit status: 0 nothing failed, 1 a check failed (or a vector
+// differed), 2 usage. Without --keys the service signature is skipped and
+// the result says NOT AUTHENTICATED.
 import { createHash, createPublicKey, verify as edVerify } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -17,6 +22,7 @@ import { checkShape } from "./verify-record/shape.mjs";
 import { evaluate, instant, isTerminal, checkCommandBody, carriesOver, ruleWords } from "./verify-record/rule.mjs";
 import { checkRevisions } from "./verify-record/revisions.mjs";
 import { checkEvidence } from "./verify-record/evidence.mjs";
+import { PROOF_CHECKS, parseProof, verifyProof, formatProof, parseVerifierKey, parseWitnessKey } from "./verify-record/proof.mjs";
 
 const CHECKS = ["format", "revision", "revision-digest", "markdown-digest", "terms-digest", "roster", "command", "command-digest", "chain",
   "participant-signature", "reply-evidence", "chain-head", "event-count", "outcome", "artifact", "service-signature"];
@@ -278,20 +284,35 @@ function conformance(dir) {
       process.stdout.write(`ok   ${v.name}: ${got.length ? "fails " + got.join(", ") : "verifies"}\n`);
     }
   }
-  process.stdout.write(`conformance: ${manifest.vectors.length} vectors, ${differ} differ\n`);
+  const proofs = manifest.proofs ?? [];
+  for (const v of proofs) {
+    const res = verifyProof(parseProof(readFileSync(join(dir, v.proof))), {
+      record: readFileSync(join(dir, v.record)), logKey: parseVerifierKey(v.logKey),
+      witnesses: v.witnesses.map(parseWitnessKey), minCosignatures: v.minCosignatures,
+    });
+    const got = PROOF_CHECKS.filter((c) => res.checks.some(([x, ok]) => x === c && !ok));
+    if (got.join(",") !== v.expect.join(",") || (v.expect.length === 0 && res.checks.length !== PROOF_CHECKS.length)) {
+      differ++;
+      process.stdout.write(`DIFF ${v.name}: failed [${got.join(", ")}], want [${v.expect.join(", ")}]\n${formatProof(res, {})}`);
+    } else {
+      process.stdout.write(`ok   ${v.name}: ${got.length ? "fails " + got.join(", ") : "verifies"}\n`);
+    }
+  }
+  process.stdout.write(`conformance: ${manifest.vectors.length} vectors, ${proofs.length} proof vectors, ${differ} differ\n`);
   return differ ? 1 : 0;
 }
 
 function main(argv) {
-  const usage = "usage: node tools/verify-record.mjs RECORD.json [--artifact CONSENSUS.md] [--keys JWKS] [--message REPLY.eml]... | --conformance DIR";
-  const opts = { message: [] };
+  const usage = "usage: node tools/verify-record.mjs RECORD.json [--artifact CONSENSUS.md] [--keys JWKS] [--message REPLY.eml]... " +
+    "[--proof PROOF.json [--log-key VKEY] [--witness NAME=KEY]... [--witnesses N]] | --conformance DIR";
+  const opts = { message: [], witness: [] };
   const files = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a === "--message") {
+    if (a === "--message" || a === "--witness") {
       if (i + 1 >= argv.length) return fail(usage);
-      opts.message.push(argv[++i]);
-    } else if (["--artifact", "--keys", "--conformance"].includes(a)) {
+      opts[a.slice(2)].push(argv[++i]);
+    } else if (["--artifact", "--keys", "--conformance", "--proof", "--log-key", "--witnesses"].includes(a)) {
       if (i + 1 >= argv.length) return fail(usage);
       opts[a.slice(2)] = argv[++i];
     } else if (a.startsWith("-")) return fail(usage);
@@ -303,7 +324,8 @@ function main(argv) {
   }
   if (opts.conformance) return files.length ? fail(usage) : conformance(opts.conformance);
   if (files.length !== 1) return fail(usage);
-  let keys = null;
+  if (!opts.proof && (opts["log-key"] || opts.witness.length || opts.witnesses)) return fail("--log-key, --witness and --witnesses check a --proof\n" + usage);
+  let keys = null, logKey = null, witnesses = [], min = opts.witness.length;
   if (opts.keys) {
     try {
       keys = parseJWKS(readFileSync(opts.keys));
@@ -312,9 +334,36 @@ function main(argv) {
       return 1;
     }
   }
-  const rep = verifyRecord(readFileSync(files[0]), { artifact: opts.artifact ? readFileSync(opts.artifact) : null, keys, messages: opts.message.map((f) => readFileSync(f)) });
+  if (opts.proof) {
+    try {
+      witnesses = opts.witness.map(parseWitnessKey);
+      if (opts.witnesses !== undefined) {
+        if (!/^(0|[1-9][0-9]*)$/.test(opts.witnesses)) throw new Error(`--witnesses ${opts.witnesses} is not a count`);
+        min = Number(opts.witnesses);
+      }
+      if (min > witnesses.length) throw new Error(`--witnesses ${min} wants more cosignatures than the ${witnesses.length} --witness given`);
+      let vkey = opts["log-key"];
+      if (!vkey && opts.keys) vkey = parseStrict(readFileSync(opts.keys)).log?.verifierKey;
+      if (typeof vkey !== "string") throw new Error("give --log-key VKEY, or --keys with the log member of /.well-known/consensus-keys");
+      logKey = parseVerifierKey(vkey);
+    } catch (err) {
+      return fail(err.message + "\n" + usage);
+    }
+  }
+  const record = readFileSync(files[0]);
+  const rep = verifyRecord(record, { artifact: opts.artifact ? readFileSync(opts.artifact) : null, keys, messages: opts.message.map((f) => readFileSync(f)) });
   process.stdout.write(formatReport(rep));
-  return rep.failed.length ? 1 : 0;
+  if (!opts.proof) return rep.failed.length ? 1 : 0;
+  let proof;
+  try {
+    proof = parseProof(readFileSync(opts.proof));
+  } catch (err) {
+    process.stderr.write(`${opts.proof}: ${err.message}\n`);
+    return 1;
+  }
+  const res = verifyProof(proof, { record, logKey, witnesses, minCosignatures: min });
+  process.stdout.write(formatProof(res, proof));
+  return rep.failed.length || res.checks.some(([, ok]) => !ok) ? 1 : 0;
 }
 
 process.exitCode = main(process.argv.slice(2));

@@ -47,7 +47,7 @@ go vet ./...
 echo "== contract lint (redocly, ajv)"
 tools/lint.sh
 
-echo "== record conformance vectors, standard-library Node verifier (tools/verify-record.mjs and its published bundle)"
+echo "== record and log proof conformance vectors, standard-library Node verifier (tools/verify-record.mjs and its published bundle)"
 node tools/verify-record.mjs --conformance conformance/records
 node tools/dist/verify-record.mjs --conformance conformance/records
 

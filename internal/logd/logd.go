@@ -149,11 +149,9 @@ func (l *Loop) putBack(ids []uuid.UUID, all bool) {
 // round runs one integration and, if this replica holds the log this
 // round, submits the newest checkpoint to every witness that lacks it.
 func (l *Loop) round(ctx context.Context, full bool) (more, integrated bool) {
+	// A round with nothing announced still takes the lock, so that the
+	// replica holding it is the one that asks the witnesses.
 	ids, all := l.take(full)
-	if len(ids) == 0 && !all {
-		// Nothing announced: still the integrator's turn to witness.
-		ids = nil
-	}
 	res, err := l.Venue.IntegrateLog(ctx, ids, all)
 	switch {
 	case errors.Is(err, venue.ErrLogBusy):

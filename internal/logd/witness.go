@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,7 +70,7 @@ func (l *Loop) witness(ctx context.Context) {
 	cosigned := map[string]bool{}
 	for _, line := range cp.Cosignatures {
 		for _, w := range l.Witnesses {
-			if len(line) > len("— "+w.Name()+" ") && line[:len("— "+w.Name()+" ")] == "— "+w.Name()+" " {
+			if strings.HasPrefix(line, "— "+w.Name()+" ") {
 				cosigned[w.Name()] = true
 			}
 		}

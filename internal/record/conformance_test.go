@@ -32,13 +32,16 @@ type Vector struct {
 
 // Manifest is conformance/records/manifest.json.
 type Manifest struct {
-	Note    string   `json:"note"`
-	Vectors []Vector `json:"vectors"`
+	Note    string        `json:"note"`
+	Vectors []Vector      `json:"vectors"`
+	Proofs  []ProofVector `json:"proofs"`
 }
 
 const manifestNote = "Conformance vectors for consensus-record/v1. Every key here is a TEST KEY derived from a public label " +
 	"(SHA-256 of \"consensus-md TEST KEY, never use for anything real: <label>\" as the Ed25519 seed): anyone can sign with them. " +
 	"expect lists the checks that must fail, exactly; an empty list means the record must verify completely. " +
+	"proofs are consensus-log-proof/v1 bundles (SPEC R-LOG-PROOF) of records here: check each against its record with logKey, " +
+	"counting the cosignatures of witnesses (at least minCosignatures); expect lists the proof checks that must fail, exactly. " +
 	"Both verifiers run these: go test ./internal/record and node tools/verify-record.mjs --conformance conformance/records."
 
 // generate returns every file of the vector directory.
@@ -90,6 +93,7 @@ func generate(t testing.TB) map[string][]byte {
 		man.Vectors = append(man.Vectors, v)
 	}
 	addReplyVectors(t, files, &man)
+	addProofVectors(t, files, &man)
 	mb, err := json.MarshalIndent(man, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +207,8 @@ func TestConformanceNode(t *testing.T) {
 		if err != nil {
 			t.Fatalf("node verifier %s: %v\n%s", script, err, out)
 		}
-		if !strings.Contains(string(out), "conformance: "+itoa(len(readManifest(t).Vectors))+" vectors, 0 differ") {
+		m := readManifest(t)
+		if !strings.Contains(string(out), "conformance: "+itoa(len(m.Vectors))+" vectors, "+itoa(len(m.Proofs))+" proof vectors, 0 differ") {
 			t.Fatalf("%s: unexpected summary:\n%s", script, out)
 		}
 	}

@@ -197,15 +197,6 @@ func WitnessKey(s string) (note.Verifier, error) {
 	return NewVerifier(s)
 }
 
-// splitNote splits a signed note into its text and its signature block.
-func splitNote(msg []byte) (text []byte, sigs []byte, ok bool) {
-	i := bytes.LastIndex(msg, []byte("\n\n"))
-	if i < 0 {
-		return nil, nil, false
-	}
-	return msg[:i+1], msg[i+2:], true
-}
-
 // AddSignatureLines appends signature lines (each "— name base64\n") to a
 // signed note, skipping any line the note already holds.
 func AddSignatureLines(signed []byte, lines ...string) []byte {

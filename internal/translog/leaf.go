@@ -2,6 +2,9 @@ package translog
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -114,4 +117,27 @@ func (l Leaf) Validate() error {
 func isHex64(s string) bool {
 	_, err := canon.ParseDigest(s)
 	return err == nil && len(s) == 64
+}
+
+// RecordLeaf is the record leaf of a consensus-record/v1: its SHA-256, and
+// the agreement, final revision, event count, chain head and issue instant
+// it states. The verifiers compare a proof's leaf with it.
+func RecordLeaf(record []byte) (Leaf, error) {
+	var rec struct {
+		AgreementID string `json:"agreement_id"`
+		IssuedAt    string `json:"issued_at"`
+		Revisions   []struct {
+			Number int `json:"number"`
+		} `json:"revisions"`
+		ChainHead  string `json:"chain_head"`
+		EventCount int64  `json:"event_count"`
+	}
+	if err := json.Unmarshal(record, &rec); err != nil || len(rec.Revisions) == 0 {
+		return Leaf{}, errors.New("not a consensus-record/v1")
+	}
+	sum := sha256.Sum256(record)
+	digest, seq, head := hex.EncodeToString(sum[:]), rec.EventCount, rec.ChainHead
+	l := Leaf{Type: LeafType, AgreementID: rec.AgreementID, Kind: KindRecord,
+		Revision: rec.Revisions[len(rec.Revisions)-1].Number, Seq: &seq, ChainHead: &head, Digest: &digest, At: rec.IssuedAt}
+	return l, l.Validate()
 }

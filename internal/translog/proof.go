@@ -1,9 +1,7 @@
 package translog
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,19 +78,20 @@ func (r Result) OK() bool {
 	return len(r.Checks) > 0
 }
 
-// FailedChecks names the checks that failed.
+// FailedChecks names the checks that failed, in the order they ran.
 func (r Result) FailedChecks() []string {
 	var out []string
 	for _, c := range r.Checks {
 		if !c.OK {
-			out = append(out, c.Name+": "+c.Detail)
+			out = append(out, c.Name)
 		}
 	}
 	return out
 }
 
-func (r *Result) add(name string, err error) bool {
-	c := Check{Name: name, OK: err == nil}
+// add records a check: passed with what it found, or failed with err.
+func (r *Result) add(name, passed string, err error) bool {
+	c := Check{Name: name, OK: err == nil, Detail: passed}
 	if err != nil {
 		c.Detail = err.Error()
 	}
@@ -100,85 +99,155 @@ func (r *Result) add(name string, err error) bool {
 	return err == nil
 }
 
-// ParseProof reads a bundle strictly: unknown members are refused.
+// proofMembers are the members of a bundle, each required.
+var proofMembers = []string{"type", "leaf", "leafIndex", "inclusionProof", "checkpoint", "logKey"}
+
+// ParseProof reads a bundle strictly: every member present, spelt exactly
+// (encoding/json alone would match "LeafIndex" to leafIndex), once, and
+// nothing else.
 func ParseProof(b []byte) (Proof, error) {
+	bad := func(err error) (Proof, error) { return Proof{}, fmt.Errorf("not a %s bundle: %w", ProofType, err) }
 	if _, err := canon.Transform(b); err != nil { // refuses duplicate members
-		return Proof{}, fmt.Errorf("not a %s bundle: %w", ProofType, err)
+		return bad(err)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(b, &members); err != nil {
+		return bad(err)
+	}
+	for _, m := range proofMembers {
+		if _, ok := members[m]; !ok {
+			return bad(fmt.Errorf("no member %q", m))
+		}
+	}
+	if len(members) != len(proofMembers) {
+		return bad(fmt.Errorf("members other than %s", strings.Join(proofMembers, ", ")))
 	}
 	var p Proof
 	if err := strictUnmarshal(b, &p); err != nil {
-		return Proof{}, fmt.Errorf("not a %s bundle: %w", ProofType, err)
+		return bad(err)
 	}
 	if p.Type != ProofType {
-		return Proof{}, fmt.Errorf("not a %s bundle: type %q", ProofType, p.Type)
+		return bad(fmt.Errorf("type %q", p.Type))
 	}
 	return p, nil
 }
 
-// VerifyProof checks a bundle: the leaf is a canonical record leaf (and
-// describes opt.Record when given), the checkpoint carries the log's
-// signature, the inclusion proof leads from the leaf at its index to the
-// checkpoint's root, and at least opt.MinCosignatures of opt.Witnesses
-// cosigned that checkpoint. It runs every check it can and reports each.
+// VerifyProof checks a bundle and reports each check by name, in order:
+// leaf (a canonical record leaf), leaf-matches-record (when opt.Record is
+// given and the leaf is valid), log-signature (the checkpoint carries the
+// log's signature and names the log key's origin; when it fails nothing
+// else is checked, as nothing else can be trusted), inclusion (the proof
+// leads from the leaf's canonical bytes at its index to the checkpoint's
+// root, whether or not they form a valid leaf), and cosignatures (when
+// witnesses or a minimum are given: at least opt.MinCosignatures distinct
+// witnesses of opt.Witnesses cosigned that checkpoint).
 func VerifyProof(p Proof, opt VerifyOptions) Result {
 	var r Result
-	leafBytes, err := canon.Transform(p.Leaf)
+	leafBytes, leafErr := canon.Transform(p.Leaf)
+	err := leafErr
 	if err == nil {
 		r.Leaf, err = ParseLeaf(leafBytes)
 	}
 	if err == nil && r.Leaf.Kind != KindRecord {
 		err = fmt.Errorf("the leaf is a %s leaf, not a record leaf", r.Leaf.Kind)
 	}
-	leafOK := r.add("leaf", err)
-	if opt.Record != nil && leafOK {
-		r.add("leaf-matches-record", leafMatchesRecord(r.Leaf, opt.Record))
+	if r.add("leaf", fmt.Sprintf("a record leaf of agreement %s, revision %d", r.Leaf.AgreementID, r.Leaf.Revision), err) && opt.Record != nil {
+		r.add("leaf-matches-record", "its digest, agreement, revision, seq, chain head and instant are the record's", leafMatchesRecord(r.Leaf, opt.Record))
 	}
-	if opt.LogKey == nil {
-		r.add("log-signature", errors.New("no log key to check the checkpoint against"))
-		return r
-	}
-	n, err := note.Open([]byte(p.Checkpoint), note.VerifierList(append([]note.Verifier{opt.LogKey}, opt.Witnesses...)...))
-	if err == nil && !signedBy(n, opt.LogKey) {
-		err = errors.New("the checkpoint is not signed by the log's key")
-	}
+	n, err := openCheckpoint(p.Checkpoint, opt.LogKey)
 	if err == nil {
 		r.Checkpoint, err = ParseCheckpoint(n.Text)
 	}
 	if err == nil && r.Checkpoint.Origin != opt.LogKey.Name() {
 		err = fmt.Errorf("the checkpoint's origin %q is not the log key's name %q", r.Checkpoint.Origin, opt.LogKey.Name())
 	}
-	if !r.add("log-signature", err) {
+	var signedBy string
+	if err == nil {
+		signedBy = fmt.Sprintf("Ed25519 by %s+%08x over a checkpoint of %d leaves", opt.LogKey.Name(), opt.LogKey.KeyHash(), r.Checkpoint.Size)
+	}
+	if !r.add("log-signature", signedBy, err) {
 		return r
 	}
-	r.add("inclusion", checkInclusion(p, leafBytes, r.Checkpoint, leafOK))
+	if leafErr != nil {
+		leafBytes = nil
+	}
+	r.add("inclusion", fmt.Sprintf("leaf %d leads to the root of the checkpoint's %d leaves", p.LeafIndex, r.Checkpoint.Size),
+		checkInclusion(p, leafBytes, r.Checkpoint))
+	if len(opt.Witnesses) == 0 && opt.MinCosignatures == 0 {
+		return r
+	}
+	var refused []string
+	seen := map[string]bool{}
 	for _, w := range opt.Witnesses {
-		if signedBy(n, w) {
+		id := fmt.Sprintf("%s+%08x", w.Name(), w.KeyHash())
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		switch cosigned(n, w) {
+		case sigValid:
 			r.Cosigned = append(r.Cosigned, w.Name())
+		case sigInvalid:
+			refused = append(refused, id)
 		}
 	}
-	if len(opt.Witnesses) > 0 || opt.MinCosignatures > 0 {
-		var err error
-		if len(r.Cosigned) < opt.MinCosignatures {
-			err = fmt.Errorf("%d of the named witnesses cosigned (%s), at least %d wanted",
-				len(r.Cosigned), strings.Join(r.Cosigned, ", "), opt.MinCosignatures)
-		}
-		r.add("cosignatures", err)
+	err = nil
+	if len(r.Cosigned) < opt.MinCosignatures {
+		err = fmt.Errorf("%d of the named witnesses cosigned (%s), at least %d wanted",
+			len(r.Cosigned), strings.Join(r.Cosigned, ", "), opt.MinCosignatures)
 	}
+	if err != nil && len(refused) > 0 {
+		err = fmt.Errorf("%w; the cosignature of %s does not verify", err, strings.Join(refused, ", "))
+	}
+	r.add("cosignatures", fmt.Sprintf("%d of at least %d: %s", len(r.Cosigned), opt.MinCosignatures, strings.Join(r.Cosigned, ", ")), err)
 	return r
 }
 
-func signedBy(n *note.Note, v note.Verifier) bool {
-	for _, s := range n.Sigs {
-		if s.Name == v.Name() && s.Hash == v.KeyHash() {
-			return true
-		}
+// openCheckpoint verifies the log's signature on a signed note. Every
+// other signature is kept unverified, for the witnesses to be checked one
+// by one: a bad cosignature is a witness's failure, not the log's.
+func openCheckpoint(signed string, logKey note.Verifier) (*note.Note, error) {
+	if logKey == nil {
+		return nil, errors.New("no log key to check the checkpoint against")
 	}
-	return false
+	n, err := note.Open([]byte(signed), note.VerifierList(logKey))
+	if _, ok := err.(*note.UnverifiedNoteError); ok {
+		return nil, fmt.Errorf("the checkpoint is not signed by the log's key %s+%08x", logKey.Name(), logKey.KeyHash())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the checkpoint: %w", err)
+	}
+	return n, nil
 }
 
-func checkInclusion(p Proof, leafBytes []byte, c Checkpoint, leafOK bool) error {
-	if !leafOK {
-		return errors.New("no leaf to prove")
+type sigState int
+
+const (
+	sigAbsent sigState = iota
+	sigValid
+	sigInvalid
+)
+
+// cosigned finds w's signature among the note's unverified ones and
+// verifies it over the note's text.
+func cosigned(n *note.Note, w note.Verifier) sigState {
+	state := sigAbsent
+	for _, s := range n.UnverifiedSigs {
+		if s.Name != w.Name() || s.Hash != w.KeyHash() {
+			continue
+		}
+		b, err := base64.StdEncoding.DecodeString(s.Base64)
+		if err == nil && len(b) > 4 && w.Verify([]byte(n.Text), b[4:]) {
+			return sigValid
+		}
+		state = sigInvalid
+	}
+	return state
+}
+
+func checkInclusion(p Proof, leafBytes []byte, c Checkpoint) error {
+	if leafBytes == nil {
+		return errors.New("no leaf bytes to prove: the leaf is not JSON")
 	}
 	if p.LeafIndex < 0 || p.LeafIndex >= c.Size {
 		return fmt.Errorf("leaf index %d is outside a tree of %d leaves", p.LeafIndex, c.Size)
@@ -197,41 +266,40 @@ func checkInclusion(p Proof, leafBytes []byte, c Checkpoint, leafOK bool) error 
 	return nil
 }
 
-// leafMatchesRecord checks that a record leaf describes the record bytes:
-// its SHA-256, agreement, final revision, event count, chain head and
-// issue instant.
+// leafMatchesRecord checks that a record leaf is the leaf of the record
+// bytes, naming the members that differ.
 func leafMatchesRecord(l Leaf, record []byte) error {
-	var rec struct {
-		AgreementID string `json:"agreement_id"`
-		IssuedAt    string `json:"issued_at"`
-		Revisions   []struct {
-			Number int `json:"number"`
-		} `json:"revisions"`
-		ChainHead  string `json:"chain_head"`
-		EventCount int64  `json:"event_count"`
+	want, err := RecordLeaf(record)
+	if err != nil {
+		return fmt.Errorf("the record gives no leaf: %w", err)
 	}
-	if err := json.Unmarshal(record, &rec); err != nil || len(rec.Revisions) == 0 {
-		return errors.New("the record is not a consensus-record/v1")
+	str := func(p *string) string {
+		if p == nil {
+			return "null"
+		}
+		return *p
 	}
-	sum := sha256.Sum256(record)
+	num := func(p *int64) int64 {
+		if p == nil {
+			return -1
+		}
+		return *p
+	}
 	var diff []string
-	if l.Digest == nil || *l.Digest != hex.EncodeToString(sum[:]) {
-		diff = append(diff, "digest (the record's SHA-256)")
-	}
-	if l.AgreementID != rec.AgreementID {
-		diff = append(diff, "agreementId")
-	}
-	if l.Revision != rec.Revisions[len(rec.Revisions)-1].Number {
-		diff = append(diff, "revision")
-	}
-	if l.Seq == nil || *l.Seq != rec.EventCount {
-		diff = append(diff, "seq (event_count)")
-	}
-	if l.ChainHead == nil || *l.ChainHead != rec.ChainHead {
-		diff = append(diff, "chainHead")
-	}
-	if l.At != rec.IssuedAt {
-		diff = append(diff, "at (issued_at)")
+	for _, d := range []struct {
+		name string
+		same bool
+	}{
+		{"digest (the record's SHA-256)", str(l.Digest) == str(want.Digest)},
+		{"agreementId", l.AgreementID == want.AgreementID},
+		{"revision", l.Revision == want.Revision},
+		{"seq (event_count)", num(l.Seq) == num(want.Seq)},
+		{"chainHead", str(l.ChainHead) == str(want.ChainHead)},
+		{"at (issued_at)", l.At == want.At},
+	} {
+		if !d.same {
+			diff = append(diff, d.name)
+		}
 	}
 	if len(diff) > 0 {
 		return fmt.Errorf("the leaf does not describe this record: %s differ", strings.Join(diff, ", "))

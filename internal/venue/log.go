@@ -2,9 +2,6 @@ package venue
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -209,7 +206,7 @@ func roomMilestones(r store.LogRoom, revs []store.LogRevision) ([]translog.Leaf,
 	}
 	state.Seq, state.HeadHash = r.HeadSeq, r.HeadHash
 	if r.RecordBody != nil && !r.Logged.Record {
-		l, err := RecordLeaf(r.RecordBody)
+		l, err := translog.RecordLeaf(r.RecordBody)
 		if err != nil {
 			return nil, state, fmt.Errorf("log: the record of %s: %w", id, err)
 		}
@@ -217,29 +214,6 @@ func roomMilestones(r store.LogRoom, revs []store.LogRevision) ([]translog.Leaf,
 		state.Record = true
 	}
 	return out, state, nil
-}
-
-// RecordLeaf is the log leaf of a consensus-record/v1: its SHA-256, and
-// the agreement, final revision, event count, chain head and issue instant
-// it states.
-func RecordLeaf(body []byte) (translog.Leaf, error) {
-	var rec struct {
-		AgreementID string `json:"agreement_id"`
-		IssuedAt    string `json:"issued_at"`
-		Revisions   []struct {
-			Number int `json:"number"`
-		} `json:"revisions"`
-		ChainHead  string `json:"chain_head"`
-		EventCount int64  `json:"event_count"`
-	}
-	if err := json.Unmarshal(body, &rec); err != nil || len(rec.Revisions) == 0 {
-		return translog.Leaf{}, errors.New("not a consensus-record/v1")
-	}
-	sum := sha256.Sum256(body)
-	digest, seq, head := hex.EncodeToString(sum[:]), rec.EventCount, rec.ChainHead
-	l := translog.Leaf{Type: translog.LeafType, AgreementID: rec.AgreementID, Kind: translog.KindRecord,
-		Revision: rec.Revisions[len(rec.Revisions)-1].Number, Seq: &seq, ChainHead: &head, Digest: &digest, At: rec.IssuedAt}
-	return l, l.Validate()
 }
 
 // logHashes reads stored hashes for x/mod's tlog: those added by the
