@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river"
 
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
@@ -215,6 +216,11 @@ func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked
 	var pending pipeline
 	var events dbsqlc.EventAppendBatchParams
 	wrote := false
+	// queued are the River jobs of the writes sent (a reply's answer);
+	// hooks, what the agreements where an endpoint was ever registered
+	// queue for their webhooks (see pipedTx.commit).
+	var queued []river.JobArgs
+	var hooks []agreementHooks
 	pending.exec("BEGIN")
 	// The statements take arrays, and PostgreSQL would plan each execution
 	// anew for its arrays' values (see TokenOwners): the generic plan is
@@ -228,6 +234,7 @@ func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked
 		}
 		read := pending
 		pending = pipeline{}
+		queued, read.jobs = append(queued, read.jobs...), nil
 		flushEvents(ctx, &read, &events)
 		queueReads(ctx, &read, round, skipLocked, states)
 		if err := tx.send(ctx, &read); err != nil {
@@ -281,6 +288,9 @@ func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked
 					}
 					done[index[it]] = committed{wr, st.Agreement.ID}
 					wrote = true
+					if st.Agreement.Webhooks {
+						hooks = hooksOf(hooks, st.Agreement.ID, wr)
+					}
 				}
 				c.follow(st, wr)
 			}
@@ -294,8 +304,7 @@ func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked
 		return nil // nothing written: close rolls back, which costs what a commit would
 	}
 	flushEvents(ctx, &pending, &events)
-	pending.exec("COMMIT")
-	if err := tx.send(ctx, &pending); err != nil {
+	if err := tx.commit(ctx, &pending, hooks, queued); err != nil {
 		return err
 	}
 	// Committed: each room has a new version, and the observer hears what

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 
 	"github.com/consensus-md/consensus/internal/store/internal/dbsqlc"
 )
@@ -24,7 +25,14 @@ import (
 type pipeline struct {
 	batch pgx.Batch
 	steps []step
+	// jobs are River jobs to queue in the transaction; a statement of ours
+	// cannot, so the transaction's owner inserts them through River's
+	// client before its commit (pipedTx.insertJobs).
+	jobs []river.JobArgs
 }
+
+// queueJob adds a job to queue through River's client in p's transaction.
+func (p *pipeline) queueJob(args river.JobArgs) { p.jobs = append(p.jobs, args) }
 
 // step runs one statement through db and keeps what it read. It returns its
 // error already interpreted.

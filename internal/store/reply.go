@@ -79,16 +79,9 @@ func queueReply(ctx context.Context, p *pipeline, w ReplyWrite) {
 			Subject: m.Subject, MessageID: m.MessageID, SealedBody: m.SealedBody, CreatedAt: m.CreatedAt, Kind: OutboxAnswer,
 		}))
 	})
-	// The answer's job, as jobs.InsertTx would queue it (a pipeline step is
-	// one statement, so it is written here), and River's wake-up for its
-	// queue.
-	p.add(func(db dbsqlc.DBTX) error {
-		_, err := db.Exec(ctx, `WITH j AS (
-			INSERT INTO river_job (args, kind, max_attempts, queue) VALUES (jsonb_build_object('outbox_id', $1::uuid), $2, $3, $4) RETURNING 1)
-			SELECT pg_notify(current_schema() || '.river_insert', json_build_object('queue', $4::text)::text) FROM j`,
-			w.Answer.ID, jobs.KindEmail, jobs.EmailMaxAttempts, jobs.QueueEmail)
-		return interpretError("queue answer", err)
-	})
+	// The answer's job, queued through River's client in the same
+	// transaction before its commit.
+	p.queueJob(jobs.Email{OutboxID: w.Answer.ID})
 }
 
 // SessionLock is a PostgreSQL session-level advisory lock held by one
