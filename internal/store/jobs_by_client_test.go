@@ -1,12 +1,15 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"io/fs"
+	"maps"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 
@@ -26,6 +29,26 @@ SELECT t.tgname::text FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid JOIN 
 WHERE NOT t.tgisinternal AND c.relname NOT LIKE 'river\_%'
   AND (p.prosrc ILIKE '%river\_job%' OR p.prosrc ILIKE '%river\_insert%')
 ORDER BY 1`
+
+// migrateDown takes st's database down to migration version and returns
+// the provider that takes it up again.
+func migrateDown(t *testing.T, st *store.Store, version int64) *goose.Provider {
+	t.Helper()
+	migrations, err := fs.Sub(consensus.Migrations, "db/migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := stdlib.OpenDBFromPool(store.Pool(st))
+	t.Cleanup(func() { db.Close() })
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(context.Background(), version); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 // TestNothingOfOursWritesRiversTables: after migrating, no function or
 // trigger of ours names River's job table or its notification channel;
@@ -59,20 +82,7 @@ func TestNothingOfOursWritesRiversTables(t *testing.T) {
 	if got := list(); len(got) != 0 {
 		t.Fatalf("functions and triggers of ours naming River's tables: %v", got)
 	}
-
-	migrations, err := fs.Sub(consensus.Migrations, "db/migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.DownTo(ctx, 22); err != nil {
-		t.Fatal(err)
-	}
+	p := migrateDown(t, st, 22)
 	if got, want := list(), []string{"agreements_webhooks", "webhooks_enqueue"}; !slices.Equal(got, want) {
 		t.Fatalf("before 00023 the query finds %v, want %v", got, want)
 	}
@@ -129,3 +139,66 @@ func TestWebhookDeliveriesAreQueuedByTheirChange(t *testing.T) {
 	}
 	check("an expiry", []string{"room.event", "room.outcome"})
 }
+
+// TestEnrollmentEmailsMoveToTheOutbox: migration 00023 makes each emailed
+// enrollment link's email the outbox message with the link's id, its state
+// and attempts kept; a link voided before its email went out is failed.
+func TestEnrollmentEmailsMoveToTheOutbox(t *testing.T) {
+	t.Parallel()
+	st := pgtest.Store(t)
+	ctx := context.Background()
+	pool := store.Pool(st)
+	p := migrateDown(t, st, 22)
+	ws, op := uuid.New(), uuid.New()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`INSERT INTO workspaces (id, name) VALUES ($1, 'moved')`, ws)
+	exec(`INSERT INTO operators (id, workspace_id, email, role, created_at) VALUES ($1, $2, 'o@moved.example', 'owner', now())`, op, ws)
+	queued, sent, voided, printed := uuid.New(), uuid.New(), uuid.New(), uuid.New()
+	for i, r := range []struct {
+		id       uuid.UUID
+		state    *string
+		body     []byte
+		attempts int
+	}{{printed, nil, nil, 0}, {sent, ptr("sent"), nil, 1}, {voided, ptr("queued"), nil, 0}, {queued, ptr("retrying"), []byte{1}, 2}} {
+		recipient := ptr("o@moved.example")
+		if r.state == nil {
+			recipient = nil
+		}
+		exec(`INSERT INTO operator_enrollments (id, workspace_id, operator_id, token_hash, created_at, expires_at, recipient, subject, message_id, sealed_body, state, attempts)
+			VALUES ($1, $2, $3, $4, now(), now() + interval '1 day', $5, 's', $6, $7, $8, $9)`,
+			r.id, ws, op, bytes.Repeat([]byte{byte(i)}, 32), recipient, r.id.String()+"@moved", r.body, r.state, r.attempts)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := map[uuid.UUID]string{}
+	rows, err := pool.Query(ctx, `SELECT id, state || '/' || attempts || '/' || (sealed_body IS NOT NULL) FROM outbox
+		WHERE kind = 'enrollment' AND workspace_id = $1 AND invitation_id IS NULL AND agreement_id IS NULL`, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id uuid.UUID
+		var s string
+		if err := rows.Scan(&id, &s); err != nil {
+			t.Fatal(err)
+		}
+		got[id] = s
+	}
+	want := map[uuid.UUID]string{queued: "retrying/2/true", sent: "sent/1/false", voided: "failed/0/false"}
+	if !maps.Equal(got, want) {
+		t.Fatalf("enrollment emails in the outbox %v, want %v", got, want)
+	}
+	es, err := st.EnrollmentLatest(ctx, ws)
+	if err != nil || len(es) != 1 || es[0].ID != queued || es[0].State != "retrying" {
+		t.Fatalf("latest enrollment %+v, %v: want the last one, retrying", es, err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
