@@ -44,7 +44,7 @@ WHERE id = $1 AND outcome_status = 'pending';
 UPDATE agreements
 SET outcome_status = 'expired', outcome_decided_at = deadline, outcome_event_id = NULL, version = version + 1
 WHERE outcome_status = 'pending' AND deadline <= $1
-RETURNING id;
+RETURNING id, webhooks_registered;
 
 -- name: AgreementLockByParticipant :one
 -- Locks the agreement of a participant, as AgreementGetForUpdate does.

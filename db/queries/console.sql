@@ -21,38 +21,33 @@ UPDATE operators SET removed_at = $3 WHERE workspace_id = $1 AND id = $2 AND rem
 SELECT count(*) FROM operators WHERE workspace_id = $1 AND role = 'owner' AND removed_at IS NULL;
 
 -- name: EnrollmentInsert :exec
-INSERT INTO operator_enrollments (id, workspace_id, operator_id, token_hash, created_at, expires_at, recipient, subject, message_id, sealed_body, state)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11);
+INSERT INTO operator_enrollments (id, workspace_id, operator_id, token_hash, created_at, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6);
 
 -- name: EnrollmentGetByTokenHash :one
 SELECT * FROM operator_enrollments WHERE token_hash = $1;
-
--- name: EnrollmentGet :one
-SELECT * FROM operator_enrollments WHERE id = $1;
 
 -- name: EnrollmentUse :execrows
 -- Uses a link once: a second use, or one past its expiry, changes nothing.
 UPDATE operator_enrollments SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2;
 
 -- name: EnrollmentRevokeForOperator :exec
--- A removed operator's unused links stop working.
-UPDATE operator_enrollments SET used_at = $2, sealed_body = NULL WHERE operator_id = $1 AND used_at IS NULL;
-
--- name: EnrollmentMarkSent :execrows
-UPDATE operator_enrollments SET state = 'sent', attempts = attempts + 1, last_reply = $2, sent_at = $3, sealed_body = NULL
-WHERE id = $1 AND state IN ('queued', 'retrying');
-
--- name: EnrollmentMarkRetry :execrows
-UPDATE operator_enrollments SET state = 'retrying', attempts = attempts + 1, last_reply = $2
-WHERE id = $1 AND state IN ('queued', 'retrying');
-
--- name: EnrollmentMarkFailed :execrows
-UPDATE operator_enrollments SET state = 'failed', attempts = attempts + 1, last_reply = $2, sealed_body = NULL
-WHERE id = $1 AND state IN ('queued', 'retrying');
+-- A removed operator's unused links stop working, and their emails not
+-- sent yet are dropped with their bodies.
+WITH revoked AS (
+    UPDATE operator_enrollments SET used_at = $2 WHERE operator_id = $1 AND used_at IS NULL RETURNING id
+)
+UPDATE outbox SET state = 'failed', sealed_body = NULL, last_reply = 'the operator was removed'
+WHERE id IN (SELECT id FROM revoked) AND kind = 'enrollment' AND state IN ('queued', 'retrying');
 
 -- name: EnrollmentLatest :many
--- Each operator's newest link, for the operators' page.
-SELECT DISTINCT ON (operator_id) * FROM operator_enrollments WHERE workspace_id = $1 ORDER BY operator_id, created_at DESC;
+-- Each operator's newest link, for the operators' page, with the delivery
+-- state of its email (empty when it was not emailed).
+SELECT DISTINCT ON (e.operator_id) sqlc.embed(e), coalesce(o.state, '')::text AS email_state
+FROM operator_enrollments e
+LEFT JOIN outbox o ON o.id = e.id AND o.kind = 'enrollment'
+WHERE e.workspace_id = $1
+ORDER BY e.operator_id, e.created_at DESC;
 
 -- name: PasskeyInsert :exec
 INSERT INTO operator_passkeys (credential_id, workspace_id, operator_id, credential, created_at) VALUES ($1, $2, $3, $4, $5);

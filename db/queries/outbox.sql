@@ -1,6 +1,14 @@
 -- name: OutboxInsert :exec
+-- A message of an invitation, in its agreement's workspace.
 INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at, kind, workspace_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, (SELECT workspace_id FROM agreements WHERE id = $3));
+VALUES (@id, @invitation_id::uuid, @agreement_id::uuid, @recipient, @subject, @message_id, @sealed_body, @created_at, @created_at, @kind,
+        (SELECT workspace_id FROM agreements WHERE id = @agreement_id::uuid));
+
+-- name: OutboxInsertEnrollment :exec
+-- The email of an enrollment link: no invitation or agreement; the message
+-- has the link's id (its body is sealed under it) and workspace.
+INSERT INTO outbox (id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at, kind, workspace_id)
+VALUES ($1, $2, $3, $4, $5, $6, $6, 'enrollment', $7);
 
 -- name: OutboxGet :one
 -- One message, to send or to see that it was already sent.

@@ -61,3 +61,20 @@ WITH dropped AS (
 )
 UPDATE webhooks SET disabled_at = sqlc.arg('now'), disabled_reason = sqlc.arg('reason')
 WHERE webhooks.participant_id = sqlc.arg('participant_id');
+
+-- name: WebhookDeliveriesQueue :many
+-- The deliveries of a change to an agreement, written by the transaction
+-- that made it: one per kind (room.event, room.outcome, room.revision, in
+-- the order given) and live endpoint of a participant not revoked, with
+-- the chain head and outcome the change left. The caller queues a River
+-- job for each in the same transaction.
+INSERT INTO webhook_deliveries (id, participant_id, agreement_id, invitation_id, type, seq, outcome, created_at, next_attempt_at, workspace_id)
+SELECT gen_random_uuid(), w.participant_id, a.id, p.invitation_id, k.kind, a.head_seq, a.outcome_status,
+       clock_timestamp(), clock_timestamp(), a.workspace_id
+FROM agreements a
+JOIN participants p ON p.agreement_id = a.id AND p.revoked_at IS NULL
+JOIN webhooks w ON w.participant_id = p.id AND w.disabled_at IS NULL
+CROSS JOIN unnest(@kinds::text[]) WITH ORDINALITY AS k(kind, n)
+WHERE a.id = @agreement_id
+ORDER BY k.n
+RETURNING id, participant_id;

@@ -50,9 +50,12 @@ func createAgreement(t *testing.T, addr, operatorToken string, first, n int) int
 // TestSIGKILLWithPendingOutbox kills consensusd while its outbox holds 50
 // pending invitations, restarts it, and counts what the SMTP server got:
 // every message arrives, and a duplicate is at most a message a worker had
-// in flight at the kill. A job the killed process was running is made
-// available again by the job queue's rescuer once its timeout (the send
-// timeout, one minute, plus the record margin) has passed.
+// in flight at the kill. A job the killed process was running stays
+// running in River's table until the leader's rescuer, which looks every
+// 30 s, finds it running for longer than RescueStuckJobsAfter (the longest
+// job timeout, an email's one-minute send timeout plus its record margin,
+// plus the rescue margin: 105 s) and schedules it again at the worker's
+// NextRetry.
 func TestSIGKILLWithPendingOutbox(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {

@@ -31,6 +31,18 @@ const deadlineSweep = 2 * time.Second
 // sessionSweep is how often expired sessions are deleted.
 const sessionSweep = 10 * time.Minute
 
+// sweepTimeout bounds one run of a sweep: a few statements, each bounded
+// by the database timeout.
+const sweepTimeout = 30 * time.Second
+
+// rescueMargin is how long past the longest job timeout a job must have
+// been running before River's rescuer may run it again. A job can outlive
+// its timeout a little: the email and webhook workers record an attempt
+// under a context of its own (their record margin, 15 s) after River
+// cancelled the job's, and River marks a finished job completed in
+// batches, shortly after Work returns.
+const rescueMargin = 30 * time.Second
+
 // newQueue builds the replica's River client on the store's pool: the
 // email and webhook workers, and the sweeps as periodic jobs, which only
 // the elected leader among the replicas inserts, so each runs once per
@@ -39,19 +51,19 @@ const sessionSweep = 10 * time.Minute
 func newQueue(st *store.Store, mail *outbox.Worker, hooks *deliver.Worker, poll time.Duration, now func() time.Time, log *slog.Logger) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, mail)
+	river.AddWorker(workers, outbox.EnrollmentWorker{Mail: mail})
 	river.AddWorker(workers, hooks)
-	river.AddWorker(workers, &outbox.EnrollmentWorker{Mail: mail})
-	river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, _ *river.Job[jobs.DeadlineSweep]) error {
+	river.AddWorker(workers, &sweep[jobs.DeadlineSweep]{run: func(ctx context.Context) error {
 		_, err := st.AgreementExpireDue(ctx, now())
 		return err
-	}))
-	river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, _ *river.Job[jobs.SessionSweep]) error {
+	}})
+	river.AddWorker(workers, &sweep[jobs.SessionSweep]{run: func(ctx context.Context) error {
 		if _, err := st.SessionDeleteExpired(ctx, now()); err != nil {
 			return err
 		}
 		// Console sessions idle for twelve hours, and stale passkey ceremonies.
 		return st.ConsoleSweep(ctx, now().Add(-12*time.Hour), now())
-	}))
+	}})
 	if poll <= 0 {
 		poll = time.Second
 	}
@@ -61,6 +73,18 @@ func newQueue(st *store.Store, mail *outbox.Worker, hooks *deliver.Worker, poll 
 			func() (river.JobArgs, *river.InsertOpts) { return args, nil },
 			&river.PeriodicJobOpts{ID: args.Kind(), RunOnStart: true})
 	}
+	// Every worker states its own timeout (Worker.Timeout), after which
+	// River cancels the job's context. River's rescuer, on the leader every
+	// 30 s, takes the jobs still running whose attempt began longer ago than
+	// RescueStuckJobsAfter, and makes available again (retryable, with the
+	// worker's NextRetry) those among them whose own timeout has passed
+	// too; it cannot tell a job of a replica that died from one still
+	// running. RescueStuckJobsAfter is therefore past the longest timeout
+	// by rescueMargin, as River's Config asks: only a job that outlived its
+	// timeout and its margin runs again, and its email or delivery is made
+	// under the same Message-ID or webhook-id, unless its record shows it
+	// made already.
+	longest := max(mail.Timeout(nil), hooks.Timeout(nil), sweepTimeout)
 	return river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
 		Queues: map[string]river.QueueConfig{
 			jobs.QueueEmail:   {MaxWorkers: emailWorkers, FetchCooldown: cooldown, FetchPollInterval: poll},
@@ -72,20 +96,26 @@ func newQueue(st *store.Store, mail *outbox.Worker, hooks *deliver.Worker, poll 
 			periodic(deadlineSweep, jobs.DeadlineSweep{}),
 			periodic(sessionSweep, jobs.SessionSweep{}),
 		},
-		// A job still running past its own timeout (an email's send
-		// timeout plus its record margin, a delivery's 10 s plus its
-		// margin, JobTimeout for the sweeps) belongs to a replica that
-		// died: the leader's rescuer, which looks every 30 s, makes it
-		// available again, and the email or delivery is made under the
-		// same Message-ID or webhook-id.
-		JobTimeout:           30 * time.Second,
-		RescueStuckJobsAfter: 30 * time.Second,
+		// Only for a worker that states no timeout; every worker here does.
+		JobTimeout:           sweepTimeout,
+		RescueStuckJobsAfter: longest + rescueMargin,
 		// A sweep every two seconds would otherwise keep a day of
 		// finished jobs.
 		CompletedJobRetentionPeriod: time.Hour,
 		Logger:                      slog.New(warnings{log.Handler()}),
 	})
 }
+
+// sweep is the worker of a periodic sweep: run, bounded by sweepTimeout.
+type sweep[T river.JobArgs] struct {
+	river.WorkerDefaults[T]
+	run func(ctx context.Context) error
+}
+
+func (s *sweep[T]) Work(ctx context.Context, _ *river.Job[T]) error { return s.run(ctx) }
+
+// Timeout bounds one run of the sweep.
+func (s *sweep[T]) Timeout(*river.Job[T]) time.Duration { return sweepTimeout }
 
 // warnings passes on River's warnings and errors only: its routine
 // messages (every fetch, every leadership renewal) are not worth a log line.

@@ -26,8 +26,8 @@ const (
 	QueueSweep   = "sweep"
 )
 
-// Job kinds, as stored in river_job.kind. The webhook kind and queue are
-// also written by the webhook trigger's SQL (migration 00011).
+// Job kinds, as River stores them. Nothing but River's client writes its
+// tables: every job goes in through InsertTx or InsertManyTx.
 const (
 	KindEmail         = "email"
 	KindWebhook       = "webhook_delivery"
@@ -57,8 +57,10 @@ func (Email) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueEmail, MaxAttempts: EmailMaxAttempts}
 }
 
-// EnrollmentEmail sends the email of an operator's enrollment link; the
-// link's row holds the recipient, the sealed body and the delivery state.
+// EnrollmentEmail is the job an enrollment link's email had before
+// migration 00023 made that email an outbox message with the link's id:
+// it sends the outbox message EnrollmentID as Email does. Nothing queues
+// it any more; the jobs queued before the migration still run.
 type EnrollmentEmail struct {
 	EnrollmentID uuid.UUID `json:"enrollment_id"`
 }
@@ -117,12 +119,25 @@ var inserter = sync.OnceValues(func() (*river.Client[pgx.Tx], error) {
 // InsertTx queues args in tx: the job exists once tx commits, and never if
 // it rolls back.
 func InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs) error {
+	return InsertManyTx(ctx, tx, []river.JobArgs{args})
+}
+
+// InsertManyTx queues every job of args in tx, in one statement (and
+// River's wake-up for their queues), as InsertTx queues one.
+func InsertManyTx(ctx context.Context, tx pgx.Tx, args []river.JobArgs) error {
+	if len(args) == 0 {
+		return nil
+	}
 	c, err := inserter()
 	if err != nil {
 		return fmt.Errorf("jobs: insert-only client: %w", err)
 	}
-	if _, err := c.InsertTx(ctx, tx, args, nil); err != nil {
-		return fmt.Errorf("jobs: insert %s: %w", args.Kind(), err)
+	params := make([]river.InsertManyParams, len(args))
+	for i, a := range args {
+		params[i] = river.InsertManyParams{Args: a}
+	}
+	if _, err := c.InsertManyTx(ctx, tx, params); err != nil {
+		return fmt.Errorf("jobs: insert %s: %w", args[0].Kind(), err)
 	}
 	return nil
 }

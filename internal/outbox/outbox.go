@@ -1,9 +1,12 @@
-// Package outbox sends the emails of the durable outbox. Each email is an
-// outbox row (recipient, subject, stable Message-ID, body sealed under the
-// server key, delivery state) and a River job naming it, both written in the
-// transaction of the change that causes the email. Worker runs those jobs:
-// it reads the row, sends it unless it was already sent or given up, and
-// records the attempt in a short transaction of its own. The mail exchange
+// Package outbox sends the emails of the durable outbox: every email the
+// service sends (invitations, revision notices, reply answers, enrollment
+// links). Each email is an outbox row (recipient, subject, stable
+// Message-ID, body sealed under the server key, delivery state) and a River
+// job naming it, both written in the transaction of the change that causes
+// the email. Worker runs those jobs: it reads the row, sends it unless it
+// was already sent or given up, and records the attempt (a row of
+// outbox_attempts and the message's state) in a short transaction of its
+// own. The mail exchange
 // never runs inside a transaction, so a serialization retry of the record
 // cannot send again and no row lock or connection waits on the relay.
 //
@@ -39,8 +42,8 @@ type Worker struct {
 	Keys      *secret.Keys
 	Transport mail.Transport
 	From      string
-	// ReplyAddress, when set, gives every message a Reply-To naming its
-	// invitation (mail.ReplyAddress with the invitation's tag).
+	// ReplyAddress, when set, gives every message of an invitation a
+	// Reply-To naming it (mail.ReplyAddress with the invitation's tag).
 	ReplyAddress string
 	Log          *slog.Logger
 	Now          func() time.Time
@@ -48,11 +51,11 @@ type Worker struct {
 	BaseBackoff, MaxBackoff time.Duration
 	// SendTimeout bounds one delivery attempt.
 	SendTimeout time.Duration
+	// RecordHook, when set, runs at the start of each try of the record
+	// transaction: a test forces a conflict there. Nil in production.
+	RecordHook func(ctx context.Context)
 
-	// recordHook, when set, runs at the start of each try of the record
-	// transaction (a test forces a conflict there).
-	recordHook func(ctx context.Context)
-	once       sync.Once
+	once sync.Once
 }
 
 // defaults fills the zero settings once; River calls a worker from many
@@ -90,10 +93,34 @@ func (w *Worker) NextRetry(job *river.Job[jobs.Email]) time.Time {
 	return w.Now().Add(w.backoff(job.Args.OutboxID, job.Attempt))
 }
 
-// Timeout bounds a job: the send and its record.
+// Timeout bounds a job: the send and its record. River cancels the job's
+// context then; the record, begun before, finishes under its own.
 func (w *Worker) Timeout(*river.Job[jobs.Email]) time.Duration {
 	w.defaults()
 	return w.SendTimeout + recordMargin
+}
+
+// EnrollmentWorker runs the jobs.EnrollmentEmail jobs queued before
+// migration 00023 made each enrollment's email the outbox message with the
+// enrollment's id: Mail delivers that message, as it does every other.
+type EnrollmentWorker struct {
+	river.WorkerDefaults[jobs.EnrollmentEmail]
+	Mail *Worker
+}
+
+// Work delivers the enrollment's outbox message.
+func (e EnrollmentWorker) Work(ctx context.Context, job *river.Job[jobs.EnrollmentEmail]) error {
+	return e.Mail.Deliver(ctx, job.Args.EnrollmentID)
+}
+
+// NextRetry and Timeout are Mail's.
+func (e EnrollmentWorker) NextRetry(job *river.Job[jobs.EnrollmentEmail]) time.Time {
+	e.Mail.defaults()
+	return e.Mail.Now().Add(e.Mail.backoff(job.Args.EnrollmentID, job.Attempt))
+}
+
+func (e EnrollmentWorker) Timeout(*river.Job[jobs.EnrollmentEmail]) time.Duration {
+	return e.Mail.Timeout(nil)
 }
 
 // errRetry is what Deliver returns after recording a temporary failure:
@@ -151,8 +178,8 @@ func (w *Worker) Deliver(ctx context.Context, id uuid.UUID) error {
 		result = errRetry{reply}
 	}
 	err = w.Store.InTx(dbctx, func(tx *store.Tx) error {
-		if w.recordHook != nil {
-			w.recordHook(dbctx)
+		if w.RecordHook != nil {
+			w.RecordHook(dbctx)
 		}
 		if err := tx.OutboxAttemptInsert(dbctx, store.OutboxAttempt{OutboxID: m.ID, Attempt: attempt, AttemptedAt: now, OK: sendErr == nil, Reply: reply}); err != nil {
 			return err
@@ -177,7 +204,7 @@ func (w *Worker) send(ctx context.Context, m store.OutboxMessage, now time.Time)
 	sctx, cancel := context.WithTimeout(ctx, w.SendTimeout)
 	defer cancel()
 	msg := &mail.Message{MessageID: m.MessageID, From: w.From, To: m.Recipient, Subject: m.Subject, Date: now, Body: string(body)}
-	if w.ReplyAddress != "" {
+	if w.ReplyAddress != "" && m.InvitationID != uuid.Nil {
 		msg.ReplyTo = mail.ReplyAddress(w.ReplyAddress, w.Keys.ReplyTag(m.InvitationID))
 	}
 	return w.Transport.Send(sctx, msg)

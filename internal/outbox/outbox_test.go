@@ -307,7 +307,7 @@ func TestSerializationRetryDuringRecordSendsOnce(t *testing.T) {
 	}
 	t.Cleanup(func() { other.Close(context.Background()) })
 	otherDone := make(chan error, 1)
-	w.SetRecordHook(func(ctx context.Context) {
+	w.RecordHook = func(ctx context.Context) {
 		if tries.Add(1) != 1 {
 			return
 		}
@@ -330,7 +330,7 @@ func TestSerializationRetryDuringRecordSendsOnce(t *testing.T) {
 			_ = tx.Rollback(context.Background())
 			otherDone <- err
 		}()
-	})
+	}
 	if err := w.Deliver(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}

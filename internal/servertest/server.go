@@ -67,6 +67,9 @@ type Options struct {
 	// Report receives each contract violation of Client's traffic (a
 	// test passes itself); nil keeps them for Close to return.
 	Report contract.Reporter
+	// SendTimeout bounds one email's delivery attempt (the outbox worker's
+	// SendTimeout); zero keeps its default, a minute.
+	SendTimeout time.Duration
 	// Settings are further consensusd settings (CONSENSUS_WEBHOOK_CA_FILE,
 	// say), applied over the ones above.
 	Settings map[string]string
@@ -185,7 +188,8 @@ func (s *Server) start(ctx context.Context, opts Options) error {
 	s.stop, s.done = stop, make(chan error, 1)
 	ready := make(chan string, 1)
 	go func() {
-		s.done <- daemon.Run(runCtx, cfg, slog.New(slog.NewJSONHandler(s.Logs, nil)), daemon.Options{Listener: ln, OpsListener: opsLn, Ready: ready, Now: s.Clock.Now})
+		s.done <- daemon.Run(runCtx, cfg, slog.New(slog.NewJSONHandler(s.Logs, nil)), daemon.Options{Listener: ln, OpsListener: opsLn, Ready: ready, Now: s.Clock.Now,
+			Outbox: struct{ BaseBackoff, MaxBackoff, SendTimeout time.Duration }{SendTimeout: opts.SendTimeout}})
 	}()
 	select {
 	case <-ready:

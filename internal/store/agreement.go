@@ -26,6 +26,9 @@ type Agreement struct {
 	Version int64
 	// Head is the last link of the event chain.
 	Head ChainHead
+	// Webhooks reports that an endpoint was ever registered in the
+	// agreement: only then does a change queue webhook deliveries.
+	Webhooks bool
 }
 
 // AgreementKey is an agreement's position in the newest-first list: the
@@ -51,7 +54,7 @@ func agreementFrom(r dbsqlc.Agreement) Agreement {
 		o.DecidingEventID = r.OutcomeEventID.UUID.String()
 	}
 	return Agreement{ID: r.ID, WorkspaceID: r.WorkspaceID, CurrentRevision: int(r.CurrentRevision), Deadline: r.Deadline, Outcome: o, CreatedAt: r.CreatedAt,
-		Version: r.Version, Head: ChainHead{Seq: r.HeadSeq, Hash: r.HeadHash}}
+		Version: r.Version, Head: ChainHead{Seq: r.HeadSeq, Hash: r.HeadHash}, Webhooks: r.WebhooksRegistered}
 }
 
 // AgreementInsert stores a new agreement at revision 1 with a pending
@@ -130,38 +133,61 @@ func (q queries) AgreementList(ctx context.Context, limit int, before *Agreement
 	return out, nil
 }
 
-// AgreementSetOutcome stores o as the agreement's outcome if the stored one
-// is still pending (the first terminal fact wins), as a new version, and
-// reports whether it did. o.DecidingEventID is empty for an expiry.
 // AgreementExpireDue settles as expired every agreement still pending at
 // its deadline, which is before now, and returns their ids; each is a new
-// version of its room, announced like any other.
-func (q queries) AgreementExpireDue(ctx context.Context, now time.Time) ([]uuid.UUID, error) {
-	ids, err := q.q.AgreementExpireDue(ctx, now)
-	if err != nil {
-		return nil, interpretError("expire due agreements", err)
-	}
-	for _, id := range ids {
-		q.note(noteOutcome, room.StatusExpired)
-		q.roomChanged(id)
-	}
-	return ids, nil
+// version of its room, announced like any other, and has the webhook
+// deliveries of its outcome, in one transaction.
+func (s *Store) AgreementExpireDue(ctx context.Context, now time.Time) ([]uuid.UUID, error) {
+	var ids []uuid.UUID
+	err := s.InTx(ctx, func(tx *Tx) error {
+		rows, err := tx.q.AgreementExpireDue(ctx, now)
+		if err != nil {
+			return interpretError("expire due agreements", err)
+		}
+		ids = make([]uuid.UUID, len(rows))
+		for i, r := range rows {
+			ids[i] = r.ID
+			tx.note(noteOutcome, room.StatusExpired)
+			tx.roomChanged(r.ID)
+			if r.WebhooksRegistered {
+				if err := queueWebhooks(ctx, tx.tx, r.ID, hookOutcome); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return ids, err
 }
 
-func (q queries) AgreementSetOutcome(ctx context.Context, id uuid.UUID, o room.Outcome) (bool, error) {
+// AgreementSetOutcome stores o as the agreement's outcome if the stored one
+// is still pending (the first terminal fact wins), as a new version with
+// the webhook deliveries of its outcome, and reports whether it did.
+// o.DecidingEventID is empty for an expiry.
+func (tx *Tx) AgreementSetOutcome(ctx context.Context, id uuid.UUID, o room.Outcome) (bool, error) {
 	eventID, err := decidingEvent(o)
 	if err != nil {
 		return false, err
 	}
-	n, err := q.q.AgreementSetOutcome(ctx, dbsqlc.AgreementSetOutcomeParams{ID: id, OutcomeStatus: o.Status, OutcomeDecidedAt: &o.DecidedAt, OutcomeEventID: eventID})
+	n, err := tx.q.AgreementSetOutcome(ctx, dbsqlc.AgreementSetOutcomeParams{ID: id, OutcomeStatus: o.Status, OutcomeDecidedAt: &o.DecidedAt, OutcomeEventID: eventID})
 	if err != nil {
 		return false, interpretError("set outcome", err)
 	}
-	if n == 1 {
-		q.note(noteOutcome, o.Status)
-		q.roomChanged(id)
+	if n == 0 {
+		return false, nil
 	}
-	return n == 1, nil
+	tx.note(noteOutcome, o.Status)
+	tx.roomChanged(id)
+	return true, queueWebhooks(ctx, tx.tx, id, hookOutcome)
+}
+
+// AgreementSetOutcome is Tx.AgreementSetOutcome in a transaction of its own.
+func (s *Store) AgreementSetOutcome(ctx context.Context, id uuid.UUID, o room.Outcome) (set bool, err error) {
+	err = s.InTx(ctx, func(tx *Tx) error {
+		set, err = tx.AgreementSetOutcome(ctx, id, o)
+		return err
+	})
+	return set, err
 }
 
 // decidingEvent parses an outcome's deciding event id; an expiry has none.

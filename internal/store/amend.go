@@ -15,17 +15,18 @@ import (
 // that holds the agreement's lock.
 
 // AgreementAmend makes revision number current with deadline and bumps the
-// agreement's version, and reports whether it did: false means the outcome
-// is no longer pending.
-func (q queries) AgreementAmend(ctx context.Context, id uuid.UUID, number int, deadline time.Time) (bool, error) {
-	n, err := q.q.AgreementAmend(ctx, dbsqlc.AgreementAmendParams{ID: id, CurrentRevision: int32(number), Deadline: deadline})
+// agreement's version, with the webhook deliveries of the new revision, and
+// reports whether it did: false means the outcome is no longer pending.
+func (tx *Tx) AgreementAmend(ctx context.Context, id uuid.UUID, number int, deadline time.Time) (bool, error) {
+	n, err := tx.q.AgreementAmend(ctx, dbsqlc.AgreementAmendParams{ID: id, CurrentRevision: int32(number), Deadline: deadline})
 	if err != nil {
 		return false, interpretError("amend agreement", err)
 	}
-	if n == 1 {
-		q.roomChanged(id)
+	if n == 0 {
+		return false, nil
 	}
-	return n == 1, nil
+	tx.roomChanged(id)
+	return true, queueWebhooks(ctx, tx.tx, id, hookRevision)
 }
 
 // InvitationSetExpiry moves the expiry of every invitation of an agreement

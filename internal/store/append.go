@@ -192,7 +192,7 @@ func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked
 	defer tx.close(ctx)
 	var begin pipeline
 	begin.exec("BEGIN")
-	done, last, err := judgeItems(ctx, tx.conn, begin, items, skipLocked)
+	done, last, hooks, err := judgeItems(ctx, tx.conn, begin, items, skipLocked)
 	if err != nil {
 		return err
 	}
@@ -202,8 +202,7 @@ func (s *Store) appendItems(ctx context.Context, items []*AppendItem, skipLocked
 	if last == nil {
 		return nil // nothing written: close rolls back, which costs what a commit would
 	}
-	last.exec("COMMIT")
-	if err := last.send(ctx, tx.conn); err != nil {
+	if err := tx.commit(ctx, last, hooks, nil); err != nil {
 		return err
 	}
 	announce(s.queries, done)
@@ -237,10 +236,12 @@ func announce(q queries, done []committed) {
 
 // judgeItems reads and judges items on db, in a transaction that pending
 // (sent with the first reads) begins or that db already is, and returns
-// each item's write and the statements that write the last of them, which
-// the caller sends (with COMMIT, when it began the transaction); nil
-// statements when nothing is to be written.
-func judgeItems(ctx context.Context, db batchSender, pending pipeline, items []*AppendItem, skipLocked bool) ([]committed, *pipeline, error) {
+// each item's write, the statements that write the last of them, which
+// the caller sends (with COMMIT, when it began the transaction; nil
+// statements when nothing is to be written), and the webhook kinds the
+// writes queue in the agreements where an endpoint was ever registered,
+// for the caller to queue before its commit (see pipedTx.commit).
+func judgeItems(ctx context.Context, db batchSender, pending pipeline, items []*AppendItem, skipLocked bool) ([]committed, *pipeline, []agreementHooks, error) {
 	// Locks in agreement order: transactions never wait for each other in a
 	// cycle. The sort is stable: items of one agreement keep their order.
 	slices.SortStableFunc(items, func(a, b *AppendItem) int {
@@ -255,6 +256,7 @@ func judgeItems(ctx context.Context, db batchSender, pending pipeline, items []*
 	// pending holds the writes not sent yet: each round trip sends them
 	// before its reads, which then see them.
 	var events dbsqlc.EventAppendBatchParams
+	var hooks []agreementHooks
 	wrote := false
 	// The statements take arrays, and PostgreSQL would plan each execution
 	// anew for its arrays' values (see TokenOwners): the generic plan is
@@ -271,7 +273,7 @@ func judgeItems(ctx context.Context, db batchSender, pending pipeline, items []*
 		flushEvents(ctx, &read, &events)
 		queueReads(ctx, &read, round, skipLocked, states)
 		if err := read.send(ctx, db); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		var next []*AppendItem
 		for first := 0; first < len(round); {
@@ -321,6 +323,9 @@ func judgeItems(ctx context.Context, db batchSender, pending pipeline, items []*
 					}
 					done[index[it]] = committed{wr, st.Agreement.ID}
 					wrote = true
+					if st.Agreement.Webhooks {
+						hooks = hooksOf(hooks, st.Agreement.ID, wr)
+					}
 				}
 				c.follow(st, wr)
 			}
@@ -328,10 +333,10 @@ func judgeItems(ctx context.Context, db batchSender, pending pipeline, items []*
 		round = next
 	}
 	if !wrote {
-		return done, nil, nil
+		return done, nil, nil, nil
 	}
 	flushEvents(ctx, &pending, &events)
-	return done, &pending, nil
+	return done, &pending, hooks, nil
 }
 
 // flushEvents adds the events gathered so far to p as one statement, and

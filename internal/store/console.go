@@ -87,7 +87,8 @@ func (q queries) OperatorOwnerCount(ctx context.Context, workspaceID uuid.UUID) 
 }
 
 // Enrollment is an operator's enrollment link, with its email when one
-// is sent.
+// is sent. The email is the outbox message with the link's id (kind
+// OutboxEnrollment), sent and recorded as every other email.
 type Enrollment struct {
 	ID          uuid.UUID
 	WorkspaceID uuid.UUID
@@ -96,27 +97,19 @@ type Enrollment struct {
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
 	UsedAt      *time.Time
-	// The email: all empty for a link printed instead of sent.
+	// The email, written by EnrollmentInsert: all empty for a link printed
+	// instead of sent. SealedBody is sealed with the link's id as
+	// associated data.
 	Recipient, Subject, MessageID string
 	SealedBody                    []byte
-	State                         string
-	Attempts                      int
-	LastReply                     string
-	SentAt                        *time.Time
+	// State is the email's delivery state (an outbox state), as
+	// EnrollmentLatest reads it; empty for a link not emailed.
+	State string
 }
 
 func enrollmentOf(r dbsqlc.OperatorEnrollment) Enrollment {
-	e := Enrollment{ID: r.ID, WorkspaceID: r.WorkspaceID, OperatorID: r.OperatorID, TokenHash: r.TokenHash, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
-		UsedAt: r.UsedAt, SealedBody: r.SealedBody, Attempts: int(r.Attempts), SentAt: r.SentAt}
-	for _, f := range []struct {
-		dst *string
-		src *string
-	}{{&e.Recipient, r.Recipient}, {&e.Subject, r.Subject}, {&e.MessageID, r.MessageID}, {&e.State, r.State}, {&e.LastReply, r.LastReply}} {
-		if f.src != nil {
-			*f.dst = *f.src
-		}
-	}
-	return e
+	return Enrollment{ID: r.ID, WorkspaceID: r.WorkspaceID, OperatorID: r.OperatorID, TokenHash: r.TokenHash, CreatedAt: r.CreatedAt,
+		ExpiresAt: r.ExpiresAt, UsedAt: r.UsedAt}
 }
 
 func nullable(s string) *string {
@@ -127,33 +120,26 @@ func nullable(s string) *string {
 }
 
 // EnrollmentInsert stores a link; with a Recipient, its email is queued
-// too, with the River job that sends it, in tx.
+// too, as an outbox message with the River job that sends it, in tx.
 func (tx *Tx) EnrollmentInsert(ctx context.Context, e Enrollment) error {
 	p := dbsqlc.EnrollmentInsertParams{ID: e.ID, WorkspaceID: e.WorkspaceID, OperatorID: e.OperatorID, TokenHash: e.TokenHash, CreatedAt: e.CreatedAt, ExpiresAt: e.ExpiresAt}
-	if e.Recipient != "" {
-		p.Recipient, p.Subject, p.MessageID, p.SealedBody, p.State = nullable(e.Recipient), nullable(e.Subject), nullable(e.MessageID), e.SealedBody, nullable(OutboxQueued)
-	}
 	if err := tx.q.EnrollmentInsert(ctx, p); err != nil {
 		return interpretError("insert enrollment", err)
 	}
 	if e.Recipient == "" {
 		return nil
 	}
-	return interpretError("queue enrollment email", jobs.InsertTx(ctx, tx.tx, jobs.EnrollmentEmail{EnrollmentID: e.ID}))
+	err := tx.q.OutboxInsertEnrollment(ctx, dbsqlc.OutboxInsertEnrollmentParams{ID: e.ID, Recipient: e.Recipient, Subject: e.Subject,
+		MessageID: e.MessageID, SealedBody: e.SealedBody, CreatedAt: e.CreatedAt, WorkspaceID: e.WorkspaceID})
+	if err != nil {
+		return interpretError("insert enrollment email", err)
+	}
+	return interpretError("queue enrollment email", jobs.InsertTx(ctx, tx.tx, jobs.Email{OutboxID: e.ID}))
 }
 
 // EnrollmentGetByTokenHash reads the link a token names, or room.ErrNotFound.
 func (q queries) EnrollmentGetByTokenHash(ctx context.Context, hash []byte) (Enrollment, error) {
 	r, err := q.q.EnrollmentGetByTokenHash(ctx, hash)
-	if err != nil {
-		return Enrollment{}, interpretError("get enrollment", err)
-	}
-	return enrollmentOf(r), nil
-}
-
-// EnrollmentGet reads a link by id, or room.ErrNotFound.
-func (q queries) EnrollmentGet(ctx context.Context, id uuid.UUID) (Enrollment, error) {
-	r, err := q.q.EnrollmentGet(ctx, id)
 	if err != nil {
 		return Enrollment{}, interpretError("get enrollment", err)
 	}
@@ -167,26 +153,6 @@ func (q queries) EnrollmentUse(ctx context.Context, id uuid.UUID, at time.Time) 
 	return n == 1, interpretError("use enrollment", err)
 }
 
-// EnrollmentMark records a delivery attempt of a link's email: state is
-// sent, retrying or failed. ErrAlreadyRecorded when it was no longer to send.
-func (q queries) EnrollmentMark(ctx context.Context, id uuid.UUID, state, reply string, at time.Time) error {
-	var n int64
-	var err error
-	switch state {
-	case OutboxSent:
-		n, err = q.q.EnrollmentMarkSent(ctx, dbsqlc.EnrollmentMarkSentParams{ID: id, LastReply: &reply, SentAt: &at})
-	case OutboxRetrying:
-		n, err = q.q.EnrollmentMarkRetry(ctx, dbsqlc.EnrollmentMarkRetryParams{ID: id, LastReply: &reply})
-	default:
-		n, err = q.q.EnrollmentMarkFailed(ctx, dbsqlc.EnrollmentMarkFailedParams{ID: id, LastReply: &reply})
-	}
-	_, err = recorded(n, err)
-	if err == ErrAlreadyRecorded {
-		return err
-	}
-	return interpretError("mark enrollment email", err)
-}
-
 // EnrollmentLatest returns each operator's newest link in a workspace.
 func (q queries) EnrollmentLatest(ctx context.Context, workspaceID uuid.UUID) ([]Enrollment, error) {
 	rows, err := q.q.EnrollmentLatest(ctx, workspaceID)
@@ -195,7 +161,8 @@ func (q queries) EnrollmentLatest(ctx context.Context, workspaceID uuid.UUID) ([
 	}
 	out := make([]Enrollment, len(rows))
 	for i, r := range rows {
-		out[i] = enrollmentOf(r)
+		out[i] = enrollmentOf(r.OperatorEnrollment)
+		out[i].State = r.EmailState
 	}
 	return out, nil
 }

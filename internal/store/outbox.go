@@ -26,13 +26,18 @@ const (
 	// OutboxRevision tells an existing participant that a new revision was
 	// locked; it carries no credential.
 	OutboxRevision = "revision"
+	// OutboxEnrollment carries an operator's enrollment link; it has no
+	// invitation or agreement, and the link's id (EnrollmentInsert).
+	OutboxEnrollment = "enrollment"
 )
 
-// OutboxMessage is one email in the outbox. SealedBody holds the
-// body sealed under the server key until the message is sent or superseded;
-// it is nil in listings and afterwards.
+// OutboxMessage is one email in the outbox: every email the service sends
+// is one. SealedBody holds the body sealed under the server key (with the
+// message's id as associated data) until the message is sent or
+// superseded; it is nil in listings and afterwards.
 type OutboxMessage struct {
-	ID            uuid.UUID
+	ID uuid.UUID
+	// InvitationID and AgreementID are zero for an enrollment's email.
 	InvitationID  uuid.UUID
 	AgreementID   uuid.UUID
 	Recipient     string
@@ -45,7 +50,8 @@ type OutboxMessage struct {
 	LastReply     *string
 	CreatedAt     time.Time
 	SentAt        *time.Time
-	// Kind is OutboxInvitation (the default), OutboxRevision or OutboxAnswer.
+	// Kind is OutboxInvitation (the default), OutboxRevision, OutboxAnswer
+	// or OutboxEnrollment.
 	Kind string
 }
 
@@ -86,7 +92,7 @@ func (q queries) OutboxGet(ctx context.Context, id uuid.UUID) (OutboxMessage, er
 		return OutboxMessage{}, interpretError("get outbox message", err)
 	}
 	return OutboxMessage{
-		ID: r.ID, InvitationID: r.InvitationID, AgreementID: r.AgreementID, Recipient: r.Recipient, Subject: r.Subject,
+		ID: r.ID, InvitationID: r.InvitationID.UUID, AgreementID: r.AgreementID.UUID, Recipient: r.Recipient, Subject: r.Subject,
 		MessageID: r.MessageID, SealedBody: r.SealedBody, State: r.State, Attempts: int(r.Attempts),
 		NextAttemptAt: r.NextAttemptAt, LastReply: r.LastReply, CreatedAt: r.CreatedAt, SentAt: r.SentAt, Kind: r.Kind,
 	}, nil
@@ -128,7 +134,7 @@ func (q queries) OutboxMarkFailed(ctx context.Context, id uuid.UUID, reply strin
 // OutboxSupersede drops the invitation's unsent messages and erases their
 // bodies: a resend replaced the credentials they carry.
 func (q queries) OutboxSupersede(ctx context.Context, invitationID uuid.UUID) error {
-	return interpretError("supersede outbox messages", q.q.OutboxSupersede(ctx, invitationID))
+	return interpretError("supersede outbox messages", q.q.OutboxSupersede(ctx, uuid.NullUUID{UUID: invitationID, Valid: true}))
 }
 
 // OutboxAttemptInsert records one delivery attempt. A second record of the
@@ -143,13 +149,13 @@ func (q queries) OutboxAttemptInsert(ctx context.Context, a OutboxAttempt) error
 // OutboxListByAgreement returns an agreement's messages, oldest first,
 // without their bodies.
 func (q queries) OutboxListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]OutboxMessage, error) {
-	rows, err := q.q.OutboxListByAgreement(ctx, agreementID)
+	rows, err := q.q.OutboxListByAgreement(ctx, uuid.NullUUID{UUID: agreementID, Valid: true})
 	if err != nil {
 		return nil, interpretError("list outbox messages", err)
 	}
 	return convert(rows, func(r dbsqlc.OutboxListByAgreementRow) OutboxMessage {
 		return OutboxMessage{
-			ID: r.ID, InvitationID: r.InvitationID, AgreementID: agreementID, Recipient: r.Recipient, Subject: r.Subject,
+			ID: r.ID, InvitationID: r.InvitationID.UUID, AgreementID: agreementID, Recipient: r.Recipient, Subject: r.Subject,
 			MessageID: r.MessageID, State: r.State, Attempts: int(r.Attempts), NextAttemptAt: r.NextAttemptAt,
 			LastReply: r.LastReply, CreatedAt: r.CreatedAt, SentAt: r.SentAt, Kind: r.Kind,
 		}
@@ -159,7 +165,7 @@ func (q queries) OutboxListByAgreement(ctx context.Context, agreementID uuid.UUI
 // OutboxAttemptListByAgreement returns every delivery attempt of an
 // agreement's messages in the order they were made.
 func (q queries) OutboxAttemptListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]OutboxAttempt, error) {
-	rows, err := q.q.OutboxAttemptListByAgreement(ctx, agreementID)
+	rows, err := q.q.OutboxAttemptListByAgreement(ctx, uuid.NullUUID{UUID: agreementID, Valid: true})
 	if err != nil {
 		return nil, interpretError("list outbox attempts", err)
 	}

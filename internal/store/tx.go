@@ -17,13 +17,18 @@ import (
 // returned, for InTx to run the whole transaction again.
 func (t *Tx) Append(ctx context.Context, req AppendRequest, decide Decide) (any, error) {
 	it := &AppendItem{Request: req, Decide: decide}
-	done, last, err := judgeItems(ctx, t.tx, pipeline{}, []*AppendItem{it}, false)
+	done, last, hooks, err := judgeItems(ctx, t.tx, pipeline{}, []*AppendItem{it}, false)
 	if err != nil {
 		return nil, err
 	}
 	if last != nil {
 		if err := last.send(ctx, t.tx); err != nil {
 			return nil, err
+		}
+		for _, h := range hooks {
+			if err := queueWebhooks(ctx, t.tx, h.agreement, h.kinds()...); err != nil {
+				return nil, err
+			}
 		}
 		announce(t.queries, done)
 	}

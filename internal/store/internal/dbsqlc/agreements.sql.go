@@ -48,25 +48,30 @@ const agreementExpireDue = `-- name: AgreementExpireDue :many
 UPDATE agreements
 SET outcome_status = 'expired', outcome_decided_at = deadline, outcome_event_id = NULL, version = version + 1
 WHERE outcome_status = 'pending' AND deadline <= $1
-RETURNING id
+RETURNING id, webhooks_registered
 `
+
+type AgreementExpireDueRow struct {
+	ID                 uuid.UUID
+	WebhooksRegistered bool
+}
 
 // Settles every room whose deadline passed while pending as expired at its
 // deadline, a new version of each. A decision that holds the agreement's
 // lock commits first, and then the row is no longer pending.
-func (q *Queries) AgreementExpireDue(ctx context.Context, deadline time.Time) ([]uuid.UUID, error) {
+func (q *Queries) AgreementExpireDue(ctx context.Context, deadline time.Time) ([]AgreementExpireDueRow, error) {
 	rows, err := q.db.Query(ctx, agreementExpireDue, deadline)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []uuid.UUID{}
+	items := []AgreementExpireDueRow{}
 	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
+		var i AgreementExpireDueRow
+		if err := rows.Scan(&i.ID, &i.WebhooksRegistered); err != nil {
 			return nil, err
 		}
-		items = append(items, id)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

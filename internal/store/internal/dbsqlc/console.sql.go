@@ -210,35 +210,8 @@ func (q *Queries) ConsoleSessionTouch(ctx context.Context, arg ConsoleSessionTou
 	return err
 }
 
-const enrollmentGet = `-- name: EnrollmentGet :one
-SELECT id, workspace_id, operator_id, token_hash, created_at, expires_at, used_at, recipient, subject, message_id, sealed_body, state, attempts, last_reply, sent_at FROM operator_enrollments WHERE id = $1
-`
-
-func (q *Queries) EnrollmentGet(ctx context.Context, id uuid.UUID) (OperatorEnrollment, error) {
-	row := q.db.QueryRow(ctx, enrollmentGet, id)
-	var i OperatorEnrollment
-	err := row.Scan(
-		&i.ID,
-		&i.WorkspaceID,
-		&i.OperatorID,
-		&i.TokenHash,
-		&i.CreatedAt,
-		&i.ExpiresAt,
-		&i.UsedAt,
-		&i.Recipient,
-		&i.Subject,
-		&i.MessageID,
-		&i.SealedBody,
-		&i.State,
-		&i.Attempts,
-		&i.LastReply,
-		&i.SentAt,
-	)
-	return i, err
-}
-
 const enrollmentGetByTokenHash = `-- name: EnrollmentGetByTokenHash :one
-SELECT id, workspace_id, operator_id, token_hash, created_at, expires_at, used_at, recipient, subject, message_id, sealed_body, state, attempts, last_reply, sent_at FROM operator_enrollments WHERE token_hash = $1
+SELECT id, workspace_id, operator_id, token_hash, created_at, expires_at, used_at FROM operator_enrollments WHERE token_hash = $1
 `
 
 func (q *Queries) EnrollmentGetByTokenHash(ctx context.Context, tokenHash []byte) (OperatorEnrollment, error) {
@@ -252,21 +225,13 @@ func (q *Queries) EnrollmentGetByTokenHash(ctx context.Context, tokenHash []byte
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.UsedAt,
-		&i.Recipient,
-		&i.Subject,
-		&i.MessageID,
-		&i.SealedBody,
-		&i.State,
-		&i.Attempts,
-		&i.LastReply,
-		&i.SentAt,
 	)
 	return i, err
 }
 
 const enrollmentInsert = `-- name: EnrollmentInsert :exec
-INSERT INTO operator_enrollments (id, workspace_id, operator_id, token_hash, created_at, expires_at, recipient, subject, message_id, sealed_body, state)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+INSERT INTO operator_enrollments (id, workspace_id, operator_id, token_hash, created_at, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6)
 `
 
 type EnrollmentInsertParams struct {
@@ -276,11 +241,6 @@ type EnrollmentInsertParams struct {
 	TokenHash   []byte
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
-	Recipient   *string
-	Subject     *string
-	MessageID   *string
-	SealedBody  []byte
-	State       *string
 }
 
 func (q *Queries) EnrollmentInsert(ctx context.Context, arg EnrollmentInsertParams) error {
@@ -291,45 +251,43 @@ func (q *Queries) EnrollmentInsert(ctx context.Context, arg EnrollmentInsertPara
 		arg.TokenHash,
 		arg.CreatedAt,
 		arg.ExpiresAt,
-		arg.Recipient,
-		arg.Subject,
-		arg.MessageID,
-		arg.SealedBody,
-		arg.State,
 	)
 	return err
 }
 
 const enrollmentLatest = `-- name: EnrollmentLatest :many
-SELECT DISTINCT ON (operator_id) id, workspace_id, operator_id, token_hash, created_at, expires_at, used_at, recipient, subject, message_id, sealed_body, state, attempts, last_reply, sent_at FROM operator_enrollments WHERE workspace_id = $1 ORDER BY operator_id, created_at DESC
+SELECT DISTINCT ON (e.operator_id) e.id, e.workspace_id, e.operator_id, e.token_hash, e.created_at, e.expires_at, e.used_at, coalesce(o.state, '')::text AS email_state
+FROM operator_enrollments e
+LEFT JOIN outbox o ON o.id = e.id AND o.kind = 'enrollment'
+WHERE e.workspace_id = $1
+ORDER BY e.operator_id, e.created_at DESC
 `
 
-// Each operator's newest link, for the operators' page.
-func (q *Queries) EnrollmentLatest(ctx context.Context, workspaceID uuid.UUID) ([]OperatorEnrollment, error) {
+type EnrollmentLatestRow struct {
+	OperatorEnrollment OperatorEnrollment
+	EmailState         string
+}
+
+// Each operator's newest link, for the operators' page, with the delivery
+// state of its email (empty when it was not emailed).
+func (q *Queries) EnrollmentLatest(ctx context.Context, workspaceID uuid.UUID) ([]EnrollmentLatestRow, error) {
 	rows, err := q.db.Query(ctx, enrollmentLatest, workspaceID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []OperatorEnrollment{}
+	items := []EnrollmentLatestRow{}
 	for rows.Next() {
-		var i OperatorEnrollment
+		var i EnrollmentLatestRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.WorkspaceID,
-			&i.OperatorID,
-			&i.TokenHash,
-			&i.CreatedAt,
-			&i.ExpiresAt,
-			&i.UsedAt,
-			&i.Recipient,
-			&i.Subject,
-			&i.MessageID,
-			&i.SealedBody,
-			&i.State,
-			&i.Attempts,
-			&i.LastReply,
-			&i.SentAt,
+			&i.OperatorEnrollment.ID,
+			&i.OperatorEnrollment.WorkspaceID,
+			&i.OperatorEnrollment.OperatorID,
+			&i.OperatorEnrollment.TokenHash,
+			&i.OperatorEnrollment.CreatedAt,
+			&i.OperatorEnrollment.ExpiresAt,
+			&i.OperatorEnrollment.UsedAt,
+			&i.EmailState,
 		); err != nil {
 			return nil, err
 		}
@@ -341,63 +299,12 @@ func (q *Queries) EnrollmentLatest(ctx context.Context, workspaceID uuid.UUID) (
 	return items, nil
 }
 
-const enrollmentMarkFailed = `-- name: EnrollmentMarkFailed :execrows
-UPDATE operator_enrollments SET state = 'failed', attempts = attempts + 1, last_reply = $2, sealed_body = NULL
-WHERE id = $1 AND state IN ('queued', 'retrying')
-`
-
-type EnrollmentMarkFailedParams struct {
-	ID        uuid.UUID
-	LastReply *string
-}
-
-func (q *Queries) EnrollmentMarkFailed(ctx context.Context, arg EnrollmentMarkFailedParams) (int64, error) {
-	result, err := q.db.Exec(ctx, enrollmentMarkFailed, arg.ID, arg.LastReply)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
-const enrollmentMarkRetry = `-- name: EnrollmentMarkRetry :execrows
-UPDATE operator_enrollments SET state = 'retrying', attempts = attempts + 1, last_reply = $2
-WHERE id = $1 AND state IN ('queued', 'retrying')
-`
-
-type EnrollmentMarkRetryParams struct {
-	ID        uuid.UUID
-	LastReply *string
-}
-
-func (q *Queries) EnrollmentMarkRetry(ctx context.Context, arg EnrollmentMarkRetryParams) (int64, error) {
-	result, err := q.db.Exec(ctx, enrollmentMarkRetry, arg.ID, arg.LastReply)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
-const enrollmentMarkSent = `-- name: EnrollmentMarkSent :execrows
-UPDATE operator_enrollments SET state = 'sent', attempts = attempts + 1, last_reply = $2, sent_at = $3, sealed_body = NULL
-WHERE id = $1 AND state IN ('queued', 'retrying')
-`
-
-type EnrollmentMarkSentParams struct {
-	ID        uuid.UUID
-	LastReply *string
-	SentAt    *time.Time
-}
-
-func (q *Queries) EnrollmentMarkSent(ctx context.Context, arg EnrollmentMarkSentParams) (int64, error) {
-	result, err := q.db.Exec(ctx, enrollmentMarkSent, arg.ID, arg.LastReply, arg.SentAt)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const enrollmentRevokeForOperator = `-- name: EnrollmentRevokeForOperator :exec
-UPDATE operator_enrollments SET used_at = $2, sealed_body = NULL WHERE operator_id = $1 AND used_at IS NULL
+WITH revoked AS (
+    UPDATE operator_enrollments SET used_at = $2 WHERE operator_id = $1 AND used_at IS NULL RETURNING id
+)
+UPDATE outbox SET state = 'failed', sealed_body = NULL, last_reply = 'the operator was removed'
+WHERE id IN (SELECT id FROM revoked) AND kind = 'enrollment' AND state IN ('queued', 'retrying')
 `
 
 type EnrollmentRevokeForOperatorParams struct {
@@ -405,7 +312,8 @@ type EnrollmentRevokeForOperatorParams struct {
 	UsedAt     *time.Time
 }
 
-// A removed operator's unused links stop working.
+// A removed operator's unused links stop working, and their emails not
+// sent yet are dropped with their bodies.
 func (q *Queries) EnrollmentRevokeForOperator(ctx context.Context, arg EnrollmentRevokeForOperatorParams) error {
 	_, err := q.db.Exec(ctx, enrollmentRevokeForOperator, arg.OperatorID, arg.UsedAt)
 	return err

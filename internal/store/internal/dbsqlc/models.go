@@ -165,14 +165,6 @@ type OperatorEnrollment struct {
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
 	UsedAt      *time.Time
-	Recipient   *string
-	Subject     *string
-	MessageID   *string
-	SealedBody  []byte
-	State       *string
-	Attempts    int32
-	LastReply   *string
-	SentAt      *time.Time
 }
 
 type OperatorPasskey struct {
@@ -194,8 +186,8 @@ type OperatorSession struct {
 
 type Outbox struct {
 	ID            uuid.UUID
-	InvitationID  uuid.UUID
-	AgreementID   uuid.UUID
+	InvitationID  uuid.NullUUID
+	AgreementID   uuid.NullUUID
 	Recipient     string
 	Subject       string
 	MessageID     string

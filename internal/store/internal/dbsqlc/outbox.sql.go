@@ -41,7 +41,7 @@ SELECT t.outbox_id, t.attempt, t.attempted_at, t.ok, t.reply, t.workspace_id FRO
 WHERE o.agreement_id = $1 ORDER BY t.attempted_at, t.attempt
 `
 
-func (q *Queries) OutboxAttemptListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]OutboxAttempt, error) {
+func (q *Queries) OutboxAttemptListByAgreement(ctx context.Context, agreementID uuid.NullUUID) ([]OutboxAttempt, error) {
 	rows, err := q.db.Query(ctx, outboxAttemptListByAgreement, agreementID)
 	if err != nil {
 		return nil, err
@@ -111,7 +111,8 @@ func (q *Queries) OutboxGet(ctx context.Context, id uuid.UUID) (Outbox, error) {
 
 const outboxInsert = `-- name: OutboxInsert :exec
 INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at, kind, workspace_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, (SELECT workspace_id FROM agreements WHERE id = $3))
+VALUES ($1, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, $8, $9,
+        (SELECT workspace_id FROM agreements WHERE id = $3::uuid))
 `
 
 type OutboxInsertParams struct {
@@ -126,6 +127,7 @@ type OutboxInsertParams struct {
 	Kind         string
 }
 
+// A message of an invitation, in its agreement's workspace.
 func (q *Queries) OutboxInsert(ctx context.Context, arg OutboxInsertParams) error {
 	_, err := q.db.Exec(ctx, outboxInsert,
 		arg.ID,
@@ -141,6 +143,36 @@ func (q *Queries) OutboxInsert(ctx context.Context, arg OutboxInsertParams) erro
 	return err
 }
 
+const outboxInsertEnrollment = `-- name: OutboxInsertEnrollment :exec
+INSERT INTO outbox (id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at, kind, workspace_id)
+VALUES ($1, $2, $3, $4, $5, $6, $6, 'enrollment', $7)
+`
+
+type OutboxInsertEnrollmentParams struct {
+	ID          uuid.UUID
+	Recipient   string
+	Subject     string
+	MessageID   string
+	SealedBody  []byte
+	CreatedAt   time.Time
+	WorkspaceID uuid.UUID
+}
+
+// The email of an enrollment link: no invitation or agreement; the message
+// has the link's id (its body is sealed under it) and workspace.
+func (q *Queries) OutboxInsertEnrollment(ctx context.Context, arg OutboxInsertEnrollmentParams) error {
+	_, err := q.db.Exec(ctx, outboxInsertEnrollment,
+		arg.ID,
+		arg.Recipient,
+		arg.Subject,
+		arg.MessageID,
+		arg.SealedBody,
+		arg.CreatedAt,
+		arg.WorkspaceID,
+	)
+	return err
+}
+
 const outboxListByAgreement = `-- name: OutboxListByAgreement :many
 SELECT id, invitation_id, recipient, subject, message_id, state, attempts, next_attempt_at, last_reply, created_at, sent_at, kind
 FROM outbox WHERE agreement_id = $1 ORDER BY created_at, id
@@ -148,7 +180,7 @@ FROM outbox WHERE agreement_id = $1 ORDER BY created_at, id
 
 type OutboxListByAgreementRow struct {
 	ID            uuid.UUID
-	InvitationID  uuid.UUID
+	InvitationID  uuid.NullUUID
 	Recipient     string
 	Subject       string
 	MessageID     string
@@ -161,7 +193,7 @@ type OutboxListByAgreementRow struct {
 	Kind          string
 }
 
-func (q *Queries) OutboxListByAgreement(ctx context.Context, agreementID uuid.UUID) ([]OutboxListByAgreementRow, error) {
+func (q *Queries) OutboxListByAgreement(ctx context.Context, agreementID uuid.NullUUID) ([]OutboxListByAgreementRow, error) {
 	rows, err := q.db.Query(ctx, outboxListByAgreement, agreementID)
 	if err != nil {
 		return nil, err
@@ -260,7 +292,7 @@ WHERE invitation_id = $1 AND state IN ('queued', 'retrying') AND kind = 'invitat
 // A resend replaces the invitation's credentials: unsent older invitations
 // are dropped (their credentials no longer work) and their bodies erased.
 // A revision notice carries no credential and stays queued.
-func (q *Queries) OutboxSupersede(ctx context.Context, invitationID uuid.UUID) error {
+func (q *Queries) OutboxSupersede(ctx context.Context, invitationID uuid.NullUUID) error {
 	_, err := q.db.Exec(ctx, outboxSupersede, invitationID)
 	return err
 }

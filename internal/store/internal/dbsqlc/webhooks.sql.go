@@ -34,6 +34,54 @@ func (q *Queries) WebhookDelete(ctx context.Context, arg WebhookDeleteParams) (i
 	return result.RowsAffected(), nil
 }
 
+const webhookDeliveriesQueue = `-- name: WebhookDeliveriesQueue :many
+INSERT INTO webhook_deliveries (id, participant_id, agreement_id, invitation_id, type, seq, outcome, created_at, next_attempt_at, workspace_id)
+SELECT gen_random_uuid(), w.participant_id, a.id, p.invitation_id, k.kind, a.head_seq, a.outcome_status,
+       clock_timestamp(), clock_timestamp(), a.workspace_id
+FROM agreements a
+JOIN participants p ON p.agreement_id = a.id AND p.revoked_at IS NULL
+JOIN webhooks w ON w.participant_id = p.id AND w.disabled_at IS NULL
+CROSS JOIN unnest($1::text[]) WITH ORDINALITY AS k(kind, n)
+WHERE a.id = $2
+ORDER BY k.n
+RETURNING id, participant_id
+`
+
+type WebhookDeliveriesQueueParams struct {
+	Kinds       []string
+	AgreementID uuid.UUID
+}
+
+type WebhookDeliveriesQueueRow struct {
+	ID            uuid.UUID
+	ParticipantID uuid.UUID
+}
+
+// The deliveries of a change to an agreement, written by the transaction
+// that made it: one per kind (room.event, room.outcome, room.revision, in
+// the order given) and live endpoint of a participant not revoked, with
+// the chain head and outcome the change left. The caller queues a River
+// job for each in the same transaction.
+func (q *Queries) WebhookDeliveriesQueue(ctx context.Context, arg WebhookDeliveriesQueueParams) ([]WebhookDeliveriesQueueRow, error) {
+	rows, err := q.db.Query(ctx, webhookDeliveriesQueue, arg.Kinds, arg.AgreementID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookDeliveriesQueueRow{}
+	for rows.Next() {
+		var i WebhookDeliveriesQueueRow
+		if err := rows.Scan(&i.ID, &i.ParticipantID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const webhookDeliveryFinish = `-- name: WebhookDeliveryFinish :execrows
 UPDATE webhook_deliveries
 SET state = $2, attempts = attempts + 1, last_status = $3, last_error = $4, next_attempt_at = $5,
