@@ -37,15 +37,13 @@ SELECT id, recipient, subject, message_id, sealed_body,
 FROM operator_enrollments
 WHERE recipient IS NOT NULL;
 
-ALTER TABLE operator_enrollments
-    DROP COLUMN recipient, DROP COLUMN subject, DROP COLUMN message_id, DROP COLUMN sealed_body,
-    DROP COLUMN state, DROP COLUMN attempts, DROP COLUMN last_reply, DROP COLUMN sent_at;
+-- The enrollment's own email columns stay for this release (expand, then
+-- contract): a replica of the previous release, still running during a
+-- rolling upgrade, writes a new link's email there and queues the old job
+-- kind, which a new replica adopts into the outbox before delivering it
+-- (OutboxAdoptEnrollment). A later release drops them.
 
 -- +goose Down
-ALTER TABLE operator_enrollments
-    ADD COLUMN recipient text, ADD COLUMN subject text, ADD COLUMN message_id text UNIQUE, ADD COLUMN sealed_body bytea,
-    ADD COLUMN state text CHECK (state IN ('queued', 'sent', 'retrying', 'failed')),
-    ADD COLUMN attempts integer NOT NULL DEFAULT 0, ADD COLUMN last_reply text, ADD COLUMN sent_at timestamptz;
 UPDATE operator_enrollments e
 SET recipient = o.recipient, subject = o.subject, message_id = o.message_id, sealed_body = o.sealed_body,
     state = o.state, attempts = o.attempts, last_reply = o.last_reply, sent_at = o.sent_at

@@ -51,3 +51,15 @@ WHERE o.agreement_id = $1 ORDER BY t.attempted_at, t.attempt;
 -- Messages still to be sent (the outbox depth); the partial due index
 -- covers exactly these rows.
 SELECT count(*) FROM outbox WHERE state IN ('queued', 'retrying');
+
+-- name: OutboxAdoptEnrollment :exec
+-- An enrollment link whose email a replica of the previous release wrote
+-- into the enrollment's own columns (migration 00023) becomes the outbox
+-- message with the enrollment's id, unless it already is one.
+INSERT INTO outbox (id, recipient, subject, message_id, sealed_body, state, attempts, next_attempt_at, last_reply,
+                    created_at, sent_at, kind, workspace_id)
+SELECT e.id, e.recipient, e.subject, e.message_id, e.sealed_body, coalesce(e.state, 'queued'), e.attempts, e.created_at, e.last_reply,
+       e.created_at, e.sent_at, 'enrollment', e.workspace_id
+FROM operator_enrollments e
+WHERE e.id = @enrollment_id::uuid AND e.recipient IS NOT NULL AND e.sealed_body IS NOT NULL
+ON CONFLICT DO NOTHING;

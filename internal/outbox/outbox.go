@@ -108,8 +108,13 @@ type EnrollmentWorker struct {
 	Mail *Worker
 }
 
-// Work delivers the enrollment's outbox message.
+// Work delivers the enrollment's outbox message, adopting first the email
+// a replica of the previous release wrote into the enrollment's row during
+// a rolling upgrade.
 func (e EnrollmentWorker) Work(ctx context.Context, job *river.Job[jobs.EnrollmentEmail]) error {
+	if err := e.Mail.Store.OutboxAdoptEnrollment(ctx, job.Args.EnrollmentID); err != nil {
+		return err
+	}
 	return e.Mail.Deliver(ctx, job.Args.EnrollmentID)
 }
 

@@ -202,3 +202,39 @@ func TestEnrollmentEmailsMoveToTheOutbox(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestEnrollmentEmailOfThePreviousReleaseIsAdopted: during a rolling
+// upgrade a replica of the previous release still writes a new link's
+// email into the enrollment's own columns (which 00023 keeps) and queues
+// the old job kind; OutboxAdoptEnrollment makes it the outbox message with
+// the link's id, once.
+func TestEnrollmentEmailOfThePreviousReleaseIsAdopted(t *testing.T) {
+	t.Parallel()
+	st := pgtest.Store(t)
+	ctx := context.Background()
+	pool := store.Pool(st)
+	ws, op, id := uuid.New(), uuid.New(), uuid.New()
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO workspaces (id, name) VALUES ($1, 'adopted')`, []any{ws}},
+		{`INSERT INTO operators (id, workspace_id, email, role, created_at) VALUES ($1, $2, 'o@adopted.example', 'owner', now())`, []any{op, ws}},
+		{`INSERT INTO operator_enrollments (id, workspace_id, operator_id, token_hash, created_at, expires_at, recipient, subject, message_id, sealed_body, state, attempts)
+			VALUES ($1, $2, $3, decode(repeat('ab', 32), 'hex'), now(), now() + interval '1 day', 'o@adopted.example', 's', $4, '\x01', 'queued', 0)`, []any{id, ws, op, id.String() + "@adopted"}},
+	} {
+		if _, err := pool.Exec(ctx, q.sql, q.args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if err := st.OutboxAdoptEnrollment(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	var state string
+	if err := pool.QueryRow(ctx, `SELECT count(*), min(state) FROM outbox WHERE id = $1 AND kind = 'enrollment' AND sealed_body IS NOT NULL`, id).Scan(&n, &state); err != nil || n != 1 || state != "queued" {
+		t.Fatalf("outbox rows for the adopted enrollment: %d %q %v, want one queued", n, state, err)
+	}
+}

@@ -173,3 +173,11 @@ func (q queries) OutboxAttemptListByAgreement(ctx context.Context, agreementID u
 		return OutboxAttempt{OutboxID: r.OutboxID, Attempt: int(r.Attempt), AttemptedAt: r.AttemptedAt, OK: r.Ok, Reply: r.Reply}
 	}), nil
 }
+
+// OutboxAdoptEnrollment makes the email of enrollment id, when a replica
+// of the previous release wrote it into the enrollment's own columns, the
+// outbox message with that id; an enrollment already in the outbox, or
+// without an email, is left alone.
+func (q queries) OutboxAdoptEnrollment(ctx context.Context, id uuid.UUID) error {
+	return interpretError("adopt enrollment email", q.q.OutboxAdoptEnrollment(ctx, id))
+}

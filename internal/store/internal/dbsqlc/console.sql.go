@@ -211,7 +211,7 @@ func (q *Queries) ConsoleSessionTouch(ctx context.Context, arg ConsoleSessionTou
 }
 
 const enrollmentGetByTokenHash = `-- name: EnrollmentGetByTokenHash :one
-SELECT id, workspace_id, operator_id, token_hash, created_at, expires_at, used_at FROM operator_enrollments WHERE token_hash = $1
+SELECT id, workspace_id, operator_id, token_hash, created_at, expires_at, used_at, recipient, subject, message_id, sealed_body, state, attempts, last_reply, sent_at FROM operator_enrollments WHERE token_hash = $1
 `
 
 func (q *Queries) EnrollmentGetByTokenHash(ctx context.Context, tokenHash []byte) (OperatorEnrollment, error) {
@@ -225,6 +225,14 @@ func (q *Queries) EnrollmentGetByTokenHash(ctx context.Context, tokenHash []byte
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.UsedAt,
+		&i.Recipient,
+		&i.Subject,
+		&i.MessageID,
+		&i.SealedBody,
+		&i.State,
+		&i.Attempts,
+		&i.LastReply,
+		&i.SentAt,
 	)
 	return i, err
 }
@@ -256,7 +264,7 @@ func (q *Queries) EnrollmentInsert(ctx context.Context, arg EnrollmentInsertPara
 }
 
 const enrollmentLatest = `-- name: EnrollmentLatest :many
-SELECT DISTINCT ON (e.operator_id) e.id, e.workspace_id, e.operator_id, e.token_hash, e.created_at, e.expires_at, e.used_at, coalesce(o.state, '')::text AS email_state
+SELECT DISTINCT ON (e.operator_id) e.id, e.workspace_id, e.operator_id, e.token_hash, e.created_at, e.expires_at, e.used_at, e.recipient, e.subject, e.message_id, e.sealed_body, e.state, e.attempts, e.last_reply, e.sent_at, coalesce(o.state, '')::text AS email_state
 FROM operator_enrollments e
 LEFT JOIN outbox o ON o.id = e.id AND o.kind = 'enrollment'
 WHERE e.workspace_id = $1
@@ -287,6 +295,14 @@ func (q *Queries) EnrollmentLatest(ctx context.Context, workspaceID uuid.UUID) (
 			&i.OperatorEnrollment.CreatedAt,
 			&i.OperatorEnrollment.ExpiresAt,
 			&i.OperatorEnrollment.UsedAt,
+			&i.OperatorEnrollment.Recipient,
+			&i.OperatorEnrollment.Subject,
+			&i.OperatorEnrollment.MessageID,
+			&i.OperatorEnrollment.SealedBody,
+			&i.OperatorEnrollment.State,
+			&i.OperatorEnrollment.Attempts,
+			&i.OperatorEnrollment.LastReply,
+			&i.OperatorEnrollment.SentAt,
 			&i.EmailState,
 		); err != nil {
 			return nil, err

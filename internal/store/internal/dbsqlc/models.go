@@ -165,6 +165,14 @@ type OperatorEnrollment struct {
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
 	UsedAt      *time.Time
+	Recipient   *string
+	Subject     *string
+	MessageID   *string
+	SealedBody  []byte
+	State       *string
+	Attempts    int32
+	LastReply   *string
+	SentAt      *time.Time
 }
 
 type OperatorPasskey struct {

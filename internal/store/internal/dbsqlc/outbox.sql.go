@@ -12,6 +12,24 @@ import (
 	"github.com/google/uuid"
 )
 
+const outboxAdoptEnrollment = `-- name: OutboxAdoptEnrollment :exec
+INSERT INTO outbox (id, recipient, subject, message_id, sealed_body, state, attempts, next_attempt_at, last_reply,
+                    created_at, sent_at, kind, workspace_id)
+SELECT e.id, e.recipient, e.subject, e.message_id, e.sealed_body, coalesce(e.state, 'queued'), e.attempts, e.created_at, e.last_reply,
+       e.created_at, e.sent_at, 'enrollment', e.workspace_id
+FROM operator_enrollments e
+WHERE e.id = $1::uuid AND e.recipient IS NOT NULL AND e.sealed_body IS NOT NULL
+ON CONFLICT DO NOTHING
+`
+
+// An enrollment link whose email a replica of the previous release wrote
+// into the enrollment's own columns (migration 00023) becomes the outbox
+// message with the enrollment's id, unless it already is one.
+func (q *Queries) OutboxAdoptEnrollment(ctx context.Context, enrollmentID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, outboxAdoptEnrollment, enrollmentID)
+	return err
+}
+
 const outboxAttemptInsert = `-- name: OutboxAttemptInsert :exec
 INSERT INTO outbox_attempts (outbox_id, attempt, attempted_at, ok, reply, workspace_id)
 VALUES ($1, $2, $3, $4, $5, (SELECT workspace_id FROM outbox WHERE id = $1))
