@@ -11,6 +11,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/consensus-md/consensus/internal/canon"
+	"github.com/consensus-md/consensus/internal/cli"
 	"github.com/consensus-md/consensus/internal/translog"
 )
 
@@ -85,6 +86,16 @@ func TestRecordProofFromTheLog(t *testing.T) {
 		t.Fatalf("operator proof %v: %s", err, op.body)
 	}
 	expect(t, s.do("GET", "/api/v1/admin/agreements/"+c.AgreementID+"/record/proof", nil, nil), 401, "unauthorized")
+	var cliOut, cliErr bytes.Buffer
+	cliEnv := cli.Env{Stdout: &cliOut, Stderr: &cliErr, Stdin: strings.NewReader(""), Getenv: func(k string) string {
+		return map[string]string{"CONSENSUS_URL": s.URL, "CONSENSUS_OPERATOR_TOKEN": operatorToken}[k]
+	}}
+	if code := cli.Main([]string{"admin", "get", c.AgreementID, "--proof"}, cliEnv); code != 0 {
+		t.Fatalf("consensus admin get --proof: exit %d: %s", code, cliErr.String())
+	}
+	if cliProof, err := translog.ParseProof(cliOut.Bytes()); err != nil || !translog.VerifyProof(cliProof, translog.VerifyOptions{LogKey: logKey, Record: rec.body}).OK() {
+		t.Fatalf("consensus admin get --proof printed a proof that does not verify (%v):\n%s", err, cliOut.String())
+	}
 	expect(t, s.do("GET", "/api/v1/admin/agreements/00000000-0000-4000-8000-000000000000/record/proof", operator(), nil), 404, "not-found")
 
 	// The checkpoint, signed by the published key, covers the leaf.
