@@ -148,7 +148,8 @@ With --proof, print instead the proof that the agreement's final record is in
 the transparency log: the consensus-log-proof/v1 bundle (the record's leaf,
 its index, the inclusion proof and the checkpoint with the witnesses'
 cosignatures), as JSON (on a terminal, a summary unless --output json). Save
-it and check it with 'consensus verify record RECORD.json --proof PROOF.json'. Until
+it and check it with 'consensus verify record RECORD.json --keys KEYS.json
+--proof PROOF.json'. Until
 the outcome is final the service answers record-not-ready; until the log has
 integrated the record (about a second), proof-not-ready.`,
 		Example: `  consensus admin get 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b

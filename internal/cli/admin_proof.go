@@ -52,7 +52,7 @@ func printProof(w io.Writer, raw json.RawMessage) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "\nSave the bundle with --output json and check it: consensus verify record RECORD.json --proof PROOF.json")
+	_, err := fmt.Fprintln(w, "\nSave the bundle with --output json and check it: consensus verify record RECORD.json --keys KEYS.json --proof PROOF.json")
 	return err
 }
 

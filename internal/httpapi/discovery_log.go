@@ -24,8 +24,8 @@ func (s *Server) withLog(c Capabilities) Capabilities {
 		Origin: k.Origin, VerifierKey: k.VerifierKey, Checkpoint: k.Checkpoint, Prefix: s.origin + LogPrefix,
 		Proof:         s.origin + agentroute.Pattern + agentroute.RecordProof,
 		OperatorProof: s.origin + "/api/v1/admin/agreements/{agreementId}/record/proof",
-		Verifier: "consensus verify record RECORD.json --proof PROOF.json [--witness NAME=KEY]... [--witnesses N], or node verify-record.mjs with the same arguments. " +
-			"The log key to trust is verifierKey, also the log member of " + s.origin + "/.well-known/consensus-keys; take the witnesses' keys from the witnesses. " +
+		Verifier: "consensus verify record RECORD.json --keys KEYS.json --proof PROOF.json [--log-key VKEY] [--witness NAME=KEY]... [--witnesses N], or node verify-record.mjs with the same arguments; " +
+			"the log key is taken from the log member of KEYS.json (saved from " + s.origin + "/.well-known/consensus-keys) unless --log-key names it; take the witnesses' keys from the witnesses. " +
 			"By hand: see \"Transparency log\" in llms-full.txt",
 	}
 	return c

@@ -82,8 +82,8 @@ func (f *facade) fetchRecordProof(ctx context.Context, p *venue.Principal, _ NoI
 	text := fmt.Sprintf("consensus-log-proof/v1: the record (SHA-256 %s) is leaf %d of the transparency log %s, proven against its checkpoint of %d leaves, "+
 		"which carries %d other signature lines (%s). This server's check:\n%s"+
 		"The bundle is the embedded resource %s (application/json) of this result. To trust only keys you chose, save it and the record "+
-		"and run `consensus verify record RECORD.json --proof PROOF.json --witness NAME=KEY` with the log key from %s/.well-known/consensus-keys "+
-		"(member log) and the keys of witnesses you trust, obtained from them. The proof shows that the record you hold is the one the log shows everyone; "+
+		"and run `consensus verify record RECORD.json --keys KEYS.json --proof PROOF.json --witness NAME=KEY` (or `node verify-record.mjs` with the same arguments) "+
+		"with KEYS.json saved from %s/.well-known/consensus-keys (its member log is the log's key) and the keys of witnesses you trust, obtained from them. The proof shows that the record you hold is the one the log shows everyone; "+
 		"it says nothing about events after the record, and a witness cosignature means that witness saw no conflicting checkpoint.\n",
 		out.RecordSHA256, out.LeafIndex, out.LogOrigin, out.TreeSize, len(out.OtherSigners), strings.Join(out.OtherSigners, ", "), report.String(), uri, f.o.Origin)
 	r := result(text, out)

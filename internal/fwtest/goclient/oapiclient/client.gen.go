@@ -3838,9 +3838,9 @@ type ClientInterface interface {
 	// cosignatures of the witnesses that cosigned it. Before the outcome is final, 404
 	// `record-not-ready`; after, until the log has integrated the record, 404
 	// `proof-not-ready` with `Retry-After`. Ask again later to get a newer checkpoint with
-	// more cosignatures. Check it with `consensus verify record RECORD.json --proof
-	// PROOF.json --witness NAME=KEY`, with the log key from `/.well-known/consensus-keys`
-	// (member `log`). A proof shows that the record you hold is the one the service logged
+	// more cosignatures. Check it with `consensus verify record RECORD.json --keys KEYS.json
+	// --proof PROOF.json --witness NAME=KEY`, KEYS.json being `/.well-known/consensus-keys`,
+	// whose member `log` is the log's key. A proof shows that the record you hold is the one the service logged
 	// for everyone; see "Transparency log" in llms-full.txt for what it does not show.
 	//
 	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
@@ -4304,9 +4304,9 @@ func (c *Client) GetRecord(ctx context.Context, invitationId InvitationId, param
 // cosignatures of the witnesses that cosigned it. Before the outcome is final, 404
 // `record-not-ready`; after, until the log has integrated the record, 404
 // `proof-not-ready` with `Retry-After`. Ask again later to get a newer checkpoint with
-// more cosignatures. Check it with `consensus verify record RECORD.json --proof
-// PROOF.json --witness NAME=KEY`, with the log key from `/.well-known/consensus-keys`
-// (member `log`). A proof shows that the record you hold is the one the service logged
+// more cosignatures. Check it with `consensus verify record RECORD.json --keys KEYS.json
+// --proof PROOF.json --witness NAME=KEY`, KEYS.json being `/.well-known/consensus-keys`,
+// whose member `log` is the log's key. A proof shows that the record you hold is the one the service logged
 // for everyone; see "Transparency log" in llms-full.txt for what it does not show.
 //
 // Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
@@ -5514,9 +5514,9 @@ type ClientWithResponsesInterface interface {
 	// cosignatures of the witnesses that cosigned it. Before the outcome is final, 404
 	// `record-not-ready`; after, until the log has integrated the record, 404
 	// `proof-not-ready` with `Retry-After`. Ask again later to get a newer checkpoint with
-	// more cosignatures. Check it with `consensus verify record RECORD.json --proof
-	// PROOF.json --witness NAME=KEY`, with the log key from `/.well-known/consensus-keys`
-	// (member `log`). A proof shows that the record you hold is the one the service logged
+	// more cosignatures. Check it with `consensus verify record RECORD.json --keys KEYS.json
+	// --proof PROOF.json --witness NAME=KEY`, KEYS.json being `/.well-known/consensus-keys`,
+	// whose member `log` is the log's key. A proof shows that the record you hold is the one the service logged
 	// for everyone; see "Transparency log" in llms-full.txt for what it does not show.
 	//
 	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
@@ -7932,9 +7932,9 @@ func (c *ClientWithResponses) GetRecordWithResponse(ctx context.Context, invitat
 // cosignatures of the witnesses that cosigned it. Before the outcome is final, 404
 // `record-not-ready`; after, until the log has integrated the record, 404
 // `proof-not-ready` with `Retry-After`. Ask again later to get a newer checkpoint with
-// more cosignatures. Check it with `consensus verify record RECORD.json --proof
-// PROOF.json --witness NAME=KEY`, with the log key from `/.well-known/consensus-keys`
-// (member `log`). A proof shows that the record you hold is the one the service logged
+// more cosignatures. Check it with `consensus verify record RECORD.json --keys KEYS.json
+// --proof PROOF.json --witness NAME=KEY`, KEYS.json being `/.well-known/consensus-keys`,
+// whose member `log` is the log's key. A proof shows that the record you hold is the one the service logged
 // for everyone; see "Transparency log" in llms-full.txt for what it does not show.
 //
 // Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
