@@ -176,7 +176,9 @@ func TestEmbeddedSchemasMatchPublished(t *testing.T) {
 			"invitation_id":"9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d","participant_id":"1b2c3d4e-5f60-4718-9a0b-c1d2e3f40516","inbox":"a@agentmail.to",
 			"runtime_endpoint":null,"assurance":"recipient-email-proof-possession","revision":1,"revision_digest":"` + strings.Repeat("ab", 32) + `"}`,
 	}
-	pub := map[string]string{"AgreementV1": "agreement/v1", "ParticipantBindingV1": "participant-binding/v1"}
+	valid["ConsensusLogLeafV1"] = `{"type":"consensus-log-leaf/v1","agreementId":"3f0c2b9e-8d4a-4e61-9b7c-5a2d1e0f3c4b","kind":"head","revision":1,"seq":3,
+			"chainHead":"` + strings.Repeat("ab", 32) + `","digest":null,"at":"2026-09-01T12:00:05.120000Z"}`
+	pub := map[string]string{"AgreementV1": "agreement/v1", "ParticipantBindingV1": "participant-binding/v1", "ConsensusLogLeafV1": "consensus-log-leaf/v1"}
 	replacements := []any{nil, true, 0, 2, -1, "x", "", "2026-12-31T00:00:00.5Z", "agent", "robot", "NOT-A-UUID", []any{}, map[string]any{}}
 	for comp, js := range valid {
 		embedded, err := c.Compile(base + "#/components/schemas/" + comp)

@@ -68,9 +68,9 @@ func layoutMatchesOpenAPI(t *testing.T, kind string) {
 	}
 	u := agentroute.ForKind("", kind, "{"+agentroute.IDParam+"}")
 	base := agentroute.PrefixOf(kind) + "{" + agentroute.IDParam + "}"
-	// The stream and the webhook are reached through the room's base; they are not
-	// actions of the exchange response.
-	built := []string{u.Exchange, u.Claim, u.Room, u.Events, u.Artifact, u.Record, base + agentroute.Stream, base + agentroute.Webhook}
+	// The stream, the webhook and the record's proof are reached through the
+	// room's base; they are not actions of the exchange response.
+	built := []string{u.Exchange, u.Claim, u.Room, u.Events, u.Artifact, u.Record, base + agentroute.Stream, base + agentroute.Webhook, base + agentroute.RecordProof}
 	sort.Strings(published)
 	sort.Strings(built)
 	if strings.Join(published, " ") != strings.Join(built, " ") {

@@ -136,27 +136,46 @@ more pages exist, the command for the next one is printed on stderr.`,
 
 func adminGet(env Env, f *adminFlags) *cobra.Command {
 	var out outputFlag
+	var proof bool
 	c := &cobra.Command{
 		Use:   "get AGREEMENT_ID",
-		Short: "Show an agreement: outcome, participants, email deliveries",
+		Short: "Show an agreement: outcome, participants, email deliveries; or its record's log proof",
 		Long: `Show one agreement: its outcome, digests and event count, each participant's
 state and decision, and the delivery of every invitation email (attempts and
-the mail server's last reply).`,
+the mail server's last reply).
+
+With --proof, print instead the proof that the agreement's final record is in
+the transparency log: the consensus-log-proof/v1 bundle (the record's leaf,
+its index, the inclusion proof and the checkpoint with the witnesses'
+cosignatures), as JSON (on a terminal, a summary unless --output json). Save
+it and check it with 'consensus verify record RECORD.json --keys KEYS.json
+--proof PROOF.json'. Until
+the outcome is final the service answers record-not-ready; until the log has
+integrated the record (about a second), proof-not-ready.`,
 		Example: `  consensus admin get 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b
-  consensus admin get 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b --output json | jq .outcome`,
+  consensus admin get 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b --output json | jq .outcome
+  consensus admin get 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b --proof > proof.json`,
 		Args: command.Args("AGREEMENT_ID"),
 		RunE: func(c *cobra.Command, args []string) error {
 			client, err := newAdminClient(env, f)
 			if err != nil {
 				return err
 			}
+			path := "/api/v1/admin/agreements/" + url.PathEscape(args[0])
+			if proof {
+				path += "/record/proof"
+			}
 			var raw json.RawMessage
-			if err := client.do(c.Context(), "GET", "/api/v1/admin/agreements/"+url.PathEscape(args[0]), nil, &raw); err != nil {
-				return err
+			if err := client.do(c.Context(), "GET", path, nil, &raw); err != nil {
+				return withProofHint(err)
+			}
+			if proof {
+				return output(env, out, raw, printProof)
 			}
 			return output(env, out, raw, printAgreement)
 		},
 	}
+	c.Flags().BoolVar(&proof, "proof", false, "print the record's transparency log proof (consensus-log-proof/v1) instead of the agreement")
 	out.register(c)
 	return c
 }

@@ -65,7 +65,7 @@ func (s *Server) discoveryDocuments() discoveryDocs {
 		return rewrite(b)
 	}
 	d := discoveryDocs{
-		capabilities: document{body: mustJSON(s.withReply(s.capabilities())), contentType: "application/json; charset=utf-8"},
+		capabilities: document{body: mustJSON(s.withLog(s.withReply(s.capabilities()))), contentType: "application/json; charset=utf-8"},
 		apiCatalog: document{body: mustJSON(s.apiCatalog()), contentType: apiCatalogType,
 			extra: http.Header{"Link": {"<" + s.origin + `/.well-known/api-catalog>; rel="api-catalog"`}}},
 		openapi:      document{body: rewrite(consensus.OpenAPI), contentType: "application/json; charset=utf-8"},
@@ -121,6 +121,9 @@ type Offered struct {
 	Live       LiveCapability       `json:"live"`
 	// Reply is present when the deployment reads replies (discovery_reply.go).
 	Reply *ReplyCapability `json:"reply,omitempty"`
+	// Log is present when the deployment keeps a transparency log
+	// (discovery_log.go).
+	Log *LogCapability `json:"log,omitempty"`
 }
 
 // SignaturesCapability describes participant-held keys and the record.
@@ -238,6 +241,8 @@ func (s *Server) capabilities() Capabilities {
 			"participantBinding":   s.origin + "/schemas/participant-binding/v1",
 			"participantBindingV2": s.origin + "/schemas/participant-binding/v2",
 			"consensusRecord":      s.origin + "/schemas/consensus-record/v1",
+			"logLeaf":              s.origin + "/schemas/consensus-log-leaf/v1",
+			"logProof":             s.origin + "/schemas/consensus-log-proof/v1",
 		},
 		Documents: map[string]string{
 			"openapi":      s.origin + "/openapi.json",
@@ -250,11 +255,11 @@ func (s *Server) capabilities() Capabilities {
 		},
 		Offered: Offered{MCP: MCPCapability{
 			Endpoint: s.origin + "/mcp", Transport: "streamable-http", Stateless: true, Credential: venue.SchemeParticipant,
-			Tools: []string{"read_room", "wait_for_change", "command_to_sign", "post_advisory", "decide", "fetch_artifact", "fetch_record"},
+			Tools: []string{"read_room", "wait_for_change", "command_to_sign", "post_advisory", "decide", "fetch_artifact", "fetch_record", "fetch_record_proof"},
 			Rules: "Each tool runs the use case of the matching REST route under the same rules and order of checks; it adds no power the REST API lacks. " +
 				"decide requires the current revision number and digest and confirm: true. wait_for_change is held like Prefer: wait (at most 60 seconds, counted among the waiting requests of offered.live). " +
 				"A participant that bound a key passes signature to post_advisory and decide, over the bytes command_to_sign returns; unsigned, it is refused with signature-required as on REST. " +
-				"fetch_record returns the record's exact bytes as an embedded application/json resource. Participant-written text is returned marked untrusted.",
+				"fetch_record returns the record's exact bytes as an embedded application/json resource; fetch_record_proof its transparency log proof (consensus-log-proof/v1), refused like GET .../record/proof. Participant-written text is returned marked untrusted.",
 			NotOffered: []string{"exchange and claim (REST only: MCP starts with a participant token)", "sessions, server-initiated requests, notifications and GET event streams",
 				"operator tools", "resources to list or read, and prompts"},
 		},

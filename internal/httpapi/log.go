@@ -13,6 +13,9 @@ import (
 // The transparency log's routes (SPEC §21): the checkpoint and the tiles
 // as C2SP tlog-tiles lays them out under /log/, and a record's proof.
 
+// LogPrefix is the log's C2SP tlog-tiles prefix on the public origin.
+const LogPrefix = "/log/"
+
 // Cache lifetimes: a full tile never changes; a partial tile and the
 // checkpoint are superseded as the log grows.
 const (
@@ -29,7 +32,7 @@ func (s *Server) handleLogCheckpoint(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	writeBytes(w, "text/plain; charset=utf-8", cacheCheckpoint, b)
+	writeBytes(w, "text/plain; charset=utf-8", cacheCheckpoint, b, true)
 }
 
 // handleLogTile serves /log/tile/<L>/<N>[.p/<W>] and
@@ -49,7 +52,7 @@ func (s *Server) handleLogTile(w http.ResponseWriter, r *http.Request) {
 	if full {
 		cache = cacheFullTile
 	}
-	writeBytes(w, "application/octet-stream", cache, data)
+	writeBytes(w, "application/octet-stream", cache, data, true)
 }
 
 // handleRecordProof serves the participant's consensus-log-proof/v1.
@@ -73,18 +76,23 @@ func (s *Server) handleAdminRecordProof(w http.ResponseWriter, r *http.Request) 
 	writeProof(w, p)
 }
 
-// writeProof writes a proof bundle: it gains cosignatures as witnesses
-// answer, so it is never cached without asking again.
+// writeProof writes a proof bundle. It answers a participant's or an
+// operator's credential, so like every such answer it is private
+// (no-store); it also gains cosignatures as witnesses answer.
 func writeProof(w http.ResponseWriter, p translog.Proof) {
-	writeBytes(w, "application/json; charset=utf-8", "no-cache", append(mustJSON(p), '\n'))
+	writeBytes(w, "application/json; charset=utf-8", "no-store", mustJSON(p), false)
 }
 
-func writeBytes(w http.ResponseWriter, contentType, cache string, b []byte) {
+// writeBytes writes a whole answer; a public one (the checkpoint, the
+// tiles) may be read from any origin, as monitors in browsers do.
+func writeBytes(w http.ResponseWriter, contentType, cache string, b []byte, public bool) {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
 	h.Set("Cache-Control", cache)
 	h.Set("Content-Length", strconv.Itoa(len(b)))
-	h.Set("Access-Control-Allow-Origin", "*")
+	if public {
+		h.Set("Access-Control-Allow-Origin", "*")
+	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
 }

@@ -16,8 +16,9 @@ import (
 // routeUse is one participant-facing route of the table, by the name the
 // documents give it.
 type routeUse struct {
-	// Name is the action's name: the path segment after the invitation
-	// (GET events is "feed", POST events "events"), or "mcp".
+	// Name is the action's name: the path after the invitation, its
+	// segments joined in camel case ("record/proof" is "recordProof"; GET
+	// events is "feed", POST events "events"), or "mcp".
 	Name    string
 	Methods []string
 	// Path is the route's pattern relative to the invitation's base URL,
@@ -48,7 +49,7 @@ func participantRoutes(table []Route) []routeUse {
 		if !ok {
 			continue
 		}
-		name := strings.TrimPrefix(action, "/")
+		name := actionName(action)
 		if action == agentroute.Events && rt.Method == http.MethodGet {
 			name = "feed"
 		}
@@ -60,6 +61,18 @@ func participantRoutes(table []Route) []routeUse {
 		}
 	}
 	return out
+}
+
+// actionName is the name of an action path: its segments in camel case,
+// "/record/proof" is "recordProof".
+func actionName(path string) string {
+	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	for i := 1; i < len(parts); i++ {
+		if p := parts[i]; p != "" {
+			parts[i] = strings.ToUpper(p[:1]) + p[1:]
+		}
+	}
+	return strings.Join(parts, "")
 }
 
 // scheme is the Authorization scheme of a credential kind.

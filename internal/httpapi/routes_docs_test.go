@@ -137,6 +137,8 @@ func acceptedByWords(uses []routeUse) []string {
 			continue // the same URL as events
 		case "mcp":
 			n = "MCP"
+		case "recordProof":
+			n = "record proof"
 		}
 		out = append(out, n)
 	}

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
+
+	"github.com/consensus-md/consensus/internal/jwk"
 )
 
 // handleRecord serves the signed consensus-record/v1 once the outcome is
@@ -26,16 +28,45 @@ func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(rec.Body)
 }
 
+// LogKey names the transparency log in /.well-known/consensus-keys: its
+// origin, its signed-note verifier key and its checkpoint's URL.
+type LogKey struct {
+	Origin      string `json:"origin"`
+	VerifierKey string `json:"verifierKey"`
+	Checkpoint  string `json:"checkpoint"`
+}
+
+// keysDocument is /.well-known/consensus-keys: a JWKS, with the member log
+// beside keys when the deployment keeps a transparency log (a JWKS reader
+// ignores members it does not know, RFC 7517 section 5).
+type keysDocument struct {
+	Keys []jwk.Published `json:"keys"`
+	Log  *LogKey         `json:"log,omitempty"`
+}
+
+// logKey is the log member of the keys document, nil without a log.
+func (s *Server) logKey() *LogKey {
+	if s.venue == nil {
+		return nil
+	}
+	origin, vkey, ok := s.venue.LogKey()
+	if !ok {
+		return nil
+	}
+	return &LogKey{Origin: origin, VerifierKey: vkey, Checkpoint: s.origin + LogPrefix + "checkpoint"}
+}
+
 // handleSigningKeys serves the JWKS of every service key that has run.
 // Replicas register their key when they start, so the set is read from the
-// database, not from this process's configuration.
+// database, not from this process's configuration. The log's key is this
+// process's: every replica of a deployment is configured with the same.
 func (s *Server) handleSigningKeys(w http.ResponseWriter, r *http.Request) {
 	set, err := s.venue.SigningKeys(r.Context())
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
-	b := mustJSON(set)
+	b := mustJSON(keysDocument{Keys: set.Keys, Log: s.logKey()})
 	h := w.Header()
 	h.Set("Content-Type", "application/jwk-set+json")
 	h.Set("Cache-Control", publicCache)

@@ -122,7 +122,7 @@ func TestMCPWithTheSDKClient(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"command_to_sign", "decide", "fetch_artifact", "fetch_record", "post_advisory", "read_room", "wait_for_change"}; !slices.Equal(names, want) {
+	if want := []string{"command_to_sign", "decide", "fetch_artifact", "fetch_record", "fetch_record_proof", "post_advisory", "read_room", "wait_for_change"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 
@@ -161,6 +161,7 @@ func TestMCPWithTheSDKClient(t *testing.T) {
 	digest := room.Revision.RevisionDigest
 	refused(t, "fetch_artifact while pending", call(t, cs, "fetch_artifact", nil), "artifact-not-ready")
 	refused(t, "fetch_record while pending", call(t, cs, "fetch_record", nil), "record-not-ready")
+	refused(t, "fetch_record_proof while pending", call(t, cs, "fetch_record_proof", nil), "record-not-ready")
 
 	// Another participant's words are data: wrapped, labelled, never merged
 	// into the server's own text, even when they imitate the closing marker.
@@ -225,6 +226,7 @@ func TestMCPWithTheSDKClient(t *testing.T) {
 		t.Fatalf("artifact %+v", art.Verification)
 	}
 	checkRecord(t, s, cs, auth, art.Markdown)
+	checkRecordProof(t, s, cs, auth)
 
 	// A revoked token stops working at the very next request of the same
 	// session, and a new session cannot start.

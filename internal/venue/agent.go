@@ -27,13 +27,15 @@ type Actions struct {
 	Webhook  string `json:"webhook"`
 	Artifact string `json:"artifact"`
 	Record   string `json:"record"`
+	// RecordProof is the record's transparency log proof.
+	RecordProof string `json:"recordProof"`
 }
 
 func (v *Venue) actions(kind, invitationID string) Actions {
 	u := agentroute.ForKind(v.Origin, kind, invitationID)
 	base := v.Origin + agentroute.PrefixOf(kind) + invitationID
 	return Actions{Claim: u.Claim, Room: u.Room, Events: u.Events, Stream: base + agentroute.Stream, Webhook: base + agentroute.Webhook,
-		Artifact: u.Artifact, Record: u.Record}
+		Artifact: u.Artifact, Record: u.Record, RecordProof: base + agentroute.RecordProof}
 }
 
 // ParticipantRef names the slot an invitation is for.

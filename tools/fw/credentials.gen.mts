@@ -60,6 +60,7 @@ export const operations = {
   listAgreements: { method: "get", path: "/api/v1/admin/agreements", credentials: ["operator"], scope: "agreements:read" },
   createAgreement: { method: "post", path: "/api/v1/admin/agreements", credentials: ["operator"], scope: "agreements:write" },
   getAgreement: { method: "get", path: "/api/v1/admin/agreements/{agreementId}", credentials: ["operator"], scope: "agreements:read" },
+  getAgreementRecordProof: { method: "get", path: "/api/v1/admin/agreements/{agreementId}/record/proof", credentials: ["operator"], scope: "agreements:read" },
   amendAgreement: { method: "post", path: "/api/v1/admin/agreements/{agreementId}/revisions", credentials: ["operator"], scope: "agreements:write" },
   listAudit: { method: "get", path: "/api/v1/admin/audit", credentials: ["operator"], scope: "audit:read" },
   resendInvitation: { method: "post", path: "/api/v1/admin/invitations/{invitationId}/resend", credentials: ["operator"], scope: "participants:manage" },
@@ -74,6 +75,7 @@ export const operations = {
   postEvent: { method: "post", path: "/api/v1/agent/invitations/{invitationId}/events", credentials: ["participant"], scope: null },
   exchangeInvitation: { method: "post", path: "/api/v1/agent/invitations/{invitationId}/exchange", credentials: ["none", "invite"], scope: null },
   getRecord: { method: "get", path: "/api/v1/agent/invitations/{invitationId}/record", credentials: ["participant"], scope: null },
+  getRecordProof: { method: "get", path: "/api/v1/agent/invitations/{invitationId}/record/proof", credentials: ["participant"], scope: null },
   readRoom: { method: "get", path: "/api/v1/agent/invitations/{invitationId}/room", credentials: ["participant"], scope: null },
   streamRoom: { method: "get", path: "/api/v1/agent/invitations/{invitationId}/stream", credentials: ["participant"], scope: null },
   getWebhook: { method: "get", path: "/api/v1/agent/invitations/{invitationId}/webhook", credentials: ["participant"], scope: null },
@@ -86,6 +88,7 @@ export const operations = {
   humanPostEvent: { method: "post", path: "/api/v1/human/invitations/{invitationId}/events", credentials: ["participant"], scope: null },
   humanExchangeInvitation: { method: "post", path: "/api/v1/human/invitations/{invitationId}/exchange", credentials: ["none", "invite"], scope: null },
   humanGetRecord: { method: "get", path: "/api/v1/human/invitations/{invitationId}/record", credentials: ["participant"], scope: null },
+  humanGetRecordProof: { method: "get", path: "/api/v1/human/invitations/{invitationId}/record/proof", credentials: ["participant"], scope: null },
   humanReadRoom: { method: "get", path: "/api/v1/human/invitations/{invitationId}/room", credentials: ["participant"], scope: null },
   humanStreamRoom: { method: "get", path: "/api/v1/human/invitations/{invitationId}/stream", credentials: ["participant"], scope: null },
   humanGetWebhook: { method: "get", path: "/api/v1/human/invitations/{invitationId}/webhook", credentials: ["participant"], scope: null },
@@ -104,6 +107,8 @@ export const operations = {
   headLlmsFullTxt: { method: "head", path: "/llms-full.txt", credentials: ["none"], scope: null },
   getLlmsTxt: { method: "get", path: "/llms.txt", credentials: ["none"], scope: null },
   headLlmsTxt: { method: "head", path: "/llms.txt", credentials: ["none"], scope: null },
+  getLogCheckpoint: { method: "get", path: "/log/checkpoint", credentials: ["none"], scope: null },
+  getLogTile: { method: "get", path: "/log/tile/{tile*}", credentials: ["none"], scope: null },
   mcp: { method: "post", path: "/mcp", credentials: ["participant"], scope: null },
   getOpenApiAgent: { method: "get", path: "/openapi-agent.json", credentials: ["none"], scope: null },
   headOpenApiAgent: { method: "head", path: "/openapi-agent.json", credentials: ["none"], scope: null },
@@ -128,6 +133,7 @@ export interface Routes {
   "/api/health": { get: "none" };
   "/api/v1/admin/agreements": { get: "operator"; post: "operator" };
   "/api/v1/admin/agreements/{agreementId}": { get: "operator" };
+  "/api/v1/admin/agreements/{agreementId}/record/proof": { get: "operator" };
   "/api/v1/admin/agreements/{agreementId}/revisions": { post: "operator" };
   "/api/v1/admin/audit": { get: "operator" };
   "/api/v1/admin/invitations/{invitationId}/resend": { post: "operator" };
@@ -139,6 +145,7 @@ export interface Routes {
   "/api/v1/agent/invitations/{invitationId}/events": { get: "participant"; post: "participant" };
   "/api/v1/agent/invitations/{invitationId}/exchange": { post: "none" | "invite" };
   "/api/v1/agent/invitations/{invitationId}/record": { get: "participant" };
+  "/api/v1/agent/invitations/{invitationId}/record/proof": { get: "participant" };
   "/api/v1/agent/invitations/{invitationId}/room": { get: "participant" };
   "/api/v1/agent/invitations/{invitationId}/stream": { get: "participant" };
   "/api/v1/agent/invitations/{invitationId}/webhook": { get: "participant"; put: "participant"; delete: "participant" };
@@ -147,6 +154,7 @@ export interface Routes {
   "/api/v1/human/invitations/{invitationId}/events": { get: "participant"; post: "participant" };
   "/api/v1/human/invitations/{invitationId}/exchange": { post: "none" | "invite" };
   "/api/v1/human/invitations/{invitationId}/record": { get: "participant" };
+  "/api/v1/human/invitations/{invitationId}/record/proof": { get: "participant" };
   "/api/v1/human/invitations/{invitationId}/room": { get: "participant" };
   "/api/v1/human/invitations/{invitationId}/stream": { get: "participant" };
   "/api/v1/human/invitations/{invitationId}/webhook": { get: "participant"; put: "participant"; delete: "participant" };
@@ -157,6 +165,8 @@ export interface Routes {
   "/invite/{invitationId}": { get: "none" };
   "/llms-full.txt": { get: "none"; head: "none" };
   "/llms.txt": { get: "none"; head: "none" };
+  "/log/checkpoint": { get: "none" };
+  "/log/tile/{tile*}": { get: "none" };
   "/mcp": { post: "participant" };
   "/openapi-agent.json": { get: "none"; head: "none" };
   "/openapi.json": { get: "none"; head: "none" };

@@ -123,16 +123,17 @@ func (e BlockerReason) Valid() bool {
 
 // Defines values for CapabilitiesCredentialsAcceptedBy.
 const (
-	CapabilitiesCredentialsAcceptedByArtifact CapabilitiesCredentialsAcceptedBy = "artifact"
-	CapabilitiesCredentialsAcceptedByClaim    CapabilitiesCredentialsAcceptedBy = "claim"
-	CapabilitiesCredentialsAcceptedByEvents   CapabilitiesCredentialsAcceptedBy = "events"
-	CapabilitiesCredentialsAcceptedByExchange CapabilitiesCredentialsAcceptedBy = "exchange"
-	CapabilitiesCredentialsAcceptedByFeed     CapabilitiesCredentialsAcceptedBy = "feed"
-	CapabilitiesCredentialsAcceptedByMcp      CapabilitiesCredentialsAcceptedBy = "mcp"
-	CapabilitiesCredentialsAcceptedByRecord   CapabilitiesCredentialsAcceptedBy = "record"
-	CapabilitiesCredentialsAcceptedByRoom     CapabilitiesCredentialsAcceptedBy = "room"
-	CapabilitiesCredentialsAcceptedByStream   CapabilitiesCredentialsAcceptedBy = "stream"
-	CapabilitiesCredentialsAcceptedByWebhook  CapabilitiesCredentialsAcceptedBy = "webhook"
+	CapabilitiesCredentialsAcceptedByArtifact    CapabilitiesCredentialsAcceptedBy = "artifact"
+	CapabilitiesCredentialsAcceptedByClaim       CapabilitiesCredentialsAcceptedBy = "claim"
+	CapabilitiesCredentialsAcceptedByEvents      CapabilitiesCredentialsAcceptedBy = "events"
+	CapabilitiesCredentialsAcceptedByExchange    CapabilitiesCredentialsAcceptedBy = "exchange"
+	CapabilitiesCredentialsAcceptedByFeed        CapabilitiesCredentialsAcceptedBy = "feed"
+	CapabilitiesCredentialsAcceptedByMcp         CapabilitiesCredentialsAcceptedBy = "mcp"
+	CapabilitiesCredentialsAcceptedByRecord      CapabilitiesCredentialsAcceptedBy = "record"
+	CapabilitiesCredentialsAcceptedByRecordProof CapabilitiesCredentialsAcceptedBy = "recordProof"
+	CapabilitiesCredentialsAcceptedByRoom        CapabilitiesCredentialsAcceptedBy = "room"
+	CapabilitiesCredentialsAcceptedByStream      CapabilitiesCredentialsAcceptedBy = "stream"
+	CapabilitiesCredentialsAcceptedByWebhook     CapabilitiesCredentialsAcceptedBy = "webhook"
 )
 
 // Valid indicates whether the value is a known member of the CapabilitiesCredentialsAcceptedBy enum.
@@ -151,6 +152,8 @@ func (e CapabilitiesCredentialsAcceptedBy) Valid() bool {
 	case CapabilitiesCredentialsAcceptedByMcp:
 		return true
 	case CapabilitiesCredentialsAcceptedByRecord:
+		return true
+	case CapabilitiesCredentialsAcceptedByRecordProof:
 		return true
 	case CapabilitiesCredentialsAcceptedByRoom:
 		return true
@@ -484,6 +487,57 @@ func (e ClaimResponseAssurance) Valid() bool {
 	case ClaimResponseAssuranceRecipientEmailProofPossession:
 		return true
 	case ClaimResponseAssuranceRecipientEmailProofPossessionKeyPossession:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConsensusLogLeafV1Kind.
+const (
+	ConsensusLogLeafV1KindHead     ConsensusLogLeafV1Kind = "head"
+	ConsensusLogLeafV1KindRecord   ConsensusLogLeafV1Kind = "record"
+	ConsensusLogLeafV1KindRevision ConsensusLogLeafV1Kind = "revision"
+)
+
+// Valid indicates whether the value is a known member of the ConsensusLogLeafV1Kind enum.
+func (e ConsensusLogLeafV1Kind) Valid() bool {
+	switch e {
+	case ConsensusLogLeafV1KindHead:
+		return true
+	case ConsensusLogLeafV1KindRecord:
+		return true
+	case ConsensusLogLeafV1KindRevision:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConsensusLogLeafV1Type.
+const (
+	ConsensusLogLeafv1 ConsensusLogLeafV1Type = "consensus-log-leaf/v1"
+)
+
+// Valid indicates whether the value is a known member of the ConsensusLogLeafV1Type enum.
+func (e ConsensusLogLeafV1Type) Valid() bool {
+	switch e {
+	case ConsensusLogLeafv1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConsensusLogProofV1Type.
+const (
+	ConsensusLogProofv1 ConsensusLogProofV1Type = "consensus-log-proof/v1"
+)
+
+// Valid indicates whether the value is a known member of the ConsensusLogProofV1Type enum.
+func (e ConsensusLogProofV1Type) Valid() bool {
+	switch e {
+	case ConsensusLogProofv1:
 		return true
 	default:
 		return false
@@ -987,13 +1041,14 @@ func (e McpCapabilityCredential) Valid() bool {
 
 // Defines values for McpCapabilityTools.
 const (
-	CommandToSign McpCapabilityTools = "command_to_sign"
-	Decide        McpCapabilityTools = "decide"
-	FetchArtifact McpCapabilityTools = "fetch_artifact"
-	FetchRecord   McpCapabilityTools = "fetch_record"
-	PostAdvisory  McpCapabilityTools = "post_advisory"
-	ReadRoom      McpCapabilityTools = "read_room"
-	WaitForChange McpCapabilityTools = "wait_for_change"
+	CommandToSign    McpCapabilityTools = "command_to_sign"
+	Decide           McpCapabilityTools = "decide"
+	FetchArtifact    McpCapabilityTools = "fetch_artifact"
+	FetchRecord      McpCapabilityTools = "fetch_record"
+	FetchRecordProof McpCapabilityTools = "fetch_record_proof"
+	PostAdvisory     McpCapabilityTools = "post_advisory"
+	ReadRoom         McpCapabilityTools = "read_room"
+	WaitForChange    McpCapabilityTools = "wait_for_change"
 )
 
 // Valid indicates whether the value is a known member of the McpCapabilityTools enum.
@@ -1006,6 +1061,8 @@ func (e McpCapabilityTools) Valid() bool {
 	case FetchArtifact:
 		return true
 	case FetchRecord:
+		return true
+	case FetchRecordProof:
 		return true
 	case PostAdvisory:
 		return true
@@ -1175,6 +1232,7 @@ const (
 	ProblemCodeNotResendable        ProblemCode = "not-resendable"
 	ProblemCodePayloadTooLarge      ProblemCode = "payload-too-large"
 	ProblemCodeProofMismatch        ProblemCode = "proof-mismatch"
+	ProblemCodeProofNotReady        ProblemCode = "proof-not-ready"
 	ProblemCodeRateLimited          ProblemCode = "rate-limited"
 	ProblemCodeRecordNotReady       ProblemCode = "record-not-ready"
 	ProblemCodeRetryConflict        ProblemCode = "retry-conflict"
@@ -1229,6 +1287,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodePayloadTooLarge:
 		return true
 	case ProblemCodeProofMismatch:
+		return true
+	case ProblemCodeProofNotReady:
 		return true
 	case ProblemCodeRateLimited:
 		return true
@@ -1486,15 +1546,16 @@ func (e WebhookState) Valid() bool {
 // Action defines model for Action.
 type Action string
 
-// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact` and `record`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
+// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact`, `record` and `recordProof`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
 type Actions struct {
-	Artifact string `json:"artifact"`
-	Claim    string `json:"claim"`
-	Events   string `json:"events"`
-	Record   string `json:"record"`
-	Room     string `json:"room"`
-	Stream   string `json:"stream"`
-	Webhook  string `json:"webhook"`
+	Artifact    string `json:"artifact"`
+	Claim       string `json:"claim"`
+	Events      string `json:"events"`
+	Record      string `json:"record"`
+	RecordProof string `json:"recordProof"`
+	Room        string `json:"room"`
+	Stream      string `json:"stream"`
+	Webhook     string `json:"webhook"`
 }
 
 // AgreementV1 The canonical object of one locked agreement revision, returned as canonicalRevision by exchange and the room. revisionDigest is the SHA-256 (lowercase hex) of its RFC 8785 canonical bytes: keys sorted at every level, no insignificant whitespace, integers only, raw UTF-8 strings. It is immutable once locked. Participants' inboxes are deliberately absent.
@@ -1603,15 +1664,16 @@ type Capabilities struct {
 
 	// Endpoints Every route of one invitation, from the table the router mounts; `events` is POST, `feed` the GET of the same URL. The MCP endpoint is under `offered.mcp`.
 	Endpoints struct {
-		Artifact Endpoint `json:"artifact"`
-		Claim    Endpoint `json:"claim"`
-		Events   Endpoint `json:"events"`
-		Exchange Endpoint `json:"exchange"`
-		Feed     Endpoint `json:"feed"`
-		Record   Endpoint `json:"record"`
-		Room     Endpoint `json:"room"`
-		Stream   Endpoint `json:"stream"`
-		Webhook  Endpoint `json:"webhook"`
+		Artifact    Endpoint `json:"artifact"`
+		Claim       Endpoint `json:"claim"`
+		Events      Endpoint `json:"events"`
+		Exchange    Endpoint `json:"exchange"`
+		Feed        Endpoint `json:"feed"`
+		Record      Endpoint `json:"record"`
+		RecordProof Endpoint `json:"recordProof"`
+		Room        Endpoint `json:"room"`
+		Stream      Endpoint `json:"stream"`
+		Webhook     Endpoint `json:"webhook"`
 	} `json:"endpoints"`
 	Limits struct {
 		// ClaimBodyBytes Claim body limit, counted as sent less what optional `\u` escapes add to strings.
@@ -1646,6 +1708,9 @@ type Capabilities struct {
 		// Live Waiting for the others; see "Waiting for the others" in the API description.
 		Live LiveCapability `json:"live"`
 
+		// Log Present when the deployment keeps a transparency log (SPEC R-LOG): every revision locked, every change of a room's head and every final record is a leaf of one append-only Merkle log whose checkpoints independent witnesses cosign. See "Transparency log" in llms-full.txt.
+		Log *LogCapability `json:"log,omitempty"`
+
 		// Mcp The Model Context Protocol facade of the participant routes.
 		Mcp McpCapability `json:"mcp"`
 
@@ -1673,9 +1738,15 @@ type Capabilities struct {
 		Version CapabilitiesProtocolVersion `json:"version"`
 	} `json:"protocol"`
 	Schemas struct {
-		Agreement          string `json:"agreement"`
-		ConsensusRecord    string `json:"consensusRecord"`
-		InvitationEmail    string `json:"invitationEmail"`
+		Agreement       string `json:"agreement"`
+		ConsensusRecord string `json:"consensusRecord"`
+		InvitationEmail string `json:"invitationEmail"`
+
+		// LogLeaf A leaf of the transparency log.
+		LogLeaf string `json:"logLeaf"`
+
+		// LogProof The proof that a record is in the transparency log.
+		LogProof           string `json:"logProof"`
 		ParticipantBinding string `json:"participantBinding"`
 
 		// ParticipantBindingV2 The binding of a claim that binds an Ed25519 key.
@@ -1772,7 +1843,7 @@ type ClaimRequestPublicKeyKty string
 
 // ClaimResponse defines model for ClaimResponse.
 type ClaimResponse struct {
-	// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact` and `record`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
+	// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact`, `record` and `recordProof`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
 	Actions   Actions                `json:"actions"`
 	Assurance ClaimResponseAssurance `json:"assurance"`
 
@@ -1797,6 +1868,56 @@ type ClaimResponseAssurance string
 type ClaimResponse_Binding struct {
 	union json.RawMessage
 }
+
+// ConsensusLogLeafV1 One entry of the service's transparency log: a milestone of one room. The log hashes the leaf's RFC 8785 canonical bytes (RFC 6962 leaf hash) and an entry bundle under /log/tile/entries/ holds those bytes. Every member is present; a member that does not apply to the kind is null. A revision leaf is written when a revision is locked, a head leaf when the room's events changed since the previous integration (one per room per integration, not one per event), a record leaf when the final consensus-record/v1 is issued.
+type ConsensusLogLeafV1 struct {
+	AgreementId openapi_types.UUID `json:"agreementId"`
+
+	// At The milestone's own instant: the revision's lock, the head event's creation, the record's issued_at.
+	At time.Time `json:"at"`
+
+	// ChainHead The hash of the room's last event (head), the record's chain_head (record), null for a revision.
+	ChainHead *string `json:"chainHead"`
+
+	// Digest The revision digest (revision), the SHA-256 of the record's exact bytes (record), null for a head.
+	Digest *string                `json:"digest"`
+	Kind   ConsensusLogLeafV1Kind `json:"kind"`
+
+	// Revision The revision locked (revision), in force at the head (head), or the record's final revision (record).
+	Revision int `json:"revision"`
+
+	// Seq The sequence number of the room's last event (head), the record's event_count (record), null for a revision.
+	Seq  *int                   `json:"seq"`
+	Type ConsensusLogLeafV1Type `json:"type"`
+}
+
+// ConsensusLogLeafV1Kind defines model for ConsensusLogLeafV1.Kind.
+type ConsensusLogLeafV1Kind string
+
+// ConsensusLogLeafV1Type defines model for ConsensusLogLeafV1.Type.
+type ConsensusLogLeafV1Type string
+
+// ConsensusLogProofV1 Proves that a record is in the service's transparency log, served by GET .../record/proof once the log has integrated the record. A verifier checks that leaf is a canonical record leaf describing the record (digest is the SHA-256 of the record's bytes; agreementId, revision, seq, chainHead and at match the record), that checkpoint is signed by the log key it trusts (taken from <issuer>/.well-known/consensus-keys, member log, or from elsewhere: logKey here is only a convenience), that inclusionProof leads from the RFC 6962 leaf hash of the leaf's canonical bytes at leafIndex to the checkpoint's root, and that enough of the witnesses it trusts cosigned the checkpoint.
+type ConsensusLogProofV1 struct {
+	// Checkpoint The checkpoint the proof is against, as a C2SP signed note (tlog-checkpoint): the origin, the tree size and the base64 root hash on three lines, a blank line, then the log's signature line and a cosignature line (C2SP tlog-cosignature) from each witness that cosigned it.
+	Checkpoint string `json:"checkpoint"`
+
+	// InclusionProof The RFC 6962 inclusion proof of the leaf in the checkpoint's tree, leaf to root, each hash standard base64 (44 characters).
+	InclusionProof []string `json:"inclusionProof"`
+
+	// Leaf The record's leaf, a consensus-log-leaf/v1 of kind record, as a JSON object; its RFC 8785 canonical bytes are what the log hashed.
+	Leaf ConsensusLogLeafV1 `json:"leaf"`
+
+	// LeafIndex The leaf's index in the log, from 0.
+	LeafIndex int `json:"leafIndex"`
+
+	// LogKey The log's signed-note verifier key (<origin>+<8 hex key hash>+<base64 of 0x01 and the Ed25519 public key>), as this service publishes it.
+	LogKey string                  `json:"logKey"`
+	Type   ConsensusLogProofV1Type `json:"type"`
+}
+
+// ConsensusLogProofV1Type defines model for ConsensusLogProofV1.Type.
+type ConsensusLogProofV1Type string
 
 // ConsensusRecordV1 Everything needed to check a finished room offline, served by GET .../record once the outcome is final. Its bytes are the RFC 8785 canonical form of the whole object. signature is the service's Ed25519 signature over the canonical bytes of the record without its signature member, by the key published under signature.kid at <issuer>/.well-known/consensus-keys. A verifier recomputes every revision's revision, Markdown and terms digests, checks each command against the revision it names, recomputes every command digest and chain link, every keyed participant's signature over its canonical room-command bytes, the chain head, the event count, the outcome by the rule unanimity-of-required under the revision rule (a decision made on an earlier revision counts exactly when its terms digest equals the final revision's), and the artifact's SHA-256. No inbox appears in it.
 type ConsensusRecordV1 struct {
@@ -2108,7 +2229,7 @@ type ExchangeRequest struct {
 
 // ExchangeResponse defines model for ExchangeResponse.
 type ExchangeResponse struct {
-	// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact` and `record`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
+	// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact`, `record` and `recordProof`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
 	Actions     Actions `json:"actions"`
 	AgreementId Uuid    `json:"agreementId"`
 
@@ -2223,6 +2344,33 @@ type LiveCapabilityMaxWaitSeconds int
 
 // LiveCapabilityWebhookTimeoutSeconds defines model for LiveCapability.WebhookTimeoutSeconds.
 type LiveCapabilityWebhookTimeoutSeconds int
+
+// LogCapability Present when the deployment keeps a transparency log (SPEC R-LOG): every revision locked, every change of a room's head and every final record is a leaf of one append-only Merkle log whose checkpoints independent witnesses cosign. See "Transparency log" in llms-full.txt.
+type LogCapability struct {
+	// Checkpoint The newest checkpoint (C2SP tlog-checkpoint, with cosignatures).
+	Checkpoint string `json:"checkpoint"`
+
+	// OperatorProof URL template of the same proof for an operator (scope `agreements:read`); `{agreementId}` is the agreement UUID.
+	OperatorProof string `json:"operatorProof"`
+
+	// Origin The checkpoint's origin line and the name of the log's key.
+	Origin string `json:"origin"`
+
+	// Prefix The log's C2SP tlog-tiles prefix, ending in `/`: `checkpoint`, `tile/<L>/<N>[.p/<W>]` and `tile/entries/<N>[.p/<W>]` are served under it.
+	Prefix string `json:"prefix"`
+
+	// Proof URL template of a record's proof (consensus-log-proof/v1) for a participant; `{invitationId}` is the invitation UUID.
+	Proof string `json:"proof"`
+
+	// Verifier How to check a proof.
+	Verifier string `json:"verifier"`
+
+	// VerifierKey The signed-note verifier key of the log, as in `/.well-known/consensus-keys` (member `log`).
+	VerifierKey string `json:"verifierKey"`
+}
+
+// LogProof A consensus-log-proof/v1: a record's leaf, its index, the inclusion proof and the cosigned checkpoint it is proven against (https://consensus.md/schemas/consensus-log-proof/v1). Check it with `consensus verify record RECORD.json --proof PROOF.json`, or by hand as llms-full.txt describes.
+type LogProof = ConsensusLogProofV1
 
 // McpCapability The Model Context Protocol facade of the participant routes.
 type McpCapability struct {
@@ -2732,6 +2880,9 @@ type PayloadTooLarge = Problem
 
 // ProofMismatch RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
 type ProofMismatch = Problem
+
+// ProofNotFound RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
+type ProofNotFound = Problem
 
 // TooManyRequests RFC 9457 problem details with the stable `code` member. The body never echoes a credential, a path or the request id.
 type TooManyRequests = Problem
@@ -3678,6 +3829,25 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/record (the `GetRecord` operationId).
 	GetRecord(ctx context.Context, invitationId InvitationId, params *GetRecordParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetRecordProof Prove the record is in the transparency log (consensus-log-proof/v1)
+	//
+	// Once the service's transparency log has integrated the record (about a second after
+	// the outcome became final): a consensus-log-proof/v1 bundle
+	// (https://consensus.md/schemas/consensus-log-proof/v1) with the record's leaf, its index
+	// in the log, the inclusion proof and the checkpoint it is proven against, with the
+	// cosignatures of the witnesses that cosigned it. Before the outcome is final, 404
+	// `record-not-ready`; after, until the log has integrated the record, 404
+	// `proof-not-ready` with `Retry-After`. Ask again later to get a newer checkpoint with
+	// more cosignatures. Check it with `consensus verify record RECORD.json --keys KEYS.json
+	// --proof PROOF.json --witness NAME=KEY`, KEYS.json being `/.well-known/consensus-keys`,
+	// whose member `log` is the log's key. A proof shows that the record you hold is the one the service logged
+	// for everyone; see "Transparency log" in llms-full.txt for what it does not show.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/record/proof (the `GetRecordProof` operationId).
+	GetRecordProof(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ReadRoom Read the room
 	//
 	// The exact revision, the roster with each decision, every event in sequence order,
@@ -4115,6 +4285,35 @@ func (c *Client) ExchangeInvitation(ctx context.Context, invitationId Invitation
 // Corresponds with GET /api/v1/agent/invitations/{invitationId}/record (the `GetRecord` operationId).
 func (c *Client) GetRecord(ctx context.Context, invitationId InvitationId, params *GetRecordParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetRecordRequest(c.Server, invitationId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRecordProof Prove the record is in the transparency log (consensus-log-proof/v1)
+//
+// Once the service's transparency log has integrated the record (about a second after
+// the outcome became final): a consensus-log-proof/v1 bundle
+// (https://consensus.md/schemas/consensus-log-proof/v1) with the record's leaf, its index
+// in the log, the inclusion proof and the checkpoint it is proven against, with the
+// cosignatures of the witnesses that cosigned it. Before the outcome is final, 404
+// `record-not-ready`; after, until the log has integrated the record, 404
+// `proof-not-ready` with `Retry-After`. Ask again later to get a newer checkpoint with
+// more cosignatures. Check it with `consensus verify record RECORD.json --keys KEYS.json
+// --proof PROOF.json --witness NAME=KEY`, KEYS.json being `/.well-known/consensus-keys`,
+// whose member `log` is the log's key. A proof shows that the record you hold is the one the service logged
+// for everyone; see "Transparency log" in llms-full.txt for what it does not show.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Corresponds with GET /api/v1/agent/invitations/{invitationId}/record/proof (the `GetRecordProof` operationId).
+func (c *Client) GetRecordProof(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRecordProofRequest(c.Server, invitationId)
 	if err != nil {
 		return nil, err
 	}
@@ -4734,6 +4933,40 @@ func NewGetRecordRequest(server string, invitationId InvitationId, params *GetRe
 	return req, nil
 }
 
+// NewGetRecordProofRequest constructs an http.Request for the GetRecordProof method
+func NewGetRecordProofRequest(server string, invitationId InvitationId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "invitationId", invitationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agent/invitations/%s/record/proof", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewReadRoomRequest constructs an http.Request for the ReadRoom method
 func NewReadRoomRequest(server string, invitationId InvitationId, params *ReadRoomParams) (*http.Request, error) {
 	var err error
@@ -5271,6 +5504,27 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/record (the `GetRecord` operationId).
 	GetRecordWithResponse(ctx context.Context, invitationId InvitationId, params *GetRecordParams, reqEditors ...RequestEditorFn) (*GetRecordResponse, error)
+
+	// GetRecordProofWithResponse Prove the record is in the transparency log (consensus-log-proof/v1)
+	//
+	// Once the service's transparency log has integrated the record (about a second after
+	// the outcome became final): a consensus-log-proof/v1 bundle
+	// (https://consensus.md/schemas/consensus-log-proof/v1) with the record's leaf, its index
+	// in the log, the inclusion proof and the checkpoint it is proven against, with the
+	// cosignatures of the witnesses that cosigned it. Before the outcome is final, 404
+	// `record-not-ready`; after, until the log has integrated the record, 404
+	// `proof-not-ready` with `Retry-After`. Ask again later to get a newer checkpoint with
+	// more cosignatures. Check it with `consensus verify record RECORD.json --keys KEYS.json
+	// --proof PROOF.json --witness NAME=KEY`, KEYS.json being `/.well-known/consensus-keys`,
+	// whose member `log` is the log's key. A proof shows that the record you hold is the one the service logged
+	// for everyone; see "Transparency log" in llms-full.txt for what it does not show.
+	//
+	// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/agent/invitations/{invitationId}/record/proof (the `GetRecordProof` operationId).
+	GetRecordProofWithResponse(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*GetRecordProofResponse, error)
 
 	// ReadRoomWithResponse Read the room
 	//
@@ -6612,6 +6866,133 @@ func (r GetRecordResponse) ContentType() string {
 	return ""
 }
 
+// GetRecordProofResponse200Headers the declared response headers of an HTTP 200 response for GetRecordProof
+type GetRecordProofResponse200Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// GetRecordProofResponse400Headers the declared response headers of an HTTP 400 response for GetRecordProof
+type GetRecordProofResponse400Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// GetRecordProofResponse401Headers the declared response headers of an HTTP 401 response for GetRecordProof
+type GetRecordProofResponse401Headers struct {
+	CacheControl    string
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetRecordProofResponse404Headers the declared response headers of an HTTP 404 response for GetRecordProof
+type GetRecordProofResponse404Headers struct {
+	CacheControl string
+	RetryAfter   *int
+	XRequestId   string
+}
+
+// GetRecordProofResponse500Headers the declared response headers of an HTTP 500 response for GetRecordProof
+type GetRecordProofResponse500Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// GetRecordProofResponse503Headers the declared response headers of an HTTP 503 response for GetRecordProof
+type GetRecordProofResponse503Headers struct {
+	CacheControl string
+	RetryAfter   int
+	XRequestId   string
+}
+
+type GetRecordProofResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LogProof
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ProofNotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetRecordProofResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetRecordProofResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetRecordProofResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetRecordProofResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetRecordProofResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetRecordProofResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRecordProofResponse) GetJSON200() *LogProof {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetRecordProofResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetRecordProofResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetRecordProofResponse) GetApplicationproblemJSON404() *ProofNotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetRecordProofResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetRecordProofResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRecordProofResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRecordProofResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRecordProofResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRecordProofResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ReadRoomResponse200Headers the declared response headers of an HTTP 200 response for ReadRoom
 type ReadRoomResponse200Headers struct {
 	CacheControl      string
@@ -7540,6 +7921,33 @@ func (c *ClientWithResponses) GetRecordWithResponse(ctx context.Context, invitat
 		return nil, err
 	}
 	return ParseGetRecordResponse(rsp)
+}
+
+// GetRecordProofWithResponse Prove the record is in the transparency log (consensus-log-proof/v1)
+//
+// Once the service's transparency log has integrated the record (about a second after
+// the outcome became final): a consensus-log-proof/v1 bundle
+// (https://consensus.md/schemas/consensus-log-proof/v1) with the record's leaf, its index
+// in the log, the inclusion proof and the checkpoint it is proven against, with the
+// cosignatures of the witnesses that cosigned it. Before the outcome is final, 404
+// `record-not-ready`; after, until the log has integrated the record, 404
+// `proof-not-ready` with `Retry-After`. Ask again later to get a newer checkpoint with
+// more cosignatures. Check it with `consensus verify record RECORD.json --keys KEYS.json
+// --proof PROOF.json --witness NAME=KEY`, KEYS.json being `/.well-known/consensus-keys`,
+// whose member `log` is the log's key. A proof shows that the record you hold is the one the service logged
+// for everyone; see "Transparency log" in llms-full.txt for what it does not show.
+//
+// Credential: the header `Authorization: Consensus-Participant <participantToken>` (the token from claim).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/agent/invitations/{invitationId}/record/proof (the `GetRecordProof` operationId).
+func (c *ClientWithResponses) GetRecordProofWithResponse(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*GetRecordProofResponse, error) {
+	rsp, err := c.GetRecordProof(ctx, invitationId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRecordProofResponse(rsp)
 }
 
 // ReadRoomWithResponse Read the room
@@ -9559,6 +9967,193 @@ func ParseGetRecordResponse(rsp *http.Response) (*GetRecordResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetRecordResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetRecordProofResponse parses an HTTP response from a GetRecordProofWithResponse call
+func ParseGetRecordProofResponse(rsp *http.Response) (*GetRecordProofResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRecordProofResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LogProof
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ProofNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetRecordProofResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetRecordProofResponse400Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetRecordProofResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetRecordProofResponse404Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetRecordProofResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetRecordProofResponse503Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -58,6 +58,7 @@ var Credentials = map[string]CredentialRoute{
 	"listAgreements":          {"GET", "/api/v1/admin/agreements", []CredentialKind{CredentialOperator}, "agreements:read"},
 	"createAgreement":         {"POST", "/api/v1/admin/agreements", []CredentialKind{CredentialOperator}, "agreements:write"},
 	"getAgreement":            {"GET", "/api/v1/admin/agreements/{agreementId}", []CredentialKind{CredentialOperator}, "agreements:read"},
+	"getAgreementRecordProof": {"GET", "/api/v1/admin/agreements/{agreementId}/record/proof", []CredentialKind{CredentialOperator}, "agreements:read"},
 	"amendAgreement":          {"POST", "/api/v1/admin/agreements/{agreementId}/revisions", []CredentialKind{CredentialOperator}, "agreements:write"},
 	"listAudit":               {"GET", "/api/v1/admin/audit", []CredentialKind{CredentialOperator}, "audit:read"},
 	"resendInvitation":        {"POST", "/api/v1/admin/invitations/{invitationId}/resend", []CredentialKind{CredentialOperator}, "participants:manage"},
@@ -72,6 +73,7 @@ var Credentials = map[string]CredentialRoute{
 	"postEvent":               {"POST", "/api/v1/agent/invitations/{invitationId}/events", []CredentialKind{CredentialParticipant}, ""},
 	"exchangeInvitation":      {"POST", "/api/v1/agent/invitations/{invitationId}/exchange", []CredentialKind{CredentialNone, CredentialInvite}, ""},
 	"getRecord":               {"GET", "/api/v1/agent/invitations/{invitationId}/record", []CredentialKind{CredentialParticipant}, ""},
+	"getRecordProof":          {"GET", "/api/v1/agent/invitations/{invitationId}/record/proof", []CredentialKind{CredentialParticipant}, ""},
 	"readRoom":                {"GET", "/api/v1/agent/invitations/{invitationId}/room", []CredentialKind{CredentialParticipant}, ""},
 	"streamRoom":              {"GET", "/api/v1/agent/invitations/{invitationId}/stream", []CredentialKind{CredentialParticipant}, ""},
 	"getWebhook":              {"GET", "/api/v1/agent/invitations/{invitationId}/webhook", []CredentialKind{CredentialParticipant}, ""},
@@ -84,6 +86,7 @@ var Credentials = map[string]CredentialRoute{
 	"humanPostEvent":          {"POST", "/api/v1/human/invitations/{invitationId}/events", []CredentialKind{CredentialParticipant}, ""},
 	"humanExchangeInvitation": {"POST", "/api/v1/human/invitations/{invitationId}/exchange", []CredentialKind{CredentialNone, CredentialInvite}, ""},
 	"humanGetRecord":          {"GET", "/api/v1/human/invitations/{invitationId}/record", []CredentialKind{CredentialParticipant}, ""},
+	"humanGetRecordProof":     {"GET", "/api/v1/human/invitations/{invitationId}/record/proof", []CredentialKind{CredentialParticipant}, ""},
 	"humanReadRoom":           {"GET", "/api/v1/human/invitations/{invitationId}/room", []CredentialKind{CredentialParticipant}, ""},
 	"humanStreamRoom":         {"GET", "/api/v1/human/invitations/{invitationId}/stream", []CredentialKind{CredentialParticipant}, ""},
 	"humanGetWebhook":         {"GET", "/api/v1/human/invitations/{invitationId}/webhook", []CredentialKind{CredentialParticipant}, ""},
@@ -102,6 +105,8 @@ var Credentials = map[string]CredentialRoute{
 	"headLlmsFullTxt":         {"HEAD", "/llms-full.txt", []CredentialKind{CredentialNone}, ""},
 	"getLlmsTxt":              {"GET", "/llms.txt", []CredentialKind{CredentialNone}, ""},
 	"headLlmsTxt":             {"HEAD", "/llms.txt", []CredentialKind{CredentialNone}, ""},
+	"getLogCheckpoint":        {"GET", "/log/checkpoint", []CredentialKind{CredentialNone}, ""},
+	"getLogTile":              {"GET", "/log/tile/{tile*}", []CredentialKind{CredentialNone}, ""},
 	"mcp":                     {"POST", "/mcp", []CredentialKind{CredentialParticipant}, ""},
 	"getOpenApiAgent":         {"GET", "/openapi-agent.json", []CredentialKind{CredentialNone}, ""},
 	"headOpenApiAgent":        {"HEAD", "/openapi-agent.json", []CredentialKind{CredentialNone}, ""},
@@ -273,6 +278,11 @@ func (c *ParticipantClient) PostEventWithResponse(ctx context.Context, invitatio
 // GetRecordWithResponse calls GET /api/v1/agent/invitations/{invitationId}/record.
 func (c *ParticipantClient) GetRecordWithResponse(ctx context.Context, invitationId InvitationId, params *GetRecordParams, reqEditors ...RequestEditorFn) (*GetRecordResponse, error) {
 	return c.c.GetRecordWithResponse(ctx, invitationId, params, withCredential(c.editor, reqEditors)...)
+}
+
+// GetRecordProofWithResponse calls GET /api/v1/agent/invitations/{invitationId}/record/proof.
+func (c *ParticipantClient) GetRecordProofWithResponse(ctx context.Context, invitationId InvitationId, reqEditors ...RequestEditorFn) (*GetRecordProofResponse, error) {
+	return c.c.GetRecordProofWithResponse(ctx, invitationId, withCredential(c.editor, reqEditors)...)
 }
 
 // ReadRoomWithResponse calls GET /api/v1/agent/invitations/{invitationId}/room.
