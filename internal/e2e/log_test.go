@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/consensus-md/consensus/internal/cli"
 	"github.com/consensus-md/consensus/internal/config"
 	"github.com/consensus-md/consensus/internal/logmonitor"
 	"github.com/consensus-md/consensus/internal/pgtest"
@@ -143,6 +146,27 @@ func TestLogWitnessedAndRewriteRefused(t *testing.T) {
 		if res := f.verify(proofs[i], records[i]); !res.OK() {
 			t.Fatalf("proof %d does not verify: %v", i, res.FailedChecks())
 		}
+	}
+	// Both published verifiers accept the first, with the witness's key.
+	dir := t.TempDir()
+	recFile, proofFile := filepath.Join(dir, "record.json"), filepath.Join(dir, "proof.json")
+	pb, _ := json.Marshal(proofs[0])
+	if err := os.WriteFile(recFile, records[0], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(proofFile, pb, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	verifyArgs := []string{recFile, "--proof", proofFile, "--log-key", f.logVKey, "--witness", f.w.Key, "--witnesses", "1"}
+	nodeOut, err := exec.Command("node", append([]string{"../../tools/verify-record.mjs"}, verifyArgs...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the Node verifier refuses the proof: %v\n%s", err, nodeOut)
+	}
+	t.Logf("proof bundle:\n%s\nverify-record.mjs:\n%s", pb, nodeOut)
+	var out, errb strings.Builder
+	if code := cli.Main(append([]string{"verify", "record"}, verifyArgs...), cli.Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""),
+		Getenv: func(string) string { return "" }}); code != 0 {
+		t.Fatalf("consensus verify record --proof exits %d:\n%s%s", code, out.String(), errb.String())
 	}
 	// The checkpoint the service serves carries the witness's cosignature.
 	status, cp := get(t, f.s.URL+"/log/checkpoint", nil)
