@@ -73,6 +73,11 @@ func (v *Venue) command(key string, in EventInput) (room.Command, error) {
 type Posted struct {
 	Event   EventView   `json:"event"`
 	Outcome OutcomeView `json:"outcome"`
+	// Tag is the poster's RoomTag as of this write: of the version the
+	// event's append made (for a replay, of the version it was read at),
+	// so a wait from it is not woken by the post itself and misses no
+	// change after it. The MCP facade returns it; REST does not.
+	Tag RoomTag `json:"-"`
 }
 
 // PostEvent is PostEventAs with the credential p authenticated with (it is
@@ -186,7 +191,8 @@ func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key stri
 				res.refusal = room.ErrIdempotencyKeyReused
 				return store.AppendWrite{Result: res}, nil
 			}
-			res.posted = &Posted{Event: eventView(*prior), Outcome: outcomeView(a.Outcome)}
+			res.posted = &Posted{Event: eventView(*prior), Outcome: outcomeView(a.Outcome),
+				Tag: roomTag(a.ID, me.ID, a.Version, lapsed(a.Outcome.Status, a.Deadline, now))}
 			return store.AppendWrite{Result: res}, nil
 		}
 		switch {
@@ -252,7 +258,10 @@ func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key stri
 				w.Outcome = &final
 			}
 		}
-		res.posted, res.created = &Posted{Event: eventView(e), Outcome: outcomeView(final)}, true
+		// The append adds one to the agreement's version (EventAppendBatch),
+		// outcome and artifact included.
+		res.posted, res.created = &Posted{Event: eventView(e), Outcome: outcomeView(final),
+			Tag: roomTag(a.ID, me.ID, a.Version+1, lapsed(final.Status, a.Deadline, now))}, true
 		return w, nil
 	}
 	out, err := appendWith(ctx, req, decide)
