@@ -229,6 +229,15 @@ func TestMCPKeyedAgentEndToEnd(t *testing.T) {
 		t.Fatalf("wait_for_change does not show Ada's stored signature: %+v", mine.Events)
 	}
 
+	// CONSENSUS.md names the key that signed Ada's decision, and no key for
+	// Bo's, which no key signed.
+	art := structured[mcpfacade.ArtifactResult](t, "fetch_artifact", call(t, csAda, "fetch_artifact", nil))
+	thumb := jwk.FromPrivate(priv).Thumbprint()
+	if !strings.Contains(art.Markdown, "): agree signed with the key of RFC 7638 thumbprint `"+thumb+"`\n") ||
+		strings.Count(art.Markdown, "signed with the key of RFC 7638 thumbprint") != 1 {
+		t.Fatalf("CONSENSUS.md does not mark Ada's signed decision with her key's thumbprint %s, and only it:\n%s", thumb, art.Markdown)
+	}
+
 	// The record, from the embedded resource alone, verifies against the
 	// published keys, Ada's signature included.
 	res := call(t, csAda, "fetch_record", nil)

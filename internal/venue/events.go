@@ -2,6 +2,7 @@ package venue
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"time"
@@ -251,7 +252,7 @@ func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key stri
 		if room.IsTerminal(cmd.Action) {
 			var err error
 			snap.Events = append(snap.Events, e.RoomEvent())
-			if final, w.Artifact, err = finalize(rev.Revision, snap, e, now); err != nil {
+			if final, w.Artifact, err = finalize(rev.Revision, snap, e, now, signingKeys(st.Roster, me)); err != nil {
 				return store.AppendWrite{}, err
 			}
 			if final.Final() {
@@ -297,14 +298,33 @@ type postResult struct {
 // errNewRevision: the cached revision is not the agreement's current one.
 var errNewRevision = errors.New("venue: a newer revision than the one cached")
 
+// signingKeys maps the id of each participant of roster that bound a key,
+// and of the poster me, to its key's RFC 7638 thumbprint. A participant
+// that bound a key signs every event it posts, and none of its decisions
+// comes from a reply email (a keyed slot cannot decide by email), so each
+// of its decisions is signed with that key.
+func signingKeys(roster []store.RuleMember, me *store.TokenHolder) map[string]string {
+	keys := map[string]string{}
+	add := func(id uuid.UUID, key []byte) {
+		if len(key) == ed25519.PublicKeySize {
+			keys[id.String()] = jwk.FromPublic(key).Thumbprint()
+		}
+	}
+	for _, m := range roster {
+		add(m.ID, m.PublicKey)
+	}
+	add(me.ID, me.PublicKey)
+	return keys
+}
+
 // finalize evaluates the rule after the terminal event last; a reached
 // outcome comes with the CONSENSUS.md to store with it.
-func finalize(rev store.Revision, snap room.Snapshot, last store.Event, now time.Time) (room.Outcome, *store.Artifact, error) {
+func finalize(rev store.Revision, snap room.Snapshot, last store.Event, now time.Time, keys map[string]string) (room.Outcome, *store.Artifact, error) {
 	outcome := snap.History().Outcome(now)
 	if outcome.Status != room.StatusReached {
 		return outcome, nil, nil
 	}
-	md, err := renderArtifact(rev, snap, last, outcome, now)
+	md, err := renderArtifact(rev, snap, last, outcome, now, keys)
 	if err != nil {
 		return outcome, nil, err
 	}
