@@ -33,7 +33,7 @@ stress: ## internal/stress at full size (STRESS=1): 300 agreements on 3 replicas
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s; FUZZ=regexp picks targets)
 	deploy/local/fuzz.sh
 
-generate: ## regenerate sqlc code, the route-table parts of llms-full.txt and api/components.yaml, openapi.json, openapi-agent.json, its Go client, the clients' typed credentials, docs/cli.md, docs/configuration.md and tools/dist/verify-record.mjs
+generate: ## regenerate sqlc code, the generated parts of llms-full.txt (internal/httpapi/docs_generated.go) and api/components.yaml, openapi.json, openapi-agent.json, its Go client, the clients' typed credentials, docs/cli.md, docs/configuration.md and tools/dist/verify-record.mjs
 	cd db && $(SQLC) generate
 	$(GO) run ./internal/cmd/openapi-bundle -o openapi.json -agent openapi-agent.json -schemas schemas api
 	CONSENSUS_UPDATE_ROUTE_DOCS=1 $(GO) test -count=1 -run '^TestDocsAgreeWithRouter$$' ./internal/httpapi >/dev/null

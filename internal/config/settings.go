@@ -164,7 +164,7 @@ var coreSettings = []Setting{
 	},
 	{
 		Name: "CONSENSUS_MAIL_FROM", Default: "Consensus <consensus@localhost>",
-		Doc:   "Sender of invitation emails.",
+		Doc:   "Sender of invitation emails; the home page names its address, so people can tell a genuine invitation.",
 		parse: func(c *Config, v string) error { c.MailFrom = v; return nil },
 	},
 	{

@@ -143,7 +143,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	}
 	hub := live.New(0, 0)
 	lists := live.NewWorkspaces(0, st.AgreementWorkspaces)
-	api := httpapi.New(httpapi.Options{Venue: v, Live: hub, Lists: lists, Pinger: st, Origin: cfg.PublicOrigin, OperatorTokenHash: cfg.OperatorTokenHash,
+	api := httpapi.New(httpapi.Options{Venue: v, Live: hub, Lists: lists, Pinger: st, Origin: cfg.PublicOrigin, MailFrom: cfg.MailFrom, OperatorTokenHash: cfg.OperatorTokenHash,
 		Logger: log, RateLimit: cfg.RateLimit, Version: cfg.Version, TrustedProxies: cfg.TrustedProxies,
 		HSTS: strings.HasPrefix(cfg.PublicOrigin, "https://"), Requests: metrics, DBTimeout: cfg.DBTimeout, Breaker: st})
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout,

@@ -71,7 +71,7 @@ func (s *Server) discoveryDocuments() discoveryDocs {
 		openapi:      document{body: rewrite(consensus.OpenAPI), contentType: "application/json; charset=utf-8"},
 		openapiAgent: document{body: rewrite(consensus.OpenAPIAgent), contentType: "application/json; charset=utf-8"},
 		llms:         document{body: web("llms.txt"), contentType: "text/plain; charset=utf-8"},
-		llmsFull:     document{body: web("llms-full.txt"), contentType: "text/plain; charset=utf-8"},
+		llmsFull:     document{body: s.llmsFull(web("llms-full.txt")), contentType: "text/plain; charset=utf-8"},
 		schemas:      map[string]document{},
 	}
 	files, _ := fs.Glob(consensus.Schemas, "schemas/*/v*.json")
@@ -97,6 +97,16 @@ func (s *Server) handleSchema(schemas map[string]document) http.HandlerFunc {
 		}
 		doc.serve(w, r)
 	}
+}
+
+// llmsFull is llms-full.txt, its origin already this deployment's, with
+// its generated parts generated for this deployment (docs_generated.go).
+func (s *Server) llmsFull(doc []byte) []byte {
+	out, err := applyParts(doc, docParts(s.origin, participantRoutes(s.routeShapes()), s.withReply(s.capabilities())))
+	if err != nil {
+		panic(err.Error())
+	}
+	return out
 }
 
 // Capabilities is the /.well-known/consensus-agent document.

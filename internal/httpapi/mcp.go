@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,12 +84,14 @@ func (s *Server) mcpWait(ctx context.Context, p *venue.Principal, tag venue.Room
 // refusal describes err for a tool result with the row of the problem
 // table the REST route would answer with.
 func (s *Server) refusal(ctx context.Context, err error) mcpfacade.Refusal {
-	pt, detail, _, _ := problemFor(err)
+	c, detail, _, _ := problemCodeFor(err)
+	pt := problemTypes[c]
 	if pt.Status >= 500 {
 		s.log.ErrorContext(ctx, "mcp tool failed", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
 	}
+	retry, _ := strconv.Atoi(retryAfterOf(c))
 	return mcpfacade.Refusal{Code: pt.Code, Status: pt.Status, Title: pt.Title, Detail: detail,
-		Type: s.origin + "/problems/" + pt.Code, Explanation: pt.Explanation}
+		Type: s.origin + "/problems/" + pt.Code, Explanation: pt.Explanation, RetryAfter: retry}
 }
 
 // mcpWriter keeps the SDK's answers inside the contract: JSON carries its

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"html"
 	"io/fs"
 	"net/http"
+	"net/mail"
 	"path"
 
 	"github.com/go-chi/chi/v5"
@@ -57,6 +59,7 @@ func (s *Server) webPages() webPages {
 		return document{body: s.webDocument(name), contentType: "text/html; charset=utf-8", extra: h}
 	}
 	p := webPages{index: page("index.html", publicCache), invite: page("invite.html", "no-store"), console: page("console.html", "no-store"), assets: map[string]document{}}
+	p.index.body = bytes.Replace(p.index.body, []byte(senderMarker), []byte(senderSentence(s.mailFrom)), 1)
 	entries, err := fs.ReadDir(consensus.Web, "web/assets")
 	if err != nil {
 		panic("httpapi: embedded web/assets is missing")
@@ -80,6 +83,24 @@ func (s *Server) webPages() webPages {
 		p.assets[e.Name()] = document{body: b, contentType: ct, extra: h}
 	}
 	return p
+}
+
+// senderMarker is where the home page's footer names the sender of
+// invitations.
+const senderMarker = "<!--sender-->"
+
+// senderSentence names the address invitations are sent from, from the
+// configured From (a display name and address, or an address), escaped;
+// "" when none is configured.
+func senderSentence(from string) string {
+	if from == "" {
+		return ""
+	}
+	addr := from
+	if a, err := mail.ParseAddress(from); err == nil {
+		addr = a.Address
+	}
+	return "Invitations from this deployment are sent from <code>" + html.EscapeString(addr) + "</code>. "
 }
 
 // webDocument reads web/name, written for https://consensus.md, for this origin.

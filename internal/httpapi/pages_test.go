@@ -93,3 +93,22 @@ func TestPagesHaveNothingInline(t *testing.T) {
 		t.Fatalf("scripts %v", scripts)
 	}
 }
+
+// TestHomePageNamesTheSender: the home page's footer names the address
+// this deployment's invitations come from (CONSENSUS_MAIL_FROM), escaped,
+// so a person can tell a genuine invitation; the address for questions
+// about Consensus is labelled as such.
+func TestHomePageNamesTheSender(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, servertest.Options{Settings: map[string]string{"CONSENSUS_MAIL_FROM": `"Invites <b>" <invites+x&y@mail.example.org>`}})
+	_, body := s.do(t, http.MethodGet, "/", nil)
+	footer := regexp.MustCompile(`(?s)<footer class="site">(.*?)</footer>`).FindSubmatch(body)
+	if footer == nil {
+		t.Fatalf("no footer:\n%s", body)
+	}
+	f := string(footer[1])
+	if !strings.Contains(f, "Invitations from this deployment are sent from <code>invites+x&amp;y@mail.example.org</code>.") ||
+		strings.Contains(f, "<b>") || !strings.Contains(f, "Questions about Consensus: ") {
+		t.Errorf("the footer does not name the sender invitations come from: %s", f)
+	}
+}

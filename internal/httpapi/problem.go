@@ -212,6 +212,20 @@ const busyRetrySeconds = 5
 
 var retryAfterBusy = strconv.Itoa(busyRetrySeconds)
 
+// retryAfterOf is the Retry-After a refusal with code c carries, in
+// seconds; "" for none. The MCP facade states it in its refusal.
+func retryAfterOf(c ProblemCode) string {
+	switch c {
+	case ProblemUnavailable:
+		return retryAfterUnavailable
+	case ProblemTooManyWaiting:
+		return retryAfterBusy
+	case ProblemProofNotReady:
+		return "1"
+	}
+	return ""
+}
+
 // problemByCode indexes problemTypes; the table is fixed, so it is built once.
 var problemByCode = func() map[string]ProblemType {
 	m := make(map[string]ProblemType, len(problemTypes))
@@ -349,13 +363,8 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 	if challenge != "" {
 		h.Set("WWW-Authenticate", challenge)
 	}
-	switch c {
-	case ProblemUnavailable:
-		h.Set("Retry-After", retryAfterUnavailable)
-	case ProblemTooManyWaiting:
-		h.Set("Retry-After", retryAfterBusy)
-	case ProblemProofNotReady:
-		h.Set("Retry-After", "1")
+	if ra := retryAfterOf(c); ra != "" {
+		h.Set("Retry-After", ra)
 	}
 	h.Set("Content-Type", "application/problem+json; charset=utf-8")
 	h.Set("Cache-Control", "no-store")

@@ -23,6 +23,7 @@ type Server struct {
 	venue         *venue.Venue
 	pinger        Pinger
 	origin        string
+	mailFrom      string // CONSENSUS_MAIL_FROM, named by the home page
 	operatorHash  [32]byte
 	log           *slog.Logger
 	limiter       *rateLimiter
@@ -65,6 +66,9 @@ type Options struct {
 	Origin            string
 	OperatorTokenHash [32]byte
 	Logger            *slog.Logger
+	// MailFrom is the sender of invitation emails (CONSENSUS_MAIL_FROM),
+	// which the home page names; empty names none.
+	MailFrom string
 	// RateLimit is exchange and claim requests a minute per client address and route; 0 disables.
 	RateLimit int
 	Version   string
@@ -113,7 +117,7 @@ func New(o Options) *Server {
 		o.Live.OnRoomChanged(o.Venue.RoomChanged)
 	}
 	return &Server{
-		venue: o.Venue, pinger: o.Pinger, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,
+		venue: o.Venue, pinger: o.Pinger, origin: o.Origin, mailFrom: o.MailFrom, operatorHash: o.OperatorTokenHash, log: o.Logger,
 		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: min(2*time.Second, o.DBTimeout), dbTimeout: o.DBTimeout, breaker: o.Breaker,
 		trusted: prefixStrings(o.TrustedProxies), hsts: o.HSTS, requests: o.Requests, hub: o.Live, lists: o.Lists,
 	}

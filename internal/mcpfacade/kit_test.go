@@ -174,10 +174,15 @@ func TestMCPKeyedAgentEndToEnd(t *testing.T) {
 
 	// Unsigned, Ada is refused as REST refuses it; a signature over other
 	// bytes is refused too. Nothing is recorded.
+	// The refusals speak MCP: the signature is an argument, not a header.
 	decide := map[string]any{"decision": "agree", "revision": 1, "digest": digest, "confirm": true, "idempotencyKey": "ada-decide-1"}
-	refused(t, "unsigned decide", call(t, csAda, "decide", decide), "signature-required")
-	refused(t, "unsigned comment", call(t, csAda, "post_advisory", map[string]any{
+	speaksMCP(t, "unsigned decide", call(t, csAda, "decide", decide), "signature-required")
+	speaksMCP(t, "unsigned comment", call(t, csAda, "post_advisory", map[string]any{
 		"action": "comment", "body": "Agreed.", "revision": 1, "digest": digest, "idempotencyKey": "ada-comment-1"}), "signature-required")
+	speaksMCP(t, "a signature that is no signature", call(t, csAda, "post_advisory", map[string]any{
+		"action": "comment", "body": "Agreed.", "revision": 1, "digest": digest, "idempotencyKey": "ada-comment-1", "signature": "nope"}), "bad-signature")
+	speaksMCP(t, "a signature by one without a key", call(t, csBo, "post_advisory", map[string]any{
+		"action": "comment", "body": "Agreed.", "revision": 1, "digest": digest, "idempotencyKey": "bo-comment-2", "signature": strings.Repeat("A", 86)}), "bad-signature")
 	toSign := structured[mcpfacade.SignResult](t, "command_to_sign", call(t, csAda, "command_to_sign", map[string]any{
 		"action": "agree", "revision": 1, "digest": digest, "idempotencyKey": "ada-decide-1"}))
 	raw, err := b64.DecodeString(toSign.CanonicalBase64)
@@ -191,14 +196,46 @@ func TestMCPKeyedAgentEndToEnd(t *testing.T) {
 	if !decided.Created || decided.Outcome.Status != "pending" {
 		t.Fatalf("decide: %+v", decided)
 	}
+	// The stored signature shows, as on REST; the version is the room's
+	// after this post, so a wait from it is not woken by the post itself.
+	if decided.Event.Signature == nil || *decided.Event.Signature != decide["signature"] {
+		t.Fatalf("decide's event does not show the stored signature: %+v", decided.Event)
+	}
+	after := structured[mcpfacade.RoomResult](t, "read_room", call(t, csAda, "read_room", nil))
+	if decided.Version == "" || decided.Version != after.Version {
+		t.Fatalf("decide's version %q, the room's after it %q", decided.Version, after.Version)
+	}
+	for _, e := range after.Events {
+		if mine := e.ParticipantID == room.You.ParticipantID; mine != (e.Signature != nil) {
+			t.Fatalf("read_room: event %d by %s shows signature %v", e.Seq, e.ParticipantID, e.Signature)
+		}
+	}
+	start = time.Now()
+	if own := structured[mcpfacade.WaitResult](t, "wait_for_change", call(t, csAda, "wait_for_change", map[string]any{
+		"afterSeq": decided.Event.Seq, "version": decided.Version, "waitSeconds": 1})); own.Changed || time.Since(start) < time.Second {
+		t.Fatalf("a wait from decide's version answered at once on Ada's own decision: %+v", own)
+	}
 
 	// Bo agrees; Ada's next wait reports the final outcome.
 	if res := call(t, csBo, "decide", map[string]any{"decision": "agree", "revision": 1, "digest": digest, "confirm": true, "idempotencyKey": "bo-decide-1"}); res.IsError {
 		t.Fatalf("Bo's decision: %s", text(res))
 	}
 	final := structured[mcpfacade.WaitResult](t, "wait_for_change", call(t, csAda, "wait_for_change", map[string]any{"afterSeq": 2}))
-	if !final.Final || final.Outcome.Status != "reached" || len(final.Events) != 1 || final.Events[0].Action != "agree" {
+	if !final.Final || final.Outcome.Status != "reached" || len(final.Events) != 1 || final.Events[0].Action != "agree" || final.Events[0].Signature != nil {
 		t.Fatalf("after both decisions: %+v", final)
+	}
+	if mine := structured[mcpfacade.WaitResult](t, "wait_for_change", call(t, csAda, "wait_for_change", map[string]any{"afterSeq": 1})); len(mine.Events) != 2 ||
+		mine.Events[0].Signature == nil || *mine.Events[0].Signature != decide["signature"] {
+		t.Fatalf("wait_for_change does not show Ada's stored signature: %+v", mine.Events)
+	}
+
+	// CONSENSUS.md names the key that signed Ada's decision, and no key for
+	// Bo's, which no key signed.
+	art := structured[mcpfacade.ArtifactResult](t, "fetch_artifact", call(t, csAda, "fetch_artifact", nil))
+	thumb := jwk.FromPrivate(priv).Thumbprint()
+	if !strings.Contains(art.Markdown, "): agree signed with the key of RFC 7638 thumbprint `"+thumb+"`\n") ||
+		strings.Count(art.Markdown, "signed with the key of RFC 7638 thumbprint") != 1 {
+		t.Fatalf("CONSENSUS.md does not mark Ada's signed decision with her key's thumbprint %s, and only it:\n%s", thumb, art.Markdown)
 	}
 
 	// The record, from the embedded resource alone, verifies against the
@@ -226,5 +263,22 @@ func TestMCPKeyedAgentEndToEnd(t *testing.T) {
 	changed[strings.Index(rec.Text, "Tuesday")] = 't'
 	if rep := record.Verify(changed, record.Options{Keys: &set}); rep.OK() {
 		t.Fatal("a changed byte verified")
+	}
+}
+
+// speaksMCP asserts a refusal with code whose words are MCP's: the
+// signature and the idempotency key are arguments of the call, and no
+// HTTP header is named.
+func speaksMCP(t *testing.T, name string, res *mcp.CallToolResult, code string) {
+	t.Helper()
+	refused(t, name, res, code)
+	words := text(res)
+	for _, rest := range []string{"header", "Consensus-Signature", "Idempotency-Key", "request"} {
+		if strings.Contains(words, rest) {
+			t.Errorf("%s: the refusal speaks REST (%q):\n%s", name, rest, words)
+		}
+	}
+	if !strings.Contains(words, "signature argument") {
+		t.Errorf("%s: the refusal does not name the signature argument:\n%s", name, words)
 	}
 }

@@ -29,6 +29,9 @@ type Refusal struct {
 	Detail      string `json:"detail"`
 	Type        string `json:"type"`
 	Explanation string `json:"explanation"`
+	// RetryAfter is what REST's Retry-After header says, in seconds; 0
+	// (absent) when the refusal has none.
+	RetryAfter int `json:"retryAfterSeconds,omitempty"`
 }
 
 // Options configure the MCP handler.
@@ -124,7 +127,8 @@ func NewServer(o Options) *mcp.Server {
 		Description: "Waits until the room changes for you, at most waitSeconds (default and most 60), like a REST read with Prefer: wait: " +
 			"it answers at once when events after afterSeq exist, the room's version differs from the one given, or the outcome is final, " +
 			"and otherwise as soon as anything changes (a new event, a new revision, the outcome). It returns the new events, the version, " +
-			"the current revision and the outcome; changed false means the wait ended with nothing new: call it again. Event bodies are participant-written and marked untrusted.",
+			"the current revision and the outcome; changed false means the wait ended with nothing new: call it again. Event bodies are participant-written and marked untrusted: " +
+			"each is {\"untrusted\": true, \"text\": ...} in the structured result and inside untrusted-participant-text markers in the text.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, outputSchema[WaitResult](), f.waitForChange, nil)
 	addTool(s, f, &mcp.Tool{
@@ -132,19 +136,23 @@ func NewServer(o Options) *mcp.Server {
 		Title: "The exact bytes to sign",
 		Description: "For a participant that bound an Ed25519 key at claim: returns the exact bytes to sign for a post_advisory or decide call with these arguments " +
 			"(the RFC 8785 canonical room-command/v2 the service builds for your slot, idempotencyKey included, and checks the signature against), as text and base64url. " +
+			"Pass to or inReplyTo exactly as you will post them: they are part of the signed bytes. " +
 			"Sign them and pass the unpadded base64url signature as signature, with the same arguments. It records nothing.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, outputSchema[SignResult](), f.commandToSign, map[string][]any{"action": {room.ActionComment, room.ActionQuestion, room.ActionChangeRequest, room.ActionAgree, room.ActionDisagree, room.ActionAbstain}})
 	addTool(s, f, &mcp.Tool{
-		Name:        "post_advisory",
-		Title:       "Post a comment, question or change request",
-		Description: "Posts an advisory event (comment, question or change_request, 1 to 4,000 characters) pinned to the current revision number and digest. Advisory events never count as a decision. The idempotencyKey makes a retry safe: the same key with the same command returns the original event. A participant that bound a key at claim must pass signature (see command_to_sign); one that did not must not.",
+		Name:  "post_advisory",
+		Title: "Post a comment, question or change request",
+		Description: "Posts an advisory event (comment, question or change_request, 1 to 4,000 characters) pinned to the current revision number and digest. Advisory events never count as a decision. " +
+			"A question or change_request may name in to the participant ids it asks (it then waits in their awaitingReply until they answer); a comment may name in inReplyTo the question or change_request it answers. " +
+			"The idempotencyKey makes a retry safe: the same key with the same command returns the original event. A participant that bound a key at claim must pass signature (see command_to_sign); one that did not must not. " +
+			"Returns the stored event (with its signature, null without a key) and the room's version after it, for wait_for_change.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, outputSchema[PostResult](), f.postAdvisory, map[string][]any{"action": {room.ActionComment, room.ActionQuestion, room.ActionChangeRequest}})
 	addTool(s, f, &mcp.Tool{
 		Name:        "decide",
 		Title:       "Record your terminal decision",
-		Description: "Records your one terminal decision (agree, disagree or abstain) on the revision named by revision and digest. It is final and can never be changed. It is refused unless confirm is true and the revision and digest are the current ones from read_room. A participant that bound a key at claim must pass signature (see command_to_sign), or it is refused with signature-required. Post rationale with post_advisory first.",
+		Description: "Records your one terminal decision (agree, disagree or abstain) on the revision named by revision and digest. It is final and can never be changed. It is refused unless confirm is true and the revision and digest are the current ones from read_room. A participant that bound a key at claim must pass signature (see command_to_sign), or it is refused with signature-required. Post rationale with post_advisory first. Returns the stored event (with its signature, null without a key), the outcome and the room's version after it, for wait_for_change.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, outputSchema[PostResult](), f.decide, map[string][]any{"decision": {room.ActionAgree, room.ActionDisagree, room.ActionAbstain}})
 	addTool(s, f, &mcp.Tool{

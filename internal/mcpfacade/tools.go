@@ -51,16 +51,19 @@ type UntrustedText struct {
 
 // EventResult is one event as the tools return it.
 type EventResult struct {
-	ID            string        `json:"id"`
-	Seq           int64         `json:"seq"`
-	ParticipantID string        `json:"participantId"`
-	Author        string        `json:"author" jsonschema:"the author's display name from the locked roster"`
+	ID            string `json:"id"`
+	Seq           int64  `json:"seq"`
+	ParticipantID string `json:"participantId"`
+	// Author is the author's display name, for the text only: the
+	// structured event is REST's, and names are in read_room's roster.
+	Author        string        `json:"-"`
 	Action        string        `json:"action"`
 	Body          UntrustedText `json:"body"`
 	Revision      int           `json:"revision"`
 	CreatedAt     string        `json:"createdAt"`
 	Hash          string        `json:"hash"`
 	Prev          string        `json:"prev"`
+	Signature     *string       `json:"signature" jsonschema:"the author's Ed25519 signature over the canonical room-command/v2 bytes of the event (room-command/v1 before version 2), unpadded base64url, as stored; null when the author bound no key"`
 	To            []string      `json:"to,omitempty" jsonschema:"the participant ids a question or change_request asks"`
 	InReplyTo     *string       `json:"inReplyTo,omitempty" jsonschema:"the question or change_request a comment answers"`
 	AwaitingReply bool          `json:"awaitingReply,omitempty" jsonschema:"true when this event asks you and you have not answered it (see you.awaitingReply)"`
@@ -101,6 +104,7 @@ type PostResult struct {
 	Created bool              `json:"created" jsonschema:"false when this was a replay of an earlier command with the same idempotencyKey"`
 	Event   EventResult       `json:"event"`
 	Outcome venue.OutcomeView `json:"outcome"`
+	Version string            `json:"version" jsonschema:"the room's version as of this post. Pass it to wait_for_change with afterSeq set to this event's seq, and the wait is for the others, not answered by your own post; if you held events only up to an earlier seq than this event's seq minus 1, others posted in between: pass that seq to get them"`
 }
 
 // ArtifactVerification compares CONSENSUS.md with what the room states.
@@ -163,7 +167,7 @@ func (f *facade) readRoom(ctx context.Context, p *venue.Principal, _ NoInput) *m
 func eventResult(e venue.EventView, names map[string]string) EventResult {
 	return EventResult{ID: e.ID, Seq: e.Seq, ParticipantID: e.ParticipantID, Author: names[e.ParticipantID], Action: e.Action,
 		Body: UntrustedText{Untrusted: true, Text: e.Body}, Revision: e.Revision, CreatedAt: e.CreatedAt, Hash: e.Hash, Prev: e.Prev,
-		To: e.To, InReplyTo: e.InReplyTo}
+		Signature: e.Signature, To: e.To, InReplyTo: e.InReplyTo}
 }
 
 func (f *facade) postAdvisory(ctx context.Context, p *venue.Principal, in AdvisoryInput) *mcp.CallToolResult {
@@ -191,14 +195,18 @@ func (f *facade) post(ctx context.Context, p *venue.Principal, key string, sig *
 	if err != nil {
 		return f.refuse(ctx, err)
 	}
-	out := PostResult{Created: created, Event: eventResult(posted.Event, nil), Outcome: posted.Outcome}
-	out.Event.Author = "you"
+	out := PostResult{Created: created, Event: eventResult(posted.Event, nil), Outcome: posted.Outcome, Version: tagString(posted.Tag)}
 	verb := "Recorded"
 	if !created {
 		verb = "Replayed (this idempotencyKey was already used for this exact command; nothing new was recorded)"
 	}
-	text := fmt.Sprintf("%s: event %d (%s), id %s, created at %s, hash %s. Outcome now: %s.",
-		verb, out.Event.Seq, out.Event.Action, out.Event.ID, out.Event.CreatedAt, out.Event.Hash, out.Outcome.Status)
+	signed := "unsigned (you bound no key)"
+	if out.Event.Signature != nil {
+		signed = "stored with your signature " + *out.Event.Signature
+	}
+	text := fmt.Sprintf("%s: event %d (%s), id %s, created at %s, hash %s, %s. Outcome now: %s. Room version %s: to wait for the others, "+
+		"call wait_for_change with this version and afterSeq %d (if the last event you held has a seq below %d, others posted in between: pass that seq to get them).",
+		verb, out.Event.Seq, out.Event.Action, out.Event.ID, out.Event.CreatedAt, out.Event.Hash, signed, out.Outcome.Status, out.Version, out.Event.Seq, out.Event.Seq-1)
 	return result(text, out)
 }
 
@@ -239,8 +247,11 @@ func result(text string, structured any) *mcp.CallToolResult {
 // refuse turns a use case's error into an error result naming the problem
 // code the REST route would answer with.
 func (f *facade) refuse(ctx context.Context, err error) *mcp.CallToolResult {
-	r := f.o.Describe(ctx, err)
+	r := inMCPWords(f.o.Describe(ctx, err))
 	problem, _ := json.Marshal(r)
 	text := fmt.Sprintf("Refused: %s (%s, HTTP %d on the REST API). %s\n\n%s", r.Title, r.Code, r.Status, r.Detail, r.Explanation)
+	if r.RetryAfter > 0 {
+		text += fmt.Sprintf("\n\nRetry after %d seconds (retryAfterSeconds).", r.RetryAfter)
+	}
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: string(problem)}}}
 }

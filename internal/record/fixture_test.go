@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -185,6 +186,9 @@ func (sc scenario) build(t testing.TB) (Input, []byte) {
 					t.Fatal(err)
 				}
 				entries[i].Reply = reply
+				if k := slots[slices.IndexFunc(slots, func(s Slot) bool { return s.ParticipantID == p.ParticipantID })].PublicKey; k != nil && reply == nil {
+					entries[i].KeyThumbprint = k.Thumbprint() // as the service names the key of a signed decision
+				}
 			}
 		}
 		artifact = []byte(room.RenderArtifact(room.ArtifactInput{Locked: locked, Roster: entries, ChainHead: prev,

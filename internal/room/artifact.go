@@ -16,6 +16,10 @@ type ArtifactEntry struct {
 	// Reply is the evidence of a decision recorded from a reply email, nil
 	// for one posted over HTTP.
 	Reply *ReplyEvidence
+	// KeyThumbprint is the RFC 7638 thumbprint of the key the participant
+	// bound at claim, which signed the decision; empty for a decision
+	// without a participant's signature.
+	KeyThumbprint string
 }
 
 // ArtifactInput is everything CONSENSUS.md states.
@@ -54,6 +58,7 @@ func RenderArtifact(in ArtifactInput) string {
 	b.WriteString("## Decisions\n\n")
 	writeDecisions(&b, in)
 	writeReplies(&b, in)
+	writeSigned(&b, in)
 	writeRevisions(&b, in)
 	b.WriteString("\n## Locked revision\n\n")
 	b.WriteString("The revision as locked, rendered as its Markdown is with headings one level down:\n\n")

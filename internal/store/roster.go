@@ -20,6 +20,10 @@ type RuleMember struct {
 	ID       uuid.UUID
 	Required bool
 	Decision *Decision
+	// PublicKey is the Ed25519 key the participant bound at claim, nil
+	// without one; read by the append's roster only (ParticipantRule), so
+	// that CONSENSUS.md can name the key of each signed decision.
+	PublicKey []byte
 }
 
 // RosterMember is a participant with the counters the hot paths read
@@ -95,12 +99,15 @@ func rosterMemberFrom(r dbsqlc.ParticipantRosterRow) RosterMember {
 func ruleMembersFrom(r dbsqlc.ParticipantRuleRow) ([]RuleMember, error) {
 	n := len(r.Ids)
 	if len(r.Required) != n || len(r.Decisions) != n || len(r.DecisionEventIds) != n || len(r.DecisionSeqs) != n ||
-		len(r.DecisionRevisions) != n || len(r.DecidedAt) != n || len(r.DecisionEvidences) != n {
+		len(r.DecisionRevisions) != n || len(r.DecidedAt) != n || len(r.DecisionEvidences) != n || len(r.PublicKeys) != n {
 		return nil, errors.New("store: roster arrays of different lengths")
 	}
 	out := make([]RuleMember, n)
 	for i := range out {
 		out[i] = RuleMember{ID: r.Ids[i], Required: r.Required[i]}
+		if len(r.PublicKeys[i]) > 0 {
+			out[i].PublicKey = r.PublicKeys[i]
+		}
 		if r.Decisions[i] != "" {
 			out[i].Decision = &Decision{Action: r.Decisions[i], EventID: r.DecisionEventIds[i], Seq: r.DecisionSeqs[i],
 				Revision: int(r.DecisionRevisions[i]), At: r.DecidedAt[i], Evidence: r.DecisionEvidences[i]}

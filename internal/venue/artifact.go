@@ -48,9 +48,10 @@ func (v *Venue) Artifact(ctx context.Context, p *Principal) (*Artifact, error) {
 // renderArtifact writes CONSENSUS.md for a reached outcome: every revision
 // (when there are several), the locked revision, each participant's
 // decision that counts with the revision it was made on (and its evidence,
-// when recorded from a reply email), and the chain up to last, the event
-// that completed the rule. rev carries its History.
-func renderArtifact(rev store.Revision, snap room.Snapshot, last store.Event, outcome room.Outcome, now time.Time) ([]byte, error) {
+// when recorded from a reply email, or the thumbprint of the key that
+// signed it, from keys by participant id), and the chain up to last, the
+// event that completed the rule. rev carries its History.
+func renderArtifact(rev store.Revision, snap room.Snapshot, last store.Event, outcome room.Outcome, now time.Time, keys map[string]string) ([]byte, error) {
 	var revision room.Revision
 	if err := json.Unmarshal(rev.Canonical, &revision); err != nil {
 		return nil, err
@@ -67,6 +68,9 @@ func renderArtifact(rev store.Revision, snap room.Snapshot, last store.Event, ou
 				return nil, err
 			}
 			entries[i].Reply = reply
+			if reply == nil {
+				entries[i].KeyThumbprint = keys[rp.ParticipantID]
+			}
 		}
 	}
 	revisions := make([]room.ArtifactRevision, len(rev.History))

@@ -2,6 +2,7 @@ package venue
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"time"
@@ -73,6 +74,11 @@ func (v *Venue) command(key string, in EventInput) (room.Command, error) {
 type Posted struct {
 	Event   EventView   `json:"event"`
 	Outcome OutcomeView `json:"outcome"`
+	// Tag is the poster's RoomTag as of this write: of the version the
+	// event's append made (for a replay, of the version it was read at),
+	// so a wait from it is not woken by the post itself and misses no
+	// change after it. The MCP facade returns it; REST does not.
+	Tag RoomTag `json:"-"`
 }
 
 // PostEvent is PostEventAs with the credential p authenticated with (it is
@@ -186,7 +192,8 @@ func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key stri
 				res.refusal = room.ErrIdempotencyKeyReused
 				return store.AppendWrite{Result: res}, nil
 			}
-			res.posted = &Posted{Event: eventView(*prior), Outcome: outcomeView(a.Outcome)}
+			res.posted = &Posted{Event: eventView(*prior), Outcome: outcomeView(a.Outcome),
+				Tag: roomTag(a.ID, me.ID, a.Version, lapsed(a.Outcome.Status, a.Deadline, now))}
 			return store.AppendWrite{Result: res}, nil
 		}
 		switch {
@@ -245,14 +252,17 @@ func (v *Venue) postEvent(ctx context.Context, c ParticipantCredential, key stri
 		if room.IsTerminal(cmd.Action) {
 			var err error
 			snap.Events = append(snap.Events, e.RoomEvent())
-			if final, w.Artifact, err = finalize(rev.Revision, snap, e, now); err != nil {
+			if final, w.Artifact, err = finalize(rev.Revision, snap, e, now, signingKeys(st.Roster, me)); err != nil {
 				return store.AppendWrite{}, err
 			}
 			if final.Final() {
 				w.Outcome = &final
 			}
 		}
-		res.posted, res.created = &Posted{Event: eventView(e), Outcome: outcomeView(final)}, true
+		// The append adds one to the agreement's version (EventAppendBatch),
+		// outcome and artifact included.
+		res.posted, res.created = &Posted{Event: eventView(e), Outcome: outcomeView(final),
+			Tag: roomTag(a.ID, me.ID, a.Version+1, lapsed(final.Status, a.Deadline, now))}, true
 		return w, nil
 	}
 	out, err := appendWith(ctx, req, decide)
@@ -288,14 +298,33 @@ type postResult struct {
 // errNewRevision: the cached revision is not the agreement's current one.
 var errNewRevision = errors.New("venue: a newer revision than the one cached")
 
+// signingKeys maps the id of each participant of roster that bound a key,
+// and of the poster me, to its key's RFC 7638 thumbprint. A participant
+// that bound a key signs every event it posts, and none of its decisions
+// comes from a reply email (a keyed slot cannot decide by email), so each
+// of its decisions is signed with that key.
+func signingKeys(roster []store.RuleMember, me *store.TokenHolder) map[string]string {
+	keys := map[string]string{}
+	add := func(id uuid.UUID, key []byte) {
+		if len(key) == ed25519.PublicKeySize {
+			keys[id.String()] = jwk.FromPublic(key).Thumbprint()
+		}
+	}
+	for _, m := range roster {
+		add(m.ID, m.PublicKey)
+	}
+	add(me.ID, me.PublicKey)
+	return keys
+}
+
 // finalize evaluates the rule after the terminal event last; a reached
 // outcome comes with the CONSENSUS.md to store with it.
-func finalize(rev store.Revision, snap room.Snapshot, last store.Event, now time.Time) (room.Outcome, *store.Artifact, error) {
+func finalize(rev store.Revision, snap room.Snapshot, last store.Event, now time.Time, keys map[string]string) (room.Outcome, *store.Artifact, error) {
 	outcome := snap.History().Outcome(now)
 	if outcome.Status != room.StatusReached {
 		return outcome, nil, nil
 	}
-	md, err := renderArtifact(rev, snap, last, outcome, now)
+	md, err := renderArtifact(rev, snap, last, outcome, now, keys)
 	if err != nil {
 		return outcome, nil, err
 	}

@@ -2205,13 +2205,13 @@ type EventRequest struct {
 	// Digest The current revisionDigest, as lowercase hex or `sha256:`-prefixed lowercase hex.
 	Digest string `json:"digest"`
 
-	// InReplyTo comment only, optional: the id of the question or change_request of this room that this comment answers; it leaves your `you.awaitingReply` when it was there. Any participant may reply to any question or change request. An id that names no event of this room, or names another kind of event, or `inReplyTo` on another action, is refused with 400 naming `inReplyTo`. It becomes the `in_reply_to` member of the room-command/v1 object, so a keyed participant signs it.
+	// InReplyTo comment only, optional: the id of the question or change_request of this room that this comment answers; it leaves your `you.awaitingReply` when it was there. Any participant may reply to any question or change request. An id that names no event of this room, or names another kind of event, or `inReplyTo` on another action, is refused with 400 naming `inReplyTo`. It becomes the `in_reply_to` member of the command object (room-command/v1; room-command/v2 for a participant that bound a key, which signs it), so the chain, the record and a keyed participant's signature cover it.
 	InReplyTo *Uuid `json:"inReplyTo,omitempty"`
 
 	// Revision The current revision number.
 	Revision int `json:"revision"`
 
-	// To question and change_request only, optional: the participants you ask, 1 to 50 distinct participant ids from the current revision's roster, not your own. The event then appears in each one's `you.awaitingReply` until that participant answers it. Omit it to ask the whole room; an empty array, an unknown or repeated id, your own id, or `to` on another action is refused with 400 naming `to`. It becomes the `to` member of the room-command/v1 object, so a keyed participant signs it.
+	// To question and change_request only, optional: the participants you ask, 1 to 50 distinct participant ids from the current revision's roster, not your own. The event then appears in each one's `you.awaitingReply` until that participant answers it. Omit it to ask the whole room; an empty array, an unknown or repeated id, your own id, or `to` on another action is refused with 400 naming `to`. It becomes the `to` member of the command object (room-command/v1; room-command/v2 for a participant that bound a key, which signs it), so the chain, the record and a keyed participant's signature cover it.
 	To *[]Uuid `json:"to,omitempty"`
 }
 

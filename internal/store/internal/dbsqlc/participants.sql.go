@@ -401,7 +401,8 @@ SELECT array_agg(id ORDER BY position)::uuid[] AS ids,
        array_agg(coalesce(decision_seq, 0) ORDER BY position)::bigint[] AS decision_seqs,
        array_agg(coalesce(decision_revision, 0) ORDER BY position)::integer[] AS decision_revisions,
        array_agg(coalesce(decided_at, 'epoch') ORDER BY position)::timestamptz[] AS decided_at,
-       array_agg(coalesce(decision_evidence, '') ORDER BY position)::text[] AS decision_evidences
+       array_agg(coalesce(decision_evidence, '') ORDER BY position)::text[] AS decision_evidences,
+       array_agg(coalesce(public_key, ''::bytea) ORDER BY position)::bytea[] AS public_keys
 FROM participants
 WHERE agreement_id = (SELECT t.agreement_id FROM participants t WHERE t.token_hash = $1)
   AND (required OR decision IS NOT NULL)
@@ -416,12 +417,15 @@ type ParticipantRuleRow struct {
 	DecisionRevisions []int32
 	DecidedAt         []time.Time
 	DecisionEvidences []string
+	PublicKeys        [][]byte
 }
 
 // What the decision rule reads of the roster of the agreement of a token's
 // owner: every participant that is required or has decided, with its
-// decision (empty and zero before one), as one row of parallel arrays:
-// fifty rows would cost fifty scans and their allocations on every append.
+// decision (empty and zero before one) and its bound key (empty without
+// one: CONSENSUS.md names the key of each signed decision), as one row of
+// parallel arrays: fifty rows would cost fifty scans and their allocations
+// on every append.
 func (q *Queries) ParticipantRule(ctx context.Context, tokenHash []byte) (ParticipantRuleRow, error) {
 	row := q.db.QueryRow(ctx, participantRule, tokenHash)
 	var i ParticipantRuleRow
@@ -434,6 +438,7 @@ func (q *Queries) ParticipantRule(ctx context.Context, tokenHash []byte) (Partic
 		&i.DecisionRevisions,
 		&i.DecidedAt,
 		&i.DecisionEvidences,
+		&i.PublicKeys,
 	)
 	return i, err
 }
