@@ -17,6 +17,11 @@ UPDATE operators SET display_name = $2 WHERE id = $1 AND removed_at IS NULL;
 -- name: OperatorRemove :one
 UPDATE operators SET removed_at = $3 WHERE workspace_id = $1 AND id = $2 AND removed_at IS NULL RETURNING *;
 
+-- name: WorkspaceLockOwners :exec
+-- The same lock as WorkspaceAuditHead's, taken before the owners are
+-- counted: changes to one workspace's owners count one after another.
+SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE;
+
 -- name: OperatorOwnerCount :one
 SELECT count(*) FROM operators WHERE workspace_id = $1 AND role = 'owner' AND removed_at IS NULL;
 

@@ -103,12 +103,27 @@ func (m *manifests) job(t *testing.T) *batchv1.Job {
 	return m.jobs[0]
 }
 
+// config is the service's settings: the one ConfigMap the Deployment's
+// container reads its environment from (the CloudNativePG overlay has
+// another, the audit guard its Cluster runs at bootstrap).
 func (m *manifests) config(t *testing.T) map[string]string {
 	t.Helper()
-	if len(m.configMaps) != 1 {
-		t.Fatalf("want one ConfigMap, got %d", len(m.configMaps))
+	var names []string
+	for _, f := range m.deployment(t).Spec.Template.Spec.Containers[0].EnvFrom {
+		if f.ConfigMapRef != nil {
+			names = append(names, f.ConfigMapRef.Name)
+		}
 	}
-	return m.configMaps[0].Data
+	if len(names) != 1 {
+		t.Fatalf("want the container's environment from one ConfigMap, got %v", names)
+	}
+	for _, c := range m.configMaps {
+		if c.Name == names[0] {
+			return c.Data
+		}
+	}
+	t.Fatalf("no ConfigMap %s", names[0])
+	return nil
 }
 
 // TestPolicy checks, in every kustomization, what docs/operations.md
@@ -593,6 +608,23 @@ func TestProductionOverlays(t *testing.T) {
 			spec := c["spec"].(map[string]any)
 			if spec["instances"] != float64(3) {
 				t.Errorf("Cluster instances: want 3, got %v", spec["instances"])
+			}
+			// The superuser installs the audit guard at bootstrap, from a
+			// ConfigMap of the overlay holding the event triggers.
+			initdb, _ := spec["bootstrap"].(map[string]any)["initdb"].(map[string]any)
+			refs, _ := initdb["postInitApplicationSQLRefs"].(map[string]any)["configMapRefs"].([]any)
+			guarded := false
+			for _, r := range refs {
+				ref, _ := r.(map[string]any)
+				key, _ := ref["key"].(string)
+				for _, cm := range m.configMaps {
+					if cm.Name == ref["name"] && strings.Contains(cm.Data[key], "CREATE EVENT TRIGGER consensus_audit_guard_end") {
+						guarded = true
+					}
+				}
+			}
+			if !guarded {
+				t.Error("the Cluster does not install the audit guard at bootstrap (postInitApplicationSQLRefs)")
 			}
 			// CloudNativePG writes the owner's credentials, uri included, to
 			// <cluster>-app; both the replicas and the Job must read it.

@@ -9,7 +9,9 @@
 # The service connects as consensus_app, an ordinary role (no superuser, no
 # BYPASSRLS, allowed to create databases for the test suite) that owns the
 # consensus database: row-level security binds it as it does in production.
-# The cluster's superuser, consensus, is for administration only.
+# The cluster's superuser, consensus, is for administration only, and
+# installs the audit guard (deploy/kubernetes/overlays/cloudnativepg/
+# audit-guard.sql) in the consensus database and in template1.
 #
 # The cluster listens on a Unix socket only (no TCP port to collide with), in
 # DIR/run with mode 0700, so only its owner can connect. The socket's port
@@ -140,6 +142,15 @@ END;
 $$;
 SQL
     fi
+    # The audit guard: event triggers, which only a superuser can create,
+    # that refuse even the table's owner (consensus_app) any change to
+    # audit_entries once it holds an entry (see the file). In template1 too,
+    # so every database made later, the test suite's included, has it.
+    # Idempotent: it runs at every start and so follows changes to the file.
+    guard=$(cd "$(dirname "${BASH_SOURCE[0]}")/../kubernetes/overlays/cloudnativepg" && pwd)/audit-guard.sql
+    for db in template1 consensus; do
+      "${psql[@]}" -d "$db" >/dev/null <"$guard" || die "installing $guard in $db failed"
+    done
     echo "$url" ;;
   *) die "unknown command $cmd" ;;
 esac

@@ -179,7 +179,9 @@ exactly as the service sent it, which 'consensus verify audit FILE' checks.
 With --all every page is read, to export the whole chain. --actor, --action
 and --agreement keep only the entries matching all those given (the service
 filters, so pages stay full); a filtered export has gaps in the chain, so
-'consensus verify audit' fails on it.`,
+'consensus verify audit' fails on it. A table, and whatever is shown on a
+terminal, writes control characters and bidirectional overrides as JSON
+escapes (\u001b, \u202e): an entry cannot recolour or reorder the screen.`,
 		Example: `  consensus admin audit
   consensus admin audit --after 120 --limit 50
   consensus admin audit --action agreement.create --actor "ci reader"
@@ -224,7 +226,7 @@ filters, so pages stay full); a filtered export has gaps in the chain, so
 				}
 				return nil
 			}
-			tw := newTable(env.Stdout)
+			tw := newTable(forPeople(env.Stdout))
 			fmt.Fprintln(tw, "SEQ\tAT\tACTOR\tACTION\tTARGETS\tRESULT\tCLIENT")
 			for _, raw := range entries {
 				var e audit.Entry

@@ -37,6 +37,9 @@ func Main(args []string, env Env) int {
 		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
+	// What people read goes through terminalText: messages and errors
+	// always, and the standard output when it is a terminal.
+	env.Stdout, env.Stderr = forTerminal(env.Stdout), forPeople(env.Stderr)
 	return command.Execute(ctx, NewCommand(env), args, env.Stdin, env.Stdout, env.Stderr)
 }
 

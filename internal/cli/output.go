@@ -38,11 +38,15 @@ func output(env Env, format outputFlag, raw json.RawMessage, table func(io.Write
 	if format == "json" || (format == "" && !isTerminal(env.Stdout)) {
 		return printJSON(env.Stdout, raw)
 	}
-	return table(env.Stdout, raw)
+	return table(forPeople(env.Stdout), raw)
 }
 
-// isTerminal reports whether w is a character device (a terminal).
+// isTerminal reports whether w is a character device (a terminal), or a
+// terminalWriter on one.
 func isTerminal(w io.Writer) bool {
+	if t, ok := w.(*terminalWriter); ok {
+		return t.tty
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
@@ -62,7 +66,23 @@ func printJSON(w io.Writer, raw json.RawMessage) error {
 	return err
 }
 
-func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
+// table aligns tab-separated cells in columns; what is written to it
+// passes through terminalText first, so the columns align on what a
+// terminal shows.
+type table struct {
+	cells io.Writer
+	tw    *tabwriter.Writer
+}
+
+func newTable(w io.Writer) *table {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	return &table{cells: &terminalWriter{w: tw}, tw: tw}
+}
+
+func (t *table) Write(p []byte) (int, error) { return t.cells.Write(p) }
+
+// Flush writes the table.
+func (t *table) Flush() error { return t.tw.Flush() }
 
 type outcomeJSON struct {
 	Status          string  `json:"status"`

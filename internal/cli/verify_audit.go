@@ -3,14 +3,18 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/spf13/cobra"
 
 	"github.com/consensus-md/consensus/internal/audit"
 	"github.com/consensus-md/consensus/internal/cli/command"
+	"github.com/consensus-md/consensus/internal/strictjson"
 )
 
 func verifyAuditCommand(env Env) *cobra.Command {
@@ -46,7 +50,12 @@ status 1 names the first entry that fails.`,
 	}
 }
 
-// readAuditFile reads entries as JSON lines, a JSON array, or an audit page.
+// readAuditFile reads entries as JSON lines, a JSON array, or an audit
+// page, strictly (strictjson): an entry is read as jq or Python would read
+// it or refused, so the hash checked covers exactly what a reader sees. A
+// member twice, a member no entry has (a name differing from a real one
+// only by case included), null, invalid UTF-8 or lone surrogates are
+// refused, each naming the line or the entry.
 func readAuditFile(file string) ([]audit.Entry, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -54,28 +63,92 @@ func readAuditFile(file string) ([]audit.Entry, error) {
 	}
 	trimmed := bytes.TrimSpace(b)
 	if bytes.HasPrefix(trimmed, []byte("[")) {
-		var es []audit.Entry
-		return es, json.Unmarshal(trimmed, &es)
+		var raw []jsontext.Value
+		if err := strictjson.Into(trimmed, &raw); err != nil {
+			return nil, fmt.Errorf("%s: not a JSON array of audit entries: %s", file, strictProblem(err))
+		}
+		return auditEntries(file, "entry", raw)
 	}
 	var page struct {
-		Entries *[]audit.Entry `json:"entries"`
+		Entries    *[]jsontext.Value `json:"entries"`
+		NextAfter  *int64            `json:"nextAfter"`
+		NextBefore *int64            `json:"nextBefore"`
 	}
-	if json.Unmarshal(trimmed, &page) == nil && page.Entries != nil {
-		return *page.Entries, nil
+	if bytes.HasPrefix(trimmed, []byte("{")) && isPage(trimmed) {
+		if err := strictjson.Into(trimmed, &page); err != nil || page.Entries == nil {
+			return nil, fmt.Errorf("%s: not a page of audit entries: %s", file, strictProblem(err))
+		}
+		return auditEntries(file, "entry", *page.Entries)
 	}
-	var es []audit.Entry
+	var raw []jsontext.Value
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
+	for sc.Scan() {
+		raw = append(raw, bytes.Clone(sc.Bytes()))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return auditEntries(file, "line", raw)
+}
+
+// isPage reports whether b, one JSON object, has an entries member at its
+// top level (a page of GET /api/v1/admin/audit) rather than being one line
+// of entries.
+func isPage(b []byte) bool {
+	dec := jsontext.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return false
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return false
+		}
+		if name.String() == "entries" {
+			return true
+		}
+		if err := dec.SkipValue(); err != nil {
+			return false
+		}
+	}
+	return false
+}
+
+// auditEntries decodes each raw entry strictly; blank lines are skipped,
+// and a failure names the unit (line or entry) by its number from 1.
+func auditEntries(file, unit string, raw []jsontext.Value) ([]audit.Entry, error) {
+	var es []audit.Entry
+	for i, r := range raw {
+		if len(bytes.TrimSpace(r)) == 0 {
 			continue
 		}
 		var e audit.Entry
-		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("%s:%d: not an audit entry: %w", file, n, err)
+		if err := strictjson.Unmarshal(r, &e); err != nil {
+			return nil, fmt.Errorf("%s: %s %d: not an audit entry: %s", file, unit, i+1, strictProblem(err))
 		}
 		es = append(es, e)
 	}
-	return es, sc.Err()
+	return es, nil
+}
+
+// strictProblem words a strictjson error without quoting the file, whose
+// text may hold terminal escapes.
+func strictProblem(err error) string {
+	var null *strictjson.NullError
+	var sem *json.SemanticError
+	switch {
+	case err == nil:
+		return "it has no entries member"
+	case errors.Is(err, jsontext.ErrDuplicateName):
+		return "a member name appears twice in one object"
+	case errors.As(err, &null):
+		return "a member is null"
+	case errors.Is(err, json.ErrUnknownName):
+		return "a member no audit entry has (member names are case-sensitive)"
+	case errors.As(err, &sem):
+		return "a member has a value of the wrong type"
+	default:
+		return "not valid JSON (RFC 8259, valid UTF-8, no lone surrogates)"
+	}
 }

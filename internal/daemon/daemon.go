@@ -109,6 +109,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	if err := store.Migrate(ctx, cfg.DatabaseURL); err != nil {
 		return stoppedEarly(ctx, log, err)
 	}
+	warnUnguardedAudit(ctx, st, log)
 	st.SetObserver(metrics)
 	metrics.WatchDatabase(st)
 	keys, err := secret.DeriveKeys(cfg.TokenKey)

@@ -28,3 +28,16 @@ func checkRole(ctx context.Context, cfg *config.Config, st *store.Store, log *sl
 	log.Warn("DATABASE_URL: the role bypasses row-level security (a superuser or BYPASSRLS); production refuses to start with it")
 	return nil
 }
+
+// warnUnguardedAudit logs, at start, when the database lacks the audit
+// guard: the append-only trigger of audit_entries then binds every role
+// but the table's owner, which is the role the service connects as. Not
+// fatal: installing it needs a superuser, which not every deployment has
+// (docs/operations.md says what binds whom either way).
+func warnUnguardedAudit(ctx context.Context, st *store.Store, log *slog.Logger) {
+	ok, err := st.AuditGuardInstalled(ctx)
+	if err == nil && !ok {
+		log.Warn("the audit guard is not installed: the service's database role owns audit_entries and could alter its entries; " +
+			"install deploy/kubernetes/overlays/cloudnativepg/audit-guard.sql as a superuser (see docs/operations.md)")
+	}
+}

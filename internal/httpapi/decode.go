@@ -11,9 +11,11 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/consensus-md/consensus/internal/strictjson"
 )
 
-// Request bodies are decoded with go-json-experiment, not encoding/json:
+// Request bodies are decoded by strictjson, not encoding/json:
 // encoding/json resolves an ambiguous document silently (the last of two
 // duplicate members wins, "ACTION" or "ſecret" fill "action" or "secret",
 // invalid UTF-8 and lone surrogates become U+FFFD), so two readers of one
@@ -50,7 +52,7 @@ func decodeObject(b []byte, limit bodyLimit, dst any) error {
 	if err := refuseNull(v); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(v, dst, json.RejectUnknownMembers(true)); err != nil {
+	if err := strictjson.Into(v, dst); err != nil {
 		return semanticProblem(err)
 	}
 	return nil
@@ -68,8 +70,8 @@ func checkObject(b []byte) (jsontext.Value, error) {
 	if trimmed[0] != '{' {
 		return nil, malformed("the body must be one JSON object")
 	}
-	v := jsontext.Value(bytes.Clone(b))
-	if err := v.Format(); err != nil {
+	v, err := strictjson.Shortest(b)
+	if err != nil {
 		return nil, syntaxProblem(err)
 	}
 	return v, nil
@@ -115,27 +117,19 @@ func syntaxProblem(err error) error {
 	}
 }
 
-// refuseNull refuses a null anywhere in v, which is valid JSON: decoding
-// would leave the member unset, so {"body": null} would mean "absent" to
-// one reader and "null" to another.
+// refuseNull refuses a null anywhere in v, which is valid JSON (see
+// strictjson.NullError).
 func refuseNull(v jsontext.Value) error {
-	if !bytes.Contains(v, []byte("null")) {
-		return nil // a null literal is those four bytes: without them, no token can be one
+	err := strictjson.FirstNull(v)
+	var null *strictjson.NullError
+	if errors.As(err, &null) {
+		where, field := describePointer(null.Pointer)
+		return &Error{Code: ProblemInvalidRequest, Field: field, Detail: where + ": must not be null; leave an optional member out instead"}
 	}
-	dec := jsontext.NewDecoder(bytes.NewReader(v))
-	for {
-		tok, err := dec.ReadToken()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return syntaxProblem(err)
-		}
-		if tok.Kind() == 'n' {
-			where, field := describePointer(dec.StackPointer())
-			return &Error{Code: ProblemInvalidRequest, Field: field, Detail: where + ": must not be null; leave an optional member out instead"}
-		}
+	if err != nil {
+		return syntaxProblem(err)
 	}
+	return nil
 }
 
 // semanticProblem words an error of json.Unmarshal: an unknown member, or

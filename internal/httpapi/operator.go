@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/venue"
 	"github.com/consensus-md/consensus/internal/workspace"
@@ -39,6 +40,16 @@ type auditHookKey struct{}
 
 // auditTargets are the path parameters an audit entry names.
 var auditTargets = []string{"agreementId", "participantId", "invitationId", "keyId", "operatorId"}
+
+// isID reports whether a path value is an id as the service writes one:
+// a UUID in its canonical lower-case form. Any other value names nothing
+// (the venue answers it 404) and stays out of audit entries: it is the
+// client's text, which could hold terminal escapes or bidirectional
+// overrides for whoever reads the log.
+func isID(v string) bool {
+	u, err := uuid.Parse(v)
+	return err == nil && u.String() == v
+}
 
 // requireOperatorFor authenticates an operator route (the route table's
 // CredentialOperator): the Bearer token is
@@ -100,7 +111,7 @@ func (s *Server) withAuditHook(r *http.Request, p workspace.Principal, a operato
 	targets := map[string]string{}
 	if rc := chi.RouteContext(ctx); rc != nil {
 		for _, name := range auditTargets {
-			if v := rc.URLParam(name); v != "" {
+			if v := rc.URLParam(name); isID(v) {
 				targets[name] = v
 			}
 		}

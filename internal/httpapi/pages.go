@@ -11,7 +11,6 @@ import (
 	"path"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/google/uuid"
 
 	consensus "github.com/consensus-md/consensus"
 	"github.com/consensus-md/consensus/internal/room"
@@ -118,7 +117,7 @@ func (s *Server) webDocument(name string) []byte {
 func (s *Server) handleInvitePage(page document) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := chi.URLParam(r, "invitationId")
-		if u, err := uuid.Parse(id); err != nil || u.String() != id {
+		if !isID(id) {
 			s.writeProblem(w, r, room.ErrNotFound)
 			return
 		}

@@ -218,12 +218,23 @@ func ensureTemplate(ctx context.Context, base, app string) (string, error) {
 	// River's schema is part of the template too: a River upgrade that adds
 	// a migration makes a new template.
 	fmt.Fprintf(h, "river %v", store.RiverVersions())
-	name := "tmpl_" + hex.EncodeToString(h.Sum(nil))[:16]
 	admin, err := pgx.Connect(ctx, base)
 	if err != nil {
 		return "", err
 	}
 	defer admin.Close(ctx)
+	// So are the event triggers of the server's template1 (the audit guard
+	// deploy/local/pg.sh installs there and in base's database) and every
+	// function of their schemas: a template made before they were installed
+	// or changed is not reused.
+	var guard string
+	if err := admin.QueryRow(ctx, `SELECT coalesce((SELECT string_agg(evtname || ' ' || evtfoid::regproc, ',' ORDER BY evtname) FROM pg_event_trigger), '') || ' ' ||
+		coalesce((SELECT string_agg(p.oid::regprocedure || ' ' || md5(p.prosrc), ',' ORDER BY 1) FROM pg_proc p
+			WHERE p.pronamespace IN (SELECT f.pronamespace FROM pg_event_trigger e JOIN pg_proc f ON f.oid = e.evtfoid)), '')`).Scan(&guard); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(h, "event triggers %s", guard)
+	name := "tmpl_" + hex.EncodeToString(h.Sum(nil))[:16]
 	// Serialize template creation between the test binaries running in parallel.
 	if _, err := admin.Exec(ctx, `SELECT pg_advisory_lock(7261001)`); err != nil {
 		return "", err

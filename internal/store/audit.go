@@ -119,3 +119,14 @@ func auditEntries(rows []dbsqlc.AuditEntry) ([]audit.Entry, error) {
 	}
 	return out, nil
 }
+
+// AuditGuardInstalled reports whether the database has the audit guard's
+// three event triggers, enabled (deploy/kubernetes/overlays/cloudnativepg/
+// audit-guard.sql): without them the service's role, which owns
+// audit_entries, could take its append-only trigger out of the way.
+func (s *Store) AuditGuardInstalled(ctx context.Context) (bool, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_event_trigger
+		WHERE evtname IN ('consensus_audit_guard_start', 'consensus_audit_guard_end', 'consensus_audit_guard_drop') AND evtenabled <> 'D'`).Scan(&n)
+	return n == 3, interpretError("read event triggers", err)
+}

@@ -80,8 +80,19 @@ func (tx *Tx) OperatorRemove(ctx context.Context, workspaceID, id uuid.UUID, at 
 	return operatorOf(r), nil
 }
 
-// OperatorOwnerCount counts a workspace's present owners.
+// OperatorOwnerCount counts a workspace's present owners, after locking
+// the workspace's row until the transaction ends. A caller changes an
+// owner (OperatorSetRole, OperatorRemove) and then counts: of two
+// transactions that each demote or remove one of two owners, the second
+// waits here until the first commits, and its count, a statement begun
+// after the lock is granted (read committed), sees that commit and finds
+// no owner left. Without the lock each counted before the other committed,
+// both found one, and both committed. The lock is the audit chain's
+// (AuditAppend), taken after the operator rows as the audit entry takes it.
 func (q queries) OperatorOwnerCount(ctx context.Context, workspaceID uuid.UUID) (int64, error) {
+	if err := q.q.WorkspaceLockOwners(ctx, workspaceID); err != nil {
+		return 0, interpretError("lock workspace", err)
+	}
 	n, err := q.q.OperatorOwnerCount(ctx, workspaceID)
 	return n, interpretError("count owners", err)
 }

@@ -592,6 +592,17 @@ func (q *Queries) PasskeyUpdate(ctx context.Context, arg PasskeyUpdateParams) er
 	return err
 }
 
+const workspaceLockOwners = `-- name: WorkspaceLockOwners :exec
+SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE
+`
+
+// The same lock as WorkspaceAuditHead's, taken before the owners are
+// counted: changes to one workspace's owners count one after another.
+func (q *Queries) WorkspaceLockOwners(ctx context.Context, id uuid.UUID) error {
+	_, err := q.db.Exec(ctx, workspaceLockOwners, id)
+	return err
+}
+
 const workspaceNotify = `-- name: WorkspaceNotify :exec
 SELECT pg_notify('consensus_workspace', $1::text)
 `
