@@ -112,3 +112,30 @@ func (p *Postgres) Kill(tb testing.TB) {
 		}
 	}
 }
+
+// StallStandby stops (SIGSTOP) the standby's WAL receiver, as a network or
+// disk stall would: the standby stops taking WAL, and a synchronous
+// primary's commits wait for it. The returned function resumes it.
+func (h *HA) StallStandby(tb testing.TB) (resume func()) {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(h.Standby.dataDir, "postmaster.pid"))
+	if err != nil {
+		tb.Fatalf("proctest: stall: %v", err)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pm, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil {
+		tb.Fatalf("proctest: stall: postmaster.pid: %v", err)
+	}
+	for _, c := range children(pm) {
+		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(c) + "/cmdline")
+		if strings.Contains(string(cmd), "walreceiver") {
+			if err := syscall.Kill(c, syscall.SIGSTOP); err != nil {
+				tb.Fatalf("proctest: stall walreceiver %d: %v", c, err)
+			}
+			return func() { _ = syscall.Kill(c, syscall.SIGCONT) }
+		}
+	}
+	tb.Fatalf("proctest: stall: the standby runs no walreceiver")
+	return nil
+}
