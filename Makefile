@@ -31,7 +31,7 @@ stress: ## internal/stress at full size (STRESS=1): 300 agreements on 3 replicas
 		STRESS=1 $(GO) test -count=1 -timeout 30m -v ./internal/stress/
 
 drill: ## the failover drill (SPEC §22): 3 replicas under load, the primary SIGKILLed, its standby promoted; DRILL_ASYNC=1 with an asynchronous standby prints what it lost
-	DRILL_ASYNC=$(DRILL_ASYNC) $(GO) test -count=1 -timeout 10m -v -run '^TestFailoverDrill$$' ./internal/stress/ | grep -v '^=== \|proctest: using'
+	set -o pipefail; DRILL_ASYNC=$(DRILL_ASYNC) $(GO) test -count=1 -timeout 10m -v -run '^TestFailoverDrill$$' ./internal/stress/ | grep -v '^=== \|proctest: using'
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s; FUZZ=regexp picks targets)
 	deploy/local/fuzz.sh
