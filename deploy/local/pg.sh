@@ -215,13 +215,16 @@ standby() {
     sql postgres "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '$standby_name' AND NOT active" >/dev/null
     "${as_owner[@]}" "$bin/pg_basebackup" -h "$psock" -p "$port" -U consensus -D "$sdata" -R -S "$standby_name" -C -X stream --checkpoint=fast \
       >"$sdir/basebackup.log" 2>&1 || { cat "$sdir/basebackup.log" >&2; die "pg_basebackup from $data failed"; }
-    # Later lines win: the standby names itself to the primary, and names no
+    # Later lines win: the standby names itself to the primary, names no
     # synchronous standby of its own once promoted (the copied
-    # postgresql.auto.conf may hold the primary's).
+    # postgresql.auto.conf may hold the primary's), and looks for WAL again
+    # after a second, not five, when its primary is gone: a promotion
+    # waits for that pause to end.
     "${as_owner[@]}" tee -a "$sdata/postgresql.auto.conf" >/dev/null <<CONF
 primary_conninfo = 'host=$psock port=$port user=consensus application_name=$standby_name'
 primary_slot_name = '$standby_name'
 synchronous_standby_names = ''
+wal_retrieve_retry_interval = '1s'
 CONF
   fi
   dir=$sdir data=$sdata sock=$ssock
