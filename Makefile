@@ -33,6 +33,9 @@ stress: ## internal/stress at full size (STRESS=1): 300 agreements on 3 replicas
 drill: ## the failover drill (SPEC §22): 3 replicas under load, the primary SIGKILLed, its standby promoted; DRILL_ASYNC=1 with an asynchronous standby prints what it lost
 	set -o pipefail; DRILL_ASYNC=$(DRILL_ASYNC) $(GO) test -count=1 -timeout 10m -v -run '^TestFailoverDrill$$' ./internal/stress/ | grep -v '^=== \|proctest: using'
 
+upgrade-test: ## the rolling upgrade (SPEC §22): the previous release (CHANGELOG.md) and this tree side by side under load, replicas replaced one at a time
+	set -o pipefail; UPGRADE=1 $(GO) test -count=1 -timeout 20m -v -run '^TestRollingUpgrade$$' ./internal/stress/ | grep -v '^=== \|proctest: using'
+
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s; FUZZ=regexp picks targets)
 	deploy/local/fuzz.sh
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/pem"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	netmail "net/mail"
@@ -41,6 +42,35 @@ func newHookSink(t *testing.T) *hookSink {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// register has an optional participant (required ones do not) register
+// the sink as its webhook.
+func (h *hookSink) register(l *load, rng *rand.Rand, p *lp, token string) {
+	if p.required {
+		return
+	}
+	a := l.call(rng, attempt{Kind: "webhook", ParticipantID: p.pid, InvitationID: p.inv, AsParticipant: true}, false, func(base string) request {
+		return request{Method: "PUT", URL: agentURL(base, p.inv, "webhook"), Header: hdr("Authorization", participantAuth(token)),
+			Body: []byte(`{"url":"` + h.URL + `/hook"}`)}
+	})
+	if a.Status != http.StatusOK && !l.led.revoking(p.pid) {
+		l.led.note("webhook %s: %d %s %s", p.inv, a.Status, a.Code, a.Err)
+	}
+}
+
+// unqueuedChanges lists the room changes a live webhook registered before
+// them got no delivery for: each transaction that appended to a room
+// (its events share an xmin) owes every endpoint of a participant never
+// revoked a room.event delivery with the room's head seq after it.
+func unqueuedChanges(t testing.TB, v *venue) []string {
+	return dbStrings(t, v, `WITH g AS (
+			SELECT agreement_id, xmin::text AS x, max(seq) AS seq, min(created_at) AS at FROM events GROUP BY 1, 2)
+		SELECT concat(g.agreement_id, ' seq ', g.seq, ' to ', w.participant_id)
+		FROM g JOIN webhooks w ON w.agreement_id = g.agreement_id AND w.disabled_at IS NULL AND w.created_at < g.at - interval '100 milliseconds'
+		JOIN participants p ON p.id = w.participant_id AND p.revoked_at IS NULL
+		WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.participant_id = w.participant_id AND d.type = 'room.event' AND d.seq = g.seq)
+		ORDER BY 1`)
 }
 
 // heard returns how often each webhook-id arrived.
