@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 SQLC := $(GO) run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
 
-.PHONY: help build run test test-deploy test-client stress fuzz generate verify lint lint-contract bench bench-go demo
+.PHONY: help build run test test-deploy test-client stress drill upgrade-test fuzz generate verify lint lint-contract bench bench-go demo
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{n[NR] = $$1; d[NR] = $$2; if (length($$1) > w) w = length($$1)} END {f = "  make %-" w "s  %s\n"; for (i = 1; i <= NR; i++) printf f, n[i], d[i]}'
@@ -29,6 +29,12 @@ stress: ## internal/stress at full size (STRESS=1): 300 agreements on 3 replicas
 	@mkdir -p .data && chmod 711 .data
 	CONSENSUS_TEST_DATABASE_URL="$${CONSENSUS_TEST_DATABASE_URL:-$$(deploy/local/pg.sh start $(CURDIR)/.data/pgtest --fast)}" \
 		STRESS=1 $(GO) test -count=1 -timeout 30m -v ./internal/stress/
+
+drill: ## the failover drill (SPEC §22): 3 replicas under load, the primary SIGKILLed, its standby promoted; DRILL_ASYNC=1 with an asynchronous standby prints what it lost
+	set -o pipefail; DRILL_ASYNC=$(DRILL_ASYNC) $(GO) test -count=1 -timeout 10m -v -run '^TestFailoverDrill$$' ./internal/stress/ | grep -v '^=== \|proctest: using'
+
+upgrade-test: ## the rolling upgrade (SPEC §22): the previous release (CHANGELOG.md) and this tree side by side under load, replicas replaced one at a time
+	set -o pipefail; UPGRADE=1 $(GO) test -count=1 -timeout 20m -v -run '^TestRollingUpgrade$$' ./internal/stress/ | grep -v '^=== \|proctest: using'
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s; FUZZ=regexp picks targets)
 	deploy/local/fuzz.sh

@@ -2,6 +2,7 @@ package kubernetes_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/url"
 	"path"
@@ -625,6 +626,20 @@ func TestProductionOverlays(t *testing.T) {
 			}
 			if !guarded {
 				t.Error("the Cluster does not install the audit guard at bootstrap (postInitApplicationSQLRefs)")
+			}
+			// R-HA-FAILOVER: a commit waits for a standby, even when none is
+			// healthy, and a failover promotes only a standby that holds it.
+			sync, _ := spec["postgresql"].(map[string]any)["synchronous"].(map[string]any)
+			if sync == nil || sync["number"] == nil || sync["number"].(float64) < 1 || sync["dataDurability"] != "required" || sync["failoverQuorum"] != true {
+				t.Errorf("Cluster postgresql.synchronous %v: want number ≥ 1, dataDurability required and failoverQuorum true", sync)
+			}
+			if params, _ := spec["postgresql"].(map[string]any)["parameters"].(map[string]any); params["synchronous_commit"] != nil && params["synchronous_commit"] != "on" && params["synchronous_commit"] != "remote_apply" {
+				t.Errorf("Cluster synchronous_commit %v: a commit must wait for its standby", params["synchronous_commit"])
+			}
+			// Only the read-write service: no replica can reach a standby.
+			services, _ := spec["managed"].(map[string]any)["services"].(map[string]any)
+			if d := fmt.Sprint(services["disabledDefaultServices"]); d != "[ro r]" && d != "[r ro]" {
+				t.Errorf("Cluster managed.services.disabledDefaultServices %s: want ro and r disabled, only the -rw service", d)
 			}
 			// CloudNativePG writes the owner's credentials, uri included, to
 			// <cluster>-app; both the replicas and the Job must read it.

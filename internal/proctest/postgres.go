@@ -33,6 +33,16 @@ type Postgres struct {
 // StartPostgres initializes and starts a private cluster (fsync off).
 func StartPostgres(tb testing.TB) *Postgres {
 	tb.Helper()
+	p := newPostgres(tb)
+	p.Start(tb)
+	p.locate(tb)
+	return p
+}
+
+// newPostgres makes the directory of a private cluster, to be started, and
+// stops and removes it when the test ends.
+func newPostgres(tb testing.TB) *Postgres {
+	tb.Helper()
 	root, err := ModuleRoot()
 	if err != nil {
 		tb.Fatal(err)
@@ -52,7 +62,12 @@ func StartPostgres(tb testing.TB) *Postgres {
 		}
 		_ = os.RemoveAll(dir)
 	})
-	p.Start(tb)
+	return p
+}
+
+// locate finds the data directory from the printed URL's socket directory.
+func (p *Postgres) locate(tb testing.TB) {
+	tb.Helper()
 	u, err := url.Parse(p.url)
 	if err != nil {
 		tb.Fatalf("proctest: pg.sh printed %q: %v", p.url, err)
@@ -65,7 +80,6 @@ func StartPostgres(tb testing.TB) *Postgres {
 	if _, err := os.Stat(filepath.Join(p.dataDir, "PG_VERSION")); err != nil {
 		tb.Fatalf("proctest: no cluster at %s: %v", p.dataDir, err)
 	}
-	return p
 }
 
 // URL is the connection URL of the cluster's "consensus" database, as

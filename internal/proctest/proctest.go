@@ -123,6 +123,8 @@ type Config struct {
 	// Env holds further settings (CONSENSUS_RATE_LIMIT=…, CONSENSUS_DB_TIMEOUT=…);
 	// they override the defaults.
 	Env map[string]string
+	// Binary is the consensusd the replicas run; empty runs Binary's build.
+	Binary string
 }
 
 // Cluster is a set of replicas started from one Config.
@@ -152,7 +154,11 @@ func Start(tb testing.TB, cfg Config, n int) *Cluster {
 	if cfg.MailURL == "" && cfg.Maildir == "" {
 		cfg.Maildir = filepath.Join(tb.TempDir(), "mail")
 	}
-	c := &Cluster{Config: cfg, bin: Binary(tb), tb: tb}
+	bin := cfg.Binary
+	if bin == "" {
+		bin = Binary(tb)
+	}
+	c := &Cluster{Config: cfg, bin: bin, tb: tb}
 	for i := 0; i < n; i++ {
 		c.Add(tb)
 	}
@@ -212,6 +218,7 @@ func (c *Cluster) env(listen string) []string {
 type Replica struct {
 	Index   int
 	cluster *Cluster
+	bin     string // the consensusd it runs, when not the cluster's (Replace)
 
 	mu      sync.Mutex
 	listen  string // what CONSENSUS_LISTEN is set to
@@ -309,7 +316,11 @@ func (r *Replica) startOnce() error {
 	fmt.Fprintf(&r.logs, "=== proctest: start %d of replica %d on %s\n", r.starts, r.Index, listen)
 	r.mu.Unlock()
 
-	cmd := exec.Command(r.cluster.bin)
+	bin := r.cluster.bin
+	if r.bin != "" {
+		bin = r.bin
+	}
+	cmd := exec.Command(bin)
 	cmd.Env = r.cluster.env(listen)
 	setProcAttr(cmd)
 	pr, pw := io.Pipe()

@@ -43,6 +43,7 @@ type venueOpts struct {
 	dbURL    string            // default: a fresh database on the shared test cluster
 	env      map[string]string // extra consensusd settings
 	mailURL  string            // default: a Maildir
+	bin      string            // the consensusd to run; default: this tree's
 }
 
 func newVenue(t testing.TB, o venueOpts) *venue {
@@ -54,7 +55,7 @@ func newVenue(t testing.TB, o venueOpts) *venue {
 		o.dbURL = pgtest.URL(t)
 	}
 	maildir := t.TempDir() + "/mail"
-	c := proctest.Start(t, proctest.Config{DatabaseURL: o.dbURL, Maildir: maildir, MailURL: o.mailURL, Env: o.env}, o.replicas)
+	c := proctest.Start(t, proctest.Config{DatabaseURL: o.dbURL, Maildir: maildir, MailURL: o.mailURL, Env: o.env, Binary: o.bin}, o.replicas)
 	// The test reads the tables as the service's participant paths do, in
 	// every workspace.
 	pool, err := pgxpool.New(context.Background(), pgtest.ServiceURL(o.dbURL))

@@ -8,7 +8,10 @@
 // stress tests are TestStressReplicas, TestStressCrash,
 // TestStressDatabaseOutage, TestHostileInput and TestDataAtRest. They run
 // at a small size in `make test` and at full size with STRESS=1 (`make
-// stress`). PROCTEST_CONSENSUSD runs them against a prebuilt binary;
+// stress`). TestFailoverDrill (`make drill`, also in `make test`) kills the
+// primary of a primary and standby under load and promotes the standby;
+// TestRollingUpgrade (UPGRADE=1, `make upgrade-test`) replaces the previous
+// release's replicas with this tree's one at a time. PROCTEST_CONSENSUSD runs them against a prebuilt binary;
 // STRESS_SEED replays a load's random plan.
 //
 // Where the contract left room, the tests expect:

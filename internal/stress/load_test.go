@@ -119,6 +119,9 @@ type load struct {
 	http  *http.Client
 	// onAttempt, when set, sees every attempt as it is recorded.
 	onAttempt func(*attempt)
+	// afterClaim, when set, runs once a participant holds its token,
+	// before its events.
+	afterClaim func(rng *rand.Rand, p *lp, token string)
 }
 
 func newLoad(t *testing.T, v *venue, cfg loadConfig) *load {
@@ -407,6 +410,9 @@ func (l *load) participant(rng *rand.Rand, p *lp) {
 	}
 	if token == "" {
 		return
+	}
+	if l.afterClaim != nil {
+		l.afterClaim(rng, p, token)
 	}
 	if p.resendAt == "claim" {
 		l.resend(rng, p)
