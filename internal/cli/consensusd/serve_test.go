@@ -65,6 +65,10 @@ func TestStartRefusesEachSetting(t *testing.T) {
 		"CONSENSUS_REPLY_IMAP_URL":         {"CONSENSUS_REPLY_ADDRESS": "replies@consensus.example"},
 		"CONSENSUS_REPLY_IMAP_PASSWORD":    {"CONSENSUS_REPLY_IMAP_PASSWORD_FILE": missing},
 		"CONSENSUS_DNS_RESOLVER":           {"CONSENSUS_DNS_RESOLVER": "127.0.0.1"},
+		"CONSENSUS_LOG_KEY":                {"CONSENSUS_LOG_KEY": "!!not-a-key!!"},
+		"CONSENSUS_LOG_ORIGIN":             {"CONSENSUS_LOG_ORIGIN": "https://consensus.example/log"},
+		"CONSENSUS_LOG_INTERVAL":           {"CONSENSUS_LOG_INTERVAL": "soon"},
+		"CONSENSUS_LOG_WITNESSES":          {"CONSENSUS_LOG_WITNESSES": "witness.example/w1"},
 	}
 	// Settings no value can make wrong.
 	free := map[string]bool{"CONSENSUS_MAIL_FROM": true}
