@@ -32,11 +32,15 @@ SELECT * FROM operator_enrollments WHERE id = $1;
 
 -- name: EnrollmentUse :execrows
 -- Uses a link once: a second use, or one past its expiry, changes nothing.
-UPDATE operator_enrollments SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2;
+UPDATE operator_enrollments SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND withdrawn_at IS NULL AND expires_at > $2;
 
 -- name: EnrollmentRevokeForOperator :exec
 -- A removed operator's unused links stop working.
 UPDATE operator_enrollments SET used_at = $2, sealed_body = NULL WHERE operator_id = $1 AND used_at IS NULL;
+
+-- name: EnrollmentWithdrawForOperator :execrows
+-- An operator's unused links stop working when a new one is issued.
+UPDATE operator_enrollments SET withdrawn_at = $2, sealed_body = NULL WHERE operator_id = $1 AND used_at IS NULL AND withdrawn_at IS NULL;
 
 -- name: EnrollmentMarkSent :execrows
 UPDATE operator_enrollments SET state = 'sent', attempts = attempts + 1, last_reply = $2, sent_at = $3, sealed_body = NULL
@@ -62,6 +66,14 @@ SELECT * FROM operator_passkeys WHERE credential_id = $1;
 
 -- name: PasskeyListForOperator :many
 SELECT * FROM operator_passkeys WHERE operator_id = $1 ORDER BY created_at;
+
+-- name: PasskeyLockForOperator :many
+-- An operator's passkeys, locked until the transaction ends: removals of
+-- two of them at once are judged one after the other.
+SELECT credential_id FROM operator_passkeys WHERE operator_id = $1 ORDER BY credential_id FOR UPDATE;
+
+-- name: PasskeyDelete :execrows
+DELETE FROM operator_passkeys WHERE operator_id = $1 AND credential_id = $2;
 
 -- name: PasskeyUpdate :exec
 UPDATE operator_passkeys SET credential = $2, last_used_at = $3 WHERE credential_id = $1;

@@ -96,6 +96,8 @@ type Enrollment struct {
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
 	UsedAt      *time.Time
+	// WithdrawnAt is when a newer link replaced this unused one.
+	WithdrawnAt *time.Time
 	// The email: all empty for a link printed instead of sent.
 	Recipient, Subject, MessageID string
 	SealedBody                    []byte
@@ -107,7 +109,7 @@ type Enrollment struct {
 
 func enrollmentOf(r dbsqlc.OperatorEnrollment) Enrollment {
 	e := Enrollment{ID: r.ID, WorkspaceID: r.WorkspaceID, OperatorID: r.OperatorID, TokenHash: r.TokenHash, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
-		UsedAt: r.UsedAt, SealedBody: r.SealedBody, Attempts: int(r.Attempts), SentAt: r.SentAt}
+		UsedAt: r.UsedAt, WithdrawnAt: r.WithdrawnAt, SealedBody: r.SealedBody, Attempts: int(r.Attempts), SentAt: r.SentAt}
 	for _, f := range []struct {
 		dst *string
 		src *string
@@ -208,6 +210,7 @@ type Passkey struct {
 	OperatorID   uuid.UUID
 	Credential   []byte
 	CreatedAt    time.Time
+	LastUsedAt   *time.Time // nil until it signs in
 }
 
 // PasskeyInsert stores a passkey; a credential id in use is room.ErrConflict.
@@ -232,7 +235,7 @@ func (q queries) PasskeyListForOperator(ctx context.Context, operatorID uuid.UUI
 	}
 	out := make([]Passkey, len(rows))
 	for i, r := range rows {
-		out[i] = Passkey{CredentialID: r.CredentialID, WorkspaceID: r.WorkspaceID, OperatorID: r.OperatorID, Credential: r.Credential, CreatedAt: r.CreatedAt}
+		out[i] = Passkey{CredentialID: r.CredentialID, WorkspaceID: r.WorkspaceID, OperatorID: r.OperatorID, Credential: r.Credential, CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt}
 	}
 	return out, nil
 }

@@ -211,7 +211,7 @@ func (q *Queries) ConsoleSessionTouch(ctx context.Context, arg ConsoleSessionTou
 }
 
 const enrollmentGet = `-- name: EnrollmentGet :one
-SELECT id, workspace_id, operator_id, token_hash, created_at, expires_at, used_at, recipient, subject, message_id, sealed_body, state, attempts, last_reply, sent_at FROM operator_enrollments WHERE id = $1
+SELECT id, workspace_id, operator_id, token_hash, created_at, expires_at, used_at, recipient, subject, message_id, sealed_body, state, attempts, last_reply, sent_at, withdrawn_at FROM operator_enrollments WHERE id = $1
 `
 
 func (q *Queries) EnrollmentGet(ctx context.Context, id uuid.UUID) (OperatorEnrollment, error) {
@@ -233,12 +233,13 @@ func (q *Queries) EnrollmentGet(ctx context.Context, id uuid.UUID) (OperatorEnro
 		&i.Attempts,
 		&i.LastReply,
 		&i.SentAt,
+		&i.WithdrawnAt,
 	)
 	return i, err
 }
 
 const enrollmentGetByTokenHash = `-- name: EnrollmentGetByTokenHash :one
-SELECT id, workspace_id, operator_id, token_hash, created_at, expires_at, used_at, recipient, subject, message_id, sealed_body, state, attempts, last_reply, sent_at FROM operator_enrollments WHERE token_hash = $1
+SELECT id, workspace_id, operator_id, token_hash, created_at, expires_at, used_at, recipient, subject, message_id, sealed_body, state, attempts, last_reply, sent_at, withdrawn_at FROM operator_enrollments WHERE token_hash = $1
 `
 
 func (q *Queries) EnrollmentGetByTokenHash(ctx context.Context, tokenHash []byte) (OperatorEnrollment, error) {
@@ -260,6 +261,7 @@ func (q *Queries) EnrollmentGetByTokenHash(ctx context.Context, tokenHash []byte
 		&i.Attempts,
 		&i.LastReply,
 		&i.SentAt,
+		&i.WithdrawnAt,
 	)
 	return i, err
 }
@@ -301,7 +303,7 @@ func (q *Queries) EnrollmentInsert(ctx context.Context, arg EnrollmentInsertPara
 }
 
 const enrollmentLatest = `-- name: EnrollmentLatest :many
-SELECT DISTINCT ON (operator_id) id, workspace_id, operator_id, token_hash, created_at, expires_at, used_at, recipient, subject, message_id, sealed_body, state, attempts, last_reply, sent_at FROM operator_enrollments WHERE workspace_id = $1 ORDER BY operator_id, created_at DESC
+SELECT DISTINCT ON (operator_id) id, workspace_id, operator_id, token_hash, created_at, expires_at, used_at, recipient, subject, message_id, sealed_body, state, attempts, last_reply, sent_at, withdrawn_at FROM operator_enrollments WHERE workspace_id = $1 ORDER BY operator_id, created_at DESC
 `
 
 // Each operator's newest link, for the operators' page.
@@ -330,6 +332,7 @@ func (q *Queries) EnrollmentLatest(ctx context.Context, workspaceID uuid.UUID) (
 			&i.Attempts,
 			&i.LastReply,
 			&i.SentAt,
+			&i.WithdrawnAt,
 		); err != nil {
 			return nil, err
 		}
@@ -412,7 +415,7 @@ func (q *Queries) EnrollmentRevokeForOperator(ctx context.Context, arg Enrollmen
 }
 
 const enrollmentUse = `-- name: EnrollmentUse :execrows
-UPDATE operator_enrollments SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2
+UPDATE operator_enrollments SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND withdrawn_at IS NULL AND expires_at > $2
 `
 
 type EnrollmentUseParams struct {
@@ -423,6 +426,24 @@ type EnrollmentUseParams struct {
 // Uses a link once: a second use, or one past its expiry, changes nothing.
 func (q *Queries) EnrollmentUse(ctx context.Context, arg EnrollmentUseParams) (int64, error) {
 	result, err := q.db.Exec(ctx, enrollmentUse, arg.ID, arg.UsedAt)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const enrollmentWithdrawForOperator = `-- name: EnrollmentWithdrawForOperator :execrows
+UPDATE operator_enrollments SET withdrawn_at = $2, sealed_body = NULL WHERE operator_id = $1 AND used_at IS NULL AND withdrawn_at IS NULL
+`
+
+type EnrollmentWithdrawForOperatorParams struct {
+	OperatorID  uuid.UUID
+	WithdrawnAt *time.Time
+}
+
+// An operator's unused links stop working when a new one is issued.
+func (q *Queries) EnrollmentWithdrawForOperator(ctx context.Context, arg EnrollmentWithdrawForOperatorParams) (int64, error) {
+	result, err := q.db.Exec(ctx, enrollmentWithdrawForOperator, arg.OperatorID, arg.WithdrawnAt)
 	if err != nil {
 		return 0, err
 	}
@@ -581,6 +602,23 @@ func (q *Queries) OperatorSetRole(ctx context.Context, arg OperatorSetRoleParams
 	return i, err
 }
 
+const passkeyDelete = `-- name: PasskeyDelete :execrows
+DELETE FROM operator_passkeys WHERE operator_id = $1 AND credential_id = $2
+`
+
+type PasskeyDeleteParams struct {
+	OperatorID   uuid.UUID
+	CredentialID []byte
+}
+
+func (q *Queries) PasskeyDelete(ctx context.Context, arg PasskeyDeleteParams) (int64, error) {
+	result, err := q.db.Exec(ctx, passkeyDelete, arg.OperatorID, arg.CredentialID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const passkeyGet = `-- name: PasskeyGet :one
 SELECT credential_id, workspace_id, operator_id, credential, created_at, last_used_at FROM operator_passkeys WHERE credential_id = $1
 `
@@ -646,6 +684,32 @@ func (q *Queries) PasskeyListForOperator(ctx context.Context, operatorID uuid.UU
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const passkeyLockForOperator = `-- name: PasskeyLockForOperator :many
+SELECT credential_id FROM operator_passkeys WHERE operator_id = $1 ORDER BY credential_id FOR UPDATE
+`
+
+// An operator's passkeys, locked until the transaction ends: removals of
+// two of them at once are judged one after the other.
+func (q *Queries) PasskeyLockForOperator(ctx context.Context, operatorID uuid.UUID) ([][]byte, error) {
+	rows, err := q.db.Query(ctx, passkeyLockForOperator, operatorID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := [][]byte{}
+	for rows.Next() {
+		var credential_id []byte
+		if err := rows.Scan(&credential_id); err != nil {
+			return nil, err
+		}
+		items = append(items, credential_id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
