@@ -1173,8 +1173,10 @@ const (
 	ProblemCodeMethodNotAllowed     ProblemCode = "method-not-allowed"
 	ProblemCodeNotFound             ProblemCode = "not-found"
 	ProblemCodeNotResendable        ProblemCode = "not-resendable"
+	ProblemCodePasskeyOrigin        ProblemCode = "passkey-origin"
 	ProblemCodePayloadTooLarge      ProblemCode = "payload-too-large"
 	ProblemCodeProofMismatch        ProblemCode = "proof-mismatch"
+	ProblemCodeProofNotReady        ProblemCode = "proof-not-ready"
 	ProblemCodeRateLimited          ProblemCode = "rate-limited"
 	ProblemCodeRecordNotReady       ProblemCode = "record-not-ready"
 	ProblemCodeRetryConflict        ProblemCode = "retry-conflict"
@@ -1226,9 +1228,13 @@ func (e ProblemCode) Valid() bool {
 		return true
 	case ProblemCodeNotResendable:
 		return true
+	case ProblemCodePasskeyOrigin:
+		return true
 	case ProblemCodePayloadTooLarge:
 		return true
 	case ProblemCodeProofMismatch:
+		return true
+	case ProblemCodeProofNotReady:
 		return true
 	case ProblemCodeRateLimited:
 		return true
@@ -1486,7 +1492,7 @@ func (e WebhookState) Valid() bool {
 // Action defines model for Action.
 type Action string
 
-// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact` and `record`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
+// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact`, `record` and `record/proof`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
 type Actions struct {
 	Artifact string `json:"artifact"`
 	Claim    string `json:"claim"`
@@ -1772,7 +1778,7 @@ type ClaimRequestPublicKeyKty string
 
 // ClaimResponse defines model for ClaimResponse.
 type ClaimResponse struct {
-	// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact` and `record`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
+	// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact`, `record` and `record/proof`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
 	Actions   Actions                `json:"actions"`
 	Assurance ClaimResponseAssurance `json:"assurance"`
 
@@ -2108,7 +2114,7 @@ type ExchangeRequest struct {
 
 // ExchangeResponse defines model for ExchangeResponse.
 type ExchangeResponse struct {
-	// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact` and `record`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
+	// Actions Absolute URLs of this invitation's routes, built from the public origin, in the family of the invitation (`/api/v1/agent/` for an agent, `/api/v1/human/` for a person): `claim`, `room`, `events`, `stream`, `webhook`, `artifact`, `record` and `record/proof`. `events` is also the feed (GET); the MCP endpoint, which takes the participant token too, is the same for every invitation (see the capabilities document).
 	Actions     Actions `json:"actions"`
 	AgreementId Uuid    `json:"agreementId"`
 
