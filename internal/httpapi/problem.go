@@ -342,6 +342,9 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 	case c == ProblemUnavailable:
 		// An outage, not a bug: logged, but not as an error per request.
 		s.log.WarnContext(r.Context(), "database unavailable", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
+	case c == ProblemPasskeyOrigin:
+		// The configuration, named at start and in the detail: not a bug.
+		s.log.WarnContext(r.Context(), "console refused: passkeys cannot work at this origin", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
 	case pt.Status >= 500:
 		s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
 	}
