@@ -119,6 +119,7 @@ try {
   await tabTo(page, '#signin');
   await page.keyboard.press('Enter');
   await page.waitForURL('**/console/agreements');
+  await page.waitForFunction(() => (document.querySelector('#who')?.textContent || '') !== '', null, { timeout: 10000 });
   checks.ok((await page.innerText('#who')).includes('Olga Owner'), 'signed in again with the passkey');
 
   // 3. A new agreement through the form, by keyboard: a dry run first.
