@@ -1,3 +1,4 @@
+// Over 400 lines: one browser flow, told step by step, whose steps share one page and its state.
 // The operators' console in a real browser (Debian's chromium through
 // playwright-core), started by internal/e2e's TestConsoleInBrowser against
 // a service on make run's kind of origin (http://localhost:PORT). An
