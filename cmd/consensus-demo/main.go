@@ -77,7 +77,7 @@ func run(bin string) error {
 	// The harness the end-to-end tests use: consensusd on 127.0.0.1:0,
 	// mail over SMTP into in-process IMAP mailboxes, and a client that
 	// checks every exchange against openapi.json (Close reports a breach).
-	srv, err := servertest.Start(ctx, servertest.Options{DatabaseURL: dbURL, Mail: servertest.MailSMTP})
+	srv, err := servertest.Start(ctx, servertest.Options{DatabaseURL: dbURL, Mail: servertest.MailSMTP, Localhost: true})
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func run(bin string) error {
 	for i, a := range agents {
 		out := filepath.Join(work, strings.Split(a, "@")[0]+"-CONSENSUS.md")
 		var buf bytes.Buffer
-		c := exec.CommandContext(ctx, cli, "agent", "artifact", ids[i], "-o", out, "--state", filepath.Join(work, a))
+		c := exec.CommandContext(ctx, cli, "agent", "artifact", ids[i], "--file", out, "--state", filepath.Join(work, a))
 		c.Stdout, c.Stderr = &buf, os.Stderr
 		if err := c.Run(); err != nil {
 			return fmt.Errorf("%s: consensus agent artifact: %w", a, err)

@@ -34,7 +34,7 @@ SELECT * FROM operator_enrollments WHERE token_hash = $1;
 
 -- name: EnrollmentUse :execrows
 -- Uses a link once: a second use, or one past its expiry, changes nothing.
-UPDATE operator_enrollments SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2;
+UPDATE operator_enrollments SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND withdrawn_at IS NULL AND expires_at > $2;
 
 -- name: EnrollmentRevokeForOperator :exec
 -- A removed operator's unused links stop working, and their emails not
@@ -44,6 +44,17 @@ WITH revoked AS (
 )
 UPDATE outbox SET state = 'failed', sealed_body = NULL, last_reply = 'the operator was removed'
 WHERE id IN (SELECT id FROM revoked) AND kind = 'enrollment' AND state IN ('queued', 'retrying');
+
+-- name: EnrollmentWithdrawForOperator :one
+-- An operator's unused links stop working when a new one is issued; their
+-- emails not sent yet are dropped with their bodies.
+WITH withdrawn AS (
+    UPDATE operator_enrollments SET withdrawn_at = @withdrawn_at WHERE operator_id = @operator_id AND used_at IS NULL AND withdrawn_at IS NULL RETURNING id
+), dropped AS (
+    UPDATE outbox SET state = 'failed', sealed_body = NULL, last_reply = 'a newer link replaced it'
+    WHERE id IN (SELECT id FROM withdrawn) AND kind = 'enrollment' AND state IN ('queued', 'retrying')
+)
+SELECT count(*) FROM withdrawn;
 
 -- name: EnrollmentLatest :many
 -- Each operator's newest link, for the operators' page, with the delivery
@@ -62,6 +73,14 @@ SELECT * FROM operator_passkeys WHERE credential_id = $1;
 
 -- name: PasskeyListForOperator :many
 SELECT * FROM operator_passkeys WHERE operator_id = $1 ORDER BY created_at;
+
+-- name: PasskeyLockForOperator :many
+-- An operator's passkeys, locked until the transaction ends: removals of
+-- two of them at once are judged one after the other.
+SELECT credential_id FROM operator_passkeys WHERE operator_id = $1 ORDER BY credential_id FOR UPDATE;
+
+-- name: PasskeyDelete :execrows
+DELETE FROM operator_passkeys WHERE operator_id = $1 AND credential_id = $2;
 
 -- name: PasskeyUpdate :exec
 UPDATE operator_passkeys SET credential = $2, last_used_at = $3 WHERE credential_id = $1;

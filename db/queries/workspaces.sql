@@ -15,3 +15,10 @@ SELECT audit_head_seq, audit_head_hash FROM workspaces WHERE id = $1 FOR NO KEY 
 
 -- name: WorkspaceAuditAdvance :exec
 UPDATE workspaces SET audit_head_seq = $2, audit_head_hash = $3 WHERE id = $1;
+
+-- name: WorkspaceList :many
+-- Every workspace with its counts, oldest first, for consensusd workspace list.
+SELECT w.id, w.name, w.created_at,
+       (SELECT count(*) FROM operators o WHERE o.workspace_id = w.id AND o.removed_at IS NULL)::bigint AS operators,
+       (SELECT count(*) FROM agreements a WHERE a.workspace_id = w.id)::bigint AS agreements
+FROM workspaces w ORDER BY w.created_at, w.id;

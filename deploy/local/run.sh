@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make run: start (or reuse) the private PostgreSQL under .data/, generate the
 # local secrets once (0600: token key, operator token, record-signing key),
-# and serve consensusd on http://127.0.0.1:8080 with invitation mail
+# and serve consensusd on http://localhost:8080 (listening on 127.0.0.1:8080;
+# passkeys take no IP address as their origin) with invitation mail
 # delivered into the Maildir .data/mail.
 #
 #   deploy/local/run.sh check   print make run's settings (consensusd config check
@@ -51,9 +52,9 @@ fi
 
 cat <<MSG
 consensusd (local run)
-  listening on     http://$listen
+  listening on     $listen
   operations       $ops (/livez, /readyz, /metrics)
-  public origin    ${CONSENSUS_PUBLIC_ORIGIN:-http://127.0.0.1:8080}
+  public origin    ${CONSENSUS_PUBLIC_ORIGIN:-http://localhost:${listen##*:}}  (open the console at /console/ there)
   operator token   $(if [[ -n ${CONSENSUS_OPERATOR_TOKEN:-} ]]; then echo "(from CONSENSUS_OPERATOR_TOKEN)"; else cat "$data/operator-token"; fi)
                    (also in .data/operator-token; the consensus CLI reads it from there)
   invitation mail  ${CONSENSUS_MAIL_URL}

@@ -43,7 +43,7 @@ type WatchOptions struct {
 }
 
 // LocalOrigin is the origin of a local run (make run): what --local pins.
-const LocalOrigin = "http://127.0.0.1:8080"
+const LocalOrigin = "http://localhost:8080"
 
 // PersonError is a person's invitation (participant.kind human) met by the
 // watcher: it is for a browser, and the agent routes refuse it.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -24,7 +25,7 @@ token (cok_...) is printed once, when it is created; the service keeps only
 its hash. A key can be given only scopes the credential creating it holds.`,
 		Example: `  consensus admin keys create --name ci --scope agreements:read
   consensus admin keys list
-  consensus admin keys delete 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b`,
+  consensus admin keys revoke 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b`,
 		Args: command.AnyGroupArgs,
 		RunE: command.Group,
 	}
@@ -36,8 +37,10 @@ its hash. A key can be given only scopes the credential creating it holds.`,
 		Short: "Create an API key and print its token once",
 		Long: `Create an API key holding the given scopes: agreements:read, agreements:write,
 participants:manage, keys:manage, operators:manage, audit:read. Without
---expires the key does not expire. The token is printed this once.`,
-		Example: `  consensus admin keys create --name ci --scope agreements:read --expires 2027-06-30T00:00:00Z
+--expires the key does not expire; a date (2027-06-30) means its start, in UTC.
+The token is printed this once.`,
+		Example: `  consensus admin keys create --name ci --scope agreements:read --expires 2027-06-30
+  consensus admin keys create --name ci --scope agreements:read --expires 2027-06-30T18:00:00+02:00
   consensus admin keys create --name deploy --scope agreements:write --scope agreements:read --output json | jq -r .token`,
 		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -46,7 +49,11 @@ participants:manage, keys:manage, operators:manage, audit:read. Without
 			}
 			body := map[string]any{"name": name, "scopes": scopes}
 			if expires != "" {
-				body["expiresAt"] = expires
+				at, err := expiry(expires)
+				if err != nil {
+					return err
+				}
+				body["expiresAt"] = at
 			}
 			b, err := json.Marshal(body)
 			if err != nil {
@@ -80,7 +87,7 @@ participants:manage, keys:manage, operators:manage, audit:read. Without
 	}
 	create.Flags().StringVar(&name, "name", "", "what the key is for, one line (required)")
 	create.Flags().StringArrayVar(&scopes, "scope", nil, "a `SCOPE` the key holds; repeat for more (at least one)")
-	create.Flags().StringVar(&expires, "expires", "", "when the key stops working, RFC 3339 in whole seconds (`TIME`); default never")
+	create.Flags().StringVar(&expires, "expires", "", "when the key stops working: a date (2027-06-30, its start in UTC) or an instant (2027-06-30T12:00:00Z) (`TIME`); default never")
 	out.register(create)
 
 	var listOut outputFlag
@@ -117,10 +124,11 @@ participants:manage, keys:manage, operators:manage, audit:read. Without
 
 	var delOut outputFlag
 	del := &cobra.Command{
-		Use:     "delete KEY_ID",
+		Use:     "revoke KEY_ID",
+		Aliases: []string{"delete"},
 		Short:   "Revoke an API key at once",
-		Long:    `Revoke a key: its next request, on any replica, is refused (401 key-revoked). Revoking twice keeps the first time.`,
-		Example: "  consensus admin keys delete 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b",
+		Long:    `Revoke a key: its next request, on any replica, is refused (401 key-revoked). Revoking twice keeps the first time. (delete is another name of this command.)`,
+		Example: "  consensus admin keys revoke 0190a6b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b",
 		Args:    command.Args("KEY_ID"),
 		RunE: func(c *cobra.Command, args []string) error {
 			client, err := newAdminClient(env, f)
@@ -279,4 +287,17 @@ func auditPage(ctx context.Context, client *adminClient, after int64, limit int,
 		return nil, err
 	}
 	return &page, nil
+}
+
+// expiry reads --expires: a date (its start, in UTC) or an RFC 3339
+// instant, sent as the instant in UTC, in whole seconds.
+func expiry(v string) (string, error) {
+	if d, err := time.Parse(time.DateOnly, v); err == nil {
+		return d.UTC().Format(time.RFC3339), nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return "", command.Usagef("--expires: must be a date such as 2027-06-30 or an instant such as 2027-06-30T12:00:00Z, got %q", v)
+	}
+	return t.UTC().Truncate(time.Second).Format(time.RFC3339), nil
 }

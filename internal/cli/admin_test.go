@@ -171,6 +171,15 @@ func TestOperatorTokenSources(t *testing.T) {
 
 // TestUsageErrors: one line naming the mistake (with a suggestion when one
 // is close), then that command's usage only; exit 2; nothing on stdout.
+func TestExpiresTakesADateOrAnInstant(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"2027-06-30": "2027-06-30T00:00:00Z", "2027-06-30T18:00:00+02:00": "2027-06-30T16:00:00Z", "2027-06-30T12:00:00.5Z": "2027-06-30T12:00:00Z"} {
+		if got, err := expiry(in); err != nil || got != want {
+			t.Errorf("--expires %s: %q %v, want %q", in, got, err, want)
+		}
+	}
+}
+
 func TestUsageErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -188,6 +197,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"agent", "watch"}, "consensus agent watch: give exactly one of --imap URL and --maildir DIR", "comment"},
 		{[]string{"agent", "watch", "--maildir", "m"}, "consensus agent watch: --maildir needs --inbox ADDRESS: a Maildir may hold other participants' invitations, and this watcher claims only its own", "comment"},
 		{[]string{"verify", "revision", "a", "b"}, `consensus verify revision: unexpected argument "b"`, "--sha256"},
+		{[]string{"admin", "keys", "create", "--name", "ci", "--scope", "agreements:read", "--expires", "2027-06-31"},
+			`consensus admin keys create: --expires: must be a date such as 2027-06-30 or an instant such as 2027-06-30T12:00:00Z, got "2027-06-31"`, "expiresAt"},
+		{[]string{"admin", "keys", "revoke"}, "consensus admin keys revoke: missing KEY_ID", "--limit"},
+		{[]string{"admin", "keys", "delete"}, "consensus admin keys revoke: missing KEY_ID", "--limit"},
 		{[]string{"completion", "powershell"}, `consensus completion: unknown shell "powershell": bash, zsh or fish`, "admin"},
 	} {
 		code, stdout, stderr := run(t, nil, "", tc.args...)

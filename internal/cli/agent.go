@@ -223,7 +223,7 @@ CONSENSUS_IMAP_PASSWORD_FILE names, never from the URL.
 envelope names another inbox is left alone, so several watchers can share one
 Maildir (make run delivers every participant's mail into .data/mail). It is
 required with --maildir. --local is for invitations from a local server (make
-run): it pins --origin http://127.0.0.1:8080 (unless --origin names another)
+run): it pins --origin http://localhost:8080 (unless --origin names another)
 and allows http:// on a loopback host.
 
 A person's invitation (participant.kind human) is for a browser: watch stops

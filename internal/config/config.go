@@ -132,6 +132,9 @@ func (c *Config) validateOrigin() error {
 	if err != nil || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return fmt.Errorf("CONSENSUS_PUBLIC_ORIGIN: must be a bare origin such as https://consensus.md, got %q", c.PublicOrigin)
 	}
+	if net.ParseIP(u.Hostname()) != nil && c.Env != EnvLocal {
+		return fmt.Errorf("CONSENSUS_PUBLIC_ORIGIN: %s", ipOriginProblem(c.PublicOrigin))
+	}
 	switch u.Scheme {
 	case "https":
 		return nil
@@ -143,6 +146,42 @@ func (c *Config) validateOrigin() error {
 	default:
 		return fmt.Errorf("CONSENSUS_PUBLIC_ORIGIN: must use https://, got %q", c.PublicOrigin)
 	}
+}
+
+// LocalOrigin is a local run's default origin: localhost on the port of
+// listen (8080 when listen names none), a host passkeys accept, where
+// 127.0.0.1 would not be one.
+func LocalOrigin(listen string) string {
+	_, port, err := net.SplitHostPort(listen)
+	if err != nil || port == "" || port == "0" {
+		port = "8080"
+	}
+	return "http://localhost:" + port
+}
+
+// ipOriginProblem says why an origin whose host is an IP address cannot
+// serve the console, and what to set instead.
+func ipOriginProblem(origin string) string {
+	u, _ := url.Parse(origin)
+	fix := "a DNS name"
+	if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsLoopback() {
+		fix = u.Scheme + "://localhost"
+		if u.Port() != "" {
+			fix += ":" + u.Port()
+		}
+	}
+	return fmt.Sprintf("the console's passkeys (WebAuthn) cannot work at %s: a passkey's relying party must be a domain name, not an IP address; set CONSENSUS_PUBLIC_ORIGIN=%s and open the console there", origin, fix)
+}
+
+// Warnings is what a local run accepts but should not: an origin whose
+// host is an IP address (production refuses it). consensusd logs each at
+// start and config check prints them, each naming the setting and the fix.
+func (c *Config) Warnings() []string {
+	u, err := url.Parse(c.PublicOrigin)
+	if err != nil || net.ParseIP(u.Hostname()) == nil {
+		return nil
+	}
+	return []string{"CONSENSUS_PUBLIC_ORIGIN: " + ipOriginProblem(c.PublicOrigin)}
 }
 
 func isLoopback(host string) bool {

@@ -89,7 +89,7 @@ func TestLocalDefaultsAndFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.PublicOrigin != "http://127.0.0.1:8080" || c.RateLimit != 0 || c.RoomCacheBytes != 48<<20 {
+	if c.PublicOrigin != "http://localhost:8080" || c.RateLimit != 0 || c.RoomCacheBytes != 48<<20 {
 		t.Fatalf("%+v", c)
 	}
 }

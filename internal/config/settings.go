@@ -109,12 +109,12 @@ var coreSettings = []Setting{
 		},
 	},
 	{
-		Name: "CONSENSUS_PUBLIC_ORIGIN", DefaultText: "`http://127.0.0.1:8080` when `CONSENSUS_ENV=local`; required (https) otherwise",
-		Doc: "The origin agents reach; every URL the service publishes is built from it, never from `Host`.",
+		Name: "CONSENSUS_PUBLIC_ORIGIN", DefaultText: "`http://localhost:8080` (the port of `CONSENSUS_LISTEN`) when `CONSENSUS_ENV=local`; required (https) otherwise",
+		Doc: "The origin agents reach; every URL the service publishes is built from it, never from `Host`. The console's passkeys (WebAuthn) take its host as their relying party, which cannot be an IP address: production refuses one, a local run warns (use `localhost`).",
 		parse: func(c *Config, v string) error {
 			c.PublicOrigin = strings.TrimRight(v, "/")
 			if c.PublicOrigin == "" && c.Env == EnvLocal {
-				c.PublicOrigin = "http://127.0.0.1:8080"
+				c.PublicOrigin = LocalOrigin(c.Listen)
 			}
 			return c.validateOrigin()
 		},

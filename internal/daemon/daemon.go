@@ -103,6 +103,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		return stoppedEarly(ctx, log, err)
 	}
 	defer st.Close()
+	for _, w := range cfg.Warnings() {
+		log.Warn(w)
+	}
 	if err := checkRole(ctx, cfg, st, log); err != nil {
 		return stoppedEarly(ctx, log, err)
 	}

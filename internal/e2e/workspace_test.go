@@ -289,8 +289,8 @@ func TestLeakedKeyDrill(t *testing.T) {
 	if code, out, errOut := s.consensusCLI(t, operatorToken, "admin", "keys", "list", "--output", "table"); code != 0 || !strings.Contains(out, "ci reader") || strings.Contains(out, k.Token) {
 		t.Fatalf("keys list: %d\n%s%s", code, out, errOut)
 	}
-	if code, out, errOut := s.consensusCLI(t, operatorToken, "admin", "keys", "delete", k.ID, "--output", "table"); code != 0 || !strings.Contains(out, "revoked at") {
-		t.Fatalf("keys delete: %d %s %s", code, out, errOut)
+	if code, out, errOut := s.consensusCLI(t, operatorToken, "admin", "keys", "revoke", k.ID, "--output", "table"); code != 0 || !strings.Contains(out, "revoked at") {
+		t.Fatalf("keys revoke: %d %s %s", code, out, errOut)
 	}
 	code, _, errOut = s.consensusCLI(t, k.Token, "admin", "list")
 	if code != 1 || !strings.Contains(errOut, "key-revoked") {

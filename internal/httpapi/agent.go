@@ -180,6 +180,12 @@ func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
+	writeArtifact(w, r, art)
+}
+
+// writeArtifact answers with CONSENSUS.md: its bytes, their digests in
+// Content-Digest, X-Consensus-SHA256 and the ETag, and what they conclude.
+func writeArtifact(w http.ResponseWriter, r *http.Request, art *venue.Artifact) {
 	h := w.Header()
 	etag := `"sha256-` + art.SHA256 + `"`
 	h.Set("Content-Type", "text/markdown; charset=utf-8")

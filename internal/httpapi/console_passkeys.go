@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
@@ -107,4 +109,51 @@ func (s *Server) handleSignInFinish(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.signedIn(w, r, out)
+}
+
+// An operator's own passkeys: listed, added with a registration ceremony
+// of their session, removed (never the last).
+
+func (s *Server) handlePasskeyList(w http.ResponseWriter, r *http.Request) {
+	out, err := s.venue.ListPasskeys(r.Context(), operatorFrom(r.Context()))
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handlePasskeyBegin(w http.ResponseWriter, r *http.Request) {
+	if err := noBody(r); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	out, err := s.venue.PasskeyBegin(r.Context(), operatorFrom(r.Context()))
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handlePasskeyFinish(w http.ResponseWriter, r *http.Request) {
+	var in signInFinishInput // a ceremony id and the browser's credential
+	if err := readCeremony(r, &in); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	out, err := s.venue.PasskeyFinish(r.Context(), operatorFrom(r.Context()), in.CeremonyID, in.Credential)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *Server) handlePasskeyRemove(w http.ResponseWriter, r *http.Request) {
+	if err := s.venue.RemovePasskey(r.Context(), operatorFrom(r.Context()), chi.URLParam(r, "passkeyId")); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }

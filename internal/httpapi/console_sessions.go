@@ -133,7 +133,13 @@ func consoleFrom(ctx context.Context) *consoleState {
 func (s *Server) requireSameOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.sameOrigin(r) {
-			s.writeProblem(w, r, s.crossSite())
+			e := s.crossSite()
+			if o := r.Header.Get("Origin"); o != "" && o != "null" && o != s.origin {
+				// Most often the console opened at another name of this
+				// host (127.0.0.1 for localhost): say where it works.
+				e.Detail = "this page is at " + o + ", but the console works only at this service's origin, " + s.origin + ": open " + s.origin + "/console/ instead"
+			}
+			s.writeProblem(w, r, e)
 			return
 		}
 		next.ServeHTTP(w, r)

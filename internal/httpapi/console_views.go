@@ -198,3 +198,14 @@ func (s *Server) handleConsoleRecord(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(rec.Body)
 }
+
+// handleConsoleArtifact serves an agreement's CONSENSUS.md to the console,
+// as the participant route serves it: the same bytes and headers.
+func (s *Server) handleConsoleArtifact(w http.ResponseWriter, r *http.Request) {
+	art, err := s.venue.ConsoleArtifact(r.Context(), operatorFrom(r.Context()), chi.URLParam(r, "agreementId"))
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	writeArtifact(w, r, art)
+}

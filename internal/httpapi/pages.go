@@ -127,7 +127,7 @@ func (s *Server) handleInvitePage(page document) http.HandlerFunc {
 
 // consolePages are the console's page names under /console/: one page
 // that shows the view its path names.
-var consolePages = map[string]bool{"signin": true, "enroll": true, "agreements": true, "new": true, "keys": true, "operators": true, "audit": true}
+var consolePages = map[string]bool{"signin": true, "enroll": true, "agreements": true, "new": true, "keys": true, "operators": true, "passkeys": true, "audit": true}
 
 // handleConsolePage serves the console's page for a view it has; any
 // other path is not found.

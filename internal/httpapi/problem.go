@@ -89,6 +89,7 @@ const (
 	ProblemUnsupportedMediaType
 	ProblemRateLimited
 	ProblemTooManyWaiting
+	ProblemPasskeyOrigin
 	ProblemInternal
 	ProblemUnavailable
 
@@ -185,6 +186,11 @@ var problemTypes = [problemCodeCount]ProblemType{
 	ProblemTooManyWaiting: {Code: "too-many-waiting", Status: 429, Title: "Too many waiting requests",
 		Explanation: fmt.Sprintf("This participant already holds %d waiting requests and streams on this replica (an operator's console, %d held reads), or the replica holds %d. Close one, or wait the number of seconds in Retry-After and try again. One stream, or one long poll at a time, is all an agent needs.", live.DefaultPerParticipant, live.DefaultPerOperator, live.DefaultPerReplica),
 		Errors:      []error{live.ErrBusy}, Detail: "Too many waiting requests or streams: close one, or retry after Retry-After seconds."},
+	// A deployment's configuration, not the request, is at fault: the
+	// detail names the setting and the fix, which a 500 would hide.
+	ProblemPasskeyOrigin: {Code: "passkey-origin", Status: 503, Title: "Passkeys unavailable at this origin",
+		Explanation: "The web console signs operators in with passkeys (WebAuthn), whose relying party is the host of the service's public origin (CONSENSUS_PUBLIC_ORIGIN), and WebAuthn refuses an IP address there. Nothing was registered or signed in. The detail names the origin to set instead, such as http://localhost:8080 for a local run; the service's administrator sets it and restarts the service, and the console is then opened at that origin.",
+		Errors:      []error{venue.ErrPasskeyOrigin}},
 	ProblemInternal: {Code: "internal", Status: 500, Title: "Internal error",
 		Explanation: "The service failed. Nothing was recorded unless a later read shows it. Quote the X-Request-Id header when reporting it.",
 		Detail:      "The request failed; quote the X-Request-Id header when reporting it."},
@@ -350,6 +356,9 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 	case c == ProblemUnavailable:
 		// An outage, not a bug: logged, but not as an error per request.
 		s.log.WarnContext(r.Context(), "database unavailable", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
+	case c == ProblemPasskeyOrigin:
+		// The configuration, named at start and in the detail: not a bug.
+		s.log.WarnContext(r.Context(), "console refused: passkeys cannot work at this origin", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
 	case pt.Status >= 500:
 		s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
 	}

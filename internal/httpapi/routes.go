@@ -146,6 +146,10 @@ func (s *Server) routesServing(docs discoveryDocs, pages webPages) []Route {
 		{Method: http.MethodPost, Pattern: "/console/api/signin/finish", Credential: CredentialNone, Middleware: chain(noStore, s.requireSameOrigin, s.limit("exchange"), s.boundDatabase), Handler: s.handleSignInFinish},
 		{Method: http.MethodGet, Pattern: "/console/api/session", Credential: CredentialConsole, Action: venue.ActionSessionRead, Middleware: operator, Handler: s.handleConsoleSession},
 		{Method: http.MethodPost, Pattern: "/console/api/signout", Credential: CredentialConsole, Action: venue.ActionOperatorSignOut, Middleware: operator, Handler: s.handleSignOut},
+		{Method: http.MethodGet, Pattern: "/console/api/passkeys", Credential: CredentialConsole, Action: venue.ActionPasskeyList, Middleware: operator, Handler: s.handlePasskeyList},
+		{Method: http.MethodPost, Pattern: "/console/api/passkeys/begin", Credential: CredentialConsole, Action: venue.ActionPasskeyAdd, Middleware: operator, Handler: s.handlePasskeyBegin},
+		{Method: http.MethodPost, Pattern: "/console/api/passkeys/finish", Credential: CredentialConsole, Action: venue.ActionPasskeyAdd, Middleware: operator, Handler: s.handlePasskeyFinish},
+		{Method: http.MethodDelete, Pattern: "/console/api/passkeys/{passkeyId}", Credential: CredentialConsole, Action: venue.ActionPasskeyRemove, Middleware: operator, Handler: s.handlePasskeyRemove},
 	}...)
 	t = append(t, consoleRows(api, operator, chain(noStore))...)
 	t = append(t, []Route{

@@ -39,6 +39,7 @@ func (s *Server) operatorAPI() []operatorRoute {
 		{method: post, path: "/agreements", scope: workspace.AgreementsWrite, action: venue.ActionAgreementCreate, handler: s.handleAgreementCreate},
 		{method: get, path: "/agreements", scope: workspace.AgreementsRead, action: venue.ActionAgreementList, handler: s.handleAgreementList, held: s.handleConsoleAgreements},
 		{method: get, path: "/agreements/{agreementId}", scope: workspace.AgreementsRead, action: venue.ActionAgreementRead, handler: s.handleAgreementGet, held: s.handleConsoleAgreement},
+		{method: get, path: "/agreements/{agreementId}/artifact", scope: workspace.AgreementsRead, action: venue.ActionAgreementRead, handler: s.handleConsoleArtifact, consoleOnly: true},
 		{method: get, path: "/agreements/{agreementId}/record", scope: workspace.AgreementsRead, action: venue.ActionAgreementRead, handler: s.handleConsoleRecord, consoleOnly: true},
 		{method: get, path: "/agreements/{agreementId}/record/proof", scope: workspace.AgreementsRead, action: venue.ActionAgreementRead, handler: s.handleAdminRecordProof},
 		{method: post, path: "/agreements/{agreementId}/revisions", scope: workspace.AgreementsWrite, action: venue.ActionAgreementAmend, handler: s.handleAgreementAmend},

@@ -62,14 +62,15 @@ func TestRouteTable(t *testing.T) {
 }
 
 // TestConsoleViewerChangesNothing: every console route that changes
-// something needs a scope the viewer role lacks, except signing out, which
-// ends only the viewer's own session.
+// something needs a scope the viewer role lacks, except signing out and
+// the viewer's own passkeys, which concern only the viewer.
 func TestConsoleViewerChangesNothing(t *testing.T) {
 	t.Parallel()
 	s := newProblemServer(t, pingFunc(func(context.Context) error { return nil }))
 	viewer := workspace.Principal{Scopes: workspace.RoleScopes(workspace.RoleViewer)}
 	for _, rt := range s.routes() {
-		if rt.Credential != CredentialConsole || rt.Method == http.MethodGet || rt.Pattern == "/console/api/signout" {
+		if rt.Credential != CredentialConsole || rt.Method == http.MethodGet || rt.Pattern == "/console/api/signout" ||
+			strings.HasPrefix(rt.Pattern, "/console/api/passkeys") {
 			continue
 		}
 		if rt.Scope == "" || viewer.Has(rt.Scope) {

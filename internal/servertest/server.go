@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,8 +42,12 @@ type Options struct {
 	// requires it, New fills in a fresh pgtest database.
 	DatabaseURL string
 	// Origin is the public origin the daemon publishes; empty means the
-	// URL it listens on. Replicas share one.
+	// URL it listens on (or, with Localhost, localhost on its port).
+	// Replicas share one.
 	Origin string
+	// Localhost publishes http://localhost:PORT, a make run's kind of
+	// origin, which passkeys accept where an IP address is refused.
+	Localhost bool
 	// OperatorToken is the bearer token of the operator API; empty means
 	// a random one (Server.OperatorToken).
 	OperatorToken string
@@ -149,6 +154,9 @@ func (s *Server) start(ctx context.Context, opts Options) error {
 	}
 	s.release = append(s.release, func() { opsLn.Close() })
 	s.OpsURL = "http://" + opsLn.Addr().String()
+	if opts.Origin == "" && opts.Localhost {
+		opts.Origin = "http://localhost:" + strings.TrimPrefix(ln.Addr().String(), "127.0.0.1:")
+	}
 	if opts.Origin == "" {
 		opts.Origin = s.URL
 	}

@@ -108,6 +108,8 @@ type Enrollment struct {
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
 	UsedAt      *time.Time
+	// WithdrawnAt is when a newer link replaced this unused one.
+	WithdrawnAt *time.Time
 	// The email, written by EnrollmentInsert: all empty for a link printed
 	// instead of sent. SealedBody is sealed with the link's id as
 	// associated data.
@@ -120,7 +122,7 @@ type Enrollment struct {
 
 func enrollmentOf(r dbsqlc.OperatorEnrollment) Enrollment {
 	return Enrollment{ID: r.ID, WorkspaceID: r.WorkspaceID, OperatorID: r.OperatorID, TokenHash: r.TokenHash, CreatedAt: r.CreatedAt,
-		ExpiresAt: r.ExpiresAt, UsedAt: r.UsedAt}
+		ExpiresAt: r.ExpiresAt, UsedAt: r.UsedAt, WithdrawnAt: r.WithdrawnAt}
 }
 
 func nullable(s string) *string {
@@ -186,6 +188,7 @@ type Passkey struct {
 	OperatorID   uuid.UUID
 	Credential   []byte
 	CreatedAt    time.Time
+	LastUsedAt   *time.Time // nil until it signs in
 }
 
 // PasskeyInsert stores a passkey; a credential id in use is room.ErrConflict.
@@ -210,7 +213,7 @@ func (q queries) PasskeyListForOperator(ctx context.Context, operatorID uuid.UUI
 	}
 	out := make([]Passkey, len(rows))
 	for i, r := range rows {
-		out[i] = Passkey{CredentialID: r.CredentialID, WorkspaceID: r.WorkspaceID, OperatorID: r.OperatorID, Credential: r.Credential, CreatedAt: r.CreatedAt}
+		out[i] = Passkey{CredentialID: r.CredentialID, WorkspaceID: r.WorkspaceID, OperatorID: r.OperatorID, Credential: r.Credential, CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt}
 	}
 	return out, nil
 }

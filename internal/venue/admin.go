@@ -165,7 +165,7 @@ func decodeCursor(c string) (time.Time, uuid.UUID, error) {
 
 // GetAgreement returns the operator's view, or room.ErrNotFound.
 func (v *Venue) GetAgreement(ctx context.Context, c OperatorCall, agreementID string) (*AgreementDetail, error) {
-	read, err := v.readAgreement(ctx, c, agreementID)
+	read, err := v.readAgreement(ctx, c, agreementID, false)
 	if err != nil {
 		return nil, err
 	}
@@ -181,12 +181,14 @@ type agreementRead struct {
 	mails    []store.OutboxMessage
 	attempts []store.OutboxAttempt
 	roster   []store.RosterMember
+	console  *consoleRead // what the console shows beside, when asked
 }
 
 // readAgreement reads an agreement of the call's workspace for its
 // operator's view, in one transaction; another workspace's is
 // room.ErrNotFound.
-func (v *Venue) readAgreement(ctx context.Context, c OperatorCall, agreementID string) (*agreementRead, error) {
+// With console set it reads the console's additions too (consoleRead).
+func (v *Venue) readAgreement(ctx context.Context, c OperatorCall, agreementID string, console bool) (*agreementRead, error) {
 	id, err := parseID(agreementID)
 	if err != nil {
 		return nil, err
@@ -217,7 +219,10 @@ func (v *Venue) readAgreement(ctx context.Context, c OperatorCall, agreementID s
 		if r.attempts, err = tx.OutboxAttemptListByAgreement(ctx, id); err != nil {
 			return err
 		}
-		r.roster, err = tx.ParticipantRoster(ctx, id)
+		if r.roster, err = tx.ParticipantRoster(ctx, id); err != nil || !console {
+			return err
+		}
+		r.console, err = readConsole(ctx, tx, r.a)
 		return err
 	})
 	if err != nil {

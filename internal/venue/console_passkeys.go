@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +41,25 @@ var (
 	ErrEnrollmentUsed    = errors.New("this enrollment link was used already: it registers one passkey, once; sign in with that passkey, or ask an owner of the workspace for a new link")
 )
 
+// ErrPasskeyOrigin is a configuration the console's passkeys cannot work
+// with: the service's origin is not one WebAuthn accepts (an IP address).
+// The error's text names the origin and the fix.
+var ErrPasskeyOrigin = errors.New("the console's passkeys cannot work at this service's origin")
+
+// passkeyOriginError says why an origin whose host is an IP address
+// cannot serve passkeys, and what to set instead.
+func passkeyOriginError(origin string) error {
+	u, _ := url.Parse(origin)
+	fix := "a domain name, such as https://consensus.example.com"
+	if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsLoopback() {
+		fix = u.Scheme + "://localhost"
+		if u.Port() != "" {
+			fix += ":" + u.Port()
+		}
+	}
+	return fmt.Errorf("%w: %s has an IP address for its host, and a passkey's relying party must be a domain name; set CONSENSUS_PUBLIC_ORIGIN=%s, restart the service and open the console there", ErrPasskeyOrigin, origin, fix)
+}
+
 // operatorUser is an operator as go-webauthn sees it: the user handle is
 // the operator's id, so a passkey names the operator (and its workspace).
 type operatorUser struct {
@@ -71,6 +92,9 @@ func (v *Venue) webAuthn() (*webauthn.WebAuthn, error) {
 	if w := waCache[v.Origin]; w != nil {
 		return w, nil
 	}
+	if host := originHost(v.Origin); net.ParseIP(host) != nil {
+		return nil, passkeyOriginError(v.Origin)
+	}
 	w, err := webauthn.New(&webauthn.Config{
 		RPID: originHost(v.Origin), RPDisplayName: "Consensus", RPOrigins: []string{v.Origin},
 		AuthenticatorSelection: protocol.AuthenticatorSelection{
@@ -79,7 +103,7 @@ func (v *Venue) webAuthn() (*webauthn.WebAuthn, error) {
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("venue: webauthn: %w", err)
+		return nil, fmt.Errorf("%w: %s is not an origin passkeys accept (%v); set CONSENSUS_PUBLIC_ORIGIN to the https:// origin the console is opened at", ErrPasskeyOrigin, v.Origin, err)
 	}
 	waCache[v.Origin] = w
 	return w, nil
@@ -114,7 +138,7 @@ func (v *Venue) enrollmentFor(ctx context.Context, token string) (store.Enrollme
 		return store.Enrollment{}, store.Operator{}, err
 	}
 	switch {
-	case op.RemovedAt != nil:
+	case op.RemovedAt != nil, e.WithdrawnAt != nil:
 		return store.Enrollment{}, store.Operator{}, room.ErrNotFound
 	case e.UsedAt != nil:
 		return store.Enrollment{}, store.Operator{}, ErrEnrollmentUsed
@@ -126,11 +150,11 @@ func (v *Venue) enrollmentFor(ctx context.Context, token string) (store.Enrollme
 
 // EnrollBegin starts registering a passkey with an enrollment link.
 func (v *Venue) EnrollBegin(ctx context.Context, token string) (*Ceremony, error) {
-	e, op, err := v.enrollmentFor(ctx, token)
+	wa, err := v.webAuthn() // a link cannot work where passkeys cannot
 	if err != nil {
 		return nil, err
 	}
-	wa, err := v.webAuthn()
+	e, op, err := v.enrollmentFor(ctx, token)
 	if err != nil {
 		return nil, err
 	}

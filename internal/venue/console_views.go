@@ -21,17 +21,19 @@ type AgreementTerms struct {
 }
 
 // ConsoleAgreementDetail is one agreement as the console shows it: the
-// operator's view and the terms, both of one revision.
+// operator's view, the terms of the current revision and, of the same
+// read, every revision, the conversation and the outcome's files.
 type ConsoleAgreementDetail struct {
 	*AgreementDetail
 	*AgreementTerms
+	*ConsoleRoom
 }
 
 // GetConsoleAgreement reads an agreement of the call's workspace with its
 // terms: one read of the current revision makes both, so they never
 // describe two revisions; another workspace's is room.ErrNotFound.
 func (v *Venue) GetConsoleAgreement(ctx context.Context, c OperatorCall, agreementID string) (*ConsoleAgreementDetail, error) {
-	read, err := v.readAgreement(ctx, c, agreementID)
+	read, err := v.readAgreement(ctx, c, agreementID, true)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +41,8 @@ func (v *Venue) GetConsoleAgreement(ctx context.Context, c OperatorCall, agreeme
 	if err != nil {
 		return nil, err
 	}
-	return &ConsoleAgreementDetail{d, &AgreementTerms{Revision: json.RawMessage(read.rev.Canonical), Markdown: read.rev.Markdown}}, nil
+	return &ConsoleAgreementDetail{d, &AgreementTerms{Revision: json.RawMessage(read.rev.Canonical), Markdown: read.rev.Markdown},
+		consoleRoom(read)}, nil
 }
 
 // ConsoleAgreement is one line of the console's agreement list: the
@@ -146,6 +149,17 @@ func (v *Venue) waitingFor(ctx context.Context, c OperatorCall, agreements []sto
 // agreement of the call's workspace, once its outcome is final
 // (ErrRecordNotReady before); another workspace's is room.ErrNotFound.
 func (v *Venue) ConsoleRecord(ctx context.Context, c OperatorCall, agreementID string) (*store.Record, error) {
+	p, err := v.consolePrincipal(ctx, c, agreementID)
+	if err != nil {
+		return nil, err
+	}
+	return v.Record(ctx, p)
+}
+
+// consolePrincipal reads an agreement of the call's workspace as a
+// participant's credential check would, for the participants' reads of
+// its outcome; another workspace's is room.ErrNotFound.
+func (v *Venue) consolePrincipal(ctx context.Context, c OperatorCall, agreementID string) (*Principal, error) {
 	id, err := parseID(agreementID)
 	if err != nil {
 		return nil, err
@@ -160,5 +174,5 @@ func (v *Venue) ConsoleRecord(ctx context.Context, c OperatorCall, agreementID s
 	if err != nil {
 		return nil, err
 	}
-	return v.Record(ctx, &Principal{AgreementID: a.ID, Deadline: a.Deadline, OutcomeStatus: a.Outcome.Status, Version: a.Version, CurrentRevision: a.CurrentRevision})
+	return &Principal{AgreementID: a.ID, Deadline: a.Deadline, OutcomeStatus: a.Outcome.Status, Version: a.Version, CurrentRevision: a.CurrentRevision}, nil
 }

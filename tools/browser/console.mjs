@@ -1,5 +1,7 @@
+// Over 400 lines: one browser flow, told step by step, whose steps share one page and its state.
 // The operators' console in a real browser (Debian's chromium through
-// playwright-core), started by internal/e2e's TestConsoleInBrowser. An
+// playwright-core), started by internal/e2e's TestConsoleInBrowser against
+// a service on make run's kind of origin (http://localhost:PORT). An
 // owner enrolls from the link `consensusd workspace create --print-link`
 // gives, with a virtual WebAuthn authenticator (the DevTools protocol's
 // WebAuthn domain); signs out and in again; creates an agreement through the
@@ -11,7 +13,9 @@
 // page shows is that of the downloaded bytes; creates and revokes an API
 // key; invites a viewer, who enrolls in a second browser, sees no button
 // that changes anything, and is signed out as soon as they are removed;
-// and filters and pages the audit log on the service. From the agreement
+// filters and pages the audit log on the service; and, having lost the
+// browser that holds the passkey, enrolls again from the link
+// `consensusd operator link` prints and removes the lost passkey. From the agreement
 // form on, the owner uses the keyboard alone (Tab, Enter, Space, Escape,
 // and each control is reached with Tab). Every step is screenshot at
 // desktop and phone width and checked with axe-core.
@@ -116,6 +120,7 @@ try {
   await tabTo(page, '#signin');
   await page.keyboard.press('Enter');
   await page.waitForURL('**/console/agreements');
+  await page.waitForFunction(() => (document.querySelector('#who')?.textContent || '') !== '', null, { timeout: 10000 });
   checks.ok((await page.innerText('#who')).includes('Olga Owner'), 'signed in again with the passkey');
 
   // 3. A new agreement through the form, by keyboard: a dry run first.
@@ -129,7 +134,9 @@ try {
   await tabTo(page, '#p0-name');
   await page.keyboard.type('Ada');
   await page.keyboard.press('Tab');
-  await page.keyboard.type('ada@people.example');
+  await page.keyboard.type('ada@agents.example');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('a'); // Ada is an agent too
   await tabTo(page, '#add-participant');
   await page.keyboard.press('Enter');
   checks.ok(await page.evaluate(() => document.activeElement?.id === 'p1-name'), 'a new participant row takes the focus');
@@ -139,6 +146,16 @@ try {
   await page.keyboard.press('Tab');
   await page.keyboard.press('a'); // a closed select takes the option its first letter names
   checks.ok(await page.evaluate(() => document.activeElement?.id === 'p1-kind' && document.activeElement.value === 'agent'), 'the kind is chosen by keyboard');
+  // Cleo, a person whom the outcome does not wait for.
+  await tabTo(page, '#add-participant');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('Cleo');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('cleo@people.example');
+  await tabTo(page, '#p2-required');
+  await page.keyboard.press('Space');
+  checks.ok(!(await page.isChecked('#p2-required')), 'Space makes a participant optional');
+  checks.ok(await page.isHidden('#agree'), 'the quorum field is hidden while the rule is unanimity');
   await shot(page, 'new-agreement-form');
   await tabTo(page, '#dry-run');
   await page.keyboard.press('Enter');
@@ -153,6 +170,10 @@ try {
   await page.waitForURL(/\/console\/agreements\/[0-9a-f-]{36}$/);
   const agreementId = page.url().split('/').pop();
   await page.waitForSelector('tr[data-participant="Checklist-Bot"]');
+  checks.ok((await page.innerText('#terms-1')).includes('Agree on the checklist every release follows.') && (await page.innerText('#terms-1')).includes('Every release is tagged'),
+    'the page shows the locked terms of revision 1: objective and rules');
+  checks.ok(/Revision digest\s+[0-9a-f]{64}/.test(await page.innerText('#terms-1')), 'the terms show their digests');
+  checks.ok((await page.innerText('#conversation')).includes('Nobody has written yet.'), 'an empty conversation says so');
   await shot(page, 'agreement-created');
 
   const detail = await page.evaluate(async id => (await fetch('/console/api/agreements/' + id)).json(), agreementId);
@@ -213,7 +234,7 @@ try {
   await tabTo(page, 'tr[data-participant="Ada"] .resend');
   await page.keyboard.press('Enter');
   await page.waitForSelector('#confirm[open]');
-  checks.ok((await page.innerText('#confirm-text')).includes('Ada (ada@people.example)'), 'the resend confirmation names the participant');
+  checks.ok((await page.innerText('#confirm-text')).includes('Ada (ada@agents.example)'), 'the resend confirmation names the participant');
   checks.ok(await page.evaluate(() => document.activeElement?.id === 'confirm-no'), 'the confirmation opens with the focus on Cancel');
   await shot(page, 'resend-confirm');
   // The room changes while the confirmation is open: the live update
@@ -225,6 +246,12 @@ try {
     'a live update leaves the open confirmation and its focus alone');
   await page.keyboard.press('Escape');
   await page.waitForSelector('#confirm:not([open])', { state: 'attached' });
+  await page.waitForSelector('#events li[data-action="comment"] blockquote.said');
+  checks.ok((await page.innerText('#events li[data-action="comment"] blockquote.said')) === 'Reading revision 2.' &&
+    (await page.innerText('#events li[data-action="comment"] .meta')).includes('Checklist-Bot (agent) commented on revision 2'),
+    'the agent\'s comment arrives live, marked as its own text');
+  checks.ok((await page.innerText('#events li[data-action="agree"] .meta')).includes('Checklist-Bot (agent) agreed on revision 1'), 'the agent\'s decision is in the conversation');
+  checks.ok((await page.innerText('#terms')).includes('Revision 2 (current)') && (await page.innerText('#terms-2')).includes('Every release has notes'), 'the terms of revision 2 are shown with those of revision 1');
   checks.ok(await page.evaluate(() => document.activeElement?.matches('tr[data-participant="Ada"] .resend')), 'Escape closes the confirmation and gives the focus back to Resend, as re-rendered');
   await page.waitForTimeout(300);
   checks.ok(!/new invitation to Ada/.test(await page.innerText('#status')), 'Escape sent nothing');
@@ -235,26 +262,33 @@ try {
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => /new invitation to Ada/.test(document.querySelector('#status').textContent));
   checks.ok(true, 'the resend is confirmed by keyboard and queued');
-  await tabTo(page, 'tr[data-participant="Ada"] .revoke');
+  await tabTo(page, 'tr[data-participant="Cleo"] .revoke');
   await page.keyboard.press('Enter');
   await page.waitForSelector('#confirm[open]');
-  checks.ok((await page.innerText('#confirm-yes')).includes('Revoke Ada'), 'the revoke confirmation names the participant');
+  checks.ok((await page.innerText('#confirm-yes')).includes('Revoke Cleo'), 'the revoke confirmation names the participant');
   await shot(page, 'revoke-confirm');
   await page.keyboard.press('Shift+Tab');
   await page.keyboard.press('Enter');
-  await page.waitForFunction(() => document.querySelector('tr[data-participant="Ada"] td:nth-child(2)')?.textContent === 'revoked', null, { timeout: 15000 });
-  checks.ok(true, 'Ada is shown revoked, live');
+  await page.waitForFunction(() => document.querySelector('tr[data-participant="Cleo"] td:nth-child(2)')?.textContent === 'revoked', null, { timeout: 15000 });
+  checks.ok(true, 'Cleo is shown revoked, live');
   await shot(page, 'revoked');
 
-  // 7. The agent disagrees with revision 2: the outcome is final, live, and
-  // the signed record and CONSENSUS.md are offered with the SHA-256 of the
-  // bytes offered; the downloads are made by keyboard and hashed here.
+  // 7. Both agents agree to revision 2: the outcome is
+  // reached, live, and the outcome's CONSENSUS.md and the signed record are
+  // offered with the SHA-256 of the bytes offered; the downloads are made
+  // by keyboard and hashed here, and the Go test compares both hashes with
+  // the participant's API.
   checks.ok((await page.locator('#record-pending').count()) === 1, 'no record is offered while the outcome is pending');
   const rev2 = await page.evaluate(async id => (await fetch('/console/api/agreements/' + id)).json(), agreementId);
-  await ask('agent-decides-again', { revisionDigest: rev2.revisionDigest });
-  await page.waitForFunction(() => document.querySelector('#outcome')?.textContent === 'disagreed', null, { timeout: 15000 });
+  await ask('agent-decides-again', { revisionDigest: rev2.revisionDigest, adaInvitationId: rev2.participants.find(p => p.displayName === 'Ada').invitationId });
+  await page.waitForFunction(() => document.querySelector('#outcome')?.textContent === 'reached', null, { timeout: 15000 });
   await page.waitForSelector('#download-record');
-  checks.ok(true, 'the disagreement settles the outcome, shown without a reload');
+  await page.waitForSelector('#download-md');
+  checks.ok(true, 'the agreement settles the outcome, shown without a reload');
+  checks.ok(!/waits for/.test(await page.innerText('#summary')) && /final since/.test(await page.innerText('#summary')), 'a reached agreement says since when it is final, not what it waits for');
+  checks.ok((await page.innerText('#download-revision')).includes('revision-2.md') && (await page.getAttribute('#download-revision', 'download')) === 'revision-2.md',
+    'the revision\'s own text is offered under its own name, not as CONSENSUS.md');
+  const downloaded = {};
   for (const [id, file] of [['record', 'consensus-record-' + agreementId + '.json'], ['md', 'CONSENSUS.md']]) {
     await tabTo(page, '#download-' + id);
     const [download] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
@@ -264,9 +298,12 @@ try {
     checks.ok(download.suggestedFilename() === file && bytes.length > 0 && shown === mine,
       file + ': the SHA-256 the page shows is the SHA-256 of the downloaded bytes (' + mine.slice(0, 12) + '…, ' + bytes.length + ' bytes)');
     checks.ok(/matches the service/.test(await page.innerText('#downloads')), file + ': the page says its hash matches the service\'s');
+    downloaded[id] = mine;
     if (id === 'record') {
       const rec = JSON.parse(bytes.toString('utf8'));
-      checks.ok(rec.outcome?.status === 'disagreed' && rec.signature?.alg === 'Ed25519', 'the record is the signed consensus-record of the disagreement');
+      checks.ok(rec.outcome?.status === 'reached' && rec.signature?.alg === 'Ed25519', 'the record is the signed consensus-record of the reached outcome');
+    } else {
+      checks.ok(bytes.toString('utf8').startsWith('# '), 'CONSENSUS.md is the outcome\'s Markdown');
     }
   }
   await shot(page, 'downloads');
@@ -274,6 +311,9 @@ try {
   // 8. An API key, by keyboard: created with scopes, its token shown once
   // and copied, then revoked behind a confirmation.
   await page.goto(cfg.origin + '/console/keys');
+  await page.waitForSelector('#no-key');
+  checks.ok((await page.innerText('#no-key')).startsWith('No key yet.'), 'an empty keys table says "No key yet."');
+  await shot(page, 'keys-empty');
   await tabTo(page, '#key-name');
   await page.keyboard.type('deploy');
   await tabTo(page, '#scope-agreements-write');
@@ -332,6 +372,11 @@ try {
   });
   checks.ok(refused === 403, 'a viewer\'s change is refused by the service (' + refused + ')');
   await shot(viewer.page, 'viewer-agreement');
+  await viewer.page.goto(cfg.origin + '/console/new');
+  await viewer.page.waitForSelector('#alert:not([hidden])');
+  checks.ok((await viewer.page.innerText('#alert')).includes('cannot create agreements'), 'a viewer opening /console/new is told they cannot create');
+  checks.ok((await viewer.page.locator('#agreement').count()) === 0, 'a viewer is shown no agreement form');
+  await shot(viewer.page, 'viewer-new-refused');
   await viewer.page.goto(cfg.origin + '/console/agreements');
   await viewer.page.waitForSelector('td a');
   await viewer.page.waitForFunction(() => /Up to date/.test(document.querySelector('#list-live')?.textContent || ''));
@@ -398,8 +443,42 @@ try {
   checks.ok(await page.evaluate(() => document.activeElement?.matches('#audit tbody tr:nth-child(4)')), 'the focus moves to the first entry of the new page');
   await shot(page, 'audit-paged');
   await noStorage(page, 'at the end');
+
+  // 12. The owner's browser, with its passkey, is lost: `consensusd operator
+  // link` prints a new link, which enrolls a passkey in a new browser; the
+  // old link says it was used; the lost passkey is removed there.
+  await page.goto(cfg.enrollLink);
+  await page.waitForSelector('#enroll-refused');
+  checks.ok((await page.innerText('#enroll-refused')).includes('used already'), 'a used link says so in the service\'s words');
+  await shot(page, 'enroll-used');
+  await page.goto(cfg.origin + '/console/passkeys');
+  await page.waitForSelector('tr[data-passkey]');
+  checks.ok((await page.locator('tr[data-passkey] button.remove-passkey').count()) === 0 && (await page.innerText('#view')).includes('your only passkey'), 'the only passkey cannot be removed');
+  const { link: again } = await ask('operator-link', {});
+  const newOwner = await browser('owner-again');
+  await newOwner.page.goto(again);
+  await newOwner.page.waitForSelector('#displayName');
+  checks.ok((await newOwner.page.inputValue('#displayName')) === 'Olga Owner', 'the new link enrolls the same operator');
+  await newOwner.page.click('#enroll');
+  await newOwner.page.waitForURL('**/console/agreements');
+  checks.ok((await newOwner.page.innerText('#who')).includes('Olga Owner (owner) in acme'), 're-enrolled through consensusd operator link');
+  await newOwner.page.goto(cfg.origin + '/console/passkeys');
+  await newOwner.page.waitForFunction(() => document.querySelectorAll('tr[data-passkey]').length === 2);
+  await shot(newOwner.page, 'passkeys');
+  await tabTo(newOwner.page, 'tr[data-passkey]:first-child .remove-passkey');
+  await newOwner.page.keyboard.press('Enter');
+  await newOwner.page.waitForSelector('#confirm[open]');
+  await newOwner.page.keyboard.press('Shift+Tab');
+  await newOwner.page.keyboard.press('Enter');
+  await newOwner.page.waitForFunction(() => document.querySelectorAll('tr[data-passkey]').length === 1);
+  checks.ok(true, 'the lost passkey is removed by keyboard');
+  await shot(newOwner.page, 'passkeys-one-left');
+  await newOwner.page.goto(cfg.origin + '/console/agreements/' + agreementId);
+  await newOwner.page.waitForSelector('#download-md');
+  await shot(newOwner.page, 'agreement-reached');
   const cookies = await owner.ctx.cookies();
-  io.result({ requested, sessionTokens: cookies.filter(c => c.value.startsWith('coc_')).map(c => c.value), keyToken: token, removalSeconds, problems, failures: checks.failures });
+  io.result({ requested, sessionTokens: cookies.filter(c => c.value.startsWith('coc_')).map(c => c.value), keyToken: token, removalSeconds, problems, failures: checks.failures,
+    agreementId, consensusSHA256: downloaded.md, recordSHA256: downloaded.record, relink: again });
 } catch (e) {
   checks.ok(false, 'the flow ran to its end: ' + (e.stack || e));
   io.result({ requested, failures: checks.failures, problems });

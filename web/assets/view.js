@@ -20,12 +20,16 @@ export function fill(container, children) {
 const localFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'long' });
 const shortFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
-/** A time in the reader's time zone, with the zone's name. */
+/**
+ * A time in the reader's time zone, with the zone's name once: the format
+ * names the zone already when it is UTC ("… 2:00:00 PM UTC").
+ */
 export function localTime(iso) {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time';
-  return localFormat.format(d) + ' (' + zone + ')';
+  const s = localFormat.format(d);
+  return s.endsWith(' ' + zone) ? s : s + ' (' + zone + ')';
 }
 
 /** A time as recorded: UTC. */

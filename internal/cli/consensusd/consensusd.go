@@ -1,5 +1,6 @@
 // Package consensusd is the command line of the consensusd binary: serve
-// (the default), migrate, workspace create, config check, healthcheck,
+// (the default), migrate, workspace create and list, operator link,
+// config check, healthcheck,
 // version. Settings come from the environment through the table in
 // internal/config, which --help lists.
 package consensusd
@@ -126,11 +127,14 @@ settings, run deploy/local/run.sh check.`,
 			if env.Getenv("CONSENSUS_ENV") == "" {
 				fmt.Fprintln(env.Stderr, "consensusd: CONSENSUS_ENV is not set, so these are the production settings, not make run's (deploy/local/run.sh check checks those)")
 			}
-			_, report := config.Inspect(env.Getenv)
+			cfg, report := config.Inspect(env.Getenv)
 			if err := report.Write(env.Stdout); err != nil {
 				return err
 			}
 			errs := report.Errs()
+			for _, w := range cfg.Warnings() {
+				fmt.Fprintln(env.Stderr, "consensusd: warning: "+w)
+			}
 			for _, err := range errs {
 				fmt.Fprintln(env.Stderr, "consensusd: "+err.Error())
 			}
@@ -141,6 +145,6 @@ settings, run deploy/local/run.sh check.`,
 			return nil
 		},
 	})
-	root.AddCommand(migrate, cfg, workspaceCommand(env), healthcheckCommand(env), command.Completion(root))
+	root.AddCommand(migrate, cfg, workspaceCommand(env), operatorCommand(env), healthcheckCommand(env), command.Completion(root))
 	return root
 }

@@ -23,9 +23,22 @@ func TestConfigCheck(t *testing.T) {
 		"CONSENSUS_OPERATOR_TOKEN": "cso_operator-token-long-enough", "CONSENSUS_TOKEN_KEY": strings.Repeat("ab", 32),
 	}
 	code, stdout, stderr := run(env, "config", "check")
-	if code != 0 || stderr != "consensusd: configuration ok\n" || !regexp.MustCompile(`(?m)^CONSENSUS_PUBLIC_ORIGIN +http://127\.0\.0\.1:8080 `).MatchString(stdout) {
+	if code != 0 || stderr != "consensusd: configuration ok\n" || !regexp.MustCompile(`(?m)^CONSENSUS_PUBLIC_ORIGIN +http://localhost:8080 `).MatchString(stdout) {
 		t.Fatalf("valid: exit %d, stderr %q\n%s", code, stderr, stdout)
 	}
+	// An IP address works for agents but not for the console's passkeys:
+	// a local run warns, naming the fix; production refuses it.
+	env["CONSENSUS_PUBLIC_ORIGIN"] = "http://127.0.0.1:8080"
+	code, _, stderr = run(env, "config", "check")
+	if code != 0 || !strings.Contains(stderr, "consensusd: warning: CONSENSUS_PUBLIC_ORIGIN: ") || !strings.Contains(stderr, "set CONSENSUS_PUBLIC_ORIGIN=http://localhost:8080") {
+		t.Fatalf("an IP origin locally: exit %d, stderr %q", code, stderr)
+	}
+	prod := map[string]string{"DATABASE_URL": env["DATABASE_URL"], "CONSENSUS_MAIL_URL": "smtp://mail.example", "CONSENSUS_OPERATOR_TOKEN": env["CONSENSUS_OPERATOR_TOKEN"],
+		"CONSENSUS_TOKEN_KEY": env["CONSENSUS_TOKEN_KEY"], "CONSENSUS_PUBLIC_ORIGIN": "https://192.0.2.7"}
+	if code, _, stderr := run(prod, "config", "check"); code != 1 || !strings.Contains(stderr, "consensusd: CONSENSUS_PUBLIC_ORIGIN: the console's passkeys (WebAuthn) cannot work at https://192.0.2.7") {
+		t.Fatalf("an IP origin in production: exit %d, stderr %q", code, stderr)
+	}
+	delete(env, "CONSENSUS_PUBLIC_ORIGIN")
 	for _, secret := range []string{"db-password", "cso_operator", strings.Repeat("ab", 32)} {
 		if strings.Contains(stdout, secret) {
 			t.Errorf("config check shows a secret:\n%s", stdout)

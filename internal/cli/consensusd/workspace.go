@@ -1,9 +1,11 @@
 package consensusd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,19 +18,19 @@ import (
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
-// workspaceCommand is `consensusd workspace create`: the deployment's
-// administrator (whoever holds DATABASE_URL) creates a workspace and its
-// first owner.
+// workspaceCommand is `consensusd workspace create` and `list`: the
+// deployment's administrator (whoever holds DATABASE_URL) creates a
+// workspace and its first owner, and lists the workspaces.
 func workspaceCommand(env Env) *cobra.Command {
 	group := &cobra.Command{
 		Use:   "workspace COMMAND",
-		Short: "Create workspaces (needs DATABASE_URL)",
+		Short: "Create and list workspaces (needs DATABASE_URL)",
 		Long: `Manage the deployment's workspaces directly in the database: only DATABASE_URL
 (or DATABASE_URL_FILE) is read. Every agreement, API key, operator and audit
 entry belongs to one workspace; the workspace named default holds the
 agreements made before workspaces existed and is the one the bootstrap
 CONSENSUS_OPERATOR_TOKEN acts in.`,
-		Example: "  consensusd workspace create --name acme --owner-email ops@acme.example --key deploy",
+		Example: "  consensusd workspace create --name acme --owner-email ops@acme.example --key deploy\n  consensusd workspace list",
 		Args:    command.AnyGroupArgs,
 		RunE:    command.Group,
 	}
@@ -57,14 +59,7 @@ made: an owner can invite more operators from the console, or use --key.`,
 			if name == "" || owner == "" {
 				return command.Usagef("--name and --owner-email are required")
 			}
-			url, err := config.Lookup(env.Getenv, "DATABASE_URL")
-			if err != nil {
-				return err
-			}
-			origin := strings.TrimRight(env.Getenv("CONSENSUS_PUBLIC_ORIGIN"), "/")
-			if origin == "" && env.Getenv("CONSENSUS_ENV") == config.EnvLocal {
-				origin = "http://127.0.0.1:8080"
-			}
+			origin := linkOrigin(env)
 			link := venue.LinkNone
 			var keys *secret.Keys
 			switch {
@@ -83,10 +78,7 @@ made: an owner can invite more operators from the console, or use --key.`,
 				}
 				keys, link = k, venue.LinkEmail
 			}
-			if err := store.Migrate(c.Context(), url); err != nil {
-				return err
-			}
-			st, err := store.Open(c.Context(), url)
+			st, err := openStore(c.Context(), env)
 			if err != nil {
 				return err
 			}
@@ -122,6 +114,57 @@ made: an owner can invite more operators from the console, or use --key.`,
 	create.Flags().StringVar(&owner, "owner-email", "", "the first owner's `EMAIL` (required)")
 	create.Flags().StringVar(&key, "key", "", "also create an owner API key named `KEY_NAME` and print its token once")
 	create.Flags().BoolVar(&printLink, "print-link", false, "print the owner's enrollment link instead of emailing it")
-	group.AddCommand(create)
+	group.AddCommand(create, workspaceListCommand(env))
 	return group
+}
+
+// linkOrigin is the origin an enrollment link opens: CONSENSUS_PUBLIC_ORIGIN,
+// else a local run's own (config.LocalOrigin), else "".
+func linkOrigin(env Env) string {
+	origin := strings.TrimRight(env.Getenv("CONSENSUS_PUBLIC_ORIGIN"), "/")
+	if origin == "" && env.Getenv("CONSENSUS_ENV") == config.EnvLocal {
+		listen, _ := config.Lookup(env.Getenv, "CONSENSUS_LISTEN")
+		origin = config.LocalOrigin(listen)
+	}
+	return origin
+}
+
+// openStore migrates the database DATABASE_URL names and opens it.
+func openStore(ctx context.Context, env Env) (*store.Store, error) {
+	url, err := config.Lookup(env.Getenv, "DATABASE_URL")
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Migrate(ctx, url); err != nil {
+		return nil, err
+	}
+	return store.Open(ctx, url)
+}
+
+func workspaceListCommand(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the workspaces, oldest first, with their operators and agreements counted",
+		Long: `List every workspace of the deployment, oldest first: its id, name, creation
+time, present operators and agreements. Pending migrations are applied first.`,
+		Example: "  consensusd workspace list",
+		Args:    command.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			st, err := openStore(c.Context(), env)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			list, err := (&venue.Venue{Store: st, Now: time.Now}).ListWorkspaces(c.Context())
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tCREATED\tOPERATORS\tAGREEMENTS")
+			for _, w := range list {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", w.ID, w.Name, w.CreatedAt.UTC().Format(time.RFC3339), w.Operators, w.Agreements)
+			}
+			return tw.Flush()
+		},
+	}
 }

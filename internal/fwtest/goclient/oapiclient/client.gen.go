@@ -1230,6 +1230,7 @@ const (
 	ProblemCodeMethodNotAllowed     ProblemCode = "method-not-allowed"
 	ProblemCodeNotFound             ProblemCode = "not-found"
 	ProblemCodeNotResendable        ProblemCode = "not-resendable"
+	ProblemCodePasskeyOrigin        ProblemCode = "passkey-origin"
 	ProblemCodePayloadTooLarge      ProblemCode = "payload-too-large"
 	ProblemCodeProofMismatch        ProblemCode = "proof-mismatch"
 	ProblemCodeProofNotReady        ProblemCode = "proof-not-ready"
@@ -1283,6 +1284,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeNotFound:
 		return true
 	case ProblemCodeNotResendable:
+		return true
+	case ProblemCodePasskeyOrigin:
 		return true
 	case ProblemCodePayloadTooLarge:
 		return true

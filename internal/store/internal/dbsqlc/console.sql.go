@@ -211,7 +211,7 @@ func (q *Queries) ConsoleSessionTouch(ctx context.Context, arg ConsoleSessionTou
 }
 
 const enrollmentGetByTokenHash = `-- name: EnrollmentGetByTokenHash :one
-SELECT id, workspace_id, operator_id, token_hash, created_at, expires_at, used_at, recipient, subject, message_id, sealed_body, state, attempts, last_reply, sent_at FROM operator_enrollments WHERE token_hash = $1
+SELECT id, workspace_id, operator_id, token_hash, created_at, expires_at, used_at, recipient, subject, message_id, sealed_body, state, attempts, last_reply, sent_at, withdrawn_at FROM operator_enrollments WHERE token_hash = $1
 `
 
 func (q *Queries) EnrollmentGetByTokenHash(ctx context.Context, tokenHash []byte) (OperatorEnrollment, error) {
@@ -233,6 +233,7 @@ func (q *Queries) EnrollmentGetByTokenHash(ctx context.Context, tokenHash []byte
 		&i.Attempts,
 		&i.LastReply,
 		&i.SentAt,
+		&i.WithdrawnAt,
 	)
 	return i, err
 }
@@ -264,7 +265,7 @@ func (q *Queries) EnrollmentInsert(ctx context.Context, arg EnrollmentInsertPara
 }
 
 const enrollmentLatest = `-- name: EnrollmentLatest :many
-SELECT DISTINCT ON (e.operator_id) e.id, e.workspace_id, e.operator_id, e.token_hash, e.created_at, e.expires_at, e.used_at, e.recipient, e.subject, e.message_id, e.sealed_body, e.state, e.attempts, e.last_reply, e.sent_at, coalesce(o.state, '')::text AS email_state
+SELECT DISTINCT ON (e.operator_id) e.id, e.workspace_id, e.operator_id, e.token_hash, e.created_at, e.expires_at, e.used_at, e.recipient, e.subject, e.message_id, e.sealed_body, e.state, e.attempts, e.last_reply, e.sent_at, e.withdrawn_at, coalesce(o.state, '')::text AS email_state
 FROM operator_enrollments e
 LEFT JOIN outbox o ON o.id = e.id AND o.kind = 'enrollment'
 WHERE e.workspace_id = $1
@@ -303,6 +304,7 @@ func (q *Queries) EnrollmentLatest(ctx context.Context, workspaceID uuid.UUID) (
 			&i.OperatorEnrollment.Attempts,
 			&i.OperatorEnrollment.LastReply,
 			&i.OperatorEnrollment.SentAt,
+			&i.OperatorEnrollment.WithdrawnAt,
 			&i.EmailState,
 		); err != nil {
 			return nil, err
@@ -336,7 +338,7 @@ func (q *Queries) EnrollmentRevokeForOperator(ctx context.Context, arg Enrollmen
 }
 
 const enrollmentUse = `-- name: EnrollmentUse :execrows
-UPDATE operator_enrollments SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2
+UPDATE operator_enrollments SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND withdrawn_at IS NULL AND expires_at > $2
 `
 
 type EnrollmentUseParams struct {
@@ -351,6 +353,30 @@ func (q *Queries) EnrollmentUse(ctx context.Context, arg EnrollmentUseParams) (i
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const enrollmentWithdrawForOperator = `-- name: EnrollmentWithdrawForOperator :one
+WITH withdrawn AS (
+    UPDATE operator_enrollments SET withdrawn_at = $1 WHERE operator_id = $2 AND used_at IS NULL AND withdrawn_at IS NULL RETURNING id
+), dropped AS (
+    UPDATE outbox SET state = 'failed', sealed_body = NULL, last_reply = 'a newer link replaced it'
+    WHERE id IN (SELECT id FROM withdrawn) AND kind = 'enrollment' AND state IN ('queued', 'retrying')
+)
+SELECT count(*) FROM withdrawn
+`
+
+type EnrollmentWithdrawForOperatorParams struct {
+	WithdrawnAt *time.Time
+	OperatorID  uuid.UUID
+}
+
+// An operator's unused links stop working when a new one is issued; their
+// emails not sent yet are dropped with their bodies.
+func (q *Queries) EnrollmentWithdrawForOperator(ctx context.Context, arg EnrollmentWithdrawForOperatorParams) (int64, error) {
+	row := q.db.QueryRow(ctx, enrollmentWithdrawForOperator, arg.WithdrawnAt, arg.OperatorID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const operatorGet = `-- name: OperatorGet :one
@@ -505,6 +531,23 @@ func (q *Queries) OperatorSetRole(ctx context.Context, arg OperatorSetRoleParams
 	return i, err
 }
 
+const passkeyDelete = `-- name: PasskeyDelete :execrows
+DELETE FROM operator_passkeys WHERE operator_id = $1 AND credential_id = $2
+`
+
+type PasskeyDeleteParams struct {
+	OperatorID   uuid.UUID
+	CredentialID []byte
+}
+
+func (q *Queries) PasskeyDelete(ctx context.Context, arg PasskeyDeleteParams) (int64, error) {
+	result, err := q.db.Exec(ctx, passkeyDelete, arg.OperatorID, arg.CredentialID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const passkeyGet = `-- name: PasskeyGet :one
 SELECT credential_id, workspace_id, operator_id, credential, created_at, last_used_at FROM operator_passkeys WHERE credential_id = $1
 `
@@ -570,6 +613,32 @@ func (q *Queries) PasskeyListForOperator(ctx context.Context, operatorID uuid.UU
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const passkeyLockForOperator = `-- name: PasskeyLockForOperator :many
+SELECT credential_id FROM operator_passkeys WHERE operator_id = $1 ORDER BY credential_id FOR UPDATE
+`
+
+// An operator's passkeys, locked until the transaction ends: removals of
+// two of them at once are judged one after the other.
+func (q *Queries) PasskeyLockForOperator(ctx context.Context, operatorID uuid.UUID) ([][]byte, error) {
+	rows, err := q.db.Query(ctx, passkeyLockForOperator, operatorID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := [][]byte{}
+	for rows.Next() {
+		var credential_id []byte
+		if err := rows.Scan(&credential_id); err != nil {
+			return nil, err
+		}
+		items = append(items, credential_id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

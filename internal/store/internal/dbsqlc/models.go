@@ -173,6 +173,7 @@ type OperatorEnrollment struct {
 	Attempts    int32
 	LastReply   *string
 	SentAt      *time.Time
+	WithdrawnAt *time.Time
 }
 
 type OperatorPasskey struct {

@@ -94,3 +94,45 @@ func (q *Queries) WorkspaceInsert(ctx context.Context, arg WorkspaceInsertParams
 	_, err := q.db.Exec(ctx, workspaceInsert, arg.ID, arg.Name, arg.CreatedAt)
 	return err
 }
+
+const workspaceList = `-- name: WorkspaceList :many
+SELECT w.id, w.name, w.created_at,
+       (SELECT count(*) FROM operators o WHERE o.workspace_id = w.id AND o.removed_at IS NULL)::bigint AS operators,
+       (SELECT count(*) FROM agreements a WHERE a.workspace_id = w.id)::bigint AS agreements
+FROM workspaces w ORDER BY w.created_at, w.id
+`
+
+type WorkspaceListRow struct {
+	ID         uuid.UUID
+	Name       string
+	CreatedAt  time.Time
+	Operators  int64
+	Agreements int64
+}
+
+// Every workspace with its counts, oldest first, for consensusd workspace list.
+func (q *Queries) WorkspaceList(ctx context.Context) ([]WorkspaceListRow, error) {
+	rows, err := q.db.Query(ctx, workspaceList)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WorkspaceListRow{}
+	for rows.Next() {
+		var i WorkspaceListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.CreatedAt,
+			&i.Operators,
+			&i.Agreements,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
