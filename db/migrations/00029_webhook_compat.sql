@@ -25,9 +25,11 @@
 --
 -- Without a transaction: the index is built CONCURRENTLY, so a large
 -- webhook_deliveries keeps taking inserts meanwhile, and each statement
--- can run again after a failure. The trigger comes before the index, to
--- shorten the time during which a v0.9.0 change queues nothing (from
--- 00023's commit to the trigger's).
+-- can run again after a failure. The trigger comes first, to shorten the
+-- time during which a v0.9.0 change queues nothing (from 00023's commit to
+-- the trigger's); CREATE TRIGGER waits for the transactions updating
+-- agreements, so the changes of that time are committed when the next
+-- statement writes their deliveries.
 
 -- The deliveries that exist are queued already, as are those this
 -- release's code writes (WebhookDeliveriesQueue leaves the default).
@@ -75,6 +77,31 @@ CREATE OR REPLACE TRIGGER agreements_webhooks_previous
           AND NEW.webhooks_registered AND (NEW.head_seq > OLD.head_seq OR NEW.outcome_status IS DISTINCT FROM OLD.outcome_status
           OR NEW.current_revision IS DISTINCT FROM OLD.current_revision))
     EXECUTE FUNCTION webhooks_record_previous();
+
+-- The changes a replica of v0.9.0 committed between 00023's commit and
+-- this trigger's queued nothing. Each transaction that appended events (its
+-- events share an xmin) since shortly before 00023 gets what the trigger
+-- would have written and lacks: a room.event delivery with its head seq to
+-- every live endpoint registered before it, and a room.outcome one when
+-- its events hold the deciding one. The changes before 00023 had theirs
+-- from the old trigger; no replica of this release served yet. (An expiry
+-- or a revision in those milliseconds is not recovered: it has no event.)
+INSERT INTO webhook_deliveries (id, participant_id, agreement_id, invitation_id, type, seq, outcome, created_at, next_attempt_at, workspace_id, queued)
+SELECT gen_random_uuid(), w.participant_id, a.id, p.invitation_id, k.kind, g.seq,
+       CASE WHEN oe.seq <= g.seq THEN a.outcome_status ELSE 'pending' END,
+       clock_timestamp(), clock_timestamp(), a.workspace_id, false
+FROM (SELECT e.agreement_id, min(e.seq) AS first, max(e.seq) AS seq, min(e.created_at) AS at
+      FROM events e
+      WHERE e.created_at >= (SELECT max(tstamp) FROM goose_db_version WHERE version_id = 23 AND is_applied) - interval '1 minute'
+      GROUP BY e.agreement_id, e.xmin::text) g
+JOIN agreements a ON a.id = g.agreement_id AND a.webhooks_registered
+LEFT JOIN events oe ON oe.id = a.outcome_event_id
+JOIN participants p ON p.agreement_id = a.id AND p.revoked_at IS NULL
+JOIN webhooks w ON w.participant_id = p.id AND w.disabled_at IS NULL AND w.created_at <= g.at
+CROSS JOIN (VALUES ('room.event', 1), ('room.outcome', 2)) AS k(kind, n)
+WHERE (k.kind = 'room.event' OR oe.seq BETWEEN g.first AND g.seq)
+  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.participant_id = w.participant_id AND d.type = k.kind AND d.seq = g.seq)
+ORDER BY g.seq, k.n;
 
 -- The deliveries not yet queued, oldest first; normally none.
 DROP INDEX CONCURRENTLY IF EXISTS webhook_deliveries_unqueued;

@@ -102,3 +102,40 @@ func TestWebhookDeliveriesOfThePreviousRelease(t *testing.T) {
 		t.Fatalf("adoption after this release's append queued %d (%v), want 0", n, err)
 	}
 }
+
+// TestWebhookDeliveriesOfTheMigrationGap: a change a replica of v0.9.0
+// committed between migrations 00023 and 00029 queued nothing (no trigger
+// then); 00029 writes its delivery, not yet queued, and leaves a change
+// that has its delivery alone.
+func TestWebhookDeliveriesOfTheMigrationGap(t *testing.T) {
+	t.Parallel()
+	st := pgtest.Store(t)
+	ctx := context.Background()
+	pool := store.Pool(st)
+	id, pid := agreement(t, st)
+	hash := claim(t, st, pid)
+	if err := st.WebhookUpsert(ctx, pid, "https://hooks.example/a", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	p := migrateDown(t, st, 28)
+	for _, key := range []string{"k1", "k2"} {
+		if err := appendOne(ctx, st, store.AppendRequest{TokenHash: hash, AgreementID: id, IdempotencyKey: key, SkipRoster: true}, nextComment(key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The second change as v0.9.0 made it in the gap: without a delivery.
+	if _, err := pool.Exec(ctx, `DELETE FROM webhook_deliveries WHERE agreement_id = $1 AND seq = 2`, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := pool.Query(ctx, `SELECT concat_ws(' ', type, seq, queued) FROM webhook_deliveries WHERE agreement_id = $1 ORDER BY seq`, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if want := []string{"room.event 1 t", "room.event 2 f"}; err != nil || !slices.Equal(got, want) {
+		t.Fatalf("deliveries after 00029: %q (%v), want %q", got, err, want)
+	}
+}
