@@ -78,3 +78,12 @@ CROSS JOIN unnest(@kinds::text[]) WITH ORDINALITY AS k(kind, n)
 WHERE a.id = @agreement_id
 ORDER BY k.n
 RETURNING id, participant_id;
+
+-- name: WebhookDeliveriesAdopt :many
+-- Up to @max deliveries a replica of the previous release wrote without a
+-- job (migration 00029's trigger), oldest first, marked queued; the caller
+-- queues their River jobs in the same transaction. Rows another
+-- transaction is adopting are skipped, not waited for.
+UPDATE webhook_deliveries SET queued = true
+WHERE id IN (SELECT u.id FROM webhook_deliveries u WHERE NOT u.queued ORDER BY u.created_at LIMIT @max FOR UPDATE SKIP LOCKED)
+RETURNING id, participant_id, created_at;

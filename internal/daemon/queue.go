@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -53,9 +54,18 @@ func newQueue(st *store.Store, mail *outbox.Worker, hooks *deliver.Worker, poll 
 	river.AddWorker(workers, mail)
 	river.AddWorker(workers, outbox.EnrollmentWorker{Mail: mail})
 	river.AddWorker(workers, hooks)
+	// The deadline sweep also queues the webhook deliveries a replica of
+	// the previous release wrote without a job (migration 00029), with
+	// this release's code, which the previous release's lacks. It rides on
+	// a job kind both releases know: the leader that inserts it every
+	// deadlineSweep may be a replica of the previous release, which would
+	// insert no job of a new kind, and would discard one it took from the
+	// sweep queue as unknown. A replica of this release takes it often
+	// enough; the next release, with the trigger gone, drops the adoption.
 	river.AddWorker(workers, &sweep[jobs.DeadlineSweep]{run: func(ctx context.Context) error {
 		_, err := st.AgreementExpireDue(ctx, now())
-		return err
+		_, adoptErr := st.WebhookDeliveriesAdopt(ctx)
+		return errors.Join(err, adoptErr)
 	}})
 	river.AddWorker(workers, &sweep[jobs.SessionSweep]{run: func(ctx context.Context) error {
 		if _, err := st.SessionDeleteExpired(ctx, now()); err != nil {

@@ -47,6 +47,50 @@ func webhookJobs(rows []dbsqlc.WebhookDeliveriesQueueRow) []river.JobArgs {
 	return out
 }
 
+// The deliveries a replica of the previous release writes without a job
+// (migration 00029's trigger) are queued by WebhookDeliveriesAdopt in
+// batches of adoptBatch, at most adoptBatches of them per call: the sweep
+// that calls it every two seconds adopts 1,000 a second at most, more than
+// a replica of the previous release writes.
+const (
+	adoptBatch   = 500
+	adoptBatches = 4
+)
+
+// WebhookDeliveriesAdopt queues the River jobs of the deliveries a replica
+// of the previous release (v0.9.0) wrote without one, through River's
+// client, each in the transaction that marks it queued, and returns how
+// many it queued. Replicas adopting at once take different rows. It goes
+// with migration 00029's trigger, once no replica of v0.9.0 runs.
+func (s *Store) WebhookDeliveriesAdopt(ctx context.Context) (int, error) {
+	total := 0
+	for range adoptBatches {
+		n := 0
+		err := s.InTx(ctx, func(tx *Tx) error {
+			rows, err := tx.q.WebhookDeliveriesAdopt(ctx, adoptBatch)
+			if err != nil {
+				return interpretError("adopt webhook deliveries", err)
+			}
+			// Oldest first, as their changes queued them.
+			slices.SortFunc(rows, func(a, b dbsqlc.WebhookDeliveriesAdoptRow) int { return a.CreatedAt.Compare(b.CreatedAt) })
+			args := make([]river.JobArgs, len(rows))
+			for i, r := range rows {
+				args[i] = jobs.Webhook{DeliveryID: r.ID, ParticipantID: r.ParticipantID}
+			}
+			n = len(rows)
+			return interpretError("adopt webhook deliveries", jobs.InsertManyTx(ctx, tx.tx, args))
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n < adoptBatch {
+			break
+		}
+	}
+	return total, nil
+}
+
 // queueHooksStep adds to p, for a pipelined transaction, the deliveries
 // of a change to agreement id; their jobs are added to *out when p is sent.
 func queueHooksStep(ctx context.Context, p *pipeline, id uuid.UUID, kinds []string, out *[]river.JobArgs) {

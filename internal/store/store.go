@@ -91,6 +91,7 @@ func pgxConfig(databaseURL string) (*pgxpool.Config, error) {
 	// The pool's connections see the rows of every workspace: see
 	// scopeService. The operator pool replaces this (workspace.go).
 	cfg.ConnConfig.RuntimeParams[scopeParam] = scopeService
+	cfg.ConnConfig.RuntimeParams[releaseParam] = release
 	if !strings.Contains(databaseURL, "pool_max_conns") {
 		// pgxpool's default, max(4, CPUs), lets a replica run only four
 		// transactions at once: sixteen concurrent appends then queue for a
@@ -100,6 +101,17 @@ func pgxConfig(databaseURL string) (*pgxpool.Config, error) {
 	}
 	return cfg, nil
 }
+
+// Every connection of this release carries releaseParam, a start-up
+// parameter: migration 00029's trigger writes webhook deliveries only for
+// a session without it, a replica of the previous release (v0.9.0), whose
+// changes rely on a trigger to queue their deliveries. This release's code
+// writes its own (queue.go). Any value will do; the next release, which
+// drops the trigger, may drop the parameter too.
+const (
+	releaseParam = "consensus.release"
+	release      = "0.10"
+)
 
 // DefaultMaxConns is the pool size when DATABASE_URL sets no pool_max_conns.
 const DefaultMaxConns = 16

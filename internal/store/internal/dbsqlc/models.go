@@ -321,6 +321,7 @@ type WebhookDelivery struct {
 	LastError     *string
 	FinishedAt    *time.Time
 	WorkspaceID   uuid.UUID
+	Queued        bool
 }
 
 type Workspace struct {

@@ -34,6 +34,42 @@ func (q *Queries) WebhookDelete(ctx context.Context, arg WebhookDeleteParams) (i
 	return result.RowsAffected(), nil
 }
 
+const webhookDeliveriesAdopt = `-- name: WebhookDeliveriesAdopt :many
+UPDATE webhook_deliveries SET queued = true
+WHERE id IN (SELECT u.id FROM webhook_deliveries u WHERE NOT u.queued ORDER BY u.created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+RETURNING id, participant_id, created_at
+`
+
+type WebhookDeliveriesAdoptRow struct {
+	ID            uuid.UUID
+	ParticipantID uuid.UUID
+	CreatedAt     time.Time
+}
+
+// Up to @max deliveries a replica of the previous release wrote without a
+// job (migration 00029's trigger), oldest first, marked queued; the caller
+// queues their River jobs in the same transaction. Rows another
+// transaction is adopting are skipped, not waited for.
+func (q *Queries) WebhookDeliveriesAdopt(ctx context.Context, max int32) ([]WebhookDeliveriesAdoptRow, error) {
+	rows, err := q.db.Query(ctx, webhookDeliveriesAdopt, max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookDeliveriesAdoptRow{}
+	for rows.Next() {
+		var i WebhookDeliveriesAdoptRow
+		if err := rows.Scan(&i.ID, &i.ParticipantID, &i.CreatedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const webhookDeliveriesQueue = `-- name: WebhookDeliveriesQueue :many
 INSERT INTO webhook_deliveries (id, participant_id, agreement_id, invitation_id, type, seq, outcome, created_at, next_attempt_at, workspace_id)
 SELECT gen_random_uuid(), w.participant_id, a.id, p.invitation_id, k.kind, a.head_seq, a.outcome_status,
