@@ -18,7 +18,7 @@ VALUES (@id, @invitation_id::uuid, @agreement_id::uuid, @recipient, @subject, @m
 INSERT INTO outbox (id, invitation_id, agreement_id, participant_id, recipient, subject, message_id, created_at, next_attempt_at,
                     kind, workspace_id, refs)
 SELECT gen_random_uuid(), p.invitation_id, a.id, p.id, p.email,
-       'CONSENSUS.md: outcome ' || replace(a.outcome_status, '_', ' ') || ': ' || (r.canonical_json::jsonb ->> 'title'),
+       'CONSENSUS.md: outcome ' || replace(a.outcome_status, '_', ' ') || ': ' || coalesce(r.canonical_json::jsonb ->> 'title', 'an agreement'),
        'outcome-' || p.id::text || '@' || split_part(root.message_id, '@', 2), @now, @now, 'outcome', a.workspace_id, ARRAY[root.message_id]
 FROM agreements a
 JOIN revisions r ON r.agreement_id = a.id AND r.number = a.current_revision
@@ -40,7 +40,7 @@ RETURNING id;
 INSERT INTO outbox (id, invitation_id, agreement_id, participant_id, remind_at, recipient, subject, message_id, created_at, next_attempt_at,
                     kind, workspace_id, refs)
 SELECT gen_random_uuid(), p.invitation_id, a.id, p.id, due.at, p.email,
-       'CONSENSUS.md: reminder: ' || (r.canonical_json::jsonb ->> 'title'),
+       'CONSENSUS.md: reminder: ' || coalesce(r.canonical_json::jsonb ->> 'title', 'an agreement'),
        'reminder-' || p.id::text || '-' || extract(epoch FROM due.at)::bigint::text || '@' || split_part(root.message_id, '@', 2),
        @now, @now, 'reminder', a.workspace_id, ARRAY[root.message_id]
 FROM agreements a
