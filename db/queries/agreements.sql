@@ -74,6 +74,6 @@ FOR UPDATE OF a;
 -- name: AgreementAmend :execrows
 -- Makes revision number current with its deadline, while the outcome is
 -- pending: a new version of the room. The caller holds the lock.
-UPDATE agreements SET current_revision = $2, deadline = $3, version = version + 1,
-    remind_from = $3 - make_interval(secs => reminders[1])
+UPDATE agreements SET current_revision = $2, deadline = sqlc.arg(deadline)::timestamptz, version = version + 1,
+    remind_from = sqlc.arg(deadline)::timestamptz - make_interval(secs => reminders[1])
 WHERE id = $1 AND outcome_status = 'pending';

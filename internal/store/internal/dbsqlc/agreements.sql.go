@@ -13,8 +13,8 @@ import (
 )
 
 const agreementAmend = `-- name: AgreementAmend :execrows
-UPDATE agreements SET current_revision = $2, deadline = $3, version = version + 1,
-    remind_from = $3 - make_interval(secs => reminders[1])
+UPDATE agreements SET current_revision = $2, deadline = $3::timestamptz, version = version + 1,
+    remind_from = $3::timestamptz - make_interval(secs => reminders[1])
 WHERE id = $1 AND outcome_status = 'pending'
 `
 
