@@ -148,6 +148,6 @@ func ReminderBody(in ReminderInput) string {
 	if in.Reply {
 		b.WriteString(ReplyParagraph(in.RevisionDigest))
 	}
-	b.WriteString("Without a decision of every required participant the outcome cannot be reached; at the\ndeadline it expires. No reminder follows a decision. This email carries no secret.\n")
+	b.WriteString("Until the decision rule is met the outcome stays pending, and at the deadline it expires.\nNo reminder follows a decision. This email carries no secret.\n")
 	return b.String()
 }
