@@ -1,8 +1,14 @@
 -- name: AgreementInsert :exec
 -- A new agreement belongs to the workspace of the operator transaction
 -- that creates it; outside one the setting is unset and the insert fails.
-INSERT INTO agreements (id, current_revision, deadline, created_at, workspace_id)
-VALUES ($1, 1, $2, $3, current_setting('consensus.workspace_id')::uuid);
+-- Its reminders (latest first) begin at remind_from, the first of them.
+INSERT INTO agreements (id, current_revision, deadline, created_at, workspace_id, reminders, remind_from)
+VALUES ($1, 1, $2, $3, current_setting('consensus.workspace_id')::uuid, $4, $5);
+
+-- name: AgreementSetReminders :exec
+-- The reminder times of a new agreement, when its request named them,
+-- latest first, and remind_from, the first of them (none: NULL, never).
+UPDATE agreements SET reminders = $2, remind_from = $3 WHERE id = $1;
 
 -- name: AgreementGet :one
 SELECT * FROM agreements WHERE id = $1;
@@ -68,5 +74,6 @@ FOR UPDATE OF a;
 -- name: AgreementAmend :execrows
 -- Makes revision number current with its deadline, while the outcome is
 -- pending: a new version of the room. The caller holds the lock.
-UPDATE agreements SET current_revision = $2, deadline = $3, version = version + 1
+UPDATE agreements SET current_revision = $2, deadline = sqlc.arg(deadline)::timestamptz, version = version + 1,
+    remind_from = sqlc.arg(deadline)::timestamptz - make_interval(secs => reminders[1])
 WHERE id = $1 AND outcome_status = 'pending';

@@ -1,8 +1,66 @@
 -- name: OutboxInsert :exec
--- A message of an invitation, in its agreement's workspace.
-INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at, kind, workspace_id)
+-- A message of an invitation, in its agreement's workspace. It threads
+-- under the invitation's first email (none for that email itself), then
+-- under @refs (an answer: the reply it answers).
+INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at, kind, workspace_id, refs)
 VALUES (@id, @invitation_id::uuid, @agreement_id::uuid, @recipient, @subject, @message_id, @sealed_body, @created_at, @created_at, @kind,
-        (SELECT workspace_id FROM agreements WHERE id = @agreement_id::uuid));
+        (SELECT workspace_id FROM agreements WHERE id = @agreement_id::uuid),
+        coalesce((SELECT ARRAY[o.message_id] FROM outbox o WHERE o.invitation_id = @invitation_id::uuid AND o.kind = 'invitation'
+                  ORDER BY o.state = 'failed', o.created_at, o.id LIMIT 1), '{}') || @refs::text[]);
+
+-- name: OutboxQueueOutcome :many
+-- The outcome email of every participant not revoked of an agreement whose
+-- outcome is final, in the transaction that made it final: no secret, so
+-- no body is stored; the worker writes it from the final record when it
+-- sends. Each threads under its invitation's first email, whose domain its
+-- Message-ID takes. A participant who has one already gets none
+-- (outbox_outcome_once), nor does one without an invitation email.
+INSERT INTO outbox (id, invitation_id, agreement_id, participant_id, recipient, subject, message_id, created_at, next_attempt_at,
+                    kind, workspace_id, refs)
+SELECT gen_random_uuid(), p.invitation_id, a.id, p.id, p.email,
+       'CONSENSUS.md: outcome ' || replace(a.outcome_status, '_', ' ') || ': ' || coalesce(r.canonical_json::jsonb ->> 'title', 'an agreement'),
+       'outcome-' || p.id::text || '@' || split_part(root.message_id, '@', 2), @now, @now, 'outcome', a.workspace_id, ARRAY[root.message_id]
+FROM agreements a
+JOIN revisions r ON r.agreement_id = a.id AND r.number = a.current_revision
+JOIN participants p ON p.agreement_id = a.id AND p.revoked_at IS NULL
+JOIN LATERAL (SELECT o.message_id FROM outbox o WHERE o.invitation_id = p.invitation_id AND o.kind = 'invitation'
+              ORDER BY o.state = 'failed', o.created_at, o.id LIMIT 1) root ON true
+WHERE a.id = @agreement_id AND a.outcome_status <> 'pending'
+ON CONFLICT DO NOTHING
+RETURNING id;
+
+-- name: OutboxQueueReminders :many
+-- The reminders due at @now: for each required participant, not revoked,
+-- whose decision does not count on the current revision, of an agreement
+-- still pending before its deadline, the latest of the agreement's
+-- reminder times that has passed, unless it came before the participant's
+-- invitation was issued or was queued already (outbox_reminder_once). A
+-- sweep that ran late sends the latest reminder only. Like an outcome
+-- email, a reminder stores no body.
+INSERT INTO outbox (id, invitation_id, agreement_id, participant_id, remind_at, recipient, subject, message_id, created_at, next_attempt_at,
+                    kind, workspace_id, refs)
+SELECT gen_random_uuid(), p.invitation_id, a.id, p.id, due.at, p.email,
+       'CONSENSUS.md: reminder: ' || coalesce(r.canonical_json::jsonb ->> 'title', 'an agreement'),
+       'reminder-' || p.id::text || '-' || extract(epoch FROM due.at)::bigint::text || '@' || split_part(root.message_id, '@', 2),
+       @now, @now, 'reminder', a.workspace_id, ARRAY[root.message_id]
+FROM agreements a
+JOIN revisions r ON r.agreement_id = a.id AND r.number = a.current_revision
+JOIN participants p ON p.agreement_id = a.id AND p.required AND p.revoked_at IS NULL AND p.state <> 'decided'
+JOIN invitations i ON i.id = p.invitation_id
+JOIN LATERAL (SELECT max(a.deadline - make_interval(secs => s)) AS at FROM unnest(a.reminders) s
+              WHERE a.deadline - make_interval(secs => s) <= @now) due ON due.at > i.issued_at
+JOIN LATERAL (SELECT o.message_id FROM outbox o WHERE o.invitation_id = p.invitation_id AND o.kind = 'invitation'
+              ORDER BY o.state = 'failed', o.created_at, o.id LIMIT 1) root ON true
+WHERE a.outcome_status = 'pending' AND a.remind_from <= @now AND a.deadline > @now
+  AND NOT EXISTS (SELECT 1 FROM outbox q WHERE q.participant_id = p.id AND q.kind = 'reminder' AND q.remind_at = due.at)
+ON CONFLICT DO NOTHING
+RETURNING id;
+
+-- name: OutboxDrop :execrows
+-- A message no longer to send (a reminder whose participant decided since)
+-- is given up without an attempt.
+UPDATE outbox SET state = 'failed', sealed_body = NULL, last_reply = $2
+WHERE id = $1 AND state IN ('queued', 'retrying');
 
 -- name: OutboxInsertEnrollment :exec
 -- The email of an enrollment link: no invitation or agreement; the message

@@ -66,8 +66,9 @@ func adminCreate(env Env, f *adminFlags) *cobra.Command {
 		Short: "Lock an agreement and queue its invitation emails",
 		Long: `Lock revision 1 of an agreement and queue one invitation email per participant.
 FILE is the agreement as JSON ({title, objective, rules, deadline, participants},
-and optionally decisionRule: {"type": "quorum", "agree": k} for k of the required);
-- reads it from standard input. Prints the agreement's ids and digests and each
+and optionally decisionRule: {"type": "quorum", "agree": k} for k of the required,
+and reminders: durations before the deadline such as ["PT48H", "PT2H"], [] for none,
+24 and 1 hour when absent); - reads it from standard input. Prints the agreement's ids and digests and each
 participant's invitation id; secrets and proofs exist only in the emails.`,
 		Example: `  consensus admin create -f examples/agreement.json
   jq '.deadline = "2030-01-01T00:00:00Z"' examples/agreement.json | consensus admin create -f -

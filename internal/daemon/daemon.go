@@ -180,7 +180,8 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
 	worker := &outbox.Worker{Store: st, Keys: keys, Transport: transport, From: cfg.MailFrom, Log: log, Now: opt.Now,
-		BaseBackoff: opt.Outbox.BaseBackoff, MaxBackoff: opt.Outbox.MaxBackoff, SendTimeout: opt.Outbox.SendTimeout, ReplyAddress: cfg.Reply.Address}
+		BaseBackoff: opt.Outbox.BaseBackoff, MaxBackoff: opt.Outbox.MaxBackoff, SendTimeout: opt.Outbox.SendTimeout, ReplyAddress: cfg.Reply.Address,
+		Origin: cfg.PublicOrigin}
 	hooks := &deliver.Worker{Store: st, Key: v.Signer, Log: log, AllowLoopback: cfg.WebhookAllowLoopback, RootCAs: cfg.WebhookRoots}
 	queue, err := newQueue(st, worker, hooks, cfg.OutboxPoll, opt.Now, log)
 	if err != nil {

@@ -29,6 +29,12 @@ const (
 // only listen (a stream, a webhook).
 const deadlineSweep = 2 * time.Second
 
+// reminderSweep is how often the reminders that are due are queued. A
+// reminder goes out within this long after its time; the sweep reads, by
+// the partial index agreements_remind_idx, only the pending agreements
+// whose reminders have begun.
+const reminderSweep = 5 * time.Second
+
 // sessionSweep is how often expired sessions are deleted.
 const sessionSweep = 10 * time.Minute
 
@@ -67,6 +73,10 @@ func newQueue(st *store.Store, mail *outbox.Worker, hooks *deliver.Worker, poll 
 		_, adoptErr := st.WebhookDeliveriesAdopt(ctx)
 		return errors.Join(err, adoptErr)
 	}})
+	river.AddWorker(workers, &sweep[jobs.ReminderSweep]{run: func(ctx context.Context) error {
+		_, err := st.OutboxQueueReminders(ctx, now())
+		return err
+	}})
 	river.AddWorker(workers, &sweep[jobs.SessionSweep]{run: func(ctx context.Context) error {
 		if _, err := st.SessionDeleteExpired(ctx, now()); err != nil {
 			return err
@@ -104,6 +114,7 @@ func newQueue(st *store.Store, mail *outbox.Worker, hooks *deliver.Worker, poll 
 		Workers: workers,
 		PeriodicJobs: []*river.PeriodicJob{
 			periodic(deadlineSweep, jobs.DeadlineSweep{}),
+			periodic(reminderSweep, jobs.ReminderSweep{}),
 			periodic(sessionSweep, jobs.SessionSweep{}),
 		},
 		// Only for a worker that states no timeout; every worker here does.

@@ -88,8 +88,9 @@ func TestReplyDecidesThroughTheDaemon(t *testing.T) {
 	if evidence["from"] != alice.Email || evidence["dkim"].(map[string]any)["domain"] != "agents.example" {
 		t.Fatalf("evidence %v", evidence)
 	}
-	// Exactly one answer goes to Alice.
-	s.waitForAnswer(alice.Email)
+	// Exactly one answer goes to Alice, threaded under her reply and her
+	// invitation.
+	threadedUnder(t, s.waitForAnswer(alice.Email), "<agree-1@agents.example>", msg.Header.Get("Message-Id"))
 
 	// Bob bound a key: a reply cannot sign his decision, so it is refused,
 	// with the reason, in one answer to him.
@@ -99,9 +100,11 @@ func TestReplyDecidesThroughTheDaemon(t *testing.T) {
 	}
 	reply2 := strings.NewReplacer(alice.Email, c.Participants[1].Email, replyTo, bobMail.Header.Get("Reply-To"), "agree-1@", "bob-1@").Replace(reply1)
 	appendTo(t, imapAddr, box, password, replytest.Sign(t, []byte(reply2), "agents.example", "s1", key))
-	if answer := s.waitForAnswer(c.Participants[1].Email); !strings.Contains(answer, "bound to a key") {
+	answer := s.waitForAnswer(c.Participants[1].Email)
+	if !strings.Contains(answer, "bound to a key") {
 		t.Fatalf("answer to a keyed participant:\n%s", answer)
 	}
+	threadedUnder(t, answer, "<bob-1@agents.example>", bobMail.Header.Get("Message-Id"))
 	bob.say("bob-agrees-1", "agree", "")
 	rec := bob.agent.record(nil)
 	expect(t, rec, 200, "")
@@ -151,6 +154,22 @@ func TestReplyDecidesThroughTheDaemon(t *testing.T) {
 	}
 }
 
+// threadedUnder fails unless the raw answer's In-Reply-To is the reply it
+// answers and its References are the invitation's email, then the reply.
+func threadedUnder(t *testing.T, raw, reply, invitation string) {
+	t.Helper()
+	m, err := mail.ReadMessage(strings.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Header.Get("In-Reply-To"); got != reply {
+		t.Fatalf("answer In-Reply-To %q, want %q", got, reply)
+	}
+	if got, want := m.Header.Get("References"), invitation+" "+reply; got != want || invitation == "" {
+		t.Fatalf("answer References %q, want %q", got, want)
+	}
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -160,13 +179,14 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// mailFor waits for the raw email that mentions invitationID.
+// mailFor waits for the raw invitation email that mentions invitationID
+// (not a later email of the invitation: a notice, a reminder, the outcome).
 func (s *server) mailFor(invitationID string) []byte {
 	s.t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		files, _ := filepath.Glob(filepath.Join(s.Maildir, "new", "*"))
 		for _, f := range files {
-			if raw, err := os.ReadFile(f); err == nil && strings.Contains(string(raw), invitationID) {
+			if raw, err := os.ReadFile(f); err == nil && strings.Contains(string(raw), invitationID) && strings.Contains(string(raw), "\nSubject: CONSENSUS.md: invitation: ") {
 				return raw
 			}
 		}

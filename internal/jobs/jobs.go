@@ -1,6 +1,7 @@
 // Package jobs names the work that leaves the process and runs on River's
 // durable queue (github.com/riverqueue/river, pgx v5 driver): an email of
-// the outbox, a webhook delivery, and the periodic sweeps. It holds the job
+// the outbox, a webhook delivery, and the periodic sweeps (deadlines,
+// sessions, reminders). It holds the job
 // arguments, the queue names and the insert-only client with which the store
 // queues a job in the caller's transaction, so a change and the work it
 // causes commit together or not at all. The workers live with what they do
@@ -33,6 +34,7 @@ const (
 	KindWebhook       = "webhook_delivery"
 	KindDeadlineSweep = "deadline_sweep"
 	KindSessionSweep  = "session_sweep"
+	KindReminderSweep = "reminder_sweep"
 	KindEnrollment    = "enrollment_email"
 )
 
@@ -107,6 +109,17 @@ func (SessionSweep) Kind() string { return KindSessionSweep }
 
 // InsertOpts: a sweep that fails is simply run again by the next period.
 func (SessionSweep) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueSweep, MaxAttempts: 1}
+}
+
+// ReminderSweep queues the reminders that are due.
+type ReminderSweep struct{}
+
+// Kind implements river.JobArgs.
+func (ReminderSweep) Kind() string { return KindReminderSweep }
+
+// InsertOpts: a sweep that fails is simply run again by the next period.
+func (ReminderSweep) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueSweep, MaxAttempts: 1}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	netmail "net/mail"
 	"strings"
 	"time"
@@ -22,17 +23,27 @@ type Message struct {
 	ReplyTo   string    // bare address, or empty for no Reply-To field
 	Subject   string    // may contain non-ASCII (encoded per RFC 2047)
 	Date      time.Time // sent as the Date header
-	Body      string
+	// References are the Message-IDs (without angle brackets) of the
+	// thread this message answers, oldest first: sent as References, and
+	// the last one as In-Reply-To. None: a message that starts a thread.
+	References []string
+	Body       string
+	// Attachments follow the body, each as a part of its own.
+	Attachments []Attachment
 }
 
 // maxLineOctets is the RFC 5322 limit on a line, excluding its CRLF.
 const maxLineOctets = 998
 
 // Compose renders m as RFC 5322 bytes with CRLF line endings. The header
-// holds, in this order, Message-ID, Date, From, To, Subject, MIME-Version,
-// Content-Type (text/plain; charset=utf-8) and Content-Transfer-Encoding:
-// "7bit" when the body is ASCII without NUL and no line exceeds 998 octets,
-// otherwise "quoted-printable", so the body always arrives intact.
+// holds, in this order, Message-ID, Date, From, To, Reply-To (when set),
+// Subject, In-Reply-To and References (when m has references),
+// MIME-Version, Content-Type (text/plain; charset=utf-8) and
+// Content-Transfer-Encoding: "7bit" when the body is ASCII without NUL and
+// no line exceeds 998 octets, otherwise "quoted-printable", so the body
+// always arrives intact. With attachments the message is multipart/mixed:
+// the body is its first part, with that type and encoding, and each
+// attachment a part of its own (see Attachment).
 //
 // Line endings in Body are normalised to CRLF (a bare LF or CR counts as a
 // line break); decoding the composed body gives Body with that normalisation.
@@ -48,18 +59,19 @@ func Compose(m *Message) ([]byte, error) {
 		return nil, err
 	}
 
-	body := normaliseNewlines(m.Body)
-	encoding := "7bit"
-	if needsQuotedPrintable(body) {
-		encoding = "quoted-printable"
-	}
-
 	// textproto.Header writes the most recently added field first, so the
 	// fields are added in reverse of the order they appear on the wire.
 	var h gomail.Header
-	h.Add("Content-Transfer-Encoding", encoding)
-	h.Add("Content-Type", "text/plain; charset=utf-8")
+	if len(m.Attachments) == 0 {
+		addTextType(&h, m.Body)
+	} else {
+		h.Add("Content-Type", "multipart/mixed")
+	}
 	h.Add("MIME-Version", "1.0")
+	if n := len(m.References); n > 0 {
+		h.Add("References", "<"+strings.Join(m.References, "> <")+">")
+		h.Add("In-Reply-To", "<"+m.References[n-1]+">")
+	}
 	h.Add("Subject", encodeSubject(m.Subject))
 	if m.ReplyTo != "" {
 		h.Add("Reply-To", m.ReplyTo)
@@ -74,13 +86,35 @@ func Compose(m *Message) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mail: compose: %w", err)
 	}
-	if _, err := w.Write([]byte(body)); err != nil {
-		return nil, fmt.Errorf("mail: compose: %w", err)
+	if len(m.Attachments) == 0 {
+		err = writeText(w, m.Body)
+	} else {
+		err = writeParts(w, m)
 	}
-	if err := w.Close(); err != nil {
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("mail: compose: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// addTextType adds the Content-Type and Content-Transfer-Encoding of the
+// plain-text body to h, in h's reverse order.
+func addTextType(h interface{ Add(k, v string) }, body string) {
+	encoding := "7bit"
+	if needsQuotedPrintable(normaliseNewlines(body)) {
+		encoding = "quoted-printable"
+	}
+	h.Add("Content-Transfer-Encoding", encoding)
+	h.Add("Content-Type", "text/plain; charset=utf-8")
+}
+
+// writeText writes body, its newlines normalised, through w.
+func writeText(w io.Writer, body string) error {
+	_, err := io.WriteString(w, normaliseNewlines(body))
+	return err
 }
 
 // ErrInvalidMessage is wrapped by every error Compose returns for a message
@@ -94,6 +128,7 @@ func (m *Message) validate() (from, to *netmail.Address, err error) {
 	}
 	for _, f := range []struct{ name, value string }{
 		{"Message-ID", m.MessageID}, {"From", m.From}, {"To", m.To}, {"Subject", m.Subject}, {"Reply-To", m.ReplyTo},
+		{"References", strings.Join(m.References, " ")},
 	} {
 		if strings.ContainsAny(f.value, "\r\n") {
 			return nil, nil, invalid("%s contains a line break", f.name)
@@ -104,6 +139,16 @@ func (m *Message) validate() (from, to *netmail.Address, err error) {
 	}
 	if err := validateMessageID(m.MessageID); err != nil {
 		return nil, nil, invalid("Message-ID %q: %v", m.MessageID, err)
+	}
+	for _, ref := range m.References {
+		if err := validateMessageID(ref); err != nil {
+			return nil, nil, invalid("References %q: %v", ref, err)
+		}
+	}
+	for _, a := range m.Attachments {
+		if err := a.validate(); err != nil {
+			return nil, nil, invalid("attachment %q: %v", a.Name, err)
+		}
 	}
 	if m.Date.IsZero() {
 		return nil, nil, invalid("Date is not set")

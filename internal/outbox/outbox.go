@@ -1,9 +1,11 @@
 // Package outbox sends the emails of the durable outbox: every email the
-// service sends (invitations, revision notices, reply answers, enrollment
-// links). Each email is an outbox row (recipient, subject, stable
-// Message-ID, body sealed under the server key, delivery state) and a River
-// job naming it, both written in the transaction of the change that causes
-// the email. Worker runs those jobs: it reads the row, sends it unless it
+// service sends (invitations, revision notices, reply answers, reminders,
+// outcome emails, enrollment links). Each email is an outbox row
+// (recipient, subject, stable Message-ID, the Message-IDs it threads under,
+// body sealed under the server key, delivery state) and a River job naming
+// it, both written in the transaction of the change that causes the email;
+// a reminder and an outcome email hold no secret and no stored body, which
+// the worker writes when it sends them (notice.go). Worker runs those jobs: it reads the row, sends it unless it
 // was already sent or given up, and records the attempt (a row of
 // outbox_attempts and the message's state) in a short transaction of its
 // own. The mail exchange
@@ -45,8 +47,11 @@ type Worker struct {
 	// ReplyAddress, when set, gives every message of an invitation a
 	// Reply-To naming it (mail.ReplyAddress with the invitation's tag).
 	ReplyAddress string
-	Log          *slog.Logger
-	Now          func() time.Time
+	// Origin is the service's public origin, for the links of the emails
+	// the worker writes itself (outcome emails and reminders).
+	Origin string
+	Log    *slog.Logger
+	Now    func() time.Time
 	// BaseBackoff is the first retry delay; it doubles per attempt up to MaxBackoff.
 	BaseBackoff, MaxBackoff time.Duration
 	// SendTimeout bounds one delivery attempt.
@@ -154,7 +159,22 @@ func (w *Worker) Deliver(ctx context.Context, id uuid.UUID) error {
 	}
 	now := w.Now().UTC()
 	attempt := m.Attempts + 1
-	receipt, sendErr := w.send(ctx, m, now)
+	msg, drop, err := w.message(ctx, m, now)
+	if drop != "" {
+		w.Log.Info("outbox: dropped", slog.String("outbox_id", m.ID.String()), slog.String("reply", drop))
+		if err := w.Store.OutboxDrop(ctx, m.ID, drop); err != nil && !errors.Is(err, store.ErrAlreadyRecorded) {
+			return err
+		}
+		return nil
+	}
+	if err != nil && !mail.IsPermanent(err) {
+		return err // the data of a notice could not be read: River runs the job again
+	}
+	var receipt mail.Receipt
+	sendErr := err
+	if sendErr == nil {
+		receipt, sendErr = w.send(ctx, msg)
+	}
 	if sendErr != nil && ctx.Err() != nil {
 		return river.JobSnooze(0) // cut short by shutdown: the attempt does not count
 	}
@@ -201,17 +221,38 @@ func (w *Worker) Deliver(ctx context.Context, id uuid.UUID) error {
 	return result
 }
 
-func (w *Worker) send(ctx context.Context, m store.OutboxMessage, now time.Time) (mail.Receipt, error) {
-	body, err := w.Keys.Open(m.SealedBody, m.ID[:])
-	if err != nil {
-		return mail.Receipt{}, &mail.PermanentError{Reply: "sealed body cannot be opened (was CONSENSUS_TOKEN_KEY changed?)", Err: err}
-	}
-	sctx, cancel := context.WithTimeout(ctx, w.SendTimeout)
-	defer cancel()
-	msg := &mail.Message{MessageID: m.MessageID, From: w.From, To: m.Recipient, Subject: m.Subject, Date: now, Body: string(body)}
+// message is the email m stands for, sent at now: its stored body opened,
+// or the notice written (an outcome email, a reminder). drop, when set,
+// says why m is no longer to be sent. An error that retrying cannot help
+// is a *mail.PermanentError.
+func (w *Worker) message(ctx context.Context, m store.OutboxMessage, now time.Time) (msg *mail.Message, drop string, err error) {
+	msg = &mail.Message{MessageID: m.MessageID, From: w.From, To: m.Recipient, Subject: m.Subject, Date: now, References: m.References}
 	if w.ReplyAddress != "" && m.InvitationID != uuid.Nil {
 		msg.ReplyTo = mail.ReplyAddress(w.ReplyAddress, w.Keys.ReplyTag(m.InvitationID))
 	}
+	if m.Kind == store.OutboxOutcome || m.Kind == store.OutboxReminder {
+		n, err := w.composeNotice(ctx, m, now)
+		if errors.Is(err, errNoticeData) || errors.Is(err, room.ErrNotFound) {
+			return nil, "", &mail.PermanentError{Reply: err.Error(), Err: err}
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		msg.Body, msg.Attachments = n.body, n.attachments
+		return msg, n.drop, nil
+	}
+	body, err := w.Keys.Open(m.SealedBody, m.ID[:])
+	if err != nil {
+		return nil, "", &mail.PermanentError{Reply: "sealed body cannot be opened (was CONSENSUS_TOKEN_KEY changed?)", Err: err}
+	}
+	msg.Body = string(body)
+	return msg, "", nil
+}
+
+// send hands msg to the transport, bounded by SendTimeout.
+func (w *Worker) send(ctx context.Context, msg *mail.Message) (mail.Receipt, error) {
+	sctx, cancel := context.WithTimeout(ctx, w.SendTimeout)
+	defer cancel()
 	return w.Transport.Send(sctx, msg)
 }
 

@@ -29,6 +29,9 @@ type Agreement struct {
 	// Webhooks reports that an endpoint was ever registered in the
 	// agreement: only then does a change queue webhook deliveries.
 	Webhooks bool
+	// Reminders are when a required participant who has not decided is
+	// reminded, as durations before the deadline, latest first.
+	Reminders []time.Duration
 }
 
 // AgreementKey is an agreement's position in the newest-first list: the
@@ -54,14 +57,44 @@ func agreementFrom(r dbsqlc.Agreement) Agreement {
 		o.DecidingEventID = r.OutcomeEventID.UUID.String()
 	}
 	return Agreement{ID: r.ID, WorkspaceID: r.WorkspaceID, CurrentRevision: int(r.CurrentRevision), Deadline: r.Deadline, Outcome: o, CreatedAt: r.CreatedAt,
-		Version: r.Version, Head: ChainHead{Seq: r.HeadSeq, Hash: r.HeadHash}, Webhooks: r.WebhooksRegistered}
+		Version: r.Version, Head: ChainHead{Seq: r.HeadSeq, Hash: r.HeadHash}, Webhooks: r.WebhooksRegistered, Reminders: seconds(r.Reminders)}
+}
+
+// secondsOf are durations in whole seconds, as the reminders are stored.
+func secondsOf(ds []time.Duration) []int32 {
+	out := make([]int32, len(ds))
+	for i, d := range ds {
+		out[i] = int32(d / time.Second)
+	}
+	return out
+}
+
+// remindFrom is when reminders before deadline begin, the first of them
+// being the latest; nil for none.
+func remindFrom(deadline time.Time, before []time.Duration) *time.Time {
+	if len(before) == 0 {
+		return nil
+	}
+	t := deadline.Add(-before[0])
+	return &t
+}
+
+// seconds are whole seconds as durations.
+func seconds(secs []int32) []time.Duration {
+	out := make([]time.Duration, len(secs))
+	for i, s := range secs {
+		out[i] = time.Duration(s) * time.Second
+	}
+	return out
 }
 
 // AgreementInsert stores a new agreement at revision 1 with a pending
-// outcome. An existing id is room.ErrConflict. The new room is announced
-// like a changed one once committed: its workspace's lists change.
+// outcome and room.DefaultReminders (AgreementSetReminders changes them).
+// An existing id is room.ErrConflict. The new room is announced like a
+// changed one once committed: its workspace's lists change.
 func (q queries) AgreementInsert(ctx context.Context, id uuid.UUID, deadline, createdAt time.Time) error {
-	err := q.q.AgreementInsert(ctx, dbsqlc.AgreementInsertParams{ID: id, Deadline: deadline, CreatedAt: createdAt})
+	err := q.q.AgreementInsert(ctx, dbsqlc.AgreementInsertParams{ID: id, Deadline: deadline, CreatedAt: createdAt,
+		Reminders: secondsOf(room.DefaultReminders), RemindFrom: remindFrom(deadline, room.DefaultReminders)})
 	if err == nil {
 		q.roomChanged(id)
 	}
@@ -136,7 +169,7 @@ func (q queries) AgreementList(ctx context.Context, limit int, before *Agreement
 // AgreementExpireDue settles as expired every agreement still pending at
 // its deadline, which is before now, and returns their ids; each is a new
 // version of its room, announced like any other, and has the webhook
-// deliveries of its outcome, in one transaction.
+// deliveries and the emails of its outcome, in one transaction.
 func (s *Store) AgreementExpireDue(ctx context.Context, now time.Time) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
 	err := s.InTx(ctx, func(tx *Tx) error {
@@ -154,6 +187,9 @@ func (s *Store) AgreementExpireDue(ctx context.Context, now time.Time) ([]uuid.U
 					return err
 				}
 			}
+			if err := queueOutcome(ctx, tx.tx, r.ID, now); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -162,7 +198,8 @@ func (s *Store) AgreementExpireDue(ctx context.Context, now time.Time) ([]uuid.U
 
 // AgreementSetOutcome stores o as the agreement's outcome if the stored one
 // is still pending (the first terminal fact wins), as a new version with
-// the webhook deliveries of its outcome, and reports whether it did.
+// the webhook deliveries and emails of its outcome, and reports whether it
+// did.
 // o.DecidingEventID is empty for an expiry.
 func (tx *Tx) AgreementSetOutcome(ctx context.Context, id uuid.UUID, o room.Outcome) (bool, error) {
 	eventID, err := decidingEvent(o)
@@ -178,7 +215,10 @@ func (tx *Tx) AgreementSetOutcome(ctx context.Context, id uuid.UUID, o room.Outc
 	}
 	tx.note(noteOutcome, o.Status)
 	tx.roomChanged(id)
-	return true, queueWebhooks(ctx, tx.tx, id, hookOutcome)
+	if err := queueWebhooks(ctx, tx.tx, id, hookOutcome); err != nil {
+		return false, err
+	}
+	return true, queueOutcome(ctx, tx.tx, id, o.DecidedAt)
 }
 
 // AgreementSetOutcome is Tx.AgreementSetOutcome in a transaction of its own.

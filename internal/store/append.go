@@ -238,10 +238,11 @@ func announce(q queries, done []committed) {
 // (sent with the first reads) begins or that db already is, and returns
 // each item's write, the statements that write the last of them, which
 // the caller sends (with COMMIT, when it began the transaction; nil
-// statements when nothing is to be written), and the webhook kinds the
-// writes queue in the agreements where an endpoint was ever registered,
-// for the caller to queue before its commit (see pipedTx.commit).
-func judgeItems(ctx context.Context, db batchSender, pending pipeline, items []*AppendItem, skipLocked bool) ([]committed, *pipeline, []agreementHooks, error) {
+// statements when nothing is to be written), and the jobs the writes
+// queue (webhook deliveries where an endpoint was ever registered, the
+// outcome emails of an outcome made final), for the caller to queue
+// before its commit (see pipedTx.commit).
+func judgeItems(ctx context.Context, db batchSender, pending pipeline, items []*AppendItem, skipLocked bool) ([]committed, *pipeline, []agreementJobs, error) {
 	// Locks in agreement order: transactions never wait for each other in a
 	// cycle. The sort is stable: items of one agreement keep their order.
 	slices.SortStableFunc(items, func(a, b *AppendItem) int {
@@ -256,7 +257,7 @@ func judgeItems(ctx context.Context, db batchSender, pending pipeline, items []*
 	// pending holds the writes not sent yet: each round trip sends them
 	// before its reads, which then see them.
 	var events dbsqlc.EventAppendBatchParams
-	var hooks []agreementHooks
+	var hooks []agreementJobs
 	wrote := false
 	// The statements take arrays, and PostgreSQL would plan each execution
 	// anew for its arrays' values (see TokenOwners): the generic plan is
@@ -323,9 +324,7 @@ func judgeItems(ctx context.Context, db batchSender, pending pipeline, items []*
 					}
 					done[index[it]] = committed{wr, st.Agreement.ID}
 					wrote = true
-					if st.Agreement.Webhooks {
-						hooks = hooksOf(hooks, st.Agreement.ID, wr)
-					}
+					hooks = jobsOf(hooks, st.Agreement, wr)
 				}
 				c.follow(st, wr)
 			}

@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -24,4 +27,10 @@ func UUIDPlans(s *Store, target, value any) (scan, encode bool, err error) {
 	_, scan = m.PlanScan(pgtype.UUIDOID, pgtype.BinaryFormatCode, target).(scanUUID)
 	_, encode = m.PlanEncode(pgtype.UUIDOID, pgtype.BinaryFormatCode, value).(encodeUUID)
 	return scan, encode, nil
+}
+
+// QueueOutcome queues the outcome emails of agreement id in a transaction
+// of its own, as the transaction that made its outcome final did.
+func QueueOutcome(ctx context.Context, s *Store, id uuid.UUID, at time.Time) error {
+	return s.InTx(ctx, func(tx *Tx) error { return queueOutcome(ctx, tx.tx, id, at) })
 }

@@ -50,9 +50,17 @@ type OutboxMessage struct {
 	LastReply     *string
 	CreatedAt     time.Time
 	SentAt        *time.Time
-	// Kind is OutboxInvitation (the default), OutboxRevision, OutboxAnswer
-	// or OutboxEnrollment.
+	// Kind is OutboxInvitation (the default), OutboxRevision, OutboxAnswer,
+	// OutboxEnrollment, OutboxOutcome or OutboxReminder.
 	Kind string
+	// ParticipantID is the recipient's slot, for an outcome email or a
+	// reminder (zero for the others).
+	ParticipantID uuid.UUID
+	// RemindAt is the reminder time a reminder stands for.
+	RemindAt *time.Time
+	// References thread the message: the Message-IDs it answers, oldest
+	// first. OutboxInsert adds the invitation's first email in front.
+	References []string
 }
 
 // OutboxAttempt is one delivery attempt of an outbox message with the
@@ -66,10 +74,11 @@ type OutboxAttempt struct {
 }
 
 // OutboxInsert queues m from its ID, InvitationID, AgreementID, Recipient,
-// Subject, MessageID, SealedBody, CreatedAt and Kind (empty: an
-// invitation), with the River job that will send it, both in tx: a
-// committed change has its email, a rolled-back one none. A Message-ID in
-// use is room.ErrConflict.
+// Subject, MessageID, SealedBody, CreatedAt, Kind (empty: an invitation)
+// and References, with the River job that will send it, both in tx: a
+// committed change has its email, a rolled-back one none. The message
+// threads under the invitation's first email (unless it is that email),
+// then under m.References. A Message-ID in use is room.ErrConflict.
 func (tx *Tx) OutboxInsert(ctx context.Context, m OutboxMessage) error {
 	if m.Kind == "" {
 		m.Kind = OutboxInvitation
@@ -77,6 +86,7 @@ func (tx *Tx) OutboxInsert(ctx context.Context, m OutboxMessage) error {
 	err := tx.q.OutboxInsert(ctx, dbsqlc.OutboxInsertParams{
 		ID: m.ID, InvitationID: m.InvitationID, AgreementID: m.AgreementID, Recipient: m.Recipient,
 		Subject: m.Subject, MessageID: m.MessageID, SealedBody: m.SealedBody, CreatedAt: m.CreatedAt, Kind: m.Kind,
+		Refs: append([]string{}, m.References...),
 	})
 	if err != nil {
 		return interpretError("insert outbox message", err)
@@ -95,6 +105,7 @@ func (q queries) OutboxGet(ctx context.Context, id uuid.UUID) (OutboxMessage, er
 		ID: r.ID, InvitationID: r.InvitationID.UUID, AgreementID: r.AgreementID.UUID, Recipient: r.Recipient, Subject: r.Subject,
 		MessageID: r.MessageID, SealedBody: r.SealedBody, State: r.State, Attempts: int(r.Attempts),
 		NextAttemptAt: r.NextAttemptAt, LastReply: r.LastReply, CreatedAt: r.CreatedAt, SentAt: r.SentAt, Kind: r.Kind,
+		ParticipantID: r.ParticipantID.UUID, RemindAt: r.RemindAt, References: r.Refs,
 	}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -104,47 +105,89 @@ func queueHooksStep(ctx context.Context, p *pipeline, id uuid.UUID, kinds []stri
 	})
 }
 
-// agreementHooks are the webhook kinds the writes of one pipelined
-// transaction queue for an agreement: room.event once for all its events,
-// room.outcome when they set its outcome, each delivery naming the chain
-// head and outcome at the commit.
-type agreementHooks struct {
+// agreementJobs are the jobs the writes of one pipelined transaction queue
+// for an agreement: the webhook kinds, where an endpoint was ever
+// registered (room.event once for all its events, room.outcome when they
+// set its outcome, each delivery naming the chain head and outcome at the
+// commit), and the outcome emails when they make its outcome final.
+type agreementJobs struct {
 	agreement      uuid.UUID
+	webhooks       bool
 	event, outcome bool
+	// final is when the outcome the writes made final was decided; zero
+	// when they made none.
+	final time.Time
 }
 
-// hooksOf adds the kinds of w, written on agreement id, to hs.
-func hooksOf(hs []agreementHooks, id uuid.UUID, w AppendWrite) []agreementHooks {
-	i := slices.IndexFunc(hs, func(h agreementHooks) bool { return h.agreement == id })
-	if i < 0 {
-		i, hs = len(hs), append(hs, agreementHooks{agreement: id})
+// jobsOf adds what w, written on agreement a, queues to js: nothing for an
+// agreement without webhooks unless w makes its outcome final, so an
+// append that decides nothing there costs no extra statement.
+func jobsOf(js []agreementJobs, a Agreement, w AppendWrite) []agreementJobs {
+	final := w.Outcome != nil && w.Outcome.Final()
+	if !a.Webhooks && !final {
+		return js
 	}
-	hs[i].event = hs[i].event || w.Event != nil
-	hs[i].outcome = hs[i].outcome || w.Outcome != nil
-	return hs
+	i := slices.IndexFunc(js, func(j agreementJobs) bool { return j.agreement == a.ID })
+	if i < 0 {
+		i, js = len(js), append(js, agreementJobs{agreement: a.ID, webhooks: a.Webhooks})
+	}
+	js[i].event = js[i].event || w.Event != nil
+	js[i].outcome = js[i].outcome || w.Outcome != nil
+	if final {
+		js[i].final = w.Outcome.DecidedAt
+	}
+	return js
 }
 
-// kinds are the notification kinds of h, in order.
-func (h agreementHooks) kinds() []string {
+// kinds are the webhook kinds of j, in order.
+func (j agreementJobs) kinds() []string {
 	var kinds []string
-	if h.event {
+	if !j.webhooks {
+		return nil
+	}
+	if j.event {
 		kinds = append(kinds, hookEvent)
 	}
-	if h.outcome {
+	if j.outcome {
 		kinds = append(kinds, hookOutcome)
 	}
 	return kinds
 }
 
-// commit sends p's statements and COMMIT in t. When the transaction queues
-// jobs (queued, and the deliveries of hooks), River's client
-// inserts them after the statements and before the commit: a round trip
-// or two more, only for a transaction that queues a job.
-func (t *pipedTx) commit(ctx context.Context, p *pipeline, hooks []agreementHooks, queued []river.JobArgs) error {
-	for _, h := range hooks {
-		queueHooksStep(ctx, p, h.agreement, h.kinds(), &queued)
+// queueStep adds j's statements to p; their jobs are added to *out when p
+// is sent.
+func (j agreementJobs) queueStep(ctx context.Context, p *pipeline, out *[]river.JobArgs) {
+	if kinds := j.kinds(); len(kinds) > 0 {
+		queueHooksStep(ctx, p, j.agreement, kinds, out)
 	}
-	if len(queued) > 0 || len(hooks) > 0 {
+	if !j.final.IsZero() {
+		queueOutcomeStep(ctx, p, j.agreement, j.final, out)
+	}
+}
+
+// queue writes j's rows and queues their jobs in tx, which holds the
+// writes.
+func (j agreementJobs) queue(ctx context.Context, tx pgx.Tx) error {
+	if kinds := j.kinds(); len(kinds) > 0 {
+		if err := queueWebhooks(ctx, tx, j.agreement, kinds...); err != nil {
+			return err
+		}
+	}
+	if !j.final.IsZero() {
+		return queueOutcome(ctx, tx, j.agreement, j.final)
+	}
+	return nil
+}
+
+// commit sends p's statements and COMMIT in t. When the transaction queues
+// jobs (queued, and those of jobs), River's client inserts them after the
+// statements and before the commit: a round trip or two more, only for a
+// transaction that queues a job.
+func (t *pipedTx) commit(ctx context.Context, p *pipeline, js []agreementJobs, queued []river.JobArgs) error {
+	for _, j := range js {
+		j.queueStep(ctx, p, &queued)
+	}
+	if len(queued) > 0 || len(js) > 0 {
 		if err := t.send(ctx, p); err != nil {
 			return err
 		}

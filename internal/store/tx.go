@@ -25,8 +25,8 @@ func (t *Tx) Append(ctx context.Context, req AppendRequest, decide Decide) (any,
 		if err := last.send(ctx, t.tx); err != nil {
 			return nil, err
 		}
-		for _, h := range hooks {
-			if err := queueWebhooks(ctx, t.tx, h.agreement, h.kinds()...); err != nil {
+		for _, j := range hooks {
+			if err := j.queue(ctx, t.tx); err != nil {
 				return nil, err
 			}
 		}

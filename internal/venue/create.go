@@ -27,6 +27,10 @@ type CreateInput struct {
 	// DecisionRule is "unanimity-of-required" (also when absent) or
 	// {"type": "quorum", "agree": k}.
 	DecisionRule json.RawMessage `json:"decisionRule,omitempty"`
+	// Reminders are ISO 8601 durations before the deadline at which a
+	// required participant who has not decided is reminded by email
+	// (room.ParseReminders); absent: room.DefaultReminders; empty: none.
+	Reminders []string `json:"reminders"`
 }
 
 // ParticipantInput is one invited participant.
@@ -40,12 +44,14 @@ type ParticipantInput struct {
 // Created is the operator's view of a new agreement. It never carries a
 // secret or a proof: those exist only in the queued emails.
 type Created struct {
-	AgreementID    string               `json:"agreementId"`
-	RevisionNumber int                  `json:"revisionNumber"`
-	RevisionDigest string               `json:"revisionDigest"`
-	MarkdownDigest string               `json:"markdownDigest"`
-	Deadline       string               `json:"deadline"`
-	Participants   []CreatedParticipant `json:"participants"`
+	AgreementID    string `json:"agreementId"`
+	RevisionNumber int    `json:"revisionNumber"`
+	RevisionDigest string `json:"revisionDigest"`
+	MarkdownDigest string `json:"markdownDigest"`
+	Deadline       string `json:"deadline"`
+	// Reminders are the agreement's reminder times, latest first.
+	Reminders    []string             `json:"reminders"`
+	Participants []CreatedParticipant `json:"participants"`
 }
 
 // CreatedParticipant names one slot and its invitation.
@@ -91,6 +97,7 @@ type prepared struct {
 	slots         []slot
 	locked        room.Locked
 	rev           room.Revision
+	reminders     []time.Duration
 }
 
 // prepareAgreement checks the input and locks revision 1 in memory.
@@ -110,6 +117,10 @@ func (v *Venue) prepareAgreement(in CreateInput) (*prepared, error) {
 		return nil, &room.ValidationError{Field: "participants", Reason: fmt.Sprintf("must list 1 to %d participants", room.MaxParticipants)}
 	}
 	rule, err := room.ParseRule(in.DecisionRule)
+	if err != nil {
+		return nil, err
+	}
+	reminders, err := room.ParseReminders(in.Reminders)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +149,7 @@ func (v *Venue) prepareAgreement(in CreateInput) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &prepared{agreementID: agreementID, now: now, deadline: deadline, slots: slots, locked: locked, rev: rev}, nil
+	return &prepared{agreementID: agreementID, now: now, deadline: deadline, slots: slots, locked: locked, rev: rev, reminders: reminders}, nil
 }
 
 // CreateAgreement validates the input, locks revision 1, creates one
@@ -150,11 +161,20 @@ func (v *Venue) CreateAgreement(ctx context.Context, c OperatorCall, in CreateIn
 		return nil, err
 	}
 	agreementID, now, deadline, slots, locked, rev := p.agreementID, p.now, p.deadline, p.slots, p.locked, p.rev
-	out := &Created{AgreementID: agreementID.String(), RevisionNumber: 1, RevisionDigest: locked.RevisionDigest, MarkdownDigest: locked.MarkdownDigest, Deadline: rev.Deadline}
+	out := &Created{AgreementID: agreementID.String(), RevisionNumber: 1, RevisionDigest: locked.RevisionDigest, MarkdownDigest: locked.MarkdownDigest, Deadline: rev.Deadline,
+		Reminders: make([]string, len(p.reminders))}
+	for i, d := range p.reminders {
+		out.Reminders[i] = room.FormatReminder(d)
+	}
 	err = v.inWorkspace(ctx, c, func(tx *store.Tx) error {
 		out.Participants = nil // a retried transaction starts again
 		if err := tx.AgreementInsert(ctx, agreementID, deadline, now); err != nil {
 			return err
+		}
+		if in.Reminders != nil { // otherwise the stored default
+			if err := tx.AgreementSetReminders(ctx, agreementID, deadline, p.reminders); err != nil {
+				return err
+			}
 		}
 		if err := tx.RevisionInsert(ctx, store.Revision{
 			AgreementID: agreementID, Number: 1, Canonical: locked.Canonical, Markdown: locked.Markdown,

@@ -280,12 +280,18 @@ func (v *Venue) replyWrite(in ReplyInput, rev store.Revision, reason string, now
 	})
 	h := sha256.Sum256([]byte(in.MessageID))
 	id := uuid.NewSHA1(uuid.NameSpaceOID, h[:])
+	// The answer threads under the reply it answers (and, as every email
+	// of the invitation, under the invitation's first email).
+	var refs []string
+	if replyID, ok := mail.MessageID(in.MessageID); ok {
+		refs = []string{replyID}
+	}
 	return store.ReplyWrite{
 		Reply: row,
 		Answer: store.OutboxMessage{
 			ID: id, InvitationID: inv.ID, AgreementID: inv.AgreementID, Recipient: inv.Email,
 			Subject: mail.AnswerSubject(v.replyTitle(rev)), MessageID: "answer-" + id.String() + "@" + originHost(v.Origin),
-			SealedBody: v.Keys.Seal([]byte(body), id[:]), CreatedAt: now, Kind: store.OutboxAnswer,
+			SealedBody: v.Keys.Seal([]byte(body), id[:]), CreatedAt: now, Kind: store.OutboxAnswer, References: refs,
 		},
 	}
 }

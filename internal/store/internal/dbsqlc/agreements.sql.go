@@ -13,7 +13,8 @@ import (
 )
 
 const agreementAmend = `-- name: AgreementAmend :execrows
-UPDATE agreements SET current_revision = $2, deadline = $3, version = version + 1
+UPDATE agreements SET current_revision = $2, deadline = $3::timestamptz, version = version + 1,
+    remind_from = $3::timestamptz - make_interval(secs => reminders[1])
 WHERE id = $1 AND outcome_status = 'pending'
 `
 
@@ -80,7 +81,7 @@ func (q *Queries) AgreementExpireDue(ctx context.Context, deadline time.Time) ([
 }
 
 const agreementGet = `-- name: AgreementGet :one
-SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered, workspace_id FROM agreements WHERE id = $1
+SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered, workspace_id, reminders, remind_from FROM agreements WHERE id = $1
 `
 
 func (q *Queries) AgreementGet(ctx context.Context, id uuid.UUID) (Agreement, error) {
@@ -99,12 +100,14 @@ func (q *Queries) AgreementGet(ctx context.Context, id uuid.UUID) (Agreement, er
 		&i.HeadHash,
 		&i.WebhooksRegistered,
 		&i.WorkspaceID,
+		&i.Reminders,
+		&i.RemindFrom,
 	)
 	return i, err
 }
 
 const agreementGetForUpdate = `-- name: AgreementGetForUpdate :one
-SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered, workspace_id FROM agreements WHERE id = $1 FOR UPDATE
+SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered, workspace_id, reminders, remind_from FROM agreements WHERE id = $1 FOR UPDATE
 `
 
 // Serializes every write to one agreement across replicas.
@@ -124,30 +127,41 @@ func (q *Queries) AgreementGetForUpdate(ctx context.Context, id uuid.UUID) (Agre
 		&i.HeadHash,
 		&i.WebhooksRegistered,
 		&i.WorkspaceID,
+		&i.Reminders,
+		&i.RemindFrom,
 	)
 	return i, err
 }
 
 const agreementInsert = `-- name: AgreementInsert :exec
-INSERT INTO agreements (id, current_revision, deadline, created_at, workspace_id)
-VALUES ($1, 1, $2, $3, current_setting('consensus.workspace_id')::uuid)
+INSERT INTO agreements (id, current_revision, deadline, created_at, workspace_id, reminders, remind_from)
+VALUES ($1, 1, $2, $3, current_setting('consensus.workspace_id')::uuid, $4, $5)
 `
 
 type AgreementInsertParams struct {
-	ID        uuid.UUID
-	Deadline  time.Time
-	CreatedAt time.Time
+	ID         uuid.UUID
+	Deadline   time.Time
+	CreatedAt  time.Time
+	Reminders  []int32
+	RemindFrom *time.Time
 }
 
 // A new agreement belongs to the workspace of the operator transaction
 // that creates it; outside one the setting is unset and the insert fails.
+// Its reminders (latest first) begin at remind_from, the first of them.
 func (q *Queries) AgreementInsert(ctx context.Context, arg AgreementInsertParams) error {
-	_, err := q.db.Exec(ctx, agreementInsert, arg.ID, arg.Deadline, arg.CreatedAt)
+	_, err := q.db.Exec(ctx, agreementInsert,
+		arg.ID,
+		arg.Deadline,
+		arg.CreatedAt,
+		arg.Reminders,
+		arg.RemindFrom,
+	)
 	return err
 }
 
 const agreementList = `-- name: AgreementList :many
-SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, a.webhooks_registered, a.workspace_id, r.canonical_json
+SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, a.webhooks_registered, a.workspace_id, a.reminders, a.remind_from, r.canonical_json
 FROM agreements a
 JOIN revisions r ON r.agreement_id = a.id AND r.number = a.current_revision
 WHERE a.workspace_id = current_setting('consensus.workspace_id')::uuid
@@ -176,6 +190,8 @@ type AgreementListRow struct {
 	HeadHash           string
 	WebhooksRegistered bool
 	WorkspaceID        uuid.UUID
+	Reminders          []int32
+	RemindFrom         *time.Time
 	CanonicalJson      string
 }
 
@@ -203,6 +219,8 @@ func (q *Queries) AgreementList(ctx context.Context, arg AgreementListParams) ([
 			&i.HeadHash,
 			&i.WebhooksRegistered,
 			&i.WorkspaceID,
+			&i.Reminders,
+			&i.RemindFrom,
 			&i.CanonicalJson,
 		); err != nil {
 			return nil, err
@@ -216,7 +234,7 @@ func (q *Queries) AgreementList(ctx context.Context, arg AgreementListParams) ([
 }
 
 const agreementLockBatch = `-- name: AgreementLockBatch :many
-SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered, workspace_id FROM agreements WHERE id = ANY($1::uuid[]) FOR UPDATE SKIP LOCKED
+SELECT id, current_revision, deadline, outcome_status, outcome_decided_at, outcome_event_id, created_at, version, head_seq, head_hash, webhooks_registered, workspace_id, reminders, remind_from FROM agreements WHERE id = ANY($1::uuid[]) FOR UPDATE SKIP LOCKED
 `
 
 // Locks the agreements of the appends of one AppendMany, skipping any
@@ -245,6 +263,8 @@ func (q *Queries) AgreementLockBatch(ctx context.Context, ids []uuid.UUID) ([]Ag
 			&i.HeadHash,
 			&i.WebhooksRegistered,
 			&i.WorkspaceID,
+			&i.Reminders,
+			&i.RemindFrom,
 		); err != nil {
 			return nil, err
 		}
@@ -257,7 +277,7 @@ func (q *Queries) AgreementLockBatch(ctx context.Context, ids []uuid.UUID) ([]Ag
 }
 
 const agreementLockByParticipant = `-- name: AgreementLockByParticipant :one
-SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, a.webhooks_registered, a.workspace_id FROM agreements a JOIN participants p ON p.agreement_id = a.id
+SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, a.webhooks_registered, a.workspace_id, a.reminders, a.remind_from FROM agreements a JOIN participants p ON p.agreement_id = a.id
 WHERE p.id = $1
 FOR UPDATE OF a
 `
@@ -279,12 +299,14 @@ func (q *Queries) AgreementLockByParticipant(ctx context.Context, id uuid.UUID) 
 		&i.HeadHash,
 		&i.WebhooksRegistered,
 		&i.WorkspaceID,
+		&i.Reminders,
+		&i.RemindFrom,
 	)
 	return i, err
 }
 
 const agreementLockByToken = `-- name: AgreementLockByToken :one
-SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, a.webhooks_registered, a.workspace_id FROM agreements a JOIN participants p ON p.agreement_id = a.id
+SELECT a.id, a.current_revision, a.deadline, a.outcome_status, a.outcome_decided_at, a.outcome_event_id, a.created_at, a.version, a.head_seq, a.head_hash, a.webhooks_registered, a.workspace_id, a.reminders, a.remind_from FROM agreements a JOIN participants p ON p.agreement_id = a.id
 WHERE p.token_hash = $1
 FOR UPDATE OF a
 `
@@ -308,6 +330,8 @@ func (q *Queries) AgreementLockByToken(ctx context.Context, tokenHash []byte) (A
 		&i.HeadHash,
 		&i.WebhooksRegistered,
 		&i.WorkspaceID,
+		&i.Reminders,
+		&i.RemindFrom,
 	)
 	return i, err
 }
@@ -338,4 +362,21 @@ func (q *Queries) AgreementSetOutcome(ctx context.Context, arg AgreementSetOutco
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const agreementSetReminders = `-- name: AgreementSetReminders :exec
+UPDATE agreements SET reminders = $2, remind_from = $3 WHERE id = $1
+`
+
+type AgreementSetRemindersParams struct {
+	ID         uuid.UUID
+	Reminders  []int32
+	RemindFrom *time.Time
+}
+
+// The reminder times of a new agreement, when its request named them,
+// latest first, and remind_from, the first of them (none: NULL, never).
+func (q *Queries) AgreementSetReminders(ctx context.Context, arg AgreementSetRemindersParams) error {
+	_, err := q.db.Exec(ctx, agreementSetReminders, arg.ID, arg.Reminders, arg.RemindFrom)
+	return err
 }

@@ -23,6 +23,8 @@ type Agreement struct {
 	HeadHash           string
 	WebhooksRegistered bool
 	WorkspaceID        uuid.UUID
+	Reminders          []int32
+	RemindFrom         *time.Time
 }
 
 type ApiKey struct {
@@ -209,6 +211,9 @@ type Outbox struct {
 	SentAt        *time.Time
 	Kind          string
 	WorkspaceID   uuid.UUID
+	ParticipantID uuid.NullUUID
+	RemindAt      *time.Time
+	Refs          []string
 }
 
 type OutboxAttempt struct {

@@ -99,8 +99,28 @@ func (q *Queries) OutboxCountPending(ctx context.Context) (int64, error) {
 	return count, err
 }
 
+const outboxDrop = `-- name: OutboxDrop :execrows
+UPDATE outbox SET state = 'failed', sealed_body = NULL, last_reply = $2
+WHERE id = $1 AND state IN ('queued', 'retrying')
+`
+
+type OutboxDropParams struct {
+	ID        uuid.UUID
+	LastReply *string
+}
+
+// A message no longer to send (a reminder whose participant decided since)
+// is given up without an attempt.
+func (q *Queries) OutboxDrop(ctx context.Context, arg OutboxDropParams) (int64, error) {
+	result, err := q.db.Exec(ctx, outboxDrop, arg.ID, arg.LastReply)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const outboxGet = `-- name: OutboxGet :one
-SELECT id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, state, attempts, next_attempt_at, last_reply, created_at, sent_at, kind, workspace_id FROM outbox WHERE id = $1
+SELECT id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, state, attempts, next_attempt_at, last_reply, created_at, sent_at, kind, workspace_id, participant_id, remind_at, refs FROM outbox WHERE id = $1
 `
 
 // One message, to send or to see that it was already sent.
@@ -123,14 +143,19 @@ func (q *Queries) OutboxGet(ctx context.Context, id uuid.UUID) (Outbox, error) {
 		&i.SentAt,
 		&i.Kind,
 		&i.WorkspaceID,
+		&i.ParticipantID,
+		&i.RemindAt,
+		&i.Refs,
 	)
 	return i, err
 }
 
 const outboxInsert = `-- name: OutboxInsert :exec
-INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at, kind, workspace_id)
+INSERT INTO outbox (id, invitation_id, agreement_id, recipient, subject, message_id, sealed_body, created_at, next_attempt_at, kind, workspace_id, refs)
 VALUES ($1, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, $8, $9,
-        (SELECT workspace_id FROM agreements WHERE id = $3::uuid))
+        (SELECT workspace_id FROM agreements WHERE id = $3::uuid),
+        coalesce((SELECT ARRAY[o.message_id] FROM outbox o WHERE o.invitation_id = $2::uuid AND o.kind = 'invitation'
+                  ORDER BY o.state = 'failed', o.created_at, o.id LIMIT 1), '{}') || $10::text[])
 `
 
 type OutboxInsertParams struct {
@@ -143,9 +168,12 @@ type OutboxInsertParams struct {
 	SealedBody   []byte
 	CreatedAt    time.Time
 	Kind         string
+	Refs         []string
 }
 
-// A message of an invitation, in its agreement's workspace.
+// A message of an invitation, in its agreement's workspace. It threads
+// under the invitation's first email (none for that email itself), then
+// under @refs (an answer: the reply it answers).
 func (q *Queries) OutboxInsert(ctx context.Context, arg OutboxInsertParams) error {
 	_, err := q.db.Exec(ctx, outboxInsert,
 		arg.ID,
@@ -157,6 +185,7 @@ func (q *Queries) OutboxInsert(ctx context.Context, arg OutboxInsertParams) erro
 		arg.SealedBody,
 		arg.CreatedAt,
 		arg.Kind,
+		arg.Refs,
 	)
 	return err
 }
@@ -300,6 +329,101 @@ func (q *Queries) OutboxMarkSent(ctx context.Context, arg OutboxMarkSentParams) 
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const outboxQueueOutcome = `-- name: OutboxQueueOutcome :many
+INSERT INTO outbox (id, invitation_id, agreement_id, participant_id, recipient, subject, message_id, created_at, next_attempt_at,
+                    kind, workspace_id, refs)
+SELECT gen_random_uuid(), p.invitation_id, a.id, p.id, p.email,
+       'CONSENSUS.md: outcome ' || replace(a.outcome_status, '_', ' ') || ': ' || coalesce(r.canonical_json::jsonb ->> 'title', 'an agreement'),
+       'outcome-' || p.id::text || '@' || split_part(root.message_id, '@', 2), $1, $1, 'outcome', a.workspace_id, ARRAY[root.message_id]
+FROM agreements a
+JOIN revisions r ON r.agreement_id = a.id AND r.number = a.current_revision
+JOIN participants p ON p.agreement_id = a.id AND p.revoked_at IS NULL
+JOIN LATERAL (SELECT o.message_id FROM outbox o WHERE o.invitation_id = p.invitation_id AND o.kind = 'invitation'
+              ORDER BY o.state = 'failed', o.created_at, o.id LIMIT 1) root ON true
+WHERE a.id = $2 AND a.outcome_status <> 'pending'
+ON CONFLICT DO NOTHING
+RETURNING id
+`
+
+type OutboxQueueOutcomeParams struct {
+	Now         time.Time
+	AgreementID uuid.UUID
+}
+
+// The outcome email of every participant not revoked of an agreement whose
+// outcome is final, in the transaction that made it final: no secret, so
+// no body is stored; the worker writes it from the final record when it
+// sends. Each threads under its invitation's first email, whose domain its
+// Message-ID takes. A participant who has one already gets none
+// (outbox_outcome_once), nor does one without an invitation email.
+func (q *Queries) OutboxQueueOutcome(ctx context.Context, arg OutboxQueueOutcomeParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, outboxQueueOutcome, arg.Now, arg.AgreementID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const outboxQueueReminders = `-- name: OutboxQueueReminders :many
+INSERT INTO outbox (id, invitation_id, agreement_id, participant_id, remind_at, recipient, subject, message_id, created_at, next_attempt_at,
+                    kind, workspace_id, refs)
+SELECT gen_random_uuid(), p.invitation_id, a.id, p.id, due.at, p.email,
+       'CONSENSUS.md: reminder: ' || coalesce(r.canonical_json::jsonb ->> 'title', 'an agreement'),
+       'reminder-' || p.id::text || '-' || extract(epoch FROM due.at)::bigint::text || '@' || split_part(root.message_id, '@', 2),
+       $1, $1, 'reminder', a.workspace_id, ARRAY[root.message_id]
+FROM agreements a
+JOIN revisions r ON r.agreement_id = a.id AND r.number = a.current_revision
+JOIN participants p ON p.agreement_id = a.id AND p.required AND p.revoked_at IS NULL AND p.state <> 'decided'
+JOIN invitations i ON i.id = p.invitation_id
+JOIN LATERAL (SELECT max(a.deadline - make_interval(secs => s)) AS at FROM unnest(a.reminders) s
+              WHERE a.deadline - make_interval(secs => s) <= $1) due ON due.at > i.issued_at
+JOIN LATERAL (SELECT o.message_id FROM outbox o WHERE o.invitation_id = p.invitation_id AND o.kind = 'invitation'
+              ORDER BY o.state = 'failed', o.created_at, o.id LIMIT 1) root ON true
+WHERE a.outcome_status = 'pending' AND a.remind_from <= $1 AND a.deadline > $1
+  AND NOT EXISTS (SELECT 1 FROM outbox q WHERE q.participant_id = p.id AND q.kind = 'reminder' AND q.remind_at = due.at)
+ON CONFLICT DO NOTHING
+RETURNING id
+`
+
+// The reminders due at @now: for each required participant, not revoked,
+// whose decision does not count on the current revision, of an agreement
+// still pending before its deadline, the latest of the agreement's
+// reminder times that has passed, unless it came before the participant's
+// invitation was issued or was queued already (outbox_reminder_once). A
+// sweep that ran late sends the latest reminder only. Like an outcome
+// email, a reminder stores no body.
+func (q *Queries) OutboxQueueReminders(ctx context.Context, now time.Time) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, outboxQueueReminders, now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const outboxSupersede = `-- name: OutboxSupersede :exec
