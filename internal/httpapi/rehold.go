@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -83,23 +84,22 @@ func (s *Server) serveParked(conn net.Conn) {
 		}
 	}()
 	_ = conn.SetReadDeadline(time.Now().Add(s.rejoin.headWait))
-	head, err := readHead(bufs.conn)
-	if err != nil && !errors.Is(err, errNotHere) { // the client closed, or sent too little in time
+	rt := s.reholding.Load()
+	var holds func(string) bool
+	if rt != nil {
+		holds = func(path string) bool { bufs.route.Reset(); return rt.holds.Match(bufs.route, http.MethodGet, path) }
+	}
+	req, back := readParked(conn, bufs, holds)
+	switch {
+	case req == nil && back == nil:
 		_ = conn.Close()
+		return
+	case req == nil:
+		_ = back.SetReadDeadline(time.Time{})
+		s.rejoin.rejoin(back)
 		return
 	}
 	_ = conn.SetReadDeadline(time.Time{})
-	if err != nil {
-		s.rejoin.rejoin(newPrefixConn(conn, bufs.conn))
-		return
-	}
-	rt := s.reholding.Load()
-	req := reheldRequest(rt, bufs, head)
-	if req == nil {
-		s.rejoin.rejoin(newPrefixConn(conn, bufs.conn))
-		return
-	}
-	_, _ = bufs.conn.Discard(len(head))
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), http.LocalAddrContextKey, conn.LocalAddr()))
 	defer cancel()
 	req.RemoteAddr = conn.RemoteAddr().String()
@@ -185,10 +185,36 @@ func headEnd(b []byte) int {
 	}
 }
 
+// readParked reads conn's next request through bufs.conn, which reads
+// conn. It returns the request when it is a held read served here
+// (reheldRequest), its head consumed; or back, conn with every byte read
+// from it ahead of the rest, when net/http is to read it, which then reads
+// what it would have read had it never left (FuzzParkedRequest); or
+// neither when conn is to be closed: its client closed it without sending
+// anything, or did not send a whole head in time (net/http closes such a
+// connection too, answering nothing).
+func readParked(conn net.Conn, bufs *reholdBuffers, holds func(path string) bool) (req *http.Request, back net.Conn) {
+	head, err := readHead(bufs.conn)
+	if err != nil && !errors.Is(err, errNotHere) && (!errors.Is(err, io.EOF) || bufs.conn.Buffered() == 0) {
+		return nil, nil
+	}
+	if err == nil {
+		req = reheldRequest(holds, bufs, head)
+	}
+	if req == nil {
+		// Left to net/http: too long, started with an empty line, ended
+		// (io.EOF) before its head did, or not a held read.
+		return nil, newPrefixConn(conn, bufs.conn)
+	}
+	_, _ = bufs.conn.Discard(len(head))
+	return req, nil
+}
+
 // reheldRequest parses head into a request this file may serve, or
 // returns nil when net/http should have it (reholding's rules above).
-func reheldRequest(rt *reholdRoutes, bufs *reholdBuffers, head []byte) *http.Request {
-	if rt == nil || !bytes.HasPrefix(head, []byte("GET /")) {
+// holds reports whether a path is a held read's route; nil holds none.
+func reheldRequest(holds func(path string) bool, bufs *reholdBuffers, head []byte) *http.Request {
+	if holds == nil || !bytes.HasPrefix(head, []byte("GET /")) {
 		return nil
 	}
 	bufs.head.Reset(head)
@@ -203,8 +229,7 @@ func reheldRequest(rt *reholdRoutes, bufs *reholdBuffers, head []byte) *http.Req
 	if path == "" {
 		path = req.URL.Path
 	}
-	bufs.route.Reset()
-	if !rt.holds.Match(bufs.route, http.MethodGet, path) {
+	if !holds(path) {
 		return nil
 	}
 	return req
@@ -263,17 +288,19 @@ type prefixConn struct {
 	prefix []byte
 }
 
-// newPrefixConn is conn with what br buffered of it before it.
+// newPrefixConn is conn with what br buffered of it before it. When conn
+// is itself a prefixConn, what br did not read of its prefix follows.
 func newPrefixConn(conn net.Conn, br *bufio.Reader) net.Conn {
+	var rest []byte
+	if pc, ok := conn.(*prefixConn); ok {
+		conn, rest = pc.Conn, pc.prefix
+	}
 	n := br.Buffered()
-	if n == 0 {
+	if n == 0 && len(rest) == 0 {
 		return conn
 	}
-	if pc, ok := conn.(*prefixConn); ok {
-		conn = pc.Conn // br read its prefix: what is left of it is in br
-	}
 	b, _ := br.Peek(n)
-	return &prefixConn{Conn: conn, prefix: bytes.Clone(b)}
+	return &prefixConn{Conn: conn, prefix: append(bytes.Clone(b), rest...)}
 }
 
 func (c *prefixConn) Read(p []byte) (int, error) {

@@ -226,6 +226,18 @@ func TestParkedConnectionsOtherRequestsGoToNetHTTP(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a broken head, then the client's end", func(t *testing.T) {
+		c := dialRehold(t, addr)
+		c.write(get("/hold"))
+		if resp, _ := c.answer(); resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("held read: %d", resp.StatusCode)
+		}
+		c.write("BAD\r\n")
+		_ = c.c.(*net.TCPConn).CloseWrite()
+		if resp, _ := c.answer(); resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("got %d, want net/http's 400", resp.StatusCode)
+		}
+	})
 	t.Run("two at once", func(t *testing.T) {
 		c := dialRehold(t, addr)
 		c.write(get("/hold"))
