@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -36,15 +35,15 @@ type Server struct {
 	hub           *live.Hub
 	lists         *live.Workspaces
 
-	// rejoin is the listener of Listen: set, held requests over HTTP/1.1
-	// leave net/http while they wait (detachedHold).
-	rejoin *rejoinListener
+	// parking keeps the connections of held requests outside net/http
+	// (Listen); nil keeps them in their handlers.
+	parking parking
 	// detached counts the streams and held requests that left net/http,
-	// and the requests served off it (rehold.go), for WaitDetached.
+	// for WaitDetached.
 	detached sync.WaitGroup
 	// reholding is what serving a parked connection's next request takes,
 	// once Handler has built it.
-	reholding atomic.Pointer[reholdRoutes]
+	reholding atomic.Pointer[heldRoutes]
 }
 
 // Breaker remembers that the database stopped answering (the store).
@@ -119,37 +118,18 @@ func New(o Options) *Server {
 	}
 }
 
-// Listen wraps the listener the server will accept on (serve it with
-// http.Server.Serve; for TLS, a tls.NewListener inside it). Through it a
-// held request over HTTP/1.1 waits outside net/http, and its connection
-// waits for the client's next request; idle is how long it may wait (the
-// server's IdleTimeout). That request comes back to net/http, or, when it
-// is another held read, is served off it (rehold.go): readHeader bounds
-// the reading of its head there, as the server's ReadHeaderTimeout does
-// in net/http (zero: 10 seconds). It admits connections to net/http a
-// bounded number at a time (admission): set the http.Server's ConnState to
-// s.ConnState. Call it once, before serving; without it held requests wait
-// inside their handler.
-func (s *Server) Listen(ln net.Listener, idle, readHeader time.Duration) net.Listener {
-	s.rejoin = newRejoinListener(ln, idle, newAdmission(admitAtOnce(), admitFor))
-	if readHeader > 0 {
-		s.rejoin.headWait = readHeader
-	}
-	s.rejoin.serve = func(conn net.Conn) {
-		s.detached.Add(1)
-		go func() {
-			defer s.detached.Done()
-			s.serveParked(conn)
-		}()
-	}
-	return s.rejoin
-}
-
 // WaitDetached waits until every stream and held request that left
 // net/http has ended, or ctx ends. After http.Server.Shutdown (whose
 // OnShutdown ends their waits) it is what lets their last answers reach
 // their clients before the process exits.
 func (s *Server) WaitDetached(ctx context.Context) error {
+	// A request served off net/http counts until its held read is
+	// detached, so it is waited for first.
+	if s.parking != nil {
+		if err := s.parking.Wait(ctx); err != nil {
+			return err
+		}
+	}
 	done := make(chan struct{})
 	go func() { s.detached.Wait(); close(done) }()
 	select {
@@ -187,7 +167,7 @@ func (s *Server) Handler() http.Handler {
 			holds.Get(rt.Pattern, http.NotFound)
 		}
 	}
-	s.setRehold(r, holds)
+	s.reholding.Store(&heldRoutes{handler: r, holds: holds})
 	return r
 }
 

@@ -1,4 +1,4 @@
-package httpapi
+package parked
 
 import (
 	"bufio"
@@ -68,7 +68,7 @@ func FuzzParkedRequest(f *testing.F) {
 		bufs := reholdPool.Get().(*reholdBuffers)
 		defer bufs.release()
 		bufs.conn.Reset(conn)
-		req, back := readParked(conn, bufs, func(string) bool { return true })
+		req, _, back := readParked(conn, bufs, func(string) http.Handler { return http.NotFoundHandler() })
 		switch {
 		case req == nil && back == nil:
 			if len(in) != 0 {
