@@ -149,8 +149,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout,
 		WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ConnContext: api.ConnContext, ConnState: api.ConnState}
-	// The API serves on api.Listen's listener: held requests wait outside
-	// net/http and their connections come back through it. For TLS the
+	// The API serves on api.Listen's listener (CONSENSUS_PARKED_CONNECTIONS
+	// on): held requests wait outside net/http and their connections come
+	// back through it. For TLS the
 	// daemon makes the TLS listener itself, inside that one, and offers
 	// HTTP/2 as ServeTLS would.
 	serving := ln
@@ -163,7 +164,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	if idle <= 0 {
 		idle = cfg.ReadTimeout // net/http's rule for a keep-alive connection's wait
 	}
-	serving = api.Listen(serving, idle, cfg.ReadHeaderTimeout)
+	if cfg.ParkedConnections {
+		serving = api.Listen(serving, idle, cfg.ReadHeaderTimeout)
+	}
 	metrics.WatchAdmitted(api.Admitted)
 	// Held requests and streams answer at once when shutdown begins, so
 	// the grace period is not spent waiting for them.

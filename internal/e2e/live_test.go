@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/consensus-md/consensus/internal/servertest"
 )
 
 // liveRoom is an agreement of n agents on two replicas: every agent
@@ -24,9 +26,14 @@ type liveRoom struct {
 	on1, on2 []*agent
 }
 
-func startLiveRoom(t *testing.T, n int) *liveRoom {
+// startLiveRoom starts the two replicas, with settings when given.
+func startLiveRoom(t *testing.T, n int, settings ...map[string]string) *liveRoom {
 	t.Helper()
-	one := startServer(t)
+	var o servertest.Options
+	if len(settings) > 0 {
+		o.Settings = settings[0]
+	}
+	one := startServer(t, o)
 	two := startServer(t, one.ReplicaOptions())
 	specs := make([]participantSpec, n)
 	for i := range specs {
@@ -418,25 +425,9 @@ func TestLiveHoldLeavesNetHTTP(t *testing.T) {
 	send("room", "", map[string]string{"If-None-Match": etag, "Prefer": "wait=30"})
 	inFlight(t, lr.two, "1")
 	// The replica runs in this process: its waiting goroutine is not
-	// net/http's. (In flight, the request may not wait yet: look again.)
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var stacks bytes.Buffer
-		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
-		waiting := 0
-		for _, g := range strings.Split(stacks.String(), "\n\n") {
-			if strings.Contains(g, "httpapi.(*Server).await(") {
-				waiting++
-				if strings.Contains(g, "net/http.(*conn).serve") {
-					t.Fatalf("a held request waits in net/http's goroutine:\n%s", g)
-				}
-			}
-		}
-		if waiting > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no goroutine waits in await (live.go)")
-		}
+	// net/http's.
+	if awaitsInNetHTTP(t) {
+		t.Fatal("a held request waits in net/http's goroutine")
 	}
 	expect(t, b.post("hold-leaves-1", "comment", "wakes the held read"), 201, "")
 	resp, body := receive()
@@ -503,6 +494,36 @@ func TestLiveHoldLeavesNetHTTP(t *testing.T) {
 		}
 	} else if n, err := br.Read(make([]byte, 1)); n != 0 || err == nil {
 		t.Fatalf("after Connection: close the connection sent %d bytes, %v", n, err)
+	}
+}
+
+// awaitsInNetHTTP reports whether the held reads waiting in this process
+// (in await, live.go) wait in net/http's goroutines, once one waits. It
+// fails when some do and some do not.
+func awaitsInNetHTTP(t *testing.T) bool {
+	t.Helper()
+	// In flight, the request may not wait yet: look again.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var stacks bytes.Buffer
+		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
+		inside, outside := 0, 0
+		for _, g := range strings.Split(stacks.String(), "\n\n") {
+			if strings.Contains(g, "httpapi.(*Server).await(") {
+				if strings.Contains(g, "net/http.(*conn).serve") {
+					inside++
+				} else {
+					outside++
+				}
+			}
+		}
+		switch {
+		case inside > 0 && outside > 0:
+			t.Fatalf("%d held reads wait in net/http's goroutines, %d outside", inside, outside)
+		case inside+outside > 0:
+			return inside > 0
+		case time.Now().After(deadline):
+			t.Fatal("no goroutine waits in await (live.go)")
+		}
 	}
 }
 
