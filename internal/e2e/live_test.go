@@ -85,12 +85,13 @@ func TestLiveLongPollAcrossReplicas(t *testing.T) {
 	for i := range 20 {
 		etag := reader.room().Header.Get("ETag")
 		next := int64(i)
+		inFlight(t, lr.one, "0") // the last round's held reads are over
 		done := make(chan *response, 2)
 		go func() { done <- reader.held("room", "", map[string]string{"If-None-Match": etag, "Prefer": "wait=10"}) }()
 		go func() {
 			done <- reader.held("events", "?after="+strconv.FormatInt(next, 10), map[string]string{"Prefer": "wait=10"})
 		}()
-		time.Sleep(40 * time.Millisecond) // let both be held
+		inFlight(t, lr.one, "2") // both are held
 		start := time.Now()
 		expect(t, writer.post(fmt.Sprintf("poll-%04d", i), "comment", "ping"), 201, "")
 		posted := time.Now()
@@ -162,8 +163,9 @@ func TestLiveHoldEnds(t *testing.T) {
 
 	// wait=3600 is applied as 60; the post ends it long before
 	done := make(chan *response, 1)
+	inFlight(t, lr.one, "0")
 	go func() { done <- a.held("room", "", map[string]string{"If-None-Match": etag, "Prefer": "wait=3600"}) }()
-	time.Sleep(50 * time.Millisecond)
+	inFlight(t, lr.one, "1")
 	expect(t, lr.on2[1].post("cap-0001", "comment", "x"), 201, "")
 	if r := <-done; r.StatusCode != 200 || r.Header.Get("Preference-Applied") != "wait=60" {
 		t.Fatalf("capped wait: %d %q", r.StatusCode, r.Header.Get("Preference-Applied"))
@@ -175,10 +177,10 @@ func TestLiveHoldEnds(t *testing.T) {
 	}
 
 	// a revocation on the other replica ends a held request with 401
-	go func() {
-		done <- a.held("room", "", map[string]string{"If-None-Match": a.room().Header.Get("ETag"), "Prefer": "wait=10"})
-	}()
-	time.Sleep(50 * time.Millisecond)
+	etag = a.room().Header.Get("ETag")
+	inFlight(t, lr.one, "0")
+	go func() { done <- a.held("room", "", map[string]string{"If-None-Match": etag, "Prefer": "wait=10"}) }()
+	inFlight(t, lr.one, "1")
 	expect(t, lr.two.do("POST", "/api/v1/admin/participants/"+a.pid+"/revoke", operator(), nil), 200, "")
 	expect(t, <-done, 401, "unauthorized")
 }
@@ -301,7 +303,7 @@ func TestLiveHumanFamily(t *testing.T) {
 	go func() {
 		done <- s.do("GET", feed+"?after=0", map[string]string{"Authorization": "Consensus-Participant " + rita.token, "Prefer": "wait=10"}, nil)
 	}()
-	time.Sleep(50 * time.Millisecond)
+	inFlight(t, s, "1")
 	expect(t, bot.post("human-wake-1", "comment", "hello"), 201, "")
 	select {
 	case r := <-done:

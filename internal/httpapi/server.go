@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/live"
 	"github.com/consensus-md/consensus/internal/room"
@@ -34,6 +35,7 @@ type Server struct {
 	breaker       Breaker
 	hub           *live.Hub
 	lists         *live.Workspaces
+	beforeJoin    func(agreementID uuid.UUID, hub *live.Hub) // Options.BeforeJoin
 
 	// parking keeps the connections of held requests outside net/http
 	// (Listen); nil keeps them in their handlers.
@@ -91,6 +93,10 @@ type Options struct {
 	// list; like Live, something must tell it about changes. Nil means a
 	// set that nothing wakes.
 	Lists *live.Workspaces
+	// BeforeJoin, for tests, runs in each held read of a participant's
+	// room just before it joins Live, after its credential's lookup read
+	// the room's state.
+	BeforeJoin func(agreementID uuid.UUID, hub *live.Hub)
 }
 
 // New builds a Server. It panics without a Pinger: health would otherwise
@@ -115,6 +121,7 @@ func New(o Options) *Server {
 		venue: o.Venue, pinger: o.Pinger, origin: o.Origin, operatorHash: o.OperatorTokenHash, log: o.Logger,
 		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: min(2*time.Second, o.DBTimeout), dbTimeout: o.DBTimeout, breaker: o.Breaker,
 		trusted: prefixStrings(o.TrustedProxies), hsts: o.HSTS, requests: o.Requests, hub: o.Live, lists: o.Lists,
+		beforeJoin: o.BeforeJoin,
 	}
 }
 
