@@ -25,7 +25,8 @@ var hangups struct {
 	gone map[uint32]func(hup bool)
 }
 
-// CanWatch reports whether watchConn can take connections.
+// CanWatch reports whether the epoll set can watch connections: without
+// it, Hold cannot be used, and held requests wait in their handlers.
 func CanWatch() bool {
 	hangups.once.Do(startHangups)
 	return hangups.fd >= 0

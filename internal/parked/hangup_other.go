@@ -4,7 +4,7 @@ package parked
 
 import "net"
 
-// CanWatch: there is no shared watcher outside Linux. onHangup reads
+// CanWatch: there is no shared watcher outside Linux. OnHangup reads
 // instead, and held requests stay in net/http.
 func CanWatch() bool { return false }
 
