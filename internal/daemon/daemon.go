@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
@@ -55,6 +56,8 @@ type Options struct {
 	// ReplyPoll bounds how long the reply mailbox goes unread (30s when
 	// zero); see reply.Reader.
 	ReplyPoll time.Duration
+	// BeforeJoin, for tests, is httpapi.Options.BeforeJoin.
+	BeforeJoin func(agreementID uuid.UUID, hub *live.Hub)
 }
 
 // Run serves until ctx ends, then shuts down gracefully. In order: the
@@ -149,12 +152,14 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	lists := live.NewWorkspaces(0, st.AgreementWorkspaces)
 	api := httpapi.New(httpapi.Options{Venue: v, Live: hub, Lists: lists, Pinger: st, Origin: cfg.PublicOrigin, MailFrom: cfg.MailFrom, OperatorTokenHash: cfg.OperatorTokenHash,
 		Logger: log, RateLimit: cfg.RateLimit, Version: cfg.Version, TrustedProxies: cfg.TrustedProxies,
-		HSTS: strings.HasPrefix(cfg.PublicOrigin, "https://"), Requests: metrics, DBTimeout: cfg.DBTimeout, Breaker: st})
+		HSTS: strings.HasPrefix(cfg.PublicOrigin, "https://"), Requests: metrics, DBTimeout: cfg.DBTimeout, Breaker: st,
+		BeforeJoin: opt.BeforeJoin})
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout,
 		WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ConnContext: api.ConnContext, ConnState: api.ConnState}
-	// The API serves on api.Listen's listener: held requests wait outside
-	// net/http and their connections come back through it. For TLS the
+	// The API serves on api.Listen's listener (CONSENSUS_PARKED_CONNECTIONS
+	// on): held requests wait outside net/http and their connections come
+	// back through it. For TLS the
 	// daemon makes the TLS listener itself, inside that one, and offers
 	// HTTP/2 as ServeTLS would.
 	serving := ln
@@ -167,7 +172,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	if idle <= 0 {
 		idle = cfg.ReadTimeout // net/http's rule for a keep-alive connection's wait
 	}
-	serving = api.Listen(serving, idle, cfg.ReadHeaderTimeout)
+	if cfg.ParkedConnections {
+		serving = api.Listen(serving, idle, cfg.ReadHeaderTimeout)
+	}
 	metrics.WatchAdmitted(api.Admitted)
 	// Held requests and streams answer at once when shutdown begins, so
 	// the grace period is not spent waiting for them.

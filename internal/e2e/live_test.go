@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/consensus-md/consensus/internal/servertest"
 )
 
 // liveRoom is an agreement of n agents on two replicas: every agent
@@ -24,9 +26,14 @@ type liveRoom struct {
 	on1, on2 []*agent
 }
 
-func startLiveRoom(t *testing.T, n int) *liveRoom {
+// startLiveRoom starts the two replicas, with settings when given.
+func startLiveRoom(t *testing.T, n int, settings ...map[string]string) *liveRoom {
 	t.Helper()
-	one := startServer(t)
+	var o servertest.Options
+	if len(settings) > 0 {
+		o.Settings = settings[0]
+	}
+	one := startServer(t, o)
 	two := startServer(t, one.ReplicaOptions())
 	specs := make([]participantSpec, n)
 	for i := range specs {
@@ -78,12 +85,13 @@ func TestLiveLongPollAcrossReplicas(t *testing.T) {
 	for i := range 20 {
 		etag := reader.room().Header.Get("ETag")
 		next := int64(i)
+		inFlight(t, lr.one, "0") // the last round's held reads are over
 		done := make(chan *response, 2)
 		go func() { done <- reader.held("room", "", map[string]string{"If-None-Match": etag, "Prefer": "wait=10"}) }()
 		go func() {
 			done <- reader.held("events", "?after="+strconv.FormatInt(next, 10), map[string]string{"Prefer": "wait=10"})
 		}()
-		time.Sleep(40 * time.Millisecond) // let both be held
+		inFlight(t, lr.one, "2") // both are held
 		start := time.Now()
 		expect(t, writer.post(fmt.Sprintf("poll-%04d", i), "comment", "ping"), 201, "")
 		posted := time.Now()
@@ -155,8 +163,9 @@ func TestLiveHoldEnds(t *testing.T) {
 
 	// wait=3600 is applied as 60; the post ends it long before
 	done := make(chan *response, 1)
+	inFlight(t, lr.one, "0")
 	go func() { done <- a.held("room", "", map[string]string{"If-None-Match": etag, "Prefer": "wait=3600"}) }()
-	time.Sleep(50 * time.Millisecond)
+	inFlight(t, lr.one, "1")
 	expect(t, lr.on2[1].post("cap-0001", "comment", "x"), 201, "")
 	if r := <-done; r.StatusCode != 200 || r.Header.Get("Preference-Applied") != "wait=60" {
 		t.Fatalf("capped wait: %d %q", r.StatusCode, r.Header.Get("Preference-Applied"))
@@ -168,10 +177,10 @@ func TestLiveHoldEnds(t *testing.T) {
 	}
 
 	// a revocation on the other replica ends a held request with 401
-	go func() {
-		done <- a.held("room", "", map[string]string{"If-None-Match": a.room().Header.Get("ETag"), "Prefer": "wait=10"})
-	}()
-	time.Sleep(50 * time.Millisecond)
+	etag = a.room().Header.Get("ETag")
+	inFlight(t, lr.one, "0")
+	go func() { done <- a.held("room", "", map[string]string{"If-None-Match": etag, "Prefer": "wait=10"}) }()
+	inFlight(t, lr.one, "1")
 	expect(t, lr.two.do("POST", "/api/v1/admin/participants/"+a.pid+"/revoke", operator(), nil), 200, "")
 	expect(t, <-done, 401, "unauthorized")
 }
@@ -294,7 +303,7 @@ func TestLiveHumanFamily(t *testing.T) {
 	go func() {
 		done <- s.do("GET", feed+"?after=0", map[string]string{"Authorization": "Consensus-Participant " + rita.token, "Prefer": "wait=10"}, nil)
 	}()
-	time.Sleep(50 * time.Millisecond)
+	inFlight(t, s, "1")
 	expect(t, bot.post("human-wake-1", "comment", "hello"), 201, "")
 	select {
 	case r := <-done:
@@ -418,25 +427,9 @@ func TestLiveHoldLeavesNetHTTP(t *testing.T) {
 	send("room", "", map[string]string{"If-None-Match": etag, "Prefer": "wait=30"})
 	inFlight(t, lr.two, "1")
 	// The replica runs in this process: its waiting goroutine is not
-	// net/http's. (In flight, the request may not wait yet: look again.)
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var stacks bytes.Buffer
-		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
-		waiting := 0
-		for _, g := range strings.Split(stacks.String(), "\n\n") {
-			if strings.Contains(g, "httpapi.(*Server).await(") {
-				waiting++
-				if strings.Contains(g, "net/http.(*conn).serve") {
-					t.Fatalf("a held request waits in net/http's goroutine:\n%s", g)
-				}
-			}
-		}
-		if waiting > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no goroutine waits in await (live.go)")
-		}
+	// net/http's.
+	if awaitsInNetHTTP(t) {
+		t.Fatal("a held request waits in net/http's goroutine")
 	}
 	expect(t, b.post("hold-leaves-1", "comment", "wakes the held read"), 201, "")
 	resp, body := receive()
@@ -503,6 +496,36 @@ func TestLiveHoldLeavesNetHTTP(t *testing.T) {
 		}
 	} else if n, err := br.Read(make([]byte, 1)); n != 0 || err == nil {
 		t.Fatalf("after Connection: close the connection sent %d bytes, %v", n, err)
+	}
+}
+
+// awaitsInNetHTTP reports whether the held reads waiting in this process
+// (in await, live.go) wait in net/http's goroutines, once one waits. It
+// fails when some do and some do not.
+func awaitsInNetHTTP(t *testing.T) bool {
+	t.Helper()
+	// In flight, the request may not wait yet: look again.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var stacks bytes.Buffer
+		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
+		inside, outside := 0, 0
+		for _, g := range strings.Split(stacks.String(), "\n\n") {
+			if strings.Contains(g, "httpapi.(*Server).await(") {
+				if strings.Contains(g, "net/http.(*conn).serve") {
+					inside++
+				} else {
+					outside++
+				}
+			}
+		}
+		switch {
+		case inside > 0 && outside > 0:
+			t.Fatalf("%d held reads wait in net/http's goroutines, %d outside", inside, outside)
+		case inside+outside > 0:
+			return inside > 0
+		case time.Now().After(deadline):
+			t.Fatal("no goroutine waits in await (live.go)")
+		}
 	}
 }
 

@@ -7,20 +7,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/google/uuid"
-
 	consensus "github.com/consensus-md/consensus"
 	"github.com/consensus-md/consensus/internal/contract"
-	"github.com/consensus-md/consensus/internal/live"
 )
-
-// BeforeJoin runs f, until the test ends, in each held read of
-// agreementID just before it joins the live hub: after its credential's
-// lookup read the room's state.
-func BeforeJoin(t *testing.T, agreementID uuid.UUID, f func(*live.Hub)) {
-	beforeJoin.Store(&joinHook{agreementID: agreementID, f: f})
-	t.Cleanup(func() { beforeJoin.Store(nil) })
-}
 
 // ServeContract serves the handler handlerFor builds for origin on a
 // loopback port whose URL is that origin, until the test ends. It returns

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/consensus-md/consensus/internal/parked"
 )
 
 // requestInfo is what the front middleware learns of a request, stored in
@@ -115,7 +117,7 @@ func (s *Server) front(next http.Handler) http.Handler {
 		hdr.Set("X-Request-Id", info.id)
 		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey, info))
 		rec := &statusRecorder{ResponseWriter: w}
-		rec.conn, _ = r.Context().Value(gatherKey{}).(*gatherConn)
+		rec.conn = parked.GatherFrom(r.Context())
 		if s.requests != nil {
 			s.requests.RequestStarted()
 		}

@@ -2,138 +2,61 @@ package httpapi
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/consensus-md/consensus/internal/parked"
 )
 
-// tcpPair is a real loopback connection: the server's side wrapped as
-// rejoinListener wraps it, and the client's side.
-func tcpPair(t *testing.T) (*gatherConn, net.Conn) {
+// gatherConn is the server's side of a real loopback connection, as a
+// parked.Listener accepts it.
+func gatherConn(t *testing.T) *parked.GatherConn {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
+	l := parked.Listen(inner, parked.Options{})
+	defer l.Close()
+	client, err := net.Dial("tcp", inner.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	server, err := ln.Accept()
+	server, err := l.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close(); _ = server.Close() })
-	gc, ok := wrapGather(server).(*gatherConn)
+	gc, ok := server.(*parked.GatherConn)
 	if !ok {
-		t.Fatalf("wrapGather(%T) did not wrap", server)
+		t.Fatalf("the listener accepted a %T", server)
 	}
-	return gc, client
-}
-
-// arrived reads what reaches the client within wait.
-func arrived(t *testing.T, c net.Conn, wait time.Duration) []byte {
-	t.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(wait))
-	var got []byte
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := c.Read(buf)
-		got = append(got, buf[:n]...)
-		if err != nil {
-			if !errors.Is(err, os.ErrDeadlineExceeded) {
-				t.Fatal(err)
-			}
-			return got
-		}
-	}
-}
-
-func TestGatherConnKeepsTheFlushForTheLargeWrite(t *testing.T) {
-	gc, client := tcpPair(t)
-	head := bytes.Repeat([]byte("h"), 4<<10)
-	body := bytes.Repeat([]byte("b"), 200<<10)
-
-	gc.gather()
-	if n, err := gc.Write(head); n != len(head) || err != nil {
-		t.Fatalf("kept write: %d, %v", n, err)
-	}
-	if got := arrived(t, client, 100*time.Millisecond); len(got) != 0 {
-		t.Fatalf("%d bytes went out before the large write", len(got))
-	}
-	done := make(chan error, 1)
-	go func() {
-		n, err := gc.Write(body)
-		if err == nil && n != len(body) {
-			err = io.ErrShortWrite
-		}
-		done <- errors.Join(err, gc.release())
-	}()
-	var got []byte
-	for len(got) < len(head)+len(body) {
-		got = append(got, arrived(t, client, 2*time.Second)...)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, append(head, body...)) {
-		t.Fatal("the bytes arrived out of order or changed")
-	}
-	if gc.pending != nil || gc.gathering {
-		t.Fatal("the connection still gathers after release")
-	}
-}
-
-func TestGatherConnReleaseSendsWhatItKept(t *testing.T) {
-	gc, client := tcpPair(t)
-	gc.gather()
-	_, _ = gc.Write([]byte("small "))
-	_, _ = gc.Write([]byte("answer"))
-	if err := gc.release(); err != nil {
-		t.Fatal(err)
-	}
-	if got := arrived(t, client, time.Second); string(got) != "small answer" {
-		t.Fatalf("got %q", got)
-	}
-}
-
-// A connection that is not gathering writes at once: a stream's flushed
-// event is never held back waiting for a write that may not come.
-func TestGatherConnWritesAtOnceWhenNotGathering(t *testing.T) {
-	gc, client := tcpPair(t)
-	if _, err := gc.Write([]byte("event")); err != nil {
-		t.Fatal(err)
-	}
-	if got := arrived(t, client, time.Second); string(got) != "event" {
-		t.Fatalf("got %q", got)
-	}
+	return gc
 }
 
 // A 1xx goes out before the answer and is not its status: the answer
 // that follows is recorded, and gathered when it states its length.
 func TestStatusRecorderSkipsInformationalAnswers(t *testing.T) {
-	gc, _ := tcpPair(t)
+	gc := gatherConn(t)
 	w := httptest.NewRecorder()
 	rec := &statusRecorder{ResponseWriter: w, conn: gc}
 	rec.WriteHeader(http.StatusEarlyHints)
-	if rec.status != 0 || gc.gathering {
-		t.Fatalf("after a 103: status %d, gathering %v", rec.status, gc.gathering)
+	if rec.status != 0 || gc.Gathering() {
+		t.Fatalf("after a 103: status %d, gathering %v", rec.status, gc.Gathering())
 	}
 	w.Header().Set("Content-Length", "2")
 	rec.WriteHeader(http.StatusOK)
-	if rec.status != http.StatusOK || !gc.gathering {
-		t.Fatalf("after the 200: status %d, gathering %v", rec.status, gc.gathering)
+	if rec.status != http.StatusOK || !gc.Gathering() {
+		t.Fatalf("after the 200: status %d, gathering %v", rec.status, gc.Gathering())
 	}
-	if err := rec.release(); err != nil || gc.gathering {
-		t.Fatalf("release: %v, gathering %v", err, gc.gathering)
+	if err := rec.release(); err != nil || gc.Gathering() {
+		t.Fatalf("release: %v, gathering %v", err, gc.Gathering())
 	}
 }
 
@@ -146,12 +69,12 @@ func TestFrontGathersAnswersOfStatedLength(t *testing.T) {
 	body := bytes.Repeat([]byte("0123456789abcdef"), 20<<10)
 	wrong := make(chan string, 16)
 	gathering := func(r *http.Request) bool {
-		gc, ok := r.Context().Value(gatherKey{}).(*gatherConn)
-		if !ok {
-			wrong <- r.URL.Path + ": no gatherConn in the context"
+		gc := parked.GatherFrom(r.Context())
+		if gc == nil {
+			wrong <- r.URL.Path + ": no GatherConn in the context"
 			return false
 		}
-		return gc.gathering
+		return gc.Gathering()
 	}
 	whole := func(n int) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {

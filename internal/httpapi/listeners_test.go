@@ -25,7 +25,6 @@ import (
 
 	"github.com/consensus-md/consensus/internal/envelope"
 	"github.com/consensus-md/consensus/internal/fwtest"
-	"github.com/consensus-md/consensus/internal/httpapi"
 	"github.com/consensus-md/consensus/internal/ingest"
 	"github.com/consensus-md/consensus/internal/live"
 	"github.com/consensus-md/consensus/internal/servertest"
@@ -633,13 +632,21 @@ func TestRevocationEndsStreamAndPoll(t *testing.T) {
 // is not left waiting for a change that already came.
 func TestChangeBeforeJoiningAnswersAHeldRead(t *testing.T) {
 	t.Parallel()
-	s := servertest.New(t, servertest.Options{})
+	// The hook is injected before the room exists: it acts once the room
+	// is set up (room), on the first held read of that room.
+	var room atomic.Pointer[uuid.UUID]
+	var hook func(*live.Hub)
+	s := servertest.New(t, servertest.Options{BeforeJoin: func(agreementID uuid.UUID, hub *live.Hub) {
+		if id := room.Load(); id != nil && *id == agreementID {
+			hook(hub)
+		}
+	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	r := setUpListenerRooms(ctx, t, s, 1, 2)[0]
 	reader, poster := r.parts[0], r.parts[1]
 	var once sync.Once
-	httpapi.BeforeJoin(t, uuid.MustParse(r.id), func(hub *live.Hub) {
+	hook = func(hub *live.Hub) {
 		once.Do(func() {
 			mark := hub.Mark()
 			body, _ := json.Marshal(map[string]any{"action": "comment", "body": "Before the join.", "revision": r.rev, "digest": r.digest})
@@ -665,7 +672,9 @@ func TestChangeBeforeJoiningAnswersAHeldRead(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 			}
 		})
-	})
+	}
+	id := uuid.MustParse(r.id)
+	room.Store(&id) // after hook is set: the atomic publishes it
 	host := strings.TrimPrefix(s.URL, "http://")
 	conn, err := net.Dial("tcp", host)
 	if err != nil {

@@ -4,10 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"sync/atomic"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/live"
 	"github.com/consensus-md/consensus/internal/venue"
@@ -186,8 +183,8 @@ func (s *Server) await(ctx context.Context, h *heldRead) (bool, error) {
 // 429.
 func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration, tag venue.RoomTag, answer heldAnswer) {
 	p := participantFrom(r.Context())
-	if h := beforeJoin.Load(); h != nil && h.agreementID == p.AgreementID {
-		h.f(s.hub)
+	if s.beforeJoin != nil {
+		s.beforeJoin(p.AgreementID, s.hub)
 	}
 	waiter := s.join(w, r, p)
 	if waiter == nil {
@@ -204,15 +201,6 @@ func (s *Server) hold(w http.ResponseWriter, r *http.Request, wait time.Duration
 	s.watchRoom(h, &p, tag, recheck, s.reauthenticate)
 	h.answer = func(w http.ResponseWriter, r *http.Request, changed bool) { answer(w, r, p, changed) }
 	s.holdRead(w, r, h)
-}
-
-// beforeJoin, set by tests only, runs in hold before a held read of its
-// agreement joins the hub.
-var beforeJoin atomic.Pointer[joinHook]
-
-type joinHook struct {
-	agreementID uuid.UUID
-	f           func(*live.Hub)
 }
 
 // watchRoom makes h wait while the reader's room tag is tag: *p, the

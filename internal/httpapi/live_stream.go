@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/live"
+	"github.com/consensus-md/consensus/internal/parked"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
@@ -58,7 +59,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("X-Accel-Buffering", "no")
-	leave := r.ProtoMajor == 1 && r.ProtoMinor >= 1
+	leave := s.parking != nil && r.ProtoMajor == 1 && r.ProtoMinor >= 1
 	if leave {
 		h.Set("Transfer-Encoding", "identity") // net/http's word for a body the connection's close ends
 	}
@@ -165,7 +166,7 @@ func (st *stream) run(ctx context.Context, out *sseWriter, full bool) {
 
 // detached runs the stream on conn, taken from net/http after the first
 // page: reqCtx's values without its end (net/http ends it when the handler
-// returns), and the client's leaving noticed by onHangup. end tells front
+// returns), and the client's leaving noticed by parked.OnHangup. end tells front
 // the request is over.
 func (st *stream) detached(reqCtx context.Context, conn net.Conn, full bool, end func(status, written int)) {
 	written := 0
@@ -175,7 +176,7 @@ func (st *stream) detached(reqCtx context.Context, conn net.Conn, full bool, end
 	ctx, cancel := context.WithCancel(context.WithoutCancel(reqCtx))
 	defer cancel()
 	_ = conn.SetReadDeadline(time.Time{})
-	defer onHangup(conn, cancel)()
+	defer parked.OnHangup(conn, cancel)()
 	var buf bytes.Buffer
 	out := &sseWriter{w: &buf, flush: func() error {
 		_ = conn.SetWriteDeadline(time.Now().Add(live.KeepAlive + holdSlack))

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/consensus-md/consensus/internal/parked"
 )
 
 type ctxKey int
@@ -15,7 +17,7 @@ type ctxKey int
 // statusRecorder is front's view of the answer: its status and size, and
 // the gathering of its writes. An answer that states its Content-Length is
 // whole before it is written, so its writes on a plain TCP connection are
-// gathered (gather.go) from its head until the handler returns or flushes:
+// gathered (parked.GatherConn) from its head until the handler returns or flushes:
 // net/http's flush of its 4 KiB buffer then leaves with the rest of the
 // body in one writev. An answer without a stated length (a stream) is
 // never held back.
@@ -23,7 +25,7 @@ type statusRecorder struct {
 	http.ResponseWriter
 	status int
 	bytes  int
-	conn   *gatherConn // the request's connection, when it can gather
+	conn   *parked.GatherConn // the request's connection, when it can gather
 	// gathering is set once this answer starts gathering on conn: only then
 	// does it touch conn, which a hijacked request no longer owns.
 	gathering bool
@@ -60,7 +62,7 @@ func (r *statusRecorder) gatherStated() {
 		return
 	}
 	if _, stated := r.ResponseWriter.Header()["Content-Length"]; stated {
-		r.conn.gather()
+		r.conn.Gather()
 		r.gathering = true
 	}
 }
@@ -87,7 +89,7 @@ func (r *statusRecorder) release() error {
 		return nil
 	}
 	r.gathering = false
-	return r.conn.release()
+	return r.conn.Release()
 }
 
 func (s *Server) recoverPanics(next http.Handler) http.Handler {

@@ -63,7 +63,7 @@ type Route struct {
 	Handler    http.HandlerFunc
 	// Holds marks a GET whose answer may wait (Prefer: wait): a parked
 	// connection's next request to it may be served off net/http
-	// (rehold.go).
+	// (internal/parked, serve.go; heldRoute).
 	Holds bool
 }
 

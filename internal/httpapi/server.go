@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/live"
 	"github.com/consensus-md/consensus/internal/room"
@@ -36,16 +36,17 @@ type Server struct {
 	breaker       Breaker
 	hub           *live.Hub
 	lists         *live.Workspaces
+	beforeJoin    func(agreementID uuid.UUID, hub *live.Hub) // Options.BeforeJoin
 
-	// rejoin is the listener of Listen: set, held requests over HTTP/1.1
-	// leave net/http while they wait (detachedHold).
-	rejoin *rejoinListener
+	// parking keeps the connections of held requests outside net/http
+	// (Listen); nil keeps them in their handlers.
+	parking parking
 	// detached counts the streams and held requests that left net/http,
-	// and the requests served off it (rehold.go), for WaitDetached.
+	// for WaitDetached.
 	detached sync.WaitGroup
 	// reholding is what serving a parked connection's next request takes,
 	// once Handler has built it.
-	reholding atomic.Pointer[reholdRoutes]
+	reholding atomic.Pointer[heldRoutes]
 }
 
 // Breaker remembers that the database stopped answering (the store).
@@ -96,6 +97,10 @@ type Options struct {
 	// list; like Live, something must tell it about changes. Nil means a
 	// set that nothing wakes.
 	Lists *live.Workspaces
+	// BeforeJoin, for tests, runs in each held read of a participant's
+	// room just before it joins Live, after its credential's lookup read
+	// the room's state.
+	BeforeJoin func(agreementID uuid.UUID, hub *live.Hub)
 }
 
 // New builds a Server. It panics without a Pinger: health would otherwise
@@ -120,33 +125,8 @@ func New(o Options) *Server {
 		venue: o.Venue, pinger: o.Pinger, origin: o.Origin, mailFrom: o.MailFrom, operatorHash: o.OperatorTokenHash, log: o.Logger,
 		limiter: newRateLimiter(o.RateLimit), version: o.Version, healthTimeout: min(2*time.Second, o.DBTimeout), dbTimeout: o.DBTimeout, breaker: o.Breaker,
 		trusted: prefixStrings(o.TrustedProxies), hsts: o.HSTS, requests: o.Requests, hub: o.Live, lists: o.Lists,
+		beforeJoin: o.BeforeJoin,
 	}
-}
-
-// Listen wraps the listener the server will accept on (serve it with
-// http.Server.Serve; for TLS, a tls.NewListener inside it). Through it a
-// held request over HTTP/1.1 waits outside net/http, and its connection
-// waits for the client's next request; idle is how long it may wait (the
-// server's IdleTimeout). That request comes back to net/http, or, when it
-// is another held read, is served off it (rehold.go): readHeader bounds
-// the reading of its head there, as the server's ReadHeaderTimeout does
-// in net/http (zero: 10 seconds). It admits connections to net/http a
-// bounded number at a time (admission): set the http.Server's ConnState to
-// s.ConnState. Call it once, before serving; without it held requests wait
-// inside their handler.
-func (s *Server) Listen(ln net.Listener, idle, readHeader time.Duration) net.Listener {
-	s.rejoin = newRejoinListener(ln, idle, newAdmission(admitAtOnce(), admitFor))
-	if readHeader > 0 {
-		s.rejoin.headWait = readHeader
-	}
-	s.rejoin.serve = func(conn net.Conn) {
-		s.detached.Add(1)
-		go func() {
-			defer s.detached.Done()
-			s.serveParked(conn)
-		}()
-	}
-	return s.rejoin
 }
 
 // WaitDetached waits until every stream and held request that left
@@ -154,6 +134,13 @@ func (s *Server) Listen(ln net.Listener, idle, readHeader time.Duration) net.Lis
 // OnShutdown ends their waits) it is what lets their last answers reach
 // their clients before the process exits.
 func (s *Server) WaitDetached(ctx context.Context) error {
+	// A request served off net/http counts until its held read is
+	// detached, so it is waited for first.
+	if s.parking != nil {
+		if err := s.parking.Wait(ctx); err != nil {
+			return err
+		}
+	}
 	done := make(chan struct{})
 	go func() { s.detached.Wait(); close(done) }()
 	select {
@@ -191,7 +178,7 @@ func (s *Server) Handler() http.Handler {
 			holds.Get(rt.Pattern, http.NotFound)
 		}
 	}
-	s.setRehold(r, holds)
+	s.reholding.Store(&heldRoutes{handler: r, holds: holds})
 	return r
 }
 

@@ -16,10 +16,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	consensus "github.com/consensus-md/consensus"
 	"github.com/consensus-md/consensus/internal/config"
 	"github.com/consensus-md/consensus/internal/contract"
 	"github.com/consensus-md/consensus/internal/daemon"
+	"github.com/consensus-md/consensus/internal/live"
 	"github.com/consensus-md/consensus/internal/mailsink"
 	"github.com/consensus-md/consensus/internal/secret"
 )
@@ -78,6 +81,9 @@ type Options struct {
 	// Settings are further consensusd settings (CONSENSUS_WEBHOOK_CA_FILE,
 	// say), applied over the ones above.
 	Settings map[string]string
+	// BeforeJoin runs in each held read of a participant's room just
+	// before it joins the live hub (httpapi.Options.BeforeJoin).
+	BeforeJoin func(agreementID uuid.UUID, hub *live.Hub)
 }
 
 // Server is one consensusd running in this process.
@@ -196,7 +202,7 @@ func (s *Server) start(ctx context.Context, opts Options) error {
 	s.stop, s.done = stop, make(chan error, 1)
 	ready := make(chan string, 1)
 	go func() {
-		s.done <- daemon.Run(runCtx, cfg, slog.New(slog.NewJSONHandler(s.Logs, nil)), daemon.Options{Listener: ln, OpsListener: opsLn, Ready: ready, Now: s.Clock.Now,
+		s.done <- daemon.Run(runCtx, cfg, slog.New(slog.NewJSONHandler(s.Logs, nil)), daemon.Options{Listener: ln, OpsListener: opsLn, Ready: ready, Now: s.Clock.Now, BeforeJoin: opts.BeforeJoin,
 			Outbox: struct{ BaseBackoff, MaxBackoff, SendTimeout time.Duration }{SendTimeout: opts.SendTimeout}})
 	}()
 	select {

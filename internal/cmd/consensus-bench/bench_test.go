@@ -75,6 +75,7 @@ func TestSmoke(t *testing.T) {
 		"304 (If-None-Match), 40 events", "peak RSS of consensusd", "flatness: append", "flatness: 304",
 		"| exchange |", "| claim |", "pgbench (PostgreSQL)", "fsync=on",
 		"## Listeners", "listeners: append ratio with them ÷ without", "| round | service events/s | service latency | pgbench tps | ratio |",
+		"## Listeners with the parked connections off", "listeners, parked connections off: post to wake",
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("results.md lacks %q:\n%s", want, md)

@@ -1,20 +1,25 @@
-package httpapi
+package parked
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"net"
+	"net/http"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// rejoinListener is the listener the server accepts on (Server.Listen). It
-// also hands back to net/http the connections of held requests that left
-// it (detachedHold): once such a request's answer is written, its
-// connection waits in the epoll set, with no goroutine and no buffer, for
-// the client's next request, and is then accepted again as a new
-// connection. Keep-alive holds for the client; the server keeps nothing
-// for a connection between its requests.
-type rejoinListener struct {
+// Listener is the listener the server accepts on (Listen). It also hands
+// back to net/http the connections of held requests that left it (Hold):
+// once such a request's answer is written, its connection waits in the
+// epoll set, with no goroutine and no buffer, for the client's next
+// request, which is served here when it is another held read (serve.go)
+// or else accepted again as a new connection. Keep-alive holds for the
+// client; the server keeps nothing for a connection between its requests.
+type Listener struct {
 	net.Listener
 	idle     time.Duration // how long a parked connection waits for its next request
 	accepted chan acceptResult
@@ -26,11 +31,58 @@ type rejoinListener struct {
 
 	admit *admission // how many connections may be in their first request at once
 
-	// serve, when set, takes a plain TCP connection whose client sent its
-	// next request (Server.serveParked), on a goroutine it starts; headWait
-	// bounds its reading of the request's head.
-	serve    func(net.Conn)
+	// route, headWait and log serve a parked connection's next request
+	// (Options); base is the server's context, as ConnContext last saw
+	// it; serving counts the requests served here, for Wait.
+	route    func(path string) http.Handler
 	headWait time.Duration
+	log      *slog.Logger
+	base     atomic.Pointer[context.Context]
+	serving  sync.WaitGroup
+}
+
+// Options configures a Listener.
+type Options struct {
+	// Idle is how long a parked connection waits for its client's next
+	// request (the server's IdleTimeout); zero means 2 minutes.
+	Idle time.Duration
+	// HeadWait bounds the reading of a parked connection's next request
+	// head, as the server's ReadHeaderTimeout does in net/http; zero
+	// means 10 seconds.
+	HeadWait time.Duration
+	// Route is the handler that serves a held read of path, or nil when
+	// path is not one: such a request is net/http's. Nil serves none here.
+	Route func(path string) http.Handler
+	// Log hears of a handler's panic in a request served here.
+	Log *slog.Logger
+}
+
+// Listen wraps ln. Serve the http.Server on the result, with its
+// ConnContext and ConnState set to the Listener's. Close closes ln.
+func Listen(ln net.Listener, o Options) *Listener {
+	if o.Idle <= 0 {
+		o.Idle = 2 * time.Minute
+	}
+	if o.HeadWait <= 0 {
+		o.HeadWait = 10 * time.Second
+	}
+	l := newListener(ln, o.Idle, newAdmission(admitPerCPU*runtime.GOMAXPROCS(0), admitFor))
+	l.route, l.headWait, l.log = o.Route, o.HeadWait, o.Log
+	return l
+}
+
+// Wait waits until every request served here (serve.go) has ended or
+// handed its connection on, or ctx ends. Call it after the http.Server's
+// Shutdown, which closes the Listener: none starts after that.
+func (l *Listener) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { l.serving.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 type acceptResult struct {
@@ -44,18 +96,15 @@ type parkedConn struct {
 	timer *time.Timer
 }
 
-func newRejoinListener(ln net.Listener, idle time.Duration, admit *admission) *rejoinListener {
-	if idle <= 0 {
-		idle = 2 * time.Minute
-	}
-	l := &rejoinListener{Listener: ln, idle: idle, accepted: make(chan acceptResult), back: make(chan net.Conn, 64),
+func newListener(ln net.Listener, idle time.Duration, admit *admission) *Listener {
+	l := &Listener{Listener: ln, idle: idle, accepted: make(chan acceptResult), back: make(chan net.Conn, 64),
 		done: make(chan struct{}), parked: map[net.Conn]parkedConn{}, admit: admit, headWait: 10 * time.Second}
 	go l.acceptLoop()
 	return l
 }
 
 // acceptLoop accepts on the inner listener for Accept, until it is closed.
-func (l *rejoinListener) acceptLoop() {
+func (l *Listener) acceptLoop() {
 	for {
 		c, err := l.Listener.Accept()
 		select {
@@ -75,7 +124,7 @@ func (l *rejoinListener) acceptLoop() {
 // Accept returns the next connection: one coming back from a held request
 // at once (it is a kept-alive connection's next request, which admission
 // does not count), a new one once admission has a place for it.
-func (l *rejoinListener) Accept() (net.Conn, error) {
+func (l *Listener) Accept() (net.Conn, error) {
 	select {
 	case c := <-l.back:
 		return c, nil
@@ -108,7 +157,7 @@ func (l *rejoinListener) Accept() (net.Conn, error) {
 // Close closes the inner listener and every parked connection: net/http
 // closes its listeners when it shuts down, and a parked connection is an
 // idle one.
-func (l *rejoinListener) Close() error {
+func (l *Listener) Close() error {
 	l.mu.Lock()
 	if l.closing() {
 		l.mu.Unlock()
@@ -135,7 +184,7 @@ func (l *rejoinListener) Close() error {
 
 // closing reports whether the listener is closed (the server stops): an
 // answer written now says Connection: close.
-func (l *rejoinListener) closing() bool {
+func (l *Listener) closing() bool {
 	select {
 	case <-l.done:
 		return true
@@ -147,7 +196,7 @@ func (l *rejoinListener) closing() bool {
 // park keeps conn, whose last answer is written, until its client sends
 // the next request (it then rejoins net/http), closes it, or stays idle
 // for l.idle (then it is closed).
-func (l *rejoinListener) park(conn net.Conn) {
+func (l *Listener) park(conn net.Conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closing() {
@@ -165,7 +214,7 @@ func (l *rejoinListener) park(conn net.Conn) {
 // unpark ends conn's wait: ready, it goes to serve or rejoins net/http
 // (which reads what the client sent, or finds it closed); otherwise it is
 // closed.
-func (l *rejoinListener) unpark(conn net.Conn, ready bool) {
+func (l *Listener) unpark(conn net.Conn, ready bool) {
 	l.mu.Lock()
 	p, ok := l.parked[conn]
 	delete(l.parked, conn)
@@ -180,8 +229,8 @@ func (l *rejoinListener) unpark(conn net.Conn, ready bool) {
 		return
 	}
 	// Under the lock, so Close either finds conn in back when it drains
-	// it, or has closed done first; and serve counts conn (for
-	// WaitDetached) before Close returns, as net/http's Shutdown, which
+	// it, or has closed done first; and serving counts conn (for Wait)
+	// before Close returns, as net/http's Shutdown, which
 	// runs before WaitDetached, ends by closing its listeners.
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -189,8 +238,12 @@ func (l *rejoinListener) unpark(conn net.Conn, ready bool) {
 		_ = conn.Close()
 		return
 	}
-	if l.serve != nil && plainConn(conn) != nil {
-		l.serve(conn)
+	if l.route != nil && plainConn(conn) != nil {
+		l.serving.Add(1)
+		go func() {
+			defer l.serving.Done()
+			l.serveParked(conn)
+		}()
 		return
 	}
 	select {
@@ -201,7 +254,7 @@ func (l *rejoinListener) unpark(conn net.Conn, ready bool) {
 }
 
 // rejoin hands conn to Accept, or closes it once the listener is.
-func (l *rejoinListener) rejoin(conn net.Conn) {
+func (l *Listener) rejoin(conn net.Conn) {
 	select {
 	case l.back <- conn:
 	case <-l.done:

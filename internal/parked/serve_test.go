@@ -1,7 +1,9 @@
-package httpapi
+package parked
 
 import (
 	"bufio"
+	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -9,8 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/go-chi/chi/v5"
 )
 
 // reholdServer serves, as the daemon does, a handler whose /hold is a held
@@ -22,10 +22,10 @@ import (
 // connection active).
 func reholdServer(t *testing.T, readHeader time.Duration) (string, *atomic.Int64) {
 	t.Helper()
-	if !canWatch() {
+	if !CanWatch() {
 		t.Skip("no epoll set here: held requests stay in net/http")
 	}
-	s := &Server{}
+	var l *Listener
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen := func(h http.Header) {
 			h.Set("X-Host", r.Host)
@@ -45,21 +45,18 @@ func reholdServer(t *testing.T, readHeader time.Duration) (string, *atomic.Int64
 		case "nothing":
 			return
 		}
-		d := s.detachHold(w, r)
+		d := holdRequest(l, w, r)
 		if d == nil {
 			w.WriteHeader(http.StatusTeapot)
 			return
 		}
 		go func() {
 			time.Sleep(20 * time.Millisecond)
-			seen(d.w.Header())
-			d.w.WriteHeader(http.StatusNoContent)
-			d.finish()
+			seen(d.Writer().Header())
+			d.Writer().WriteHeader(http.StatusNoContent)
+			d.Finish()
 		}()
 	})
-	holds := chi.NewRouter()
-	holds.Get("/hold", http.NotFound)
-	s.setRehold(handler, holds)
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -69,9 +66,15 @@ func reholdServer(t *testing.T, readHeader time.Duration) (string, *atomic.Int64
 		if st == http.StateActive {
 			served.Add(1)
 		}
-		s.ConnState(c, st)
+		l.ConnState(c, st)
 	}}
-	go func() { _ = srv.Serve(s.Listen(inner, time.Minute, readHeader)) }()
+	l = Listen(inner, Options{Idle: time.Minute, HeadWait: readHeader, Route: func(path string) http.Handler {
+		if path == "/hold" {
+			return handler
+		}
+		return nil
+	}})
+	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return inner.Addr().String(), &served
 }
@@ -226,6 +229,18 @@ func TestParkedConnectionsOtherRequestsGoToNetHTTP(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a broken head, then the client's end", func(t *testing.T) {
+		c := dialRehold(t, addr)
+		c.write(get("/hold"))
+		if resp, _ := c.answer(); resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("held read: %d", resp.StatusCode)
+		}
+		c.write("BAD\r\n")
+		_ = c.c.(*net.TCPConn).CloseWrite()
+		if resp, _ := c.answer(); resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("got %d, want net/http's 400", resp.StatusCode)
+		}
+	})
 	t.Run("two at once", func(t *testing.T) {
 		c := dialRehold(t, addr)
 		c.write(get("/hold"))
@@ -279,5 +294,71 @@ func TestHeadEnd(t *testing.T) {
 		if got := headEnd([]byte(tc.in)); got != tc.want {
 			t.Errorf("headEnd(%q) = %d, want %d", tc.in, got, tc.want)
 		}
+	}
+}
+
+// A request served off net/http runs under the server's context, as
+// net/http's own do: its BaseContext's values, http.ServerContextKey, and
+// its end (a server's base context cancelled when it stops).
+func TestParkedRequestsRunUnderTheServersContext(t *testing.T) {
+	if !CanWatch() {
+		t.Skip("no epoll set here: held requests stay in net/http")
+	}
+	type key struct{}
+	base, stop := context.WithCancel(context.WithValue(context.Background(), key{}, "base"))
+	defer stop()
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l *Listener
+	var srv *http.Server
+	seen := make(chan string, 2)
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery != "wait" {
+			d := holdRequest(l, w, r)
+			d.Writer().WriteHeader(http.StatusNoContent)
+			d.Finish()
+			return
+		}
+		ctx := r.Context()
+		seen <- fmt.Sprintf("%v %v", ctx.Value(key{}), ctx.Value(http.ServerContextKey) == srv)
+		select {
+		case <-ctx.Done():
+			seen <- "ended"
+		case <-time.After(5 * time.Second):
+			seen <- "not ended"
+		}
+	})
+	l = Listen(inner, Options{Route: func(string) http.Handler { return handler }})
+	var served atomic.Int64
+	srv = &http.Server{Handler: handler, ReadHeaderTimeout: time.Minute, ConnContext: l.ConnContext,
+		BaseContext: func(net.Listener) context.Context { return base },
+		ConnState: func(c net.Conn, st http.ConnState) {
+			if st == http.StateActive {
+				served.Add(1)
+			}
+			l.ConnState(c, st)
+		}}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	c := dialRehold(t, inner.Addr().String())
+	c.write(get("/hold"))
+	if resp, _ := c.answer(); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("held read: %d", resp.StatusCode)
+	}
+	c.write(get("/hold?wait"))
+	if got := <-seen; got != "base true" {
+		t.Fatalf("the request's context holds %q, want the server's (base true)", got)
+	}
+	stop()
+	if got := <-seen; got != "ended" {
+		t.Fatalf("the server's context ended; the request's: %s", got)
+	}
+	if resp, _ := c.answer(); resp.StatusCode != http.StatusOK {
+		t.Fatalf("answer: %d", resp.StatusCode)
+	}
+	if n := served.Load(); n != 1 {
+		t.Fatalf("net/http served %d requests, want the first only", n)
 	}
 }

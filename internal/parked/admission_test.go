@@ -1,4 +1,4 @@
-package httpapi
+package parked
 
 import (
 	"bufio"
@@ -13,18 +13,17 @@ import (
 // admissionServer serves handler on a listener admitting at most n
 // connections in their first request at once, each for at most hold, as
 // the daemon serves (ConnState wired); it returns the server's address.
-func admissionServer(t *testing.T, n int, hold time.Duration, handler http.Handler) (*Server, string) {
+func admissionServer(t *testing.T, n int, hold time.Duration, handler http.Handler) (*Listener, string) {
 	t.Helper()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{}
-	s.rejoin = newRejoinListener(inner, time.Minute, newAdmission(n, hold))
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: time.Minute, ConnState: s.ConnState}
-	go func() { _ = srv.Serve(s.rejoin) }()
+	l := newListener(inner, time.Minute, newAdmission(n, hold))
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: time.Minute, ConnState: l.ConnState}
+	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	return s, inner.Addr().String()
+	return l, inner.Addr().String()
 }
 
 // writeGet writes a GET of path on c.
@@ -86,7 +85,7 @@ func TestAdmissionBoundsFirstRequests(t *testing.T) {
 	if n := started.Load(); n != 2 {
 		t.Fatalf("%d requests started, want 2 (the bound)", n)
 	}
-	if n := s.rejoin.admit.admitted(); n != 2 {
+	if n := s.Admitted(); n != 2 {
 		t.Fatalf("%d connections counted, want 2", n)
 	}
 	release <- struct{}{} // one answer: its connection turns idle and frees a place
@@ -160,10 +159,10 @@ func TestAdmissionFreesPlaces(t *testing.T) {
 			}
 			if tc.name != "silent" {
 				deadline := time.Now().Add(5 * time.Second)
-				for s.rejoin.admit.admitted() != 0 && time.Now().Before(deadline) {
+				for s.Admitted() != 0 && time.Now().Before(deadline) {
 					time.Sleep(5 * time.Millisecond)
 				}
-				if n := s.rejoin.admit.admitted(); n != 0 {
+				if n := s.Admitted(); n != 0 {
 					t.Fatalf("%d connections still counted", n)
 				}
 			}
@@ -174,25 +173,25 @@ func TestAdmissionFreesPlaces(t *testing.T) {
 // A connection coming back from a held request is served at once, though
 // every place is taken: it is a kept-alive connection's next request.
 func TestAdmissionLetsRejoiningConnectionsIn(t *testing.T) {
-	if !canWatch() {
+	if !CanWatch() {
 		t.Skip("no epoll set here: held requests stay in net/http")
 	}
 	release := make(chan struct{})
 	defer close(release)
-	var s *Server
+	var s *Listener
 	s, addr := admissionServer(t, 1, time.Hour, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/block":
 			<-release
 		case "/hold":
-			d := s.detachHold(w, r)
+			d := holdRequest(s, w, r)
 			if d == nil {
 				t.Error("not detached")
 				return
 			}
 			go func() {
-				d.w.WriteHeader(http.StatusNoContent)
-				d.finish()
+				d.Writer().WriteHeader(http.StatusNoContent)
+				d.Finish()
 			}()
 		default:
 			_, _ = io.WriteString(w, "ok")
@@ -223,7 +222,7 @@ func TestAdmissionLetsRejoiningConnectionsIn(t *testing.T) {
 	}
 	_, _ = send(t, addr, "/block") // takes the one place
 	deadline := time.Now().Add(5 * time.Second)
-	for s.rejoin.admit.admitted() != 1 && time.Now().Before(deadline) {
+	for s.Admitted() != 1 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if st := get("/"); st != "200 OK" {

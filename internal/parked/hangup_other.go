@@ -1,11 +1,11 @@
 //go:build !linux
 
-package httpapi
+package parked
 
 import "net"
 
-// canWatch: there is no shared watcher outside Linux. onHangup reads
+// CanWatch: there is no shared watcher outside Linux. OnHangup reads
 // instead, and held requests stay in net/http.
-func canWatch() bool { return false }
+func CanWatch() bool { return false }
 
 func watchConn(net.Conn, func(bool)) (func(), bool) { return nil, false }

@@ -1,9 +1,8 @@
-package httpapi
+package parked
 
 import (
 	"net"
 	"net/http"
-	"runtime"
 	"sync"
 	"time"
 )
@@ -19,11 +18,11 @@ import (
 // request at once; the others wait in the kernel's accept queue. A
 // connection counts from the moment Accept hands it to net/http until its
 // first request is answered (it turns idle), is taken from net/http
-// (hijacked) or its connection closes (Server.ConnState), and at most for
+// (hijacked) or its connection closes (Listener.ConnState), and at most for
 // admitFor: a client that connects and sends nothing holds its place that
 // long, not until net/http's header timeout. A connection's later requests
 // are not counted, nor is a connection coming back from a held request
-// (rejoinListener): its client is already served, and it would otherwise
+// (Listener): its client is already served, and it would otherwise
 // wait behind a storm it is not part of.
 type admission struct {
 	slots chan struct{}
@@ -77,28 +76,15 @@ func (a *admission) admitted() int {
 	return len(a.in)
 }
 
-// ConnState is the http.Server's ConnState of a server serving on Listen's
-// listener: a connection's first request ends its admission when it
-// turns idle, is hijacked or closes.
-func (s *Server) ConnState(c net.Conn, state http.ConnState) {
-	if s.rejoin == nil {
-		return
-	}
+// ConnState is the http.Server's ConnState of a server serving on l: a
+// connection's first request ends its admission when it turns idle, is
+// hijacked or closes.
+func (l *Listener) ConnState(c net.Conn, state http.ConnState) {
 	switch state {
 	case http.StateIdle, http.StateHijacked, http.StateClosed:
-		s.rejoin.admit.leave(c)
+		l.admit.leave(c)
 	}
 }
 
-// Admitted is the number of connections in their first request now (0
-// before Listen).
-func (s *Server) Admitted() int {
-	if s.rejoin == nil {
-		return 0
-	}
-	return s.rejoin.admit.admitted()
-}
-
-// admitAtOnce is the number of connections Listen lets be in their first
-// request at once.
-func admitAtOnce() int { return admitPerCPU * runtime.GOMAXPROCS(0) }
+// Admitted is the number of connections in their first request now.
+func (l *Listener) Admitted() int { return l.admit.admitted() }

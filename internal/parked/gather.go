@@ -1,4 +1,4 @@
-package httpapi
+package parked
 
 import (
 	"context"
@@ -14,14 +14,14 @@ import (
 // receiver, and the first of the two is as costly as the second (issue 30:
 // a room of 300 events spent a third of its sending time on that 4 KiB).
 //
-// gatherConn is the server's side of a plain TCP connection
-// (rejoinListener wraps every one it accepts). While front writes an
-// answer that states its length (statusRecorder), the connection gathers:
+// GatherConn is the server's side of a plain TCP connection (Listener
+// wraps every one it accepts). While the server writes an answer that
+// states its length (between Gather and Release), the connection gathers:
 // net/http's flush of its buffer is kept, and goes out with the next large
 // write in one writev, or when the handler returns or flushes. Otherwise
 // every write goes straight through, so a stream's flush is never held
 // back.
-type gatherConn struct {
+type GatherConn struct {
 	*net.TCPConn
 	gathering bool
 	pending   *[]byte // what was kept while gathering; from gatherBuffers
@@ -41,12 +41,12 @@ const gatherKeep = 16 << 10
 // already wrapped, a test's pipe) is returned as it is.
 func wrapGather(c net.Conn) net.Conn {
 	if tc, ok := c.(*net.TCPConn); ok {
-		return &gatherConn{TCPConn: tc}
+		return &GatherConn{TCPConn: tc}
 	}
 	return c
 }
 
-func (c *gatherConn) Write(p []byte) (int, error) {
+func (c *GatherConn) Write(p []byte) (int, error) {
 	if !c.gathering {
 		return c.TCPConn.Write(p)
 	}
@@ -62,7 +62,7 @@ func (c *gatherConn) Write(p []byte) (int, error) {
 
 // writeWith sends what is pending and then p, in one writev, and reports
 // how much of p went.
-func (c *gatherConn) writeWith(p []byte) (int, error) {
+func (c *GatherConn) writeWith(p []byte) (int, error) {
 	var kept []byte
 	if c.pending != nil {
 		kept = *c.pending
@@ -84,18 +84,23 @@ func (c *gatherConn) writeWith(p []byte) (int, error) {
 
 // ReadFrom sends what is pending before the connection copies from r
 // (net/http uses it for a body read from a file).
-func (c *gatherConn) ReadFrom(r io.Reader) (int64, error) {
-	if err := c.release(); err != nil {
+func (c *GatherConn) ReadFrom(r io.Reader) (int64, error) {
+	if err := c.Release(); err != nil {
 		return 0, err
 	}
 	return c.TCPConn.ReadFrom(r)
 }
 
-// gather starts keeping small writes back; release ends it.
-func (c *gatherConn) gather() { c.gathering = true }
+// Gather starts keeping small writes back; Release ends it. Call both on
+// the goroutine that writes the answer, and never once the connection has
+// left net/http.
+func (c *GatherConn) Gather() { c.gathering = true }
 
-// release ends gathering and sends what it kept.
-func (c *gatherConn) release() error {
+// Gathering reports whether small writes are kept back now.
+func (c *GatherConn) Gathering() bool { return c.gathering }
+
+// Release ends gathering and sends what it kept.
+func (c *GatherConn) Release() error {
 	c.gathering = false
 	if c.pending == nil {
 		return nil
@@ -104,7 +109,7 @@ func (c *gatherConn) release() error {
 	return err
 }
 
-func (c *gatherConn) putPending() {
+func (c *GatherConn) putPending() {
 	if c.pending != nil {
 		*c.pending = (*c.pending)[:0]
 		gatherBuffers.Put(c.pending)
@@ -114,9 +119,26 @@ func (c *gatherConn) putPending() {
 
 type gatherKey struct{}
 
-// ConnContext is the http.Server's ConnContext of a server serving on
-// Listen's listener: it lets front reach its connection's gatherConn.
-func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {
+// GatherFrom is the connection under a request's context, when it can
+// gather (a plain TCP connection accepted by a Listener whose ConnContext
+// the server calls), or nil.
+func GatherFrom(ctx context.Context) *GatherConn {
+	gc, _ := ctx.Value(gatherKey{}).(*GatherConn)
+	return gc
+}
+
+// ConnContext is the http.Server's ConnContext of a server serving on l:
+// it lets GatherFrom reach a request's connection, and keeps the server's
+// context (its BaseContext, with http.ServerContextKey), under which the
+// requests served here run.
+func (l *Listener) ConnContext(ctx context.Context, c net.Conn) context.Context {
+	if l.base.Load() == nil {
+		l.base.CompareAndSwap(nil, &ctx)
+	}
+	return withGather(ctx, c)
+}
+
+func withGather(ctx context.Context, c net.Conn) context.Context {
 	if gc := plainConn(c); gc != nil {
 		return context.WithValue(ctx, gatherKey{}, gc)
 	}

@@ -1,4 +1,4 @@
-package httpapi
+package parked
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 // net/http serves any (its TLS state is there); HTTP/2 requests are not
 // detached. Only Linux has the epoll set detaching needs.
 func TestDetachedConnectionRejoins(t *testing.T) {
-	if !canWatch() {
+	if !CanWatch() {
 		t.Skip("no epoll set here: held requests stay in net/http")
 	}
 	cert, roots := testcert.Pair()
@@ -34,7 +34,7 @@ func TestDetachedConnectionRejoins(t *testing.T) {
 		tls  bool
 	}{{"plain", false}, {"tls", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Server{}
+			var l *Listener
 			handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("X-Proto", strconv.Itoa(r.ProtoMajor))
 				w.Header().Set("X-TLS", strconv.FormatBool(r.TLS != nil))
@@ -42,7 +42,7 @@ func TestDetachedConnectionRejoins(t *testing.T) {
 					_, _ = io.WriteString(w, "plain")
 					return
 				}
-				d := s.detachHold(w, r)
+				d := holdRequest(l, w, r)
 				if d == nil {
 					w.WriteHeader(http.StatusTeapot) // not detached
 					return
@@ -50,14 +50,14 @@ func TestDetachedConnectionRejoins(t *testing.T) {
 				go func() {
 					time.Sleep(50 * time.Millisecond)
 					if r.URL.Path == "/big" { // a body of known length, sent as written
-						d.w.Header().Set("Content-Length", strconv.Itoa(len(big)))
-						_, _ = d.w.Write(big[:1000])
-						_, _ = d.w.Write(big[1000:])
+						d.Writer().Header().Set("Content-Length", strconv.Itoa(len(big)))
+						_, _ = d.Writer().Write(big[:1000])
+						_, _ = d.Writer().Write(big[1000:])
 					} else {
-						d.w.Header().Set("ETag", `"held"`)
-						d.w.WriteHeader(http.StatusNotModified)
+						d.Writer().Header().Set("ETag", `"held"`)
+						d.Writer().WriteHeader(http.StatusNotModified)
 					}
-					d.finish()
+					d.Finish()
 				}()
 			})
 			inner, err := net.Listen("tcp", "127.0.0.1:0")
@@ -73,7 +73,8 @@ func TestDetachedConnectionRejoins(t *testing.T) {
 				client.TLSClientConfig = &tls.Config{RootCAs: roots, ServerName: "localhost"}
 				client.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // HTTP/1.1
 			}
-			go func() { _ = srv.Serve(s.Listen(ln, time.Minute, 0)) }()
+			l = Listen(ln, Options{Idle: time.Minute})
+			go func() { _ = srv.Serve(l) }()
 			t.Cleanup(func() { _ = srv.Close() })
 			base := "http://" + inner.Addr().String()
 			if tc.tls {

@@ -1,4 +1,4 @@
-package httpapi
+package parked
 
 import (
 	"crypto/tls"
@@ -25,8 +25,9 @@ var hangups struct {
 	gone map[uint32]func(hup bool)
 }
 
-// canWatch reports whether watchConn can take connections.
-func canWatch() bool {
+// CanWatch reports whether the epoll set can watch connections: without
+// it, Hold cannot be used, and held requests wait in their handlers.
+func CanWatch() bool {
 	hangups.once.Do(startHangups)
 	return hangups.fd >= 0
 }
@@ -36,7 +37,7 @@ func canWatch() bool {
 // stop ends the watch; call it before closing conn or reading from it. A
 // TLS connection is watched on its socket.
 func watchConn(conn net.Conn, report func(hup bool)) (func(), bool) {
-	if !canWatch() {
+	if !CanWatch() {
 		return nil, false
 	}
 	if tc, ok := conn.(*tls.Conn); ok {

@@ -1,4 +1,4 @@
-package httpapi
+package parked
 
 import (
 	"bufio"
@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,12 +14,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"golang.org/x/net/http/httpguts"
 )
 
 // A long-polling client sends its next held request on the connection its
-// last answer came on, which waits parked (rejoinListener). Handed back to
+// last answer came on, which waits parked (Listener). Handed back to
 // net/http, that connection gets a new goroutine, new buffers (net/http's
 // pools never see again those a hijack took) and a new request state, only
 // for the request to leave net/http at once to wait. In make bench's waves
@@ -26,27 +26,14 @@ import (
 // 30), and the collector's share of the CPU grows with it.
 //
 // So a parked connection's next request is read here when it is plainly a
-// held read: a GET over HTTP/1.1, with no body, on a route that holds
-// (Route.Holds), whose head fits one buffer. It is served by the same
-// handler as any request, on a connResponse, and waits as any held request
-// does (detachHold takes the connection through reheldResponse.Hijack).
-// Anything else goes to net/http untouched: the bytes read so far go with
-// the connection (prefixConn), so net/http reads the request whole and
-// answers it as it would have, a malformed one included.
-
-// reholdRoutes is what serving a parked connection's next request takes:
-// the handler every request goes through, and the routes it may serve.
-type reholdRoutes struct {
-	handler http.Handler
-	// holds matches the GET routes that hold (Route.Holds).
-	holds *chi.Mux
-}
-
-// setRehold lets the parked connections' next requests to holds be served
-// by handler (Handler calls it).
-func (s *Server) setRehold(handler http.Handler, holds *chi.Mux) {
-	s.reholding.Store(&reholdRoutes{handler: handler, holds: holds})
-}
+// held read: a GET over HTTP/1.1, with no body, on a path Options.Route
+// serves, whose head fits one buffer. It is served by that handler, on a
+// connResponse, under the server's context (ConnContext), and waits as any
+// held request does (its handler takes the connection through
+// reheldResponse.Hijack). Anything else goes to net/http untouched: the
+// bytes read so far go with the connection (prefixConn), so net/http
+// reads the request whole and answers it as it would have, a malformed
+// one included. FuzzParkedRequest holds this reader to net/http's.
 
 // reholdHead bounds a request head read here; a longer one is net/http's.
 const reholdHead = 4 << 10
@@ -56,11 +43,10 @@ type reholdBuffers struct {
 	conn  *bufio.Reader // on the connection
 	head  bytes.Reader  // the head, for parse
 	parse *bufio.Reader // on head
-	route *chi.Context  // for matching the route
 }
 
 var reholdPool = sync.Pool{New: func() any {
-	return &reholdBuffers{conn: bufio.NewReaderSize(nil, reholdHead), parse: bufio.NewReaderSize(nil, reholdHead), route: chi.NewRouteContext()}
+	return &reholdBuffers{conn: bufio.NewReaderSize(nil, reholdHead), parse: bufio.NewReaderSize(nil, reholdHead)}
 }}
 
 func (b *reholdBuffers) release() {
@@ -72,8 +58,8 @@ func (b *reholdBuffers) release() {
 
 // serveParked serves conn's next request, which its client began to send
 // while it was parked, or hands conn to net/http. Call it on a goroutine
-// of its own, counted in s.detached.
-func (s *Server) serveParked(conn net.Conn) {
+// of its own, counted in l.serving.
+func (l *Listener) serveParked(conn net.Conn) {
 	bufs := reholdPool.Get().(*reholdBuffers)
 	bufs.conn.Reset(conn)
 	handed := false
@@ -82,32 +68,33 @@ func (s *Server) serveParked(conn net.Conn) {
 			bufs.release()
 		}
 	}()
-	_ = conn.SetReadDeadline(time.Now().Add(s.rejoin.headWait))
-	head, err := readHead(bufs.conn)
-	if err != nil && !errors.Is(err, errNotHere) { // the client closed, or sent too little in time
+	_ = conn.SetReadDeadline(time.Now().Add(l.headWait))
+	req, handler, back := readParked(conn, bufs, l.route)
+	switch {
+	case req == nil && back == nil:
 		_ = conn.Close()
+		return
+	case req == nil:
+		_ = back.SetReadDeadline(time.Time{})
+		l.rejoin(back)
 		return
 	}
 	_ = conn.SetReadDeadline(time.Time{})
-	if err != nil {
-		s.rejoin.rejoin(newPrefixConn(conn, bufs.conn))
-		return
+	// The context net/http would give the request: the server's (its
+	// BaseContext), through ConnContext, with the local address, ended
+	// when the handler returns.
+	base := context.Background()
+	if p := l.base.Load(); p != nil {
+		base = *p
 	}
-	rt := s.reholding.Load()
-	req := reheldRequest(rt, bufs, head)
-	if req == nil {
-		s.rejoin.rejoin(newPrefixConn(conn, bufs.conn))
-		return
-	}
-	_, _ = bufs.conn.Discard(len(head))
-	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), http.LocalAddrContextKey, conn.LocalAddr()))
+	ctx, cancel := context.WithCancel(context.WithValue(withGather(base, conn), http.LocalAddrContextKey, conn.LocalAddr()))
 	defer cancel()
 	req.RemoteAddr = conn.RemoteAddr().String()
 	req = req.WithContext(ctx)
 
 	w := &reheldResponse{connResponse: connResponse{conn: conn, header: http.Header{}}, reader: bufs.conn}
-	w.keep = func() bool { return !req.Close && !s.rejoin.closing() }
-	ok := s.serveReheld(rt.handler, w, req)
+	w.keep = func() bool { return !req.Close && !l.closing() }
+	ok := l.serveReheld(handler, w, req)
 	if w.hijacked {
 		handed = w.handed
 		return // the held request has the connection
@@ -117,21 +104,21 @@ func (s *Server) serveParked(conn net.Conn) {
 	case !ok || w.flush() != nil || w.closing:
 		_ = conn.Close()
 	case bufs.conn.Buffered() > 0: // a request sent behind this one: net/http's
-		s.rejoin.rejoin(newPrefixConn(conn, bufs.conn))
+		l.rejoin(newPrefixConn(conn, bufs.conn))
 	default:
 		_ = conn.SetWriteDeadline(time.Time{})
-		s.rejoin.park(conn)
+		l.park(conn)
 	}
 }
 
 // serveReheld runs handler as net/http would, and reports false when it
 // panicked (the connection is then closed, as net/http closes it).
-func (s *Server) serveReheld(handler http.Handler, w http.ResponseWriter, r *http.Request) (ok bool) {
+func (l *Listener) serveReheld(handler http.Handler, w http.ResponseWriter, r *http.Request) (ok bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			ok = false
-			if p != http.ErrAbortHandler && s.log != nil {
-				s.log.Error("panic serving a request", slog.String("panic", fmt.Sprint(p)))
+			if p != http.ErrAbortHandler && l.log != nil {
+				l.log.Error("panic serving a request", slog.String("panic", fmt.Sprint(p)))
 			}
 		}
 	}()
@@ -141,7 +128,7 @@ func (s *Server) serveReheld(handler http.Handler, w http.ResponseWriter, r *htt
 
 // errNotHere is a request head this file leaves to net/http: longer than
 // reholdHead, or starting with an empty line.
-var errNotHere = errors.New("httpapi: request head left to net/http")
+var errNotHere = errors.New("parked: request head left to net/http")
 
 // readHead reads from br until it holds a whole request head, which it
 // returns (up to and with the empty line that ends it) without consuming
@@ -185,11 +172,36 @@ func headEnd(b []byte) int {
 	}
 }
 
-// reheldRequest parses head into a request this file may serve, or
-// returns nil when net/http should have it (reholding's rules above).
-func reheldRequest(rt *reholdRoutes, bufs *reholdBuffers, head []byte) *http.Request {
-	if rt == nil || !bytes.HasPrefix(head, []byte("GET /")) {
-		return nil
+// readParked reads conn's next request through bufs.conn, which reads
+// conn. It returns the request and the handler route gives for its path
+// when it is a held read served here (reheldRequest), its head consumed;
+// or back, conn with every byte read from it ahead of the rest, when
+// net/http is to read it, which then reads what it would have read had it
+// never left (FuzzParkedRequest); or neither when conn is to be closed:
+// its client closed it without sending anything, or did not send a whole
+// head in time (net/http closes such a connection too, answering nothing).
+func readParked(conn net.Conn, bufs *reholdBuffers, route func(path string) http.Handler) (req *http.Request, h http.Handler, back net.Conn) {
+	head, err := readHead(bufs.conn)
+	if err != nil && !errors.Is(err, errNotHere) && (!errors.Is(err, io.EOF) || bufs.conn.Buffered() == 0) {
+		return nil, nil, nil
+	}
+	if err == nil {
+		req, h = reheldRequest(route, bufs, head)
+	}
+	if req == nil {
+		// Left to net/http: too long, started with an empty line, ended
+		// (io.EOF) before its head did, or not a held read.
+		return nil, nil, newPrefixConn(conn, bufs.conn)
+	}
+	_, _ = bufs.conn.Discard(len(head))
+	return req, h, nil
+}
+
+// reheldRequest parses head into a request this file may serve, with its
+// handler, or returns nil when net/http should have it (the rules above).
+func reheldRequest(route func(path string) http.Handler, bufs *reholdBuffers, head []byte) (*http.Request, http.Handler) {
+	if route == nil || !bytes.HasPrefix(head, []byte("GET /")) {
+		return nil, nil
 	}
 	bufs.head.Reset(head)
 	bufs.parse.Reset(&bufs.head)
@@ -197,17 +209,17 @@ func reheldRequest(rt *reholdRoutes, bufs *reholdBuffers, head []byte) *http.Req
 	if err != nil || req.ProtoMajor != 1 || req.ProtoMinor != 1 || req.Host == "" || !httpguts.ValidHostHeader(req.Host) ||
 		req.TransferEncoding != nil || req.Header["Content-Length"] != nil || req.Header["Expect"] != nil ||
 		req.Header["Upgrade"] != nil || req.Header["Trailer"] != nil || !validHeader(req.Header) {
-		return nil
+		return nil, nil
 	}
 	path := req.URL.RawPath
 	if path == "" {
 		path = req.URL.Path
 	}
-	bufs.route.Reset()
-	if !rt.holds.Match(bufs.route, http.MethodGet, path) {
-		return nil
+	h := route(path)
+	if h == nil {
+		return nil, nil
 	}
-	return req
+	return req, h
 }
 
 // validHeader applies net/http's server checks of header names and values.
@@ -263,17 +275,19 @@ type prefixConn struct {
 	prefix []byte
 }
 
-// newPrefixConn is conn with what br buffered of it before it.
+// newPrefixConn is conn with what br buffered of it before it. When conn
+// is itself a prefixConn, what br did not read of its prefix follows.
 func newPrefixConn(conn net.Conn, br *bufio.Reader) net.Conn {
+	var rest []byte
+	if pc, ok := conn.(*prefixConn); ok {
+		conn, rest = pc.Conn, pc.prefix
+	}
 	n := br.Buffered()
-	if n == 0 {
+	if n == 0 && len(rest) == 0 {
 		return conn
 	}
-	if pc, ok := conn.(*prefixConn); ok {
-		conn = pc.Conn // br read its prefix: what is left of it is in br
-	}
 	b, _ := br.Peek(n)
-	return &prefixConn{Conn: conn, prefix: bytes.Clone(b)}
+	return &prefixConn{Conn: conn, prefix: append(bytes.Clone(b), rest...)}
 }
 
 func (c *prefixConn) Read(p []byte) (int, error) {
@@ -296,11 +310,11 @@ func (c *prefixConn) SyscallConn() (syscall.RawConn, error) {
 }
 
 // plainConn is the plain TCP connection under conn (the listener's
-// gatherConn), or nil when conn is another (TLS, a test's pipe).
-func plainConn(conn net.Conn) *gatherConn {
+// GatherConn), or nil when conn is another (TLS, a test's pipe).
+func plainConn(conn net.Conn) *GatherConn {
 	if pc, ok := conn.(*prefixConn); ok {
 		conn = pc.Conn
 	}
-	gc, _ := conn.(*gatherConn)
+	gc, _ := conn.(*GatherConn)
 	return gc
 }
