@@ -59,6 +59,7 @@ func newQueue(st *store.Store, mail *outbox.Worker, hooks *deliver.Worker, poll 
 	workers := river.NewWorkers()
 	river.AddWorker(workers, mail)
 	river.AddWorker(workers, outbox.EnrollmentWorker{Mail: mail})
+	river.AddWorker(workers, outbox.NoticeWorker{Mail: mail})
 	river.AddWorker(workers, hooks)
 	// The deadline sweep also queues the webhook deliveries a replica of
 	// the previous release wrote without a job (migration 00029), with
@@ -108,6 +109,7 @@ func newQueue(st *store.Store, mail *outbox.Worker, hooks *deliver.Worker, poll 
 	return river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
 		Queues: map[string]river.QueueConfig{
 			jobs.QueueEmail:   {MaxWorkers: emailWorkers, FetchCooldown: cooldown, FetchPollInterval: poll},
+			jobs.QueueNotice:  {MaxWorkers: emailWorkers, FetchCooldown: cooldown, FetchPollInterval: poll},
 			jobs.QueueWebhook: {MaxWorkers: webhookWorkers},
 			jobs.QueueSweep:   {MaxWorkers: 1},
 		},

@@ -22,7 +22,9 @@ import (
 // Queues. Each has its own workers, so a slow receiver of webhooks never
 // holds a worker that an email needs.
 const (
-	QueueEmail   = "email"
+	QueueEmail = "email"
+	// QueueNotice holds the emails written when sent (jobs.Notice).
+	QueueNotice  = "notice"
 	QueueWebhook = "webhook"
 	QueueSweep   = "sweep"
 )
@@ -36,6 +38,7 @@ const (
 	KindSessionSweep  = "session_sweep"
 	KindReminderSweep = "reminder_sweep"
 	KindEnrollment    = "enrollment_email"
+	KindNotice        = "notice_email"
 )
 
 // EmailMaxAttempts ends retrying an email in failed.
@@ -57,6 +60,24 @@ func (Email) Kind() string { return KindEmail }
 // InsertOpts puts emails on their queue with their attempt limit.
 func (Email) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueEmail, MaxAttempts: EmailMaxAttempts}
+}
+
+// Notice sends an outbox message that carries no stored body (an outcome
+// email or a reminder), which the worker writes when it sends it. It has
+// a queue of its own, which only replicas of this release work on: a
+// replica of the previous release, still running during a rolling
+// upgrade, would take a job of the email queue and fail the message for
+// good, finding no body to open.
+type Notice struct {
+	OutboxID uuid.UUID `json:"outbox_id"`
+}
+
+// Kind implements river.JobArgs.
+func (Notice) Kind() string { return KindNotice }
+
+// InsertOpts puts notices on their queue with the email attempt limit.
+func (Notice) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueNotice, MaxAttempts: EmailMaxAttempts}
 }
 
 // EnrollmentEmail is the job an enrollment link's email had before

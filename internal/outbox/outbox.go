@@ -105,6 +105,28 @@ func (w *Worker) Timeout(*river.Job[jobs.Email]) time.Duration {
 	return w.SendTimeout + recordMargin
 }
 
+// NoticeWorker runs the jobs.Notice jobs: Mail delivers their messages,
+// as it does every other.
+type NoticeWorker struct {
+	river.WorkerDefaults[jobs.Notice]
+	Mail *Worker
+}
+
+// Work delivers the notice's outbox message.
+func (n NoticeWorker) Work(ctx context.Context, job *river.Job[jobs.Notice]) error {
+	return n.Mail.Deliver(ctx, job.Args.OutboxID)
+}
+
+// NextRetry and Timeout are Mail's.
+func (n NoticeWorker) NextRetry(job *river.Job[jobs.Notice]) time.Time {
+	n.Mail.defaults()
+	return n.Mail.Now().Add(n.Mail.backoff(job.Args.OutboxID, job.Attempt))
+}
+
+func (n NoticeWorker) Timeout(*river.Job[jobs.Notice]) time.Duration {
+	return n.Mail.Timeout(nil)
+}
+
 // EnrollmentWorker runs the jobs.EnrollmentEmail jobs queued before
 // migration 00023 made each enrollment's email the outbox message with the
 // enrollment's id: Mail delivers that message, as it does every other.

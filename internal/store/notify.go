@@ -23,11 +23,12 @@ const (
 	OutboxReminder = "reminder"
 )
 
-// emailJobs are the River jobs of outbox messages ids.
+// emailJobs are the River jobs of outbox messages ids, outcome emails or
+// reminders: on the notice queue (see jobs.Notice).
 func emailJobs(ids []uuid.UUID) []river.JobArgs {
 	out := make([]river.JobArgs, len(ids))
 	for i, id := range ids {
-		out[i] = jobs.Email{OutboxID: id}
+		out[i] = jobs.Notice{OutboxID: id}
 	}
 	return out
 }

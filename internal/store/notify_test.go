@@ -62,10 +62,10 @@ func TestOutcomeEmailsAtMostOnce(t *testing.T) {
 		t.Fatalf("outcome emails %+v", outcomes)
 	}
 	var jobs int
-	if err := store.Pool(st).QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'email' AND args->>'outbox_id' = $1`, outcomes[0].ID.String()).Scan(&jobs); err != nil {
+	if err := store.Pool(st).QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'notice_email' AND queue = 'notice' AND args->>'outbox_id' = $1`, outcomes[0].ID.String()).Scan(&jobs); err != nil {
 		t.Fatal(err)
 	}
 	if jobs != 1 {
-		t.Fatalf("%d email jobs for the outcome email, want 1", jobs)
+		t.Fatalf("%d notice jobs for the outcome email, want 1 (on the notice queue, which the previous release does not work)", jobs)
 	}
 }
