@@ -50,6 +50,12 @@ func tableDigests(t testing.TB, db *pgxpool.Pool) map[string]string {
 			// delivery row, which is compared.
 			continue
 		}
+		if strings.HasPrefix(name, "log_") {
+			// The transparency log integrates on its own, about every
+			// second, the rooms changed before: it mirrors the room tables,
+			// which are compared.
+			continue
+		}
 		var n int64
 		var d string
 		q := fmt.Sprintf(`SELECT count(*), coalesce(md5(string_agg(x::text, E'\n' ORDER BY x::text)), '') FROM %q x`, name)

@@ -122,16 +122,19 @@ func TestFailoverDrill(t *testing.T) {
 
 	s := loadState(t, v.db)
 	fig.acknowledged, fig.lost, fig.twice, fig.lostWhat = ledgerAgainst(l.led.snapshot(), s)
-	// An email whose job failed on the lost primary runs again after its
-	// retry pause (30 s ± 20 %) or, if the failure could not be recorded,
-	// when the leader's rescuer finds it (every 30 s, past its timeout).
-	emailsMissing := missing(func() []string { return dbStrings(t, v, `SELECT message_id FROM outbox`) }, v.mail.messageIDs, 90*time.Second)
+	// An email or delivery whose job failed on the lost primary runs again
+	// after its retry pause (30 s ± 20 % for an email) or, when the failure
+	// could not be recorded and the job still reads running, once the
+	// leader's rescuer finds it: it looks every 30 s at the jobs running for
+	// longer than RescueStuckJobsAfter (the longest job timeout plus 30 s,
+	// 105 s) whose own timeout has passed too. Hence the wait of 150 s.
+	emailsMissing := missing(func() []string { return dbStrings(t, v, `SELECT message_id FROM outbox`) }, v.mail.messageIDs, 150*time.Second)
 	fig.emailsMissing = len(emailsMissing)
 	for _, id := range emailsMissing {
 		t.Logf("email %s never arrived: %s", id, strings.Join(dbStrings(t, v, `SELECT concat_ws(' ', o.state, o.attempts, 'job', j.id, j.state, j.attempt, j.scheduled_at, j.attempted_at, j.errors::text)
 			FROM outbox o LEFT JOIN river_job j ON j.args->>'outbox_id' = o.id::text WHERE o.message_id = '`+id+`'`), "; "))
 	}
-	hooksMissing := missing(func() []string { return dbStrings(t, v, deliveriesOwed) }, hooks.heard, 60*time.Second)
+	hooksMissing := missing(func() []string { return dbStrings(t, v, deliveriesOwed) }, hooks.heard, 150*time.Second)
 	fig.hooksMissing = len(hooksMissing)
 	for _, id := range hooksMissing {
 		t.Logf("webhook delivery %s never arrived: %s", id, strings.Join(dbStrings(t, v, `SELECT concat_ws(' ', d.state, d.attempts, d.next_attempt_at, d.last_error, 'job', j.id, j.state, j.attempt, j.scheduled_at, j.errors::text)
