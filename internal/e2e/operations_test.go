@@ -133,7 +133,7 @@ func TestOperationsHTTPSTrial(t *testing.T) {
 	text := string(out)
 	t.Logf("the trial's output:\n%s", text)
 	for _, want := range []string{
-		`{"status":"ready","service":"consensusd","database":"ok","schema":"current"}`, "strict-transport-security: max-age=31536000",
+		`{"status":"ready","service":"consensusd","database":"ok","schema":"current","log":{"size":`, "strict-transport-security: max-age=31536000",
 		`"status": "reached"`, "Content-Digest ok", "X-Consensus-SHA256 ok", "# CONSENSUS.md: Ship release 2.4 on Friday",
 		`consensus_events_total{action="agree"} 1`, `consensus_outcomes_total{status="reached"} 1`,
 		`consensus_mail_delivery_attempts_total{result="sent"}`, "both replicas stopped",
@@ -142,7 +142,7 @@ func TestOperationsHTTPSTrial(t *testing.T) {
 			t.Errorf("the trial's output lacks %q", want)
 		}
 	}
-	if n := strings.Count(text, `{"status":"ready","service":"consensusd","database":"ok","schema":"current"}`); n != 2 {
+	if n := strings.Count(text, `{"status":"ready","service":"consensusd","database":"ok","schema":"current","log":{"size":`); n != 2 {
 		t.Errorf("%d replicas reported ready, want 2", n)
 	}
 	serials := regexp.MustCompile(`(?m)^serial=([0-9A-F]+)$`).FindAllStringSubmatch(text, -1)
