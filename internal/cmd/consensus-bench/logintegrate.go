@@ -33,6 +33,15 @@ type integrationResult struct {
 	svcCPU     time.Duration // consensusd's CPU over that time
 	pgCPU      time.Duration // the PostgreSQL cluster's
 	base       time.Duration // the baseline: the same rows by INSERT … SELECT
+	// steps are the checkpoint's sizes as the polls saw them change: one
+	// per integration (a transaction of at most venue.LogIntegrationMax
+	// rooms), when each became visible.
+	steps []sizeStep
+}
+
+type sizeStep struct {
+	at   time.Duration // since the announcements
+	size int64
 }
 
 // leavesPerRoom: a loaded room is at revision 1 with an event, so the log
@@ -95,8 +104,13 @@ func (b *bench) integrationThroughput(ctx context.Context) (*integrationResult, 
 	}
 	size := int64(0)
 	var readErr error
+	last := r.sizeAtT0
 	err = waitUntil(ctx, 5*time.Minute, func() bool {
 		size, readErr = b.checkpointSize(ctx)
+		if readErr == nil && size != last {
+			r.steps = append(r.steps, sizeStep{at: time.Since(began), size: size})
+			last = size
+		}
 		return readErr != nil || size >= want
 	})
 	if err == nil {

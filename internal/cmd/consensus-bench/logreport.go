@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/consensus-md/consensus/internal/roomnotify"
@@ -87,6 +88,17 @@ func (b *bench) logMarkdown(w func(format string, args ...any)) {
 			thousands(float64(in.rooms)), thousands(float64(in.load.Rows)), in.load.Took.Round(100*time.Millisecond), roomnotify.Channel, thousands(venue.LogIntegrationMax), thousands(float64(in.sizeBefore)), thousands(float64(in.sizeAtT0)),
 			thousands(float64(in.leaves)), in.took.Round(time.Millisecond), thousands(in.rate()),
 			thousands(float64(in.hashes)), in.leafBytes, in.svcCPU.Round(time.Millisecond), in.pgCPU.Round(time.Millisecond), fmtDur((in.svcCPU+in.pgCPU)/time.Duration(max(in.leaves, 1))))
+		w("")
+		var steps []string
+		prev, prevAt := in.sizeAtT0, time.Duration(0)
+		for _, s := range in.steps {
+			steps = append(steps, fmt.Sprintf("+%s at %s", thousands(float64(s.size-prev)), fmtDur(s.at)))
+			if prevAt > 0 {
+				steps[len(steps)-1] += fmt.Sprintf(" (%s leaves/s since the last)", thousands(float64(s.size-prev)/(s.at-prevAt).Seconds()))
+			}
+			prev, prevAt = s.size, s.at
+		}
+		w("The checkpoint grew in these steps (the time since the announcements, as the 50 ms polls saw it; each step is one integration, and the next one starts at once when rooms are left): %s. The first step includes the wait for the integrator's next interval; a later one is one integration alone, its rate the integrator's own.", strings.Join(steps, ", "))
 		w("")
 		w("Baseline: on the baseline database, tables with the log's columns, keys and index, and in one transaction one `INSERT … SELECT` each of %s leaves of the same mean size, %s stored hashes and %s room rows: %s, %s leaves/s. It is what PostgreSQL takes to write the integration's rows; the rest of the integration (reading the changed rooms, hashing, signing the checkpoint, the witness) is the service's own.",
 			thousands(float64(in.total)), thousands(float64(in.hashes)), thousands(float64(in.rooms)), in.base.Round(time.Millisecond), thousands(in.baseRate()))
