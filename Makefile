@@ -73,6 +73,13 @@ bench: ## hot paths vs baselines over the HTTP API (6-8 min): bench/results.md; 
 		else \
 			echo "make bench needs wrk, its load generator for append, read and 304: install the Debian package wrk (sudo apt-get install wrk), or run make bench as root to have it installed" >&2; exit 1; \
 		fi; }
+	@command -v ssh-agent >/dev/null 2>&1 && command -v ssh-keygen >/dev/null 2>&1 && command -v ssh-add >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "make bench: installing openssh-client (ssh-keygen, ssh-agent, ssh-add), with which the log's witness signs"; \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y openssh-client || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y openssh-client; }; \
+		else \
+			echo "make bench needs ssh-keygen, ssh-agent and ssh-add for the log's witness: install the Debian package openssh-client (sudo apt-get install openssh-client), or run make bench as root to have it installed" >&2; exit 1; \
+		fi; }
 	@mkdir -p .data && chmod 711 .data
 	$(GO) build -o .data/bench/bin/consensus-bench ./internal/cmd/consensus-bench
 	.data/bench/bin/consensus-bench -duration $(BENCH_DURATION) -rounds $(BENCH_ROUNDS) -scale $(BENCH_SCALE) \

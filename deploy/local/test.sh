@@ -35,6 +35,26 @@ if [[ ! -x /usr/sbin/dovecot ]]; then
   fi
 fi
 
+# The bench smoke test (internal/cmd/consensus-bench) fails without its
+# tools: wrk (its load generator) and OpenSSH's ssh-keygen, ssh-agent and
+# ssh-add (the log's witness signs through an ssh-agent). pgbench comes
+# with the postgresql package pg.sh installs.
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+for tool in ssh-keygen ssh-agent ssh-add; do
+  command -v "$tool" >/dev/null || { need+=(openssh-client); break; }
+done
+if (( ${#need[@]} > 0 )); then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    echo "test.sh: installing ${need[*]} for the bench smoke test" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >&2
+  else
+    echo "test.sh: the bench smoke test needs ${need[*]}: install them (sudo apt-get install ${need[*]}) and run make test again" >&2
+    exit 1
+  fi
+fi
+
 if [[ -n ${BENCH:-} ]]; then
   exec go test -run '^$' -bench . -benchmem -count "${BENCH_COUNT:-6}" ./...
 fi

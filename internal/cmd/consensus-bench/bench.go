@@ -79,6 +79,8 @@ type bench struct {
 	roomBytes map[int]int // response bytes of a full read, per room size
 	setupTime map[string]time.Duration
 	svcStart  time.Duration // consensusd's first start, to /api/health 200
+	witness   *benchWitness // the log's one witness
+	logRes    *logResult    // the log step
 	scale     *scaleRun     // the scale phase, when cfg.Scale
 }
 
@@ -110,7 +112,7 @@ func (b *bench) record(m measurement) {
 }
 
 // stepNames names run's steps, in their order, for -only.
-var stepNames = []string{"warmup", "read", "304", "flat", "append", "busy", "long", "listen", "listen-off"}
+var stepNames = []string{"warmup", "read", "304", "flat", "append", "busy", "long", "listen", "listen-off", "log"}
 
 func run(ctx context.Context, cfg config) (err error) {
 	began := time.Now()
@@ -124,6 +126,9 @@ func run(ctx context.Context, cfg config) (err error) {
 	}
 	// Before the long set-up: without wrk nothing can be measured.
 	if b.wrk, err = findWrk(); err != nil {
+		return err
+	}
+	if err := findWitnessTools(); err != nil {
 		return err
 	}
 	for _, d := range []string{cfg.WorkDir, filepath.Join(cfg.WorkDir, "bin"), filepath.Join(cfg.WorkDir, "static"), filepath.Join(cfg.WorkDir, "pgbench"), filepath.Dir(cfg.Out)} {
@@ -157,9 +162,20 @@ func run(ctx context.Context, cfg config) (err error) {
 		b.meta.pg[k] = v
 	}
 
-	cfg.logf("== starting consensusd")
+	cfg.logf("== starting the log's witness (litewitness) and consensusd")
+	if b.witness, err = startWitness(ctx, cfg); err != nil {
+		return err
+	}
+	defer b.witness.stop()
+	lg, err := newBenchLog(b.witness)
+	if err != nil {
+		return err
+	}
+	if err := b.witness.addLog(ctx, benchLogOrigin, lg.vkey); err != nil {
+		return err
+	}
 	t = time.Now()
-	if b.svc, err = startService(ctx, cfg, bin, b.cl, nil); err != nil {
+	if b.svc, err = startService(ctx, cfg, bin, b.cl, nil, lg); err != nil {
 		return err
 	}
 	b.svcStart = time.Since(t)
@@ -189,7 +205,9 @@ func run(ctx context.Context, cfg config) (err error) {
 	}
 	defer b.lookup.stop()
 
-	steps := []func(context.Context) error{b.warmup, b.readRounds, b.notModifiedRounds, b.flatRounds, b.appendRounds, b.busyRounds, b.longAppend, b.listenerPhase, b.listenersOff}
+	// log last: its integration step writes thousands of rooms into the
+	// service's tables, which the loads before it should not meet.
+	steps := []func(context.Context) error{b.warmup, b.readRounds, b.notModifiedRounds, b.flatRounds, b.appendRounds, b.busyRounds, b.longAppend, b.listenerPhase, b.listenersOff, b.logPhase}
 	for i, step := range steps {
 		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, stepNames[i]) {
 			continue

@@ -60,8 +60,13 @@ type config struct {
 	StreamsPer   int           // streams per listener participant
 	PollsPer     int           // held long polls per listener participant
 	Waves        int           // posts per listener room
-	PProf        bool          // capture profiles when the ops listener serves pprof
-	KeepPG       bool          // leave the cluster running at the end
+	// The transparency log (logbench.go): rooms driven to an outcome for
+	// the proof's wait, and rooms loaded for the integrator's throughput
+	// (0 skips either).
+	ProofRooms int
+	LogRooms   int
+	PProf      bool // capture profiles when the ops listener serves pprof
+	KeepPG     bool // leave the cluster running at the end
 	// Scale loads ScaleAgreements rooms (scale.go) into the service's
 	// tables before the usual loads, and the results get a scale section.
 	Scale           bool
@@ -106,6 +111,10 @@ func defaultConfig() config {
 		StreamsPer:   1,
 		PollsPer:     1,
 		Waves:        5,
+		// 40 outcomes, one every 170 ms: about 7 integrator intervals.
+		ProofRooms: 40,
+		// 60,000 leaves: six seconds at the 10,000 a second of the target.
+		LogRooms: 30_000,
 		// 100,000 rooms × 3 participants × 10 events
 		ScaleAgreements: 100_000,
 		Stdout:          os.Stdout,
@@ -137,6 +146,8 @@ func smokeConfig(c config) config {
 	c.LongDuration = time.Second
 	c.ListenRooms = 24
 	c.Waves = 2
+	c.ProofRooms = 3
+	c.LogRooms = 500
 	return c
 }
 
@@ -194,6 +205,8 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.Conns, "conns", cfg.Conns, "connections (wrk) and clients (pgbench) for append, read and 304; also vegeta's for exchange, claim and fill")
 	long := fs.String("long", envDefault("BENCH_LONG", cfg.LongDuration.String()), "length of the long append run for peak RSS, whole seconds; 0 skips it (env BENCH_LONG)")
 	listenRooms := fs.Int("listen-rooms", envInt("BENCH_LISTEN_ROOMS", cfg.ListenRooms), "listener rooms (each 10 participants × 1 stream + 1 long poll); 0 skips the listeners (env BENCH_LISTEN_ROOMS)")
+	fs.IntVar(&cfg.LogRooms, "log-rooms", envInt("BENCH_LOG_ROOMS", cfg.LogRooms), "rooms loaded into the tables for the log integrator's throughput (2 leaves each); 0 skips it (env BENCH_LOG_ROOMS)")
+	fs.IntVar(&cfg.ProofRooms, "proof-rooms", cfg.ProofRooms, "rooms driven to an outcome for the wait until their proof is cosigned; 0 skips it")
 	fs.BoolVar(&cfg.PProf, "pprof", cfg.PProf, "capture CPU and allocation profiles when the service serves /debug/pprof on its ops listener")
 	fs.BoolVar(&cfg.KeepPG, "keep-pg", false, "leave the private PostgreSQL running at the end")
 	scale := fs.Int("scale", envInt("BENCH_SCALE", 0), "1: first load 100,000 agreements, 300,000 participants and 1,000,000 events into the service's tables, and write the results as results.md's scale section (env BENCH_SCALE)")
@@ -217,7 +230,17 @@ func parseFlags(args []string) (config, error) {
 		return cfg, fmt.Errorf("-scale-agreements: want at least 1, got %d", cfg.ScaleAgreements)
 	}
 	if *smoke {
+		logRooms, proofRooms, pprof := cfg.LogRooms, cfg.ProofRooms, cfg.PProf
 		cfg = smokeConfig(cfg)
+		if isFlagSet(fs, "pprof") {
+			cfg.PProf = pprof
+		}
+		if isFlagSet(fs, "log-rooms") || os.Getenv("BENCH_LOG_ROOMS") != "" {
+			cfg.LogRooms = logRooms
+		}
+		if isFlagSet(fs, "proof-rooms") {
+			cfg.ProofRooms = proofRooms
+		}
 	}
 	if *only != "" {
 		if cfg.Scale {

@@ -28,11 +28,20 @@ func (b *bench) listenersOff(ctx context.Context) error {
 	b.svc.stop()
 	prev := *b.svc
 	prev.env = []string{"CONSENSUS_PARKED_CONNECTIONS=off"}
-	svc, err := startService(ctx, cfg, b.bin, b.cl, &prev)
+	svc, err := startService(ctx, cfg, b.bin, b.cl, &prev, nil)
 	if err != nil {
 		return err
 	}
 	b.svc = svc
+	// The steps after this one (the log's) meet the service as before.
+	defer func() {
+		b.svc.stop()
+		on := *b.svc
+		on.env = nil
+		if svc, err := startService(ctx, cfg, b.bin, b.cl, &on, nil); err == nil {
+			b.svc = svc
+		}
+	}()
 	on, rounds, pprofOK := b.listeners, b.cfg.Rounds, b.pprofOK
 	b.cfg.Rounds, b.pprofOK = 0, false
 	defer func() { b.listeners, b.cfg.Rounds, b.pprofOK = on, rounds, pprofOK }()

@@ -305,6 +305,7 @@ type service struct {
 	ops     string // ops listener address the bench asked for
 	opToken string
 	key     []byte // CONSENSUS_TOKEN_KEY
+	log     *benchLog
 	mailDir string
 	logPath string
 	exited  chan error
@@ -344,11 +345,12 @@ func buildService(ctx context.Context, cfg config) (string, time.Duration, error
 // startService runs consensusd with a clean environment: only the settings
 // below, so nothing from the caller's shell changes what is measured. With
 // prev (a stopped service) it starts again on prev's ports with prev's
-// operator token and token key, so what prev issued stays valid.
-func startService(ctx context.Context, cfg config, bin string, cl *cluster, prev *service) (*service, error) {
+// operator token, token key and log settings, so what prev issued stays
+// valid; without prev, lg is the log's settings (its key and witness).
+func startService(ctx context.Context, cfg config, bin string, cl *cluster, prev *service, lg *benchLog) (*service, error) {
 	var s *service
 	if prev != nil {
-		s = &service{origin: prev.origin, ops: prev.ops, opToken: prev.opToken, key: prev.key, env: prev.env}
+		s = &service{origin: prev.origin, ops: prev.ops, opToken: prev.opToken, key: prev.key, env: prev.env, log: prev.log}
 	} else {
 		port, err := freePort()
 		if err != nil {
@@ -363,6 +365,7 @@ func startService(ctx context.Context, cfg config, bin string, cl *cluster, prev
 			ops:     "127.0.0.1:" + strconv.Itoa(opsPort),
 			opToken: "cso_" + randomText(32),
 			key:     make([]byte, 32),
+			log:     lg,
 		}
 		if _, err := rand.Read(s.key); err != nil {
 			return nil, err
@@ -399,6 +402,9 @@ func startService(ctx context.Context, cfg config, bin string, cl *cluster, prev
 		// The ops listener: pprof is captured when it answers.
 		"CONSENSUS_OPS_LISTEN=" + s.ops,
 		"CONSENSUS_PPROF=true",
+	}
+	if s.log != nil {
+		s.cmd.Env = append(s.cmd.Env, s.log.env...)
 	}
 	// The Go runtime's memory settings, when the bench is given them, reach
 	// the service: what a memory limit costs is measured by running the

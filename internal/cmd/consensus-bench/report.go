@@ -71,6 +71,7 @@ func (b *bench) report() report {
 		row(fmt.Sprintf("304 (If-None-Match), %d events, vs a Go server", size), p.a.rate()+" req/s", p.b.rate()+" req/s (Go net/http, one pgx lookup, 304)", p.ratio.ratio(), p.cost.ratio(), fmt.Sprintf("≥ %.1f", target304Go), verdicts(p, target304Go))
 	}
 	b.extraRows(row)
+	b.logRows(row)
 	for _, path := range []string{pathExchange, pathClaim} {
 		for _, x := range b.sel(path, sideService, 0) {
 			row(fmt.Sprintf("%s, %d participants once each", path, x.F.Requests), fmt.Sprintf("%s req/s, %s", thousands(x.F.ReqPerSec), latF(x.F)), "", "", "", "(absolute)", "—")
@@ -277,6 +278,7 @@ func (b *bench) report() report {
 	w("")
 
 	b.extraMarkdown(w)
+	b.logMarkdown(w)
 
 	w("## Set-up")
 	w("")

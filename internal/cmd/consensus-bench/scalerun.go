@@ -116,7 +116,7 @@ func (b *bench) scalePhase(ctx context.Context, bin string) error {
 	cfg.logf("   %s", sr.migrateLoaded.Round(time.Millisecond))
 	cfg.logf("== scale: starting consensusd on the loaded database")
 	t = time.Now()
-	if b.svc, err = startService(ctx, cfg, bin, b.cl, b.svc); err != nil {
+	if b.svc, err = startService(ctx, cfg, bin, b.cl, b.svc, nil); err != nil {
 		return err
 	}
 	sr.startLoaded = time.Since(t)

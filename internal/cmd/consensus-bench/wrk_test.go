@@ -134,11 +134,12 @@ func TestLuaScripts(t *testing.T) {
 // TestWrkScripts runs the generated scripts with the real wrk against a
 // recording server: every append is a new key, no participant goes past
 // its budget, used-up threads go to the 404 path, reads carry a
-// participant's credential and ETag. Skipped without wrk.
+// participant's credential and ETag. Fails without wrk, which
+// deploy/local/test.sh installs.
 func TestWrkScripts(t *testing.T) {
 	bin, err := findWrk()
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	keys := map[string]int{}
