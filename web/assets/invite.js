@@ -2,13 +2,13 @@
 // the address bar, exchange it, show the locked revision, claim with the
 // proof code, then keep the room up to date until the outcome is final.
 import * as api from './api.js';
-import { $, el, fill, showRevision, showCheck, showOutcome, showEvents, characters, saveFile, showCounter, refusals, invalidLink, decisionNames, utcTime } from './view.js';
+import { $, el, fill, showOutcome, showEvents, characters, saveFile, showCounter, refusals, invalidLink, decisionNames } from './view.js';
+import { say, show, warn, heading, trouble, proofError, showAgreement } from './invite-view.js';
 
 const MAX_BODY = 4000;
 const POLL_MS = 3000; // between reads the service did not hold
 const POLL_IDLE_MS = 15000; // once final, or while the tab is hidden
 const WAIT_S = 50; // a held read ends by itself within a minute
-const SECTIONS = ['opening', 'nolink', 'outcome-section', 'agreement', 'claim', 'room'];
 
 const id = api.invitationIdFromPath(location.pathname);
 const memory = new api.Memory(id);
@@ -30,52 +30,12 @@ if (location.hash) {
   history.replaceState(null, '', location.pathname);
 }
 
-function say(text) { $('status').textContent = text; }
-
-function show(...ids) {
-  for (const s of SECTIONS) $(s).hidden = !ids.includes(s);
-}
-
-function warn(text, retry) {
-  const box = $('alert');
-  delete box.dataset.kind;
-  if (!text) { box.hidden = true; box.replaceChildren(); return; }
-  fill(box, [el('p', text)]);
-  if (retry) {
-    const b = el('button', 'Try again', { type: 'button', class: 'secondary' });
-    b.addEventListener('click', () => { warn(''); retry(); });
-    box.append(b);
-  }
-  box.hidden = false;
-}
-
-function heading(text) { $('heading').textContent = text; }
-
-/** Explains a failure that is not specific to one step. */
-function trouble(e, retry) {
-  if (e.status === 0 || e.status >= 500 || e.status === 429) {
-    const why = e.status === 429 ? 'Too many attempts came from your address. Wait a minute, then try again.'
-      : 'The service could not answer just now. Nothing was lost; try again in a moment.';
-    warn(why, retry);
-    return;
-  }
-  warn('The service refused this request: ' + e.message);
-}
-
 function closedLink() {
   heading('This invitation cannot be opened');
   show();
   say('');
   warn(invalidLink);
   memory.forget();
-}
-
-/** Shows a problem with the proof code next to its field (or clears it). */
-function proofError(text) {
-  const e = $('proof-error');
-  e.textContent = text;
-  e.hidden = !text;
-  if (text) $('proof').setAttribute('aria-invalid', 'true'); else $('proof').removeAttribute('aria-invalid');
 }
 
 async function start() {
@@ -103,40 +63,6 @@ async function openWith(s) {
   memory.save(state);
   if (state.participantToken) { await enterRoom(); return; }
   showClaim();
-}
-
-async function showAgreement(rev, digests, youId, revisions) {
-  showRevision(rev, digests, youId);
-  showChanged(revisions || []);
-  heading(rev.title);
-  const revOK = await api.sha256Hex(new TextEncoder().encode(api.canonicalJSON(rev))) === digests.revisionDigest;
-  const mdOK = await api.sha256Hex(new TextEncoder().encode(digests.markdown)) === digests.markdownDigest;
-  showCheck('a-revcheck', revOK);
-  showCheck('a-mdcheck', mdOK);
-}
-
-/**
- * An invitation email names the revision current when it was sent; when a
- * later one was locked since, say so, and whether the terms (title,
- * objective, rules) changed or only the deadline or the participants.
- */
-function showChanged(revisions) {
-  const box = $('a-changed');
-  if (revisions.length < 2) { box.hidden = true; $('a-locked').hidden = false; return; }
-  const current = revisions[revisions.length - 1];
-  const lines = [el('p', null, {}, el('strong', 'This agreement has changed since it was first sent.'),
-    ' It is now at revision ' + current.number + '; an invitation email names the revision current when it was sent, so yours may name an earlier one. What you read here, and decide on, is revision ' + current.number + '.')];
-  const items = revisions.slice(1).map((r, i) => {
-    const before = revisions[i];
-    const what = r.termsDigest === before.termsDigest
-      ? 'the title, objective and rules stayed the same (the deadline or the participants changed); a decision made before still counts.'
-      : 'the title, objective or rules changed; a decision made on an earlier revision no longer counts.';
-    return el('li', 'Revision ' + r.number + ', locked ' + utcTime(r.lockedAt) + ': ' + what);
-  });
-  lines.push(el('ul', null, {}, ...items));
-  fill(box, lines);
-  box.hidden = false;
-  $('a-locked').hidden = true;
 }
 
 async function showClaim() {
