@@ -4,13 +4,13 @@
 // page's memory only. Nothing is written to localStorage or sessionStorage,
 // and no credential ever goes into a URL. Text from the service is only
 // ever set as text (Trusted Types allow nothing else). The views live by
-// job: console_access.js (enroll, sign in, passkeys), console_admin.js
-// (the lists, keys, operators, audit), console_agreement.js and
-// console_room.js (one agreement), console_kit.js (what they share).
-import { $, state, alertBox, send, request, can } from './console_kit.js';
-import { signinView, enrollView, passkeysView } from './console_access.js';
-import { agreementsView, keysView, operatorsView, auditView } from './console_admin.js';
-import { agreementView, newView } from './console_agreement.js';
+// job: console-access.js (enroll, sign in, passkeys), console-admin.js
+// (the lists, keys, operators, audit), console-agreement.js and
+// console-room.js (one agreement), console-kit.js (what they share).
+import { $, state, alertBox, send, request, can } from './console-kit.js';
+import { signinView, enrollView, passkeysView } from './console-access.js';
+import { agreementsView, keysView, operatorsView, auditView } from './console-admin.js';
+import { agreementView, newView } from './console-agreement.js';
 
 /** A page the signed-in role may not use: say so, rather than show another. */
 function notAllowed(what, scope) {

@@ -4,8 +4,8 @@
 // read it, the amendment form, and once final the outcome's CONSENSUS.md
 // and signed record with the SHA-256 of the bytes offered.
 import { sha256Hex, canonicalJSON } from './api.js';
-import { $, el, say, alertBox, call, send, heading, can, standIn, confirmAction, cards, when } from './console_kit.js';
-import { termsSection, conversation, outcomeFiles } from './console_room.js';
+import { $, el, say, alertBox, call, send, heading, can, standIn, confirmAction, cards, when } from './console-kit.js';
+import { termsSection, conversation, outcomeFiles } from './console-room.js';
 
 function waitsFor(d) {
   if (d.outcome.status !== 'pending') return 'nothing: the outcome is final';

@@ -1,7 +1,7 @@
 // The workspace's lists: its agreements (held open on the service, so
 // they update the moment anything changes), API keys, operators and audit
 // log.
-import { $, state, el, say, alertBox, call, get, send, heading, can, confirmAction, table, cards, when } from './console_kit.js';
+import { $, state, el, say, alertBox, call, get, send, heading, can, confirmAction, table, cards, when } from './console-kit.js';
 
 /** What a pending agreement waits for; a final one waits for nothing. */
 export function waits(status, names) {

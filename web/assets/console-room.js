@@ -4,7 +4,7 @@
 // service's), and the outcome's files, each offered as the exact bytes
 // whose SHA-256 this page computes beside the one the service states.
 import { sha256Hex } from './api.js';
-import { el, call, when } from './console_kit.js';
+import { el, call, when } from './console-kit.js';
 
 const bare = d => (d || '').replace(/^sha256:/, '');
 

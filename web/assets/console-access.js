@@ -2,7 +2,7 @@
 // operator's own passkeys (add another, remove any but the last). Every
 // refusal is shown in the service's own words: a wrong origin, a used,
 // expired or withdrawn link, a cross-site request.
-import { $, state, el, say, alertBox, ceremony, get, send, heading, table, when, confirmAction } from './console_kit.js';
+import { $, state, el, say, alertBox, ceremony, get, send, heading, table, when, confirmAction } from './console-kit.js';
 
 /** A passkey ceremony the browser cannot run at all, in words. */
 function browserRefusal(e) {
