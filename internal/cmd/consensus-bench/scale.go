@@ -542,7 +542,7 @@ func scaleTables(ags, revs, parts, invs, evs [][]any) []scaleTable {
 // inserts.
 func prepareStaging(ctx context.Context, c *pgx.Conn) error {
 	for _, t := range scaleTables(nil, nil, nil, nil, nil) {
-		if _, err := c.Exec(ctx, "CREATE TEMP TABLE scale_"+t.table+" (LIKE "+t.table+") ON COMMIT DELETE ROWS"); err != nil {
+		if _, err := c.Exec(ctx, "CREATE TEMP TABLE scale_"+t.table+" (LIKE "+t.table+" INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"); err != nil {
 			return fmt.Errorf("staging table for %s: %w", t.table, err)
 		}
 	}
