@@ -127,14 +127,15 @@ func TestFailoverDrill(t *testing.T) {
 	// could not be recorded and the job still reads running, once the
 	// leader's rescuer finds it: it looks every 30 s at the jobs running for
 	// longer than RescueStuckJobsAfter (the longest job timeout plus 30 s,
-	// 105 s) whose own timeout has passed too. Hence the wait of 150 s.
-	emailsMissing := missing(func() []string { return dbStrings(t, v, `SELECT message_id FROM outbox`) }, v.mail.messageIDs, 150*time.Second)
+	// 105 s) whose own timeout has passed too, and schedules each at its
+	// worker's NextRetry (an email's 30 s ± 20 %). Hence the wait of 200 s.
+	emailsMissing := missing(func() []string { return dbStrings(t, v, `SELECT message_id FROM outbox`) }, v.mail.messageIDs, 200*time.Second)
 	fig.emailsMissing = len(emailsMissing)
 	for _, id := range emailsMissing {
 		t.Logf("email %s never arrived: %s", id, strings.Join(dbStrings(t, v, `SELECT concat_ws(' ', o.state, o.attempts, 'job', j.id, j.state, j.attempt, j.scheduled_at, j.attempted_at, j.errors::text)
 			FROM outbox o LEFT JOIN river_job j ON j.args->>'outbox_id' = o.id::text WHERE o.message_id = '`+id+`'`), "; "))
 	}
-	hooksMissing := missing(func() []string { return dbStrings(t, v, deliveriesOwed) }, hooks.heard, 150*time.Second)
+	hooksMissing := missing(func() []string { return dbStrings(t, v, deliveriesOwed) }, hooks.heard, 200*time.Second)
 	fig.hooksMissing = len(hooksMissing)
 	for _, id := range hooksMissing {
 		t.Logf("webhook delivery %s never arrived: %s", id, strings.Join(dbStrings(t, v, `SELECT concat_ws(' ', d.state, d.attempts, d.next_attempt_at, d.last_error, 'job', j.id, j.state, j.attempt, j.scheduled_at, j.errors::text)
