@@ -288,10 +288,11 @@ func TestDefect6OperatorTextCannotForgeStructure(t *testing.T) {
 	if !soloRow {
 		t.Errorf("CONSENSUS.md has no decisions row for the participant outside code blocks")
 	}
-	// Every email sent holds exactly one invitation block.
+	// Every invitation email sent holds exactly one invitation block, and
+	// an outcome email or a reminder none.
 	for _, m := range f.v.mail.scan() {
-		if m.Blocks != 1 {
-			t.Errorf("email %s holds %d invitation blocks", m.File, m.Blocks)
+		if want := map[bool]int{false: 1, true: 0}[m.Notice]; m.Blocks != want {
+			t.Errorf("email %s (notice %v) holds %d invitation blocks, want %d", m.File, m.Notice, m.Blocks, want)
 		}
 	}
 	checkInvariants(t, f.v)

@@ -37,8 +37,11 @@ type invite struct {
 
 // mailMsg is one parsed message of the Maildir.
 type mailMsg struct {
-	File   string
-	To     string
+	File string
+	To   string
+	// Notice: an outcome email or a reminder (SPEC §23), by its Message-ID;
+	// it carries no invitation block.
+	Notice bool
 	Text   string // the decoded plain-text body, LF line endings
 	Blocks int    // how many BEGIN marker lines it holds
 	Inv    *invite
@@ -84,6 +87,8 @@ func parseMail(file string, raw []byte) *mailMsg {
 		return msg
 	}
 	msg.To = pm.Header.Get("To")
+	id := strings.TrimPrefix(pm.Header.Get("Message-Id"), "<")
+	msg.Notice = strings.HasPrefix(id, "outcome-") || strings.HasPrefix(id, "reminder-")
 	var body io.Reader = pm.Body
 	if strings.EqualFold(strings.TrimSpace(pm.Header.Get("Content-Transfer-Encoding")), "quoted-printable") {
 		body = quotedprintable.NewReader(pm.Body)
