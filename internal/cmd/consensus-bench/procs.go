@@ -408,8 +408,10 @@ func startService(ctx context.Context, cfg config, bin string, cl *cluster, prev
 	}
 	// The Go runtime's memory settings, when the bench is given them, reach
 	// the service: what a memory limit costs is measured by running the
-	// bench with and without it.
-	for _, name := range []string{"GOMEMLIMIT", "GOGC"} {
+	// bench with and without it. So does the log's interval: what the log's
+	// integration costs the appends is measured with it at its default and
+	// at 1m (no integration during a measurement).
+	for _, name := range []string{"GOMEMLIMIT", "GOGC", "CONSENSUS_LOG_INTERVAL"} {
 		if v, ok := os.LookupEnv(name); ok {
 			s.cmd.Env = append(s.cmd.Env, name+"="+v)
 		}
