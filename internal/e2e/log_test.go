@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/mod/sumdb/note"
@@ -325,5 +324,4 @@ func rehash(t *testing.T, ctx context.Context, db *pgx.Conn) {
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	_ = time.Second
 }

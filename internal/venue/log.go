@@ -220,16 +220,18 @@ func roomMilestones(r store.LogRoom, revs []store.LogRevision) ([]translog.Leaf,
 // integration under way from memory, the rest from the database, each
 // read at most once.
 type logHashes struct {
-	ctx context.Context
-	q   interface {
-		LogHashes(context.Context, []int64) ([]tlog.Hash, error)
-	}
+	ctx   context.Context
+	q     hashStore
 	known map[int64]tlog.Hash
 }
 
-func newLogHashes(ctx context.Context, q interface {
+// hashStore reads stored hashes: the store, or the transaction of an
+// integration under way.
+type hashStore interface {
 	LogHashes(context.Context, []int64) ([]tlog.Hash, error)
-}) *logHashes {
+}
+
+func newLogHashes(ctx context.Context, q hashStore) *logHashes {
 	return &logHashes{ctx: ctx, q: q, known: map[int64]tlog.Hash{}}
 }
 
