@@ -13,7 +13,7 @@ help: ## list the targets
 build: ## build consensusd and consensus into bin/
 	$(GO) build -buildvcs=auto -o bin/ ./cmd/...
 
-run: build ## serve on http://127.0.0.1:8080 with a private PostgreSQL under .data/
+run: build ## serve on http://localhost:8080 with a private PostgreSQL under .data/
 	deploy/local/run.sh
 
 test: ## run every check against a private PostgreSQL it starts itself
