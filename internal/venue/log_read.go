@@ -126,12 +126,9 @@ func (v *Venue) OperatorRecordProof(ctx context.Context, c OperatorCall, agreeme
 	if v.LogSigner == nil {
 		return translog.Proof{}, ErrNoLog
 	}
-	if _, err := v.ConsoleRecord(ctx, c, agreementID); err != nil {
-		return translog.Proof{}, err
-	}
-	id, err := parseID(agreementID)
+	rec, err := v.ConsoleRecord(ctx, c, agreementID)
 	if err != nil {
 		return translog.Proof{}, err
 	}
-	return v.recordProof(ctx, id)
+	return v.recordProof(ctx, rec.AgreementID)
 }
