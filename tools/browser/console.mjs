@@ -326,7 +326,10 @@ try {
   checks.ok(/^cok_[A-Za-z0-9_-]{43}$/.test(token), 'the new key\'s token is shown once');
   checks.ok(await page.evaluate(() => document.activeElement?.id === 'copy-token'), 'the focus moves to the copy button');
   await page.keyboard.press('Enter');
-  checks.ok(await page.evaluate(() => navigator.clipboard.readText()) === token, 'the copy button copies the token');
+  // The click handler writes the clipboard asynchronously: wait for it,
+  // bounded, rather than read it in the same instant.
+  const copied = await page.waitForFunction(async t => (await navigator.clipboard.readText()) === t, token, { timeout: 5000 }).then(() => true, () => false);
+  checks.ok(copied, 'the copy button copies the token');
   await shot(page, 'key-created');
   await page.reload();
   await page.waitForSelector('tr[data-key="deploy"]');

@@ -87,9 +87,11 @@ export async function keysView() {
       const out = el('output', { class: 'token', id: 'token-value', text: k.token });
       copy.addEventListener('click', async () => { await navigator.clipboard.writeText(k.token); say('The token is copied.'); });
       shown.replaceChildren(el('h2', { text: 'The token of ' + k.name }), el('p', { text: 'Store it now: it is shown this once and cannot be shown again. Leaving this page forgets it.' }), out, el('p', {}, copy));
+      // The focus moves in the same task that shows the token, so nothing
+      // typed in between lands elsewhere; the list refreshes after.
+      copy.focus();
       form.reset();
       await refresh();
-      copy.focus();
     } catch (e) { alertBox('No key was made: ' + e.message); }
   });
   v.replaceChildren(shown, el('h2', { text: 'New key' }), form, el('h2', { text: 'Keys' }), list);
