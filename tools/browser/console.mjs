@@ -24,7 +24,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { channel, Checks, screenshots, axe, DESKTOP } from './lib.mjs';
+import { channel, Checks, screenshots, axe, focusReaches, DESKTOP } from './lib.mjs';
 
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--disable-quic'];
@@ -101,7 +101,7 @@ try {
   await page.goto(cfg.enrollLink);
   await page.waitForSelector('#displayName');
   checks.ok(!page.url().includes('#') && !page.url().includes('coe_'), 'the enrollment token left the address bar');
-  checks.ok(await page.evaluate(() => document.activeElement?.id === 'displayName'), 'the name field has the focus');
+  checks.ok(await focusReaches(page, '#displayName'), 'the name field has the focus');
   await page.keyboard.type('Olga Owner');
   await shot(page, 'enroll');
   await tabTo(page, '#enroll');
@@ -139,7 +139,7 @@ try {
   await page.keyboard.press('a'); // Ada is an agent too
   await tabTo(page, '#add-participant');
   await page.keyboard.press('Enter');
-  checks.ok(await page.evaluate(() => document.activeElement?.id === 'p1-name'), 'a new participant row takes the focus');
+  checks.ok(await focusReaches(page, '#p1-name'), 'a new participant row takes the focus');
   await page.keyboard.type('Checklist-Bot');
   await page.keyboard.press('Tab');
   await page.keyboard.type('bot@agents.example');
@@ -235,7 +235,7 @@ try {
   await page.keyboard.press('Enter');
   await page.waitForSelector('#confirm[open]');
   checks.ok((await page.innerText('#confirm-text')).includes('Ada (ada@agents.example)'), 'the resend confirmation names the participant');
-  checks.ok(await page.evaluate(() => document.activeElement?.id === 'confirm-no'), 'the confirmation opens with the focus on Cancel');
+  checks.ok(await focusReaches(page, '#confirm-no'), 'the confirmation opens with the focus on Cancel');
   await shot(page, 'resend-confirm');
   // The room changes while the confirmation is open: the live update
   // replaces the participants' rows, and the button that opened it.
@@ -252,7 +252,7 @@ try {
     'the agent\'s comment arrives live, marked as its own text');
   checks.ok((await page.innerText('#events li[data-action="agree"] .meta')).includes('Checklist-Bot (agent) agreed on revision 1'), 'the agent\'s decision is in the conversation');
   checks.ok((await page.innerText('#terms')).includes('Revision 2 (current)') && (await page.innerText('#terms-2')).includes('Every release has notes'), 'the terms of revision 2 are shown with those of revision 1');
-  checks.ok(await page.evaluate(() => document.activeElement?.matches('tr[data-participant="Ada"] .resend')), 'Escape closes the confirmation and gives the focus back to Resend, as re-rendered');
+  checks.ok(await focusReaches(page, 'tr[data-participant="Ada"] .resend'), 'Escape closes the confirmation and gives the focus back to Resend, as re-rendered');
   await page.waitForTimeout(300);
   checks.ok(!/new invitation to Ada/.test(await page.innerText('#status')), 'Escape sent nothing');
   await page.keyboard.press('Space');
@@ -324,7 +324,7 @@ try {
   await page.waitForSelector('#token-value');
   const token = await page.innerText('#token-value');
   checks.ok(/^cok_[A-Za-z0-9_-]{43}$/.test(token), 'the new key\'s token is shown once');
-  checks.ok(await page.evaluate(() => document.activeElement?.id === 'copy-token'), 'the focus moves to the copy button');
+  checks.ok(await focusReaches(page, '#copy-token'), 'the focus moves to the copy button');
   await page.keyboard.press('Enter');
   // The click handler writes the clipboard asynchronously: wait for it,
   // bounded, rather than read it in the same instant.
@@ -443,7 +443,7 @@ try {
   await page.waitForFunction(() => document.querySelectorAll('#audit tbody tr').length === 6);
   checks.ok(audits[audits.length - 1].get('before') !== null && (await page.innerText('#audit tbody')).startsWith(firstSeqs),
     'the next page follows on with before=' + audits[audits.length - 1].get('before') + ', the older entries below the newer');
-  checks.ok(await page.evaluate(() => document.activeElement?.matches('#audit tbody tr:nth-child(4)')), 'the focus moves to the first entry of the new page');
+  checks.ok(await focusReaches(page, '#audit tbody tr:nth-child(4)'), 'the focus moves to the first entry of the new page');
   await shot(page, 'audit-paged');
   await noStorage(page, 'at the end');
 

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { chromium } from 'playwright-core';
-import { channel, Checks, screenshots, axe, DESKTOP } from './lib.mjs';
+import { channel, Checks, screenshots, axe, focusReaches, DESKTOP } from './lib.mjs';
 
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--disable-quic'];
@@ -167,7 +167,7 @@ await shot(page, 'comment');
 await decide(page, 'agree', true);
 const confirmText = await text(page, '#confirm');
 checks.ok(confirmText.includes(cfg.digest) && /final/i.test(confirmText), 'the confirmation names the revision digest and says it is final');
-checks.ok(await page.evaluate(() => document.activeElement.id) === 'confirm-no', 'the confirmation opens with Cancel focused');
+checks.ok(await focusReaches(page, '#confirm-no'), 'the confirmation opens with Cancel focused');
 await shot(page, 'confirm');
 await axe(page, 'confirmation', checks);
 await page.keyboard.press('Shift+Tab');

@@ -77,3 +77,12 @@ export async function axe(page, name, checks) {
   }
   checks.ok(bad.length === 0, name + ': axe-core finds no serious or critical violation');
 }
+
+/**
+ * Reports whether the focus reaches an element matching sel within
+ * timeout ms. A page moves the focus after its own awaits (a fetch, a
+ * re-render), so a check waits for it, bounded, rather than look once.
+ */
+export async function focusReaches(page, sel, timeout = 3000) {
+  return page.waitForFunction(s => document.activeElement?.matches(s) || false, sel, { timeout }).then(() => true, () => false);
+}
