@@ -57,7 +57,7 @@ func TestServerDefaults(t *testing.T) {
 		IdleTimeout: 2 * time.Minute, OpsListen: "127.0.0.1:8079", ShutdownGrace: 30 * time.Second}
 	got := c.Server
 	got.SigningKey = nil
-	if got.TLS() || len(got.TrustedProxies) != 0 || got.Pprof || got.ShutdownDelay != 0 ||
+	if got.TLS() || len(got.TrustedProxies) != 0 || got.Pprof || got.ShutdownDelay != 0 || !got.ParkedConnections ||
 		got.ReadHeaderTimeout != want.ReadHeaderTimeout || got.ReadTimeout != want.ReadTimeout || got.WriteTimeout != want.WriteTimeout ||
 		got.IdleTimeout != want.IdleTimeout || got.OpsListen != want.OpsListen || got.ShutdownGrace != want.ShutdownGrace {
 		t.Fatalf("%+v", got)
@@ -108,6 +108,7 @@ func TestServerSettingsRefused(t *testing.T) {
 		{"read shorter than header", "CONSENSUS_READ_TIMEOUT", map[string]string{"CONSENSUS_READ_TIMEOUT": "5s"}},
 		{"write timeout", "CONSENSUS_WRITE_TIMEOUT", map[string]string{"CONSENSUS_WRITE_TIMEOUT": "2h"}},
 		{"idle timeout", "CONSENSUS_IDLE_TIMEOUT", map[string]string{"CONSENSUS_IDLE_TIMEOUT": "-1s"}},
+		{"parked connections not on or off", "CONSENSUS_PARKED_CONNECTIONS", map[string]string{"CONSENSUS_PARKED_CONNECTIONS": "true"}},
 		{"ops listen", "CONSENSUS_OPS_LISTEN", map[string]string{"CONSENSUS_OPS_LISTEN": "9090"}},
 		{"ops listen on the API port", "CONSENSUS_OPS_LISTEN", map[string]string{"CONSENSUS_OPS_LISTEN": "127.0.0.1:8080"}},
 		{"pprof", "CONSENSUS_PPROF", map[string]string{"CONSENSUS_PPROF": "sometimes"}},
@@ -154,7 +155,7 @@ func TestServerSettingsAccepted(t *testing.T) {
 	env["CONSENSUS_TLS_CERT_FILE"], env["CONSENSUS_TLS_KEY_FILE"] = cert, key
 	env["CONSENSUS_TRUSTED_PROXIES"] = "10.0.0.0/8, 192.168.1.7,2001:db8::/32 ::ffff:172.16.0.1"
 	env["CONSENSUS_READ_HEADER_TIMEOUT"], env["CONSENSUS_READ_TIMEOUT"], env["CONSENSUS_WRITE_TIMEOUT"], env["CONSENSUS_IDLE_TIMEOUT"] = "5s", "20s", "3m", "90s"
-	env["CONSENSUS_OPS_LISTEN"], env["CONSENSUS_PPROF"] = ":9100", "true"
+	env["CONSENSUS_OPS_LISTEN"], env["CONSENSUS_PPROF"], env["CONSENSUS_PARKED_CONNECTIONS"] = ":9100", "true", "off"
 	env["CONSENSUS_SHUTDOWN_DELAY"], env["CONSENSUS_SHUTDOWN_GRACE"] = "5s", "45s"
 	env["CONSENSUS_SIGNING_KEY"], env["CONSENSUS_SIGNING_KEY_FILE"] = "", keyFile
 	c, err := load(env)
@@ -172,7 +173,7 @@ func TestServerSettingsAccepted(t *testing.T) {
 		}
 	}
 	if c.ReadHeaderTimeout != 5*time.Second || c.ReadTimeout != 20*time.Second || c.WriteTimeout != 3*time.Minute || c.IdleTimeout != 90*time.Second ||
-		c.OpsListen != ":9100" || !c.Pprof || c.ShutdownDelay != 5*time.Second || c.ShutdownGrace != 45*time.Second {
+		c.OpsListen != ":9100" || !c.Pprof || c.ParkedConnections || c.ShutdownDelay != 5*time.Second || c.ShutdownGrace != 45*time.Second {
 		t.Fatalf("%+v", c.Server)
 	}
 	if !c.SigningKey.Equal(ed25519.NewKeyFromSeed(seed)) {

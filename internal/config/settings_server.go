@@ -29,6 +29,9 @@ type Server struct {
 	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are the
 	// API server's timeouts (net/http.Server).
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// ParkedConnections lets held requests and streams over HTTP/1.1 wait
+	// outside net/http (internal/parked).
+	ParkedConnections bool
 	// OpsListen is the operations listener: /metrics, /livez, /readyz, pprof.
 	OpsListen string
 	// Pprof serves net/http/pprof on the operations listener.
@@ -113,6 +116,18 @@ var serverSettings = []Setting{
 	duration("CONSENSUS_IDLE_TIMEOUT", "2m", time.Second, time.Hour,
 		"How long an idle keep-alive connection stays open.",
 		func(s *Server) *time.Duration { return &s.IdleTimeout }),
+	{
+		Name: "CONSENSUS_PARKED_CONNECTIONS", Default: "on",
+		Doc: "`on`: over HTTP/1.1, held reads (`Prefer: wait`) and event streams wait outside Go's HTTP server, and a waiting connection costs no goroutine (Linux only), so a replica holds thousands of listeners; the listener also admits new connections a bounded number at a time. `off`: every request waits in its handler, as over HTTP/2. `make bench` reports the listener rows both ways.",
+		parse: func(c *Config, v string) error {
+			switch v {
+			case "on", "off":
+				c.ParkedConnections = v == "on"
+				return nil
+			}
+			return fmt.Errorf("CONSENSUS_PARKED_CONNECTIONS: must be on or off, got %q", v)
+		},
+	},
 	{
 		Name: "CONSENSUS_OPS_LISTEN", Default: "127.0.0.1:8079",
 		Doc: "Address (`host:port`) of the operations listener: `/metrics`, `/livez`, `/readyz` and, with `CONSENSUS_PPROF`, `/debug/pprof/`. Plain HTTP, no authentication: keep it off the public network. The default port is not Prometheus's 9090, which a developer's machine often runs; port 0 picks a free port, logged as `ops` when the service starts.",

@@ -25,7 +25,6 @@ import (
 
 	"github.com/consensus-md/consensus/internal/batch"
 	"github.com/consensus-md/consensus/internal/config"
-	"github.com/consensus-md/consensus/internal/gather"
 	"github.com/consensus-md/consensus/internal/httpapi"
 	"github.com/consensus-md/consensus/internal/live"
 	"github.com/consensus-md/consensus/internal/logd"
@@ -157,16 +156,26 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		BeforeJoin: opt.BeforeJoin})
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout,
 		WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		ConnContext: gather.ConnContext}
-	// The API serves plain TCP on gather's listener, so a whole answer
-	// leaves in one write. For TLS the daemon makes the TLS listener
-	// itself and offers HTTP/2 as ServeTLS would.
-	serving := gather.Listen(ln)
+		ConnContext: api.ConnContext, ConnState: api.ConnState}
+	// The API serves on api.Listen's listener (CONSENSUS_PARKED_CONNECTIONS
+	// on): held requests wait outside net/http and their connections come
+	// back through it. For TLS the
+	// daemon makes the TLS listener itself, inside that one, and offers
+	// HTTP/2 as ServeTLS would.
+	serving := ln
 	if cert != nil {
 		srv.TLSConfig = cert.tlsConfig()
 		srv.TLSConfig.NextProtos = []string{"h2", "http/1.1"}
 		serving = tls.NewListener(ln, srv.TLSConfig)
 	}
+	idle := cfg.IdleTimeout
+	if idle <= 0 {
+		idle = cfg.ReadTimeout // net/http's rule for a keep-alive connection's wait
+	}
+	if cfg.ParkedConnections {
+		serving = api.Listen(serving, idle, cfg.ReadHeaderTimeout)
+	}
+	metrics.WatchAdmitted(api.Admitted)
 	// Held requests and streams answer at once when shutdown begins, so
 	// the grace period is not spent waiting for them.
 	srv.RegisterOnShutdown(hub.Shutdown)
@@ -216,7 +225,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	case <-ctx.Done():
 	case err = <-serveErr: // the listener failed: stop as on SIGTERM
 	}
-	shutdown(srv, health, cfg, log, err != nil)
+	shutdown(srv, api, health, cfg, log, err != nil)
 	stopQueue(queue, log)
 	stopWork()
 	wg.Wait()
@@ -229,9 +238,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 
 // shutdown fails readiness, waits the delay (unless the listener already
 // failed), closes the listener and gives requests in flight the grace
-// period (held requests and streams answer at once: hub.Shutdown runs on
-// shutdown); connections still open after it are closed.
-func shutdown(srv *http.Server, health *ops.Server, cfg *config.Config, log *slog.Logger, failed bool) {
+// period (with the streams and held requests that left net/http, which
+// answer at once); connections still open after it are closed.
+func shutdown(srv *http.Server, api *httpapi.Server, health *ops.Server, cfg *config.Config, log *slog.Logger, failed bool) {
 	health.Draining()
 	log.Info("shutting down: readiness fails now", slog.Duration("delay", cfg.ShutdownDelay), slog.Duration("grace", cfg.ShutdownGrace))
 	if !failed && cfg.ShutdownDelay > 0 {
@@ -239,7 +248,13 @@ func shutdown(srv *http.Server, health *ops.Server, cfg *config.Config, log *slo
 	}
 	graceCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(graceCtx); err != nil {
+	// Only once no request is left in net/http can no more leave it: then
+	// the ones that left are waited for.
+	err := srv.Shutdown(graceCtx)
+	if err == nil {
+		err = api.WaitDetached(graceCtx)
+	}
+	if err != nil {
 		log.Warn("grace period over: closing the connections still open", slog.String("error", err.Error()))
 		_ = srv.Close()
 		return

@@ -1,15 +1,18 @@
 package e2e
 
-// Held reads and streams on the connection: counted in flight, sharing one
-// HTTP/1.1 keep-alive connection, and outlasting the server's timeouts.
+// Held reads and streams on the connection: leaving net/http, counted in
+// flight, sharing one HTTP/1.1 keep-alive connection, and outlasting the
+// server's timeouts.
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -35,11 +38,12 @@ func inFlight(t *testing.T, s *server, want string) {
 	}
 }
 
-// TestLiveStreamCountsInFlight: over HTTP/1.1 a stream is an answer of no
-// stated length that runs until the client leaves. It counts as a request
-// in flight until it ends, sends what the room gains, and frees its place
-// at once when the client leaves.
-func TestLiveStreamCountsInFlight(t *testing.T) {
+// TestLiveStreamLeavesNetHTTP: over HTTP/1.1 a stream's body runs until
+// the connection closes (no chunked framing), so the replica can take the
+// connection out of net/http once the first page is sent. The stream still
+// counts as a request in flight until it ends, sends what the room gains,
+// and frees its place at once when the client leaves.
+func TestLiveStreamLeavesNetHTTP(t *testing.T) {
 	t.Parallel()
 	lr := startLiveRoom(t, 2)
 	a, b := lr.on2[0], lr.on1[1]
@@ -48,14 +52,14 @@ func TestLiveStreamCountsInFlight(t *testing.T) {
 	if err := stream.open(); err != nil {
 		t.Fatal(err)
 	}
-	if stream.resp.ContentLength != -1 {
-		t.Fatalf("a stream states a length: %d", stream.resp.ContentLength)
+	if te := stream.resp.TransferEncoding; len(te) != 0 || stream.resp.ContentLength != -1 || stream.resp.Close != true {
+		t.Fatalf("stream framing: Transfer-Encoding %v, Content-Length %d, close %v", te, stream.resp.ContentLength, stream.resp.Close)
 	}
 	if m, err := stream.next(); err != nil || m.event != "room.outcome" {
 		t.Fatalf("first message %v %v", m, err)
 	}
 	inFlight(t, lr.two, "1")
-	expect(t, b.post("stream-in-flight-1", "comment", "after the first page"), 201, "")
+	expect(t, b.post("leaves-net-http-1", "comment", "after the first page"), 201, "")
 	if m, err := stream.next(); err != nil || m.event != "room.event" || m.id != "1" {
 		t.Fatalf("woken stream: %+v %v", m, err)
 	}
@@ -63,15 +67,16 @@ func TestLiveStreamCountsInFlight(t *testing.T) {
 	inFlight(t, lr.two, "0")
 }
 
-// TestLiveHoldOnOneConnection: held requests over HTTP/1.1 share one
-// keep-alive connection as plain reads do. On one raw connection: a held
-// room read woken by a post on the other replica answers 200 with the
-// room, framed by Content-Length; the same connection then carries a held
-// feed read that ends at its wait, a 304 with no body, and after a pause a
-// plain read. The held request counts in flight while it waits, and a
-// client leaving mid-wait ends it. A request pipelined behind a held one
-// is not lost silently.
-func TestLiveHoldOnOneConnection(t *testing.T) {
+// TestLiveHoldLeavesNetHTTP: a held request over HTTP/1.1 waits outside
+// net/http, and its answer and connection are as net/http's would be. On
+// one raw keep-alive connection: a held room read woken by a post on the
+// other replica answers 200 with the room, framed by Content-Length; the
+// same connection then carries a held feed read that ends at its wait, a
+// 304 with no body, and after a pause a plain read. The held request
+// counts in flight while it waits, and a client leaving mid-wait ends it.
+// A request pipelined behind a held one is not lost silently: the held
+// answer says Connection: close.
+func TestLiveHoldLeavesNetHTTP(t *testing.T) {
 	t.Parallel()
 	lr := startLiveRoom(t, 2)
 	a, b := lr.on2[0], lr.on1[1]
@@ -111,6 +116,11 @@ func TestLiveHoldOnOneConnection(t *testing.T) {
 	inFlight(t, lr.two, "0")
 	send("room", "", map[string]string{"If-None-Match": etag, "Prefer": "wait=30"})
 	inFlight(t, lr.two, "1")
+	// The replica runs in this process: its waiting goroutine is not
+	// net/http's.
+	if awaitsInNetHTTP(t) {
+		t.Fatal("a held request waits in net/http's goroutine")
+	}
 	expect(t, b.post("hold-leaves-1", "comment", "wakes the held read"), 201, "")
 	resp, body := receive()
 	if resp.StatusCode != 200 || resp.Close || resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) != 0 {
@@ -179,6 +189,36 @@ func TestLiveHoldOnOneConnection(t *testing.T) {
 	}
 }
 
+// awaitsInNetHTTP reports whether the held reads waiting in this process
+// (in await, live.go) wait in net/http's goroutines, once one waits. It
+// fails when some do and some do not.
+func awaitsInNetHTTP(t *testing.T) bool {
+	t.Helper()
+	// In flight, the request may not wait yet: look again.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var stacks bytes.Buffer
+		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
+		inside, outside := 0, 0
+		for _, g := range strings.Split(stacks.String(), "\n\n") {
+			if strings.Contains(g, "httpapi.(*Server).await(") {
+				if strings.Contains(g, "net/http.(*conn).serve") {
+					inside++
+				} else {
+					outside++
+				}
+			}
+		}
+		switch {
+		case inside > 0 && outside > 0:
+			t.Fatalf("%d held reads wait in net/http's goroutines, %d outside", inside, outside)
+		case inside+outside > 0:
+			return inside > 0
+		case time.Now().After(deadline):
+			t.Fatal("no goroutine waits in await (live.go)")
+		}
+	}
+}
+
 // roomETagOf is a's room's current ETag.
 func roomETagOf(t *testing.T, a *agent) string {
 	t.Helper()
@@ -189,16 +229,27 @@ func roomETagOf(t *testing.T, a *agent) string {
 	return etag
 }
 
-// TestLiveWaitsOutlastServerTimeouts: held reads and streams wait in their
-// handlers, so they must outlast the server's read and write timeouts (1 s
-// and 2 s here), which bound every other request: a held room read and a
+// TestLiveWaitsOutlastServerTimeouts: held reads and streams must outlast
+// the server's read and write timeouts (1 s and 2 s here), which bound
+// every other request, whether they wait outside net/http (parked) or in
+// their handlers (CONSENSUS_PARKED_CONNECTIONS=off): a held room read and a
 // stream opened before those timeouts pass are both still served, and
 // woken, by a post made after them. The wait past the timeouts is what is
 // tested, so it is a sleep.
 func TestLiveWaitsOutlastServerTimeouts(t *testing.T) {
 	t.Parallel()
+	for _, parked := range []string{"on", "off"} {
+		t.Run("parked "+parked, func(t *testing.T) {
+			t.Parallel()
+			waitsOutlastServerTimeouts(t, parked)
+		})
+	}
+}
+
+func waitsOutlastServerTimeouts(t *testing.T, parked string) {
 	lr := startLiveRoom(t, 2, map[string]string{
 		"CONSENSUS_READ_HEADER_TIMEOUT": "1s", "CONSENSUS_READ_TIMEOUT": "1s", "CONSENSUS_WRITE_TIMEOUT": "2s",
+		"CONSENSUS_PARKED_CONNECTIONS": parked,
 	})
 	a, b := lr.on2[0], lr.on1[1]
 	stream := newSSE(t, a, 0)

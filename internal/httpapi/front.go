@@ -7,11 +7,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
 
-	"github.com/consensus-md/consensus/internal/gather"
+	"github.com/consensus-md/consensus/internal/parked"
 )
 
 // requestInfo is what the front middleware learns of a request, stored in
@@ -30,6 +31,47 @@ type requestInfo struct {
 	// credential's lookup (marked), for a held request (hold).
 	hubMark uint64
 	marked  bool
+
+	// A handler whose work outlives ServeHTTP (a stream taken from
+	// net/http) detaches the request: it stays in flight, and is observed
+	// and logged, until that work ends (detachRequest).
+	mu              sync.Mutex
+	detached, ended bool
+	lateStatus      int    // the status of an answer written past net/http, if any
+	extraBytes      int    // written past net/http, counted in the log line
+	finish          func() // what front left to do when the work ends
+}
+
+// detachRequest marks the request's work as outliving its handler. The
+// returned function ends it, with the status of an answer written outside
+// the ResponseWriter (0 when the ResponseWriter's stands) and the bytes
+// written there; call it exactly once.
+func detachRequest(ctx context.Context) func(status, written int) {
+	i := infoFrom(ctx)
+	if i == nil {
+		return func(int, int) {}
+	}
+	i.mu.Lock()
+	i.detached = true
+	i.mu.Unlock()
+	return func(status, written int) {
+		i.mu.Lock()
+		i.ended, i.lateStatus, i.extraBytes = true, status, written
+		finish := i.finish
+		i.mu.Unlock()
+		if finish != nil {
+			finish()
+		}
+	}
+}
+
+// statusOr is the status written past net/http, if any, else recorded.
+// Call it once the request's work has ended.
+func (i *requestInfo) statusOr(recorded int) int {
+	if i.lateStatus != 0 {
+		return i.lateStatus
+	}
+	return recorded
 }
 
 // routeOf is the request's route pattern (routePattern), built once.
@@ -75,11 +117,24 @@ func (s *Server) front(next http.Handler) http.Handler {
 		hdr.Set("X-Request-Id", info.id)
 		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey, info))
 		rec := &statusRecorder{ResponseWriter: w}
-		rec.conn = gather.From(r.Context())
+		rec.conn = parked.GatherFrom(r.Context())
 		if s.requests != nil {
 			s.requests.RequestStarted()
 		}
 		finished := false
+		// finish observes and logs the answer. A detached request keeps it
+		// until its work ends, so it holds the answer's figures, not the
+		// request or its ResponseWriter (and through them net/http's
+		// buffers of the connection).
+		finish := func(ctx context.Context, method string, status, written int) {
+			if status == 0 {
+				status = http.StatusOK
+			}
+			if s.requests != nil {
+				s.requests.RequestDone(info.route, method, status, time.Since(start))
+			}
+			s.logRequest(ctx, method, status, written, start, info)
+		}
 		defer func() {
 			if !finished && s.requests != nil { // a handler that panicked past recoverPanics
 				status := http.StatusInternalServerError
@@ -92,15 +147,16 @@ func (s *Server) front(next http.Handler) http.Handler {
 		checked.ServeHTTP(rec, r)
 		_ = rec.release() // an error is net/http's to meet on its next write
 		finished = true
-		status := rec.status
-		if status == 0 {
-			status = http.StatusOK
-		}
 		info.routeOf(r) // while chi still holds the route
-		if s.requests != nil {
-			s.requests.RequestDone(info.route, r.Method, status, time.Since(start))
+		info.mu.Lock()
+		if info.detached && !info.ended {
+			ctx, method, status, written := r.Context(), r.Method, rec.status, rec.bytes
+			info.finish = func() { finish(ctx, method, info.statusOr(status), written+info.extraBytes) }
+			info.mu.Unlock()
+			return
 		}
-		s.logRequest(r.Context(), r.Method, status, rec.bytes, start, info)
+		info.mu.Unlock()
+		finish(r.Context(), r.Method, info.statusOr(rec.status), rec.bytes+info.extraBytes)
 	})
 	if len(s.trusted) > 0 {
 		return middleware.ClientIPFromXFF(s.trusted...)(h)

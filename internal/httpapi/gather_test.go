@@ -11,18 +11,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consensus-md/consensus/internal/gather"
+	"github.com/consensus-md/consensus/internal/parked"
 )
 
-// gatherConn is the server's side of a real loopback connection, as
-// gather.Listen accepts it.
-func gatherConn(t *testing.T) *gather.Conn {
+// gatherConn is the server's side of a real loopback connection, as a
+// parked.Listener accepts it.
+func gatherConn(t *testing.T) *parked.GatherConn {
 	t.Helper()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := gather.Listen(inner)
+	l := parked.Listen(inner, parked.Options{})
 	defer l.Close()
 	client, err := net.Dial("tcp", inner.Addr().String())
 	if err != nil {
@@ -33,7 +33,7 @@ func gatherConn(t *testing.T) *gather.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close(); _ = server.Close() })
-	gc, ok := server.(*gather.Conn)
+	gc, ok := server.(*parked.GatherConn)
 	if !ok {
 		t.Fatalf("the listener accepted a %T", server)
 	}
@@ -60,7 +60,7 @@ func TestStatusRecorderSkipsInformationalAnswers(t *testing.T) {
 	}
 }
 
-// Through front, on gather.Listen's listener: an answer that states its length
+// Through front, on Listen's listener: an answer that states its length
 // is gathered until the handler returns or flushes, arrives intact, answer
 // after answer on one connection; an answer without a stated length (a
 // stream) is never held back.
@@ -69,9 +69,9 @@ func TestFrontGathersAnswersOfStatedLength(t *testing.T) {
 	body := bytes.Repeat([]byte("0123456789abcdef"), 20<<10)
 	wrong := make(chan string, 16)
 	gathering := func(r *http.Request) bool {
-		gc := gather.From(r.Context())
+		gc := parked.GatherFrom(r.Context())
 		if gc == nil {
-			wrong <- r.URL.Path + ": no gather.Conn in the context"
+			wrong <- r.URL.Path + ": no GatherConn in the context"
 			return false
 		}
 		return gc.Gathering()
@@ -125,8 +125,8 @@ func TestFrontGathersAnswersOfStatedLength(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: s.front(mux), ReadHeaderTimeout: time.Second, ConnContext: gather.ConnContext}
-	go func() { _ = srv.Serve(gather.Listen(inner)) }()
+	srv := &http.Server{Handler: s.front(mux), ReadHeaderTimeout: time.Second, ConnContext: s.ConnContext}
+	go func() { _ = srv.Serve(s.Listen(inner, time.Minute, 0)) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	c := &http.Client{Timeout: 10 * time.Second}
 	get := func(path string) *http.Response {

@@ -110,17 +110,28 @@ const (
 
 // holdRead keeps a request for up to h.wait while h.check sees no change,
 // then answers it with h.answer. An error from check is answered as a
-// problem; a client gone, not at all. The request waits in its handler,
-// over HTTP/1.1 as over HTTP/2.
+// problem; a client gone, not at all. Over HTTP/1.1 the request waits
+// outside net/http (detachHold), and holdRead returns before it is
+// answered.
 func (s *Server) holdRead(w http.ResponseWriter, r *http.Request, h *heldRead) {
-	defer h.leave()
-	holdDeadline(w, h.wait+holdSlack)
-	changed, err := s.await(requestContext(r), h)
-	if err != nil {
-		s.handleHoldFailure(w, r, err)
+	run := func(w http.ResponseWriter, r *http.Request) {
+		defer h.leave()
+		changed, err := s.await(requestContext(r), h)
+		if err != nil {
+			s.handleHoldFailure(w, r, err)
+			return
+		}
+		h.answer(w, r, changed)
+	}
+	if d := s.detachHold(w, r); d != nil {
+		go func() {
+			defer d.finish()
+			run(d.w, d.r)
+		}()
 		return
 	}
-	h.answer(w, r, changed)
+	holdDeadline(w, h.wait+holdSlack)
+	run(w, r)
 }
 
 // leave leaves the signals h joined.

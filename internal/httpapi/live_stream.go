@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/consensus-md/consensus/internal/live"
+	"github.com/consensus-md/consensus/internal/parked"
 	"github.com/consensus-md/consensus/internal/venue"
 )
 
@@ -23,6 +25,11 @@ import (
 // whenever it changes, a new revision as "room.revision", and a comment
 // line at least every live.KeepAlive. The stream ends when the credential
 // stops holding (revocation), the client leaves or the service stops.
+//
+// Over HTTP/1.1 the body runs until the connection closes (no chunked
+// framing), so once the first page is sent the stream leaves net/http: it
+// keeps the connection and one goroutine, not the request's buffers and
+// the server's goroutines, which is what lets a replica hold thousands.
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	after, err := streamStart(r)
 	if err != nil {
@@ -34,7 +41,12 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	if waiter == nil {
 		return
 	}
-	defer waiter.Leave()
+	detached := false
+	defer func() {
+		if !detached {
+			waiter.Leave()
+		}
+	}()
 	st := &stream{s: s, p: p, waiter: waiter, after: after}
 	// The first page is read before the status is sent: a failed read is
 	// its problem (503 with Retry-After, say), not a 200 whose body ends at
@@ -47,6 +59,10 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("X-Accel-Buffering", "no")
+	leave := s.parking != nil && r.ProtoMajor == 1 && r.ProtoMinor >= 1
+	if leave {
+		h.Set("Transfer-Encoding", "identity") // net/http's word for a body the connection's close ends
+	}
 	holdDeadline(w, live.KeepAlive+holdSlack)
 	w.WriteHeader(http.StatusOK)
 	// No buffer of its own: the response's buffer gathers a batch until
@@ -61,11 +77,18 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	full := events.Len() == venue.FeedMaxLimit
+	if leave {
+		if conn, _, end, ok := s.takeConn(w, r); ok {
+			detached = true
+			go st.detached(requestContext(r), conn, full, end)
+			return
+		}
+	}
 	st.run(requestContext(r), out, full)
 }
 
 // stream is one open event stream: where it stands, and what it needs to
-// check its credential again.
+// check its credential again without its request, which it may outlive.
 type stream struct {
 	s        *Server
 	p        *venue.Principal
@@ -140,6 +163,37 @@ func (st *stream) run(ctx context.Context, out *sseWriter, full bool) {
 		full = events.Len() == venue.FeedMaxLimit
 	}
 }
+
+// detached runs the stream on conn, taken from net/http after the first
+// page: reqCtx's values without its end (net/http ends it when the handler
+// returns), and the client's leaving noticed by parked.OnHangup. end tells front
+// the request is over.
+func (st *stream) detached(reqCtx context.Context, conn net.Conn, full bool, end func(status, written int)) {
+	written := 0
+	defer func() { end(0, written) }()
+	defer st.waiter.Leave()
+	defer conn.Close()
+	ctx, cancel := context.WithCancel(context.WithoutCancel(reqCtx))
+	defer cancel()
+	_ = conn.SetReadDeadline(time.Time{})
+	defer parked.OnHangup(conn, cancel)()
+	var buf bytes.Buffer
+	out := &sseWriter{w: &buf, flush: func() error {
+		_ = conn.SetWriteDeadline(time.Now().Add(live.KeepAlive + holdSlack))
+		n, err := conn.Write(buf.Bytes())
+		written += n
+		buf.Reset()
+		if buf.Cap() > maxKeptStreamBuffer {
+			buf = bytes.Buffer{} // a long page's buffer is not kept while the stream waits
+		}
+		return err
+	}}
+	st.run(ctx, out, full)
+}
+
+// maxKeptStreamBuffer bounds the buffer a detached stream keeps between
+// batches.
+const maxKeptStreamBuffer = 8 << 10
 
 // awaits reports whether id is among the events awaiting the reader's
 // reply.

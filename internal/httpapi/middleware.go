@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/consensus-md/consensus/internal/gather"
+	"github.com/consensus-md/consensus/internal/parked"
 )
 
 type ctxKey int
@@ -17,7 +17,7 @@ type ctxKey int
 // statusRecorder is front's view of the answer: its status and size, and
 // the gathering of its writes. An answer that states its Content-Length is
 // whole before it is written, so its writes on a plain TCP connection are
-// gathered (internal/gather) from its head until the handler returns or flushes:
+// gathered (parked.GatherConn) from its head until the handler returns or flushes:
 // net/http's flush of its 4 KiB buffer then leaves with the rest of the
 // body in one writev. An answer without a stated length (a stream) is
 // never held back.
@@ -25,8 +25,9 @@ type statusRecorder struct {
 	http.ResponseWriter
 	status int
 	bytes  int
-	conn   *gather.Conn // the request's connection, when it can gather
-	// gathering is set once this answer starts gathering on conn.
+	conn   *parked.GatherConn // the request's connection, when it can gather
+	// gathering is set once this answer starts gathering on conn: only then
+	// does it touch conn, which a hijacked request no longer owns.
 	gathering bool
 }
 
@@ -40,8 +41,8 @@ func (r *statusRecorder) WriteHeader(code int) {
 	r.ResponseWriter.WriteHeader(code)
 }
 
-// Unwrap lets http.ResponseController reach the connection (the deadlines
-// of held reads and streams).
+// Unwrap lets http.ResponseController reach the connection (deadlines of
+// streams, the hijack of held requests).
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (r *statusRecorder) Write(b []byte) (int, error) {

@@ -61,6 +61,10 @@ type Route struct {
 	// Middleware runs first, in order.
 	Middleware []func(http.Handler) http.Handler
 	Handler    http.HandlerFunc
+	// Holds marks a GET whose answer may wait (Prefer: wait): a parked
+	// connection's next request to it may be served off net/http
+	// (internal/parked, serve.go; heldRoute).
+	Holds bool
 }
 
 // routes is every route the server answers, with its credential and its
@@ -171,8 +175,8 @@ func (s *Server) routesServing(docs discoveryDocs, pages webPages) []Route {
 		t = append(t,
 			Route{Method: http.MethodPost, Pattern: p + agentroute.Exchange, Credential: CredentialInvite, Middleware: chain(family, s.limit("exchange")), Handler: s.handleExchange},
 			Route{Method: http.MethodPost, Pattern: p + agentroute.Claim, Credential: CredentialSession, Middleware: chain(family, s.limit("claim")), Handler: f.claim},
-			Route{Method: http.MethodGet, Pattern: p + agentroute.Room, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleRoom},
-			Route{Method: http.MethodGet, Pattern: p + agentroute.Events, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleEvents},
+			Route{Method: http.MethodGet, Pattern: p + agentroute.Room, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleRoom, Holds: true},
+			Route{Method: http.MethodGet, Pattern: p + agentroute.Events, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleEvents, Holds: true},
 			Route{Method: http.MethodPost, Pattern: p + agentroute.Events, Credential: CredentialParticipantDeferred, Middleware: chain(family), Handler: s.handleEventsCreate},
 			Route{Method: http.MethodGet, Pattern: p + agentroute.Stream, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleStream},
 			Route{Method: http.MethodPut, Pattern: p + agentroute.Webhook, Credential: CredentialParticipant, Middleware: chain(family), Handler: s.handleWebhookPut},

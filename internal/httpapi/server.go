@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -35,6 +37,16 @@ type Server struct {
 	hub           *live.Hub
 	lists         *live.Workspaces
 	beforeJoin    func(agreementID uuid.UUID, hub *live.Hub) // Options.BeforeJoin
+
+	// parking keeps the connections of held requests outside net/http
+	// (Listen); nil keeps them in their handlers.
+	parking parking
+	// detached counts the streams and held requests that left net/http,
+	// for WaitDetached.
+	detached sync.WaitGroup
+	// reholding is what serving a parked connection's next request takes,
+	// once Handler has built it.
+	reholding atomic.Pointer[heldRoutes]
 }
 
 // Breaker remembers that the database stopped answering (the store).
@@ -117,6 +129,28 @@ func New(o Options) *Server {
 	}
 }
 
+// WaitDetached waits until every stream and held request that left
+// net/http has ended, or ctx ends. After http.Server.Shutdown (whose
+// OnShutdown ends their waits) it is what lets their last answers reach
+// their clients before the process exits.
+func (s *Server) WaitDetached(ctx context.Context) error {
+	// A request served off net/http counts until its held read is
+	// detached, so it is waited for first.
+	if s.parking != nil {
+		if err := s.parking.Wait(ctx); err != nil {
+			return err
+		}
+	}
+	done := make(chan struct{})
+	go func() { s.detached.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Handler returns the router with every route and middleware.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
@@ -138,6 +172,13 @@ func (s *Server) Handler() http.Handler {
 	})
 	table := s.routes()
 	s.mount(r, table)
+	holds := chi.NewRouter()
+	for _, rt := range table {
+		if rt.Holds {
+			holds.Get(rt.Pattern, http.NotFound)
+		}
+	}
+	s.reholding.Store(&heldRoutes{handler: r, holds: holds})
 	return r
 }
 

@@ -125,6 +125,15 @@ func (m *Metrics) WatchDatabase(db Database) {
 	m.reg.MustRegister(newDatabaseCollector(db))
 }
 
+// WatchAdmitted adds consensus_http_connections_admitted, read from
+// admitted at each scrape.
+func (m *Metrics) WatchAdmitted(admitted func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "consensus_http_connections_admitted",
+		Help: "New API connections in their first request now, of the most admitted at once (64 per CPU); others wait to be accepted.",
+	}, func() float64 { return float64(admitted()) }))
+}
+
 // methods are the label values of method; any other is "other".
 var methods = map[string]bool{
 	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,

@@ -69,6 +69,7 @@ func TestStartRefusesEachSetting(t *testing.T) {
 		"CONSENSUS_LOG_ORIGIN":             {"CONSENSUS_LOG_ORIGIN": "https://consensus.example/log"},
 		"CONSENSUS_LOG_INTERVAL":           {"CONSENSUS_LOG_INTERVAL": "soon"},
 		"CONSENSUS_LOG_WITNESSES":          {"CONSENSUS_LOG_WITNESSES": "witness.example/w1"},
+		"CONSENSUS_PARKED_CONNECTIONS":     {"CONSENSUS_PARKED_CONNECTIONS": "maybe"},
 	}
 	// Settings no value can make wrong.
 	free := map[string]bool{"CONSENSUS_MAIL_FROM": true}

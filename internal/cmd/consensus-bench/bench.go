@@ -51,6 +51,10 @@ type bench struct {
 	// listeners is the listener phase's result; exhausted, the requests of
 	// the last append load that found their thread's participants used up.
 	listeners *listenerResult
+	// parkedOff is the listener phase's again, with the parked
+	// connections off (parkedoff.go); bin is consensusd's binary.
+	parkedOff *listenerResult
+	bin       string
 	exhausted int64
 	world     *world
 	http      *http.Client
@@ -108,7 +112,7 @@ func (b *bench) record(m measurement) {
 }
 
 // stepNames names run's steps, in their order, for -only.
-var stepNames = []string{"warmup", "read", "304", "flat", "append", "busy", "long", "listen", "log"}
+var stepNames = []string{"warmup", "read", "304", "flat", "append", "busy", "long", "listen", "listen-off", "log"}
 
 func run(ctx context.Context, cfg config) (err error) {
 	began := time.Now()
@@ -145,6 +149,7 @@ func run(ctx context.Context, cfg config) (err error) {
 		return err
 	}
 	b.setupTime["build consensusd"] = buildDur
+	b.bin = bin
 
 	cfg.logf("== starting the private PostgreSQL in %s (fsync on)", cfg.PGDir)
 	t := time.Now()
@@ -202,7 +207,7 @@ func run(ctx context.Context, cfg config) (err error) {
 
 	// log last: its integration step writes thousands of rooms into the
 	// service's tables, which the loads before it should not meet.
-	steps := []func(context.Context) error{b.warmup, b.readRounds, b.notModifiedRounds, b.flatRounds, b.appendRounds, b.busyRounds, b.longAppend, b.listenerPhase, b.logPhase}
+	steps := []func(context.Context) error{b.warmup, b.readRounds, b.notModifiedRounds, b.flatRounds, b.appendRounds, b.busyRounds, b.longAppend, b.listenerPhase, b.listenersOff, b.logPhase}
 	for i, step := range steps {
 		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, stepNames[i]) {
 			continue

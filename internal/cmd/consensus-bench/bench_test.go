@@ -79,6 +79,7 @@ func TestSmoke(t *testing.T) {
 		"304 (If-None-Match), 40 events", "peak RSS of consensusd", "flatness: append", "flatness: 304",
 		"| exchange |", "| claim |", "pgbench (PostgreSQL)", "fsync=on",
 		"## Listeners", "listeners: append ratio with them ÷ without", "| round | service events/s | service latency | pgbench tps | ratio |",
+		"## Listeners with the parked connections off", "listeners, parked connections off: post to wake",
 		"## Transparency log", "log: integration of 500 rooms", "log: deciding 201 → proof cosigned by 1 witness, 3 rooms",
 		"3 verified, 0 missing", "log: event append", "log: one busy room ratio, drop",
 	} {

@@ -17,6 +17,7 @@ func (b *bench) extraRows(row func(cells ...string)) {
 		rss := float64(m.F.PeakRSSKiB) / 1024
 		row(fmt.Sprintf("peak RSS, %s append run over %d rooms", cfg.LongDuration, len(b.world.listen)), fmt.Sprintf("%s (%s events/s)", kib(m.F.PeakRSSKiB), thousands(m.F.ReqPerSec)), "", "", "", fmt.Sprintf("< %.0f MiB", targetRSSMiB), verdict(spread{med: rss, lo: rss, hi: rss}, targetRSSMiB, false))
 	}
+	defer b.parkedOffRows(row)
 	l := b.listeners
 	if l == nil {
 		return
@@ -61,6 +62,7 @@ func (b *bench) extraMarkdown(w func(format string, args ...any)) {
 		w("wrk, %d connections, comments into the %d listener rooms (%d participants each, before any listener attached), %s; peak RSS is VmHWM over the run, reset before it. %d appends, %s events/s, %s; RSS %s at start, peak %s; rooms held %d → %d events.", cfg.Conns, len(b.world.listen), cfg.ListenParts, cfg.LongDuration, m.F.OK, thousands(m.F.ReqPerSec), latF(m.F), kib(m.F.StartRSS), kib(m.F.PeakRSSKiB), m.RoomFrom, m.RoomTo)
 		w("")
 	}
+	defer b.parkedOffMarkdown(w)
 	if l := b.listeners; l != nil {
 		w("## Listeners")
 		w("")

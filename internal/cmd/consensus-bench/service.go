@@ -33,6 +33,7 @@ type service struct {
 	mailDir string
 	logPath string
 	exited  chan error
+	env     []string // settings of its own, kept across restarts
 }
 
 func freePort() (int, error) {
@@ -73,7 +74,7 @@ func buildService(ctx context.Context, cfg config) (string, time.Duration, error
 func startService(ctx context.Context, cfg config, bin string, cl *cluster, prev *service, lg *benchLog) (*service, error) {
 	var s *service
 	if prev != nil {
-		s = &service{origin: prev.origin, ops: prev.ops, opToken: prev.opToken, key: prev.key, log: prev.log}
+		s = &service{origin: prev.origin, ops: prev.ops, opToken: prev.opToken, key: prev.key, env: prev.env, log: prev.log}
 	} else {
 		port, err := freePort()
 		if err != nil {
@@ -139,6 +140,7 @@ func startService(ctx context.Context, cfg config, bin string, cl *cluster, prev
 			s.cmd.Env = append(s.cmd.Env, name+"="+v)
 		}
 	}
+	s.cmd.Env = append(s.cmd.Env, s.env...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := s.cmd.Start(); err != nil {

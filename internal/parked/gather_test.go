@@ -1,4 +1,4 @@
-package gather
+package parked
 
 import (
 	"bytes"
@@ -11,8 +11,8 @@ import (
 )
 
 // tcpPair is a real loopback connection: the server's side wrapped as
-// Listen wraps it, and the client's side.
-func tcpPair(t *testing.T) (*Conn, net.Conn) {
+// Listener wraps it, and the client's side.
+func tcpPair(t *testing.T) (*GatherConn, net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -28,9 +28,9 @@ func tcpPair(t *testing.T) (*Conn, net.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close(); _ = server.Close() })
-	gc, ok := Wrap(server).(*Conn)
+	gc, ok := wrapGather(server).(*GatherConn)
 	if !ok {
-		t.Fatalf("Wrap(%T) did not wrap", server)
+		t.Fatalf("wrapGather(%T) did not wrap", server)
 	}
 	return gc, client
 }
@@ -53,7 +53,7 @@ func arrived(t *testing.T, c net.Conn, wait time.Duration) []byte {
 	}
 }
 
-func TestConnKeepsTheFlushForTheLargeWrite(t *testing.T) {
+func TestGatherConnKeepsTheFlushForTheLargeWrite(t *testing.T) {
 	gc, client := tcpPair(t)
 	head := bytes.Repeat([]byte("h"), 4<<10)
 	body := bytes.Repeat([]byte("b"), 200<<10)
@@ -88,7 +88,7 @@ func TestConnKeepsTheFlushForTheLargeWrite(t *testing.T) {
 	}
 }
 
-func TestConnReleaseSendsWhatItKept(t *testing.T) {
+func TestGatherConnReleaseSendsWhatItKept(t *testing.T) {
 	gc, client := tcpPair(t)
 	gc.Gather()
 	_, _ = gc.Write([]byte("small "))
@@ -103,46 +103,12 @@ func TestConnReleaseSendsWhatItKept(t *testing.T) {
 
 // A connection that is not gathering writes at once: a stream's flushed
 // event is never held back waiting for a write that may not come.
-func TestConnWritesAtOnceWhenNotGathering(t *testing.T) {
+func TestGatherConnWritesAtOnceWhenNotGathering(t *testing.T) {
 	gc, client := tcpPair(t)
 	if _, err := gc.Write([]byte("event")); err != nil {
 		t.Fatal(err)
 	}
 	if got := arrived(t, client, time.Second); string(got) != "event" {
 		t.Fatalf("got %q", got)
-	}
-}
-
-// Through Listen and ConnContext, a request served by net/http reaches its
-// Conn; TLS and other connections are left alone.
-func TestListenWrapsPlainTCPAndConnContextFindsIt(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := Listen(inner)
-	defer ln.Close()
-	client, err := net.Dial("tcp", inner.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
-	gc, ok := server.(*Conn)
-	if !ok {
-		t.Fatalf("Listen accepted a %T", server)
-	}
-	if From(ConnContext(t.Context(), server)) != gc {
-		t.Fatal("From does not find the Conn ConnContext stored")
-	}
-	a, b := net.Pipe()
-	defer a.Close()
-	defer b.Close()
-	if Wrap(a) != a || From(ConnContext(t.Context(), a)) != nil {
-		t.Fatal("a connection other than plain TCP was wrapped")
 	}
 }
