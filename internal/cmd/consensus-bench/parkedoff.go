@@ -11,8 +11,8 @@ import (
 // and keys, with CONSENSUS_PARKED_CONNECTIONS=off, and runs the listener
 // phase once more (the attach and the measured waves; no append rounds and
 // no profiles), into the same rooms. The report puts its wake-up p99 and
-// peak RSS beside the parked run's: off within 10% of the targets means
-// internal/parked no longer earns its size. Its RSS is judged as from the
+// peak RSS beside the parked run's: off within 10% of the targets, run
+// after run, means internal/parked no longer earns its size. Its RSS is judged as from the
 // parked run's start (offPeakRSS): a freshly started process holds less
 // than one that served the whole bench, so its own peak flatters it.
 
@@ -97,6 +97,7 @@ func (b *bench) parkedOffMarkdown(w func(format string, args ...any)) {
 	w("")
 	if on != nil && on.p99 > 0 && on.peakRSS > 0 {
 		w("Off ÷ on: wake-up p99 %s, peak RSS %s.", fmtRatio(off.p99.Seconds()/on.p99.Seconds()), fmtRatio(float64(offPeakRSS(on, off))/float64(on.peakRSS)))
+		w("")
 	}
 	peak := offPeakRSS(on, off)
 	if peak != off.peakRSS {
