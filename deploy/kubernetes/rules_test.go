@@ -144,8 +144,12 @@ func outputLabels(e promql.Expr) (map[string]bool, bool) {
 		return kept, true
 	case *promql.BinaryExpr:
 		// Comparisons with a number, and vector matches without group
-		// modifiers, keep the labels of the vector on the left.
+		// modifiers or with group_left, keep the labels of the vector on
+		// the left; group_right keeps those of the vector on the right.
 		if _, ok := e.LHS.(*promql.NumberLiteral); ok {
+			return outputLabels(e.RHS)
+		}
+		if e.VectorMatching != nil && e.VectorMatching.Card == promql.CardOneToMany {
 			return outputLabels(e.RHS)
 		}
 		return outputLabels(e.LHS)
