@@ -198,6 +198,11 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		return stoppedEarly(ctx, log, fmt.Errorf("start the job queue: %w", err))
 	}
 	logLoop := &logd.Loop{Venue: v, Witnesses: cfg.Log.Witnesses, Interval: cfg.Log.Interval, Log: log, Observer: metrics}
+	witnesses := make([]string, len(cfg.Log.Witnesses))
+	for i, w := range cfg.Log.Witnesses {
+		witnesses[i] = w.Name()
+	}
+	metrics.LogWitnesses(witnesses)
 	health.WatchLog(func() any { return logLoop.Status() })
 	var wg sync.WaitGroup
 	wg.Add(4)

@@ -209,6 +209,16 @@ func (m *Metrics) LogIntegrated(leaves int, size int64) {
 	m.logSize.Set(float64(size))
 }
 
+// LogWitnesses serves each named witness's failure counters at zero from
+// the start: a counter series that first appears at 1 shows Prometheus no
+// increase, so the first refusal would not fire ConsensusLogWitnessRefused.
+func (m *Metrics) LogWitnesses(names []string) {
+	for _, n := range names {
+		m.logFailures.WithLabelValues(n, "refused")
+		m.logFailures.WithLabelValues(n, "unreachable")
+	}
+}
+
 // LogWitnessed records that witness cosigned the tree of size.
 func (m *Metrics) LogWitnessed(witness string, size int64) {
 	m.logWitnessed.WithLabelValues(witness).Set(float64(size))

@@ -228,6 +228,9 @@ func TestAlertRulesUseServedSeries(t *testing.T) {
 	m.WatchDatabase(&fakeDB{})
 	m.RequestStarted()
 	m.RequestDone("/x", http.MethodPost, 201, time.Millisecond)
+	// As the daemon runs with a witness configured that cosigned once.
+	m.LogWitnesses([]string{"w1"})
+	m.LogWitnessed("w1", 1)
 	_, body := get(t, NewServer(m, slog.New(slog.DiscardHandler), false).Handler(), "/metrics")
 	served := map[string]bool{}
 	for _, line := range strings.Split(body, "\n") {
@@ -244,5 +247,28 @@ func TestAlertRulesUseServedSeries(t *testing.T) {
 		if !served[name] {
 			t.Errorf("the alert rules query %s, which /metrics does not serve", name)
 		}
+	}
+}
+
+// A witness's failure counters are served at zero from the start: a
+// counter series that first appears at 1 shows no increase to Prometheus,
+// so the first refusal would not fire ConsensusLogWitnessRefused.
+func TestWitnessFailureCountersStartAtZero(t *testing.T) {
+	t.Parallel()
+	m := NewMetrics("test")
+	m.LogWitnesses([]string{"w1"})
+	_, body := get(t, NewServer(m, slog.New(slog.DiscardHandler), false).Handler(), "/metrics")
+	for _, want := range []string{
+		`consensus_log_witness_failures_total{result="refused",witness="w1"} 0`,
+		`consensus_log_witness_failures_total{result="unreachable",witness="w1"} 0`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	m.LogWitnessFailed("w1", true)
+	_, body = get(t, NewServer(m, slog.New(slog.DiscardHandler), false).Handler(), "/metrics")
+	if !strings.Contains(body, `consensus_log_witness_failures_total{result="refused",witness="w1"} 1`+"\n") {
+		t.Error("a refusal is not counted")
 	}
 }
