@@ -88,15 +88,7 @@ func TestLiveHoldLeavesNetHTTP(t *testing.T) {
 	br := bufio.NewReader(conn)
 	send := func(action, query string, h map[string]string) {
 		t.Helper()
-		var req strings.Builder
-		fmt.Fprintf(&req, "GET %s%s HTTP/1.1\r\nHost: consensus.test\r\nAuthorization: Consensus-Participant %s\r\n", a.s.agentPath(a.inv.InvitationID, action), query, a.token)
-		for k, v := range h {
-			fmt.Fprintf(&req, "%s: %s\r\n", k, v)
-		}
-		req.WriteString("\r\n")
-		if _, err := io.WriteString(conn, req.String()); err != nil {
-			t.Fatal(err)
-		}
+		writeGet(t, conn, a, action, query, h)
 	}
 	receive := func() (*http.Response, []byte) {
 		t.Helper()
@@ -274,5 +266,20 @@ func waitsOutlastServerTimeouts(t *testing.T, parked string) {
 	}
 	if m, err := stream.next(); err != nil || m.event != "room.event" || m.id != "1" {
 		t.Fatalf("the stream after the server's timeouts: %+v %v", m, err)
+	}
+}
+
+// writeGet writes a's GET of action by hand on conn, as an HTTP/1.1 client
+// keeping its connection would, with the extra headers h.
+func writeGet(t *testing.T, conn net.Conn, a *agent, action, query string, h map[string]string) {
+	t.Helper()
+	var req strings.Builder
+	fmt.Fprintf(&req, "GET %s%s HTTP/1.1\r\nHost: consensus.test\r\nAuthorization: Consensus-Participant %s\r\n", a.s.agentPath(a.inv.InvitationID, action), query, a.token)
+	for k, v := range h {
+		fmt.Fprintf(&req, "%s: %s\r\n", k, v)
+	}
+	req.WriteString("\r\n")
+	if _, err := io.WriteString(conn, req.String()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -31,15 +30,7 @@ func TestLiveHoldStaysInNetHTTPWhenParkingIsOff(t *testing.T) {
 	br := bufio.NewReader(conn)
 	exchange := func(action, query string, h map[string]string, during func()) (*http.Response, string) {
 		t.Helper()
-		var req strings.Builder
-		fmt.Fprintf(&req, "GET %s%s HTTP/1.1\r\nHost: consensus.test\r\nAuthorization: Consensus-Participant %s\r\n", a.s.agentPath(a.inv.InvitationID, action), query, a.token)
-		for k, v := range h {
-			fmt.Fprintf(&req, "%s: %s\r\n", k, v)
-		}
-		req.WriteString("\r\n")
-		if _, err := io.WriteString(conn, req.String()); err != nil {
-			t.Fatal(err)
-		}
+		writeGet(t, conn, a, action, query, h)
 		during()
 		_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
 		resp, err := http.ReadResponse(br, nil)
