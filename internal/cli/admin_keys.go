@@ -234,7 +234,7 @@ escapes (\u001b, \u202e): an entry cannot recolour or reorder the screen.`,
 				}
 				return nil
 			}
-			tw := newTable(forPeople(env.Stdout))
+			tw := newTable(env.Stdout)
 			fmt.Fprintln(tw, "SEQ\tAT\tACTOR\tACTION\tTARGETS\tRESULT\tCLIENT")
 			for _, raw := range entries {
 				var e audit.Entry

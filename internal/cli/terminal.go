@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -78,7 +79,7 @@ func (t *terminalWriter) Write(p []byte) (int, error) {
 	}
 	var out strings.Builder
 	for len(b) > 0 {
-		i := strings.IndexAny(string(b), "\n\t")
+		i := bytes.IndexAny(b, "\n\t")
 		if i < 0 {
 			out.WriteString(terminalText(string(b)))
 			break
