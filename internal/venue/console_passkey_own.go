@@ -117,13 +117,7 @@ func (v *Venue) operatorWithPasskeys(ctx context.Context, c OperatorCall) (opera
 		if err != nil {
 			return err
 		}
-		u = operatorUser{op: op}
-		for _, p := range pks {
-			var wc webauthn.Credential
-			if json.Unmarshal(p.Credential, &wc) == nil {
-				u.creds = append(u.creds, wc)
-			}
-		}
+		u = userWithPasskeys(op, pks)
 		return nil
 	})
 	return u, err
