@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"strconv"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -191,12 +190,7 @@ func (s *Server) handleConsoleRecord(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	h := w.Header()
-	h.Set("ETag", `"sha256-`+rec.SHA256+`"`)
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(rec.Body)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(rec.Body)
+	writeRecord(w, rec.SHA256, rec.Body)
 }
 
 // handleConsoleArtifact serves an agreement's CONSENSUS.md to the console,

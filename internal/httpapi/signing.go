@@ -15,17 +15,26 @@ func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	etag := `"sha256-` + rec.SHA256 + `"`
-	h := w.Header()
-	h.Set("ETag", etag)
-	if etagMatches(r.Header.Get("If-None-Match"), etag) {
+	if etag := recordETag(rec.SHA256); etagMatches(r.Header.Get("If-None-Match"), etag) {
+		w.Header().Set("ETag", etag)
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
+	writeRecord(w, rec.SHA256, rec.Body)
+}
+
+// recordETag is a signed record's ETag: the SHA-256 of its stored bytes.
+func recordETag(sha256 string) string { return `"sha256-` + sha256 + `"` }
+
+// writeRecord answers 200 with a signed record's stored bytes, whose
+// SHA-256 is sha256, for the participant and console routes alike.
+func writeRecord(w http.ResponseWriter, sha256 string, body []byte) {
+	h := w.Header()
+	h.Set("ETag", recordETag(sha256))
 	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(rec.Body)))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(rec.Body)
+	_, _ = w.Write(body)
 }
 
 // LogKey names the transparency log in /.well-known/consensus-keys: its

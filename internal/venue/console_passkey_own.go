@@ -61,27 +61,19 @@ func (v *Venue) callOperator(ctx context.Context, tx *store.Tx, c OperatorCall) 
 
 // ListPasskeys returns the calling operator's passkeys.
 func (v *Venue) ListPasskeys(ctx context.Context, c OperatorCall) (*PasskeyList, error) {
-	out := &PasskeyList{Passkeys: []PasskeyView{}}
-	err := v.inWorkspace(ctx, c, func(tx *store.Tx) error {
-		op, err := v.callOperator(ctx, tx, c)
-		if err != nil {
-			return err
+	_, pks, err := v.ownPasskeys(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	out := &PasskeyList{Passkeys: make([]PasskeyView, 0, len(pks))}
+	for _, p := range pks {
+		pv := PasskeyView{ID: base64.RawURLEncoding.EncodeToString(p.CredentialID), CreatedAt: canon.FormatTime(p.CreatedAt)}
+		if p.LastUsedAt != nil {
+			pv.LastUsedAt = ptr(canon.FormatTime(*p.LastUsedAt))
 		}
-		pks, err := tx.PasskeyListForOperator(ctx, op.ID)
-		if err != nil {
-			return err
-		}
-		out.Passkeys = out.Passkeys[:0]
-		for _, p := range pks {
-			pv := PasskeyView{ID: base64.RawURLEncoding.EncodeToString(p.CredentialID), CreatedAt: canon.FormatTime(p.CreatedAt)}
-			if p.LastUsedAt != nil {
-				pv.LastUsedAt = ptr(canon.FormatTime(*p.LastUsedAt))
-			}
-			out.Passkeys = append(out.Passkeys, pv)
-		}
-		return nil
-	})
-	return out, err
+		out.Passkeys = append(out.Passkeys, pv)
+	}
+	return out, nil
 }
 
 // PasskeyBegin starts registering another passkey for the calling
@@ -106,27 +98,24 @@ func (v *Venue) PasskeyBegin(ctx context.Context, c OperatorCall) (*Ceremony, er
 	return v.storeCeremony(ctx, ceremonyPasskey, uuid.Nil, sd, creation.Response, nil)
 }
 
-func (v *Venue) operatorWithPasskeys(ctx context.Context, c OperatorCall) (operatorUser, error) {
-	var u operatorUser
+// ownPasskeys reads the calling operator and their passkeys.
+func (v *Venue) ownPasskeys(ctx context.Context, c OperatorCall) (store.Operator, []store.Passkey, error) {
+	var op store.Operator
+	var pks []store.Passkey
 	err := v.inWorkspace(ctx, c, func(tx *store.Tx) error {
-		op, err := v.callOperator(ctx, tx, c)
-		if err != nil {
+		var err error
+		if op, err = v.callOperator(ctx, tx, c); err != nil {
 			return err
 		}
-		pks, err := tx.PasskeyListForOperator(ctx, op.ID)
-		if err != nil {
-			return err
-		}
-		u = operatorUser{op: op}
-		for _, p := range pks {
-			var wc webauthn.Credential
-			if json.Unmarshal(p.Credential, &wc) == nil {
-				u.creds = append(u.creds, wc)
-			}
-		}
-		return nil
+		pks, err = tx.PasskeyListForOperator(ctx, op.ID)
+		return err
 	})
-	return u, err
+	return op, pks, err
+}
+
+func (v *Venue) operatorWithPasskeys(ctx context.Context, c OperatorCall) (operatorUser, error) {
+	op, pks, err := v.ownPasskeys(ctx, c)
+	return userWithPasskeys(op, pks), err
 }
 
 // PasskeyFinish registers the passkey the browser created for the calling

@@ -79,6 +79,19 @@ func (u operatorUser) WebAuthnDisplayName() string {
 }
 func (u operatorUser) WebAuthnCredentials() []webauthn.Credential { return u.creds }
 
+// userWithPasskeys is op holding its stored passkeys; one whose stored
+// credential does not decode is left out.
+func userWithPasskeys(op store.Operator, pks []store.Passkey) operatorUser {
+	u := operatorUser{op: op}
+	for _, p := range pks {
+		var wc webauthn.Credential
+		if json.Unmarshal(p.Credential, &wc) == nil {
+			u.creds = append(u.creds, wc)
+		}
+	}
+	return u
+}
+
 var (
 	waMu    sync.Mutex
 	waCache = map[string]*webauthn.WebAuthn{}
@@ -330,14 +343,7 @@ func (v *Venue) SignInFinish(ctx context.Context, ceremonyID string, credential 
 			dbErr = err
 			return nil, err
 		}
-		u := operatorUser{op: op}
-		for _, p := range pks {
-			var wc webauthn.Credential
-			if json.Unmarshal(p.Credential, &wc) == nil {
-				u.creds = append(u.creds, wc)
-			}
-		}
-		return u, nil
+		return userWithPasskeys(op, pks), nil
 	}, sd, parsed)
 	if dbErr != nil && !errors.Is(dbErr, room.ErrNotFound) {
 		return nil, dbErr
