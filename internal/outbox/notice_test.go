@@ -202,7 +202,11 @@ func TestOutcomeEmailWithoutArtifact(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, msg := range f.sink.Messages() {
+	msgs := f.sink.Messages()
+	if len(msgs) != 2 {
+		t.Fatalf("%d outcome emails sent, want 2", len(msgs))
+	}
+	for _, msg := range msgs {
 		text, attached, _ := readNotice(t, msg.Data)
 		if attached != nil || !strings.Contains(text, "Outcome: expired") || !strings.Contains(text, "No CONSENSUS.md was issued") {
 			t.Fatalf("expired outcome email (%d attached bytes):\n%s", len(attached), text)
