@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 
-	gomail "github.com/emersion/go-message/mail"
+	"github.com/consensus-md/consensus/internal/mailsink"
 )
 
 func TestComposeThreads(t *testing.T) {
@@ -48,36 +47,19 @@ func TestComposeAttachmentArrivesIntact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := gomail.CreateReader(bytes.NewReader(raw))
+	_, parts, err := mailsink.Parts(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var text string
-	var got []byte
-	var name, ctype string
-	for {
-		p, err := r.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(p.Body)
-		switch h := p.Header.(type) {
-		case *gomail.InlineHeader:
-			text = string(b)
-		case *gomail.AttachmentHeader:
-			name, _ = h.Filename()
-			ctype, _, _ = h.ContentType()
-			got = b
-		}
+	if len(parts) != 2 || parts[0].Attachment || !parts[1].Attachment {
+		t.Fatalf("parts %+v, want the text then one attachment", parts)
 	}
+	text, got := string(parts[0].Body), parts[1].Body
 	if text != strings.ReplaceAll(m.Body, "\n", "\r\n") {
 		t.Errorf("body %q", text)
 	}
-	if name != "CONSENSUS.md" || ctype != "text/markdown" {
-		t.Errorf("attachment %q %q", name, ctype)
+	if parts[1].Filename != "CONSENSUS.md" || parts[1].MediaType != "text/markdown" {
+		t.Errorf("attachment %q %q", parts[1].Filename, parts[1].MediaType)
 	}
 	if sha256.Sum256(got) != sha256.Sum256(file) {
 		t.Errorf("the attachment changed in transit:\n%q\n%q", got, file)

@@ -43,7 +43,7 @@ type poolSeries struct {
 
 func newDatabaseCollector(db Database) *databaseCollector {
 	c := &databaseCollector{db: db, depth: prometheus.NewDesc("consensus_outbox_depth",
-		"Invitation emails waiting to be sent (queued or retrying). The outbox is one table: every replica reports the same number.", nil, nil)}
+		"Emails waiting to be sent (queued or retrying). The outbox is one table: every replica reports the same number.", nil, nil)}
 	series := func(name, help string, kind prometheus.ValueType, value func(store.PoolStats) float64) {
 		c.pool = append(c.pool, poolSeries{prometheus.NewDesc("consensus_db_pool_"+name, help, nil, nil), kind, value})
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/consensus-md/consensus/internal/agentroute"
 	"github.com/consensus-md/consensus/internal/canon"
 	"github.com/consensus-md/consensus/internal/mail"
@@ -57,6 +59,7 @@ func (w *Worker) composeNotice(ctx context.Context, m store.OutboxMessage, now t
 	for i := range roster {
 		if roster[i].ID == m.ParticipantID {
 			me = &roster[i]
+			break
 		}
 	}
 	if me == nil {
@@ -107,7 +110,7 @@ func (w *Worker) reminder(a store.Agreement, rev store.Revision, title string, m
 		Origin: w.Origin, Title: title, AgreementID: a.ID.String(), Deadline: canon.FormatSeconds(a.Deadline),
 		Left: timeLeft(a.Deadline.Sub(now)), RevisionNumber: rev.Number, RevisionDigest: rev.RevisionDigest,
 		Kind: me.Kind, RoomURL: agentroute.For(w.Origin, m.InvitationID.String()).Room,
-		Reply: w.ReplyAddress != "" && m.InvitationID != [16]byte{},
+		Reply: w.ReplyAddress != "" && m.InvitationID != uuid.Nil,
 	})}
 }
 

@@ -6,15 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	gomail "github.com/emersion/go-message/mail"
 	"github.com/google/uuid"
 
+	"github.com/consensus-md/consensus/internal/mailsink"
 	"github.com/consensus-md/consensus/internal/room"
 	"github.com/consensus-md/consensus/internal/secret"
 	"github.com/consensus-md/consensus/internal/store"
@@ -203,7 +202,11 @@ func TestOutcomeEmailWithoutArtifact(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, msg := range f.sink.Messages() {
+	msgs := f.sink.Messages()
+	if len(msgs) != 2 {
+		t.Fatalf("%d outcome emails sent, want 2", len(msgs))
+	}
+	for _, msg := range msgs {
 		text, attached, _ := readNotice(t, msg.Data)
 		if attached != nil || !strings.Contains(text, "Outcome: expired") || !strings.Contains(text, "No CONSENSUS.md was issued") {
 			t.Fatalf("expired outcome email (%d attached bytes):\n%s", len(attached), text)
@@ -327,38 +330,26 @@ func TestReminderSkipsTimesBeforeTheInvitation(t *testing.T) {
 	}
 }
 
-// readNotice returns the text part of a composed message, its attachment
+// readNotice returns the text part of a sent message, its attachment
 // (nil without one) and its In-Reply-To.
 func readNotice(t *testing.T, raw []byte) (text string, attached []byte, inReplyTo string) {
 	t.Helper()
-	mr, err := gomail.CreateReader(bytes.NewReader(raw))
+	h, parts, err := mailsink.Parts(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ids, err := mr.Header.MsgIDList("In-Reply-To"); err == nil && len(ids) == 1 {
+	if ids, err := h.MsgIDList("In-Reply-To"); err == nil && len(ids) == 1 {
 		inReplyTo = ids[0]
 	}
-	for {
-		p, err := mr.NextPart()
-		if err == io.EOF {
-			break
+	for _, p := range parts {
+		if !p.Attachment {
+			text = string(p.Body)
+			continue
 		}
-		if err != nil {
-			t.Fatal(err)
+		if p.Filename != "CONSENSUS.md" || p.MediaType != "text/markdown" {
+			t.Fatalf("attachment %q of type %q", p.Filename, p.MediaType)
 		}
-		b, _ := io.ReadAll(p.Body)
-		switch h := p.Header.(type) {
-		case *gomail.InlineHeader:
-			text = string(b)
-		case *gomail.AttachmentHeader:
-			if name, _ := h.Filename(); name != "CONSENSUS.md" {
-				t.Fatalf("attachment named %q", name)
-			}
-			if ct, _, _ := h.ContentType(); ct != "text/markdown" {
-				t.Fatalf("attachment type %q", ct)
-			}
-			attached = b
-		}
+		attached = p.Body
 	}
 	return text, attached, inReplyTo
 }

@@ -94,8 +94,14 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[jobs.Email]) error {
 // NextRetry is when River runs a job again after a temporary failure: the
 // same time the attempt's record shows.
 func (w *Worker) NextRetry(job *river.Job[jobs.Email]) time.Time {
+	return w.retryAt(job.Args.OutboxID, job.Attempt)
+}
+
+// retryAt is when message id is tried again after its attempt-th attempt
+// failed: the NextRetry of every worker that delivers through w.
+func (w *Worker) retryAt(id uuid.UUID, attempt int) time.Time {
 	w.defaults()
-	return w.Now().Add(w.backoff(job.Args.OutboxID, job.Attempt))
+	return w.Now().Add(w.backoff(id, attempt))
 }
 
 // Timeout bounds a job: the send and its record. River cancels the job's
@@ -119,8 +125,7 @@ func (n NoticeWorker) Work(ctx context.Context, job *river.Job[jobs.Notice]) err
 
 // NextRetry and Timeout are Mail's.
 func (n NoticeWorker) NextRetry(job *river.Job[jobs.Notice]) time.Time {
-	n.Mail.defaults()
-	return n.Mail.Now().Add(n.Mail.backoff(job.Args.OutboxID, job.Attempt))
+	return n.Mail.retryAt(job.Args.OutboxID, job.Attempt)
 }
 
 func (n NoticeWorker) Timeout(*river.Job[jobs.Notice]) time.Duration {
@@ -147,8 +152,7 @@ func (e EnrollmentWorker) Work(ctx context.Context, job *river.Job[jobs.Enrollme
 
 // NextRetry and Timeout are Mail's.
 func (e EnrollmentWorker) NextRetry(job *river.Job[jobs.EnrollmentEmail]) time.Time {
-	e.Mail.defaults()
-	return e.Mail.Now().Add(e.Mail.backoff(job.Args.EnrollmentID, job.Attempt))
+	return e.Mail.retryAt(job.Args.EnrollmentID, job.Attempt)
 }
 
 func (e EnrollmentWorker) Timeout(*river.Job[jobs.EnrollmentEmail]) time.Duration {

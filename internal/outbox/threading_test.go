@@ -60,7 +60,11 @@ func TestEveryEmailOfAnInvitationThreads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, msg := range f.sink.Messages() {
+	sent := f.sink.Messages()
+	if len(sent) != len(notices) {
+		t.Fatalf("%d emails sent, want the %d notices", len(sent), len(notices))
+	}
+	for _, msg := range sent {
 		h, err := mail.ReadMessage(strings.NewReader(string(msg.Data)))
 		if err != nil {
 			t.Fatal(err)

@@ -105,7 +105,7 @@ func (s *Store) PoolStats() PoolStats {
 	}
 }
 
-// OutboxDepth counts the invitation emails still to be sent (queued or
+// OutboxDepth counts the emails still to be sent (queued or
 // retrying), in every replica's outbox: the outbox is one table.
 func (s *Store) OutboxDepth(ctx context.Context) (int64, error) {
 	n, err := s.q.OutboxCountPending(ctx)
